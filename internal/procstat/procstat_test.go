@@ -1,0 +1,132 @@
+package procstat
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// burn spins on the calling goroutine until d of wall time has passed.
+func burn(d time.Duration) {
+	x := 0
+	for start := time.Now(); time.Since(start) < d; {
+		for i := 0; i < 1000; i++ {
+			x += i
+		}
+	}
+	runtime.KeepAlive(x)
+}
+
+func TestParseStatTicks(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    uint64
+		wantErr bool
+	}{
+		{"plain", "1234 (bash) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 5 0 0", 10, false},
+		{"spaces and parens in comm", "42 (a) b (c) R 1 2 3 4 5 6 7 8 9 10 250 50 0 0", 300, false},
+		{"no paren", "42 bash S 1", 0, true},
+		{"truncated", "42 (x) S 1 2 3", 0, true},
+		{"not a number", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 abc 3", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseStatTicks([]byte(tc.in))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Fatalf("got %d ticks, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseStatTicks(f *testing.F) {
+	f.Add([]byte("1234 (bash) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 5 0 0"))
+	f.Add([]byte("42 (a) b) R"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = parseStatTicks(data) // must never panic
+	})
+}
+
+func TestSelfCPUGrowsWithWork(t *testing.T) {
+	before, err := SelfCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	burn(50 * time.Millisecond)
+	after, err := SelfCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On a loaded machine the burner may get little CPU; only require progress.
+	if after <= before {
+		t.Fatalf("SelfCPU did not grow: before %v, after %v", before, after)
+	}
+}
+
+func TestThreadCPUCountsOnlyThisThread(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start, err := ThreadCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This thread sleeps while another goroutine burns: its own CPU must stay
+	// well below the burner's.
+	done := make(chan struct{})
+	go func() { burn(100 * time.Millisecond); close(done) }()
+	selfBefore, _ := SelfCPU()
+	<-done
+	selfAfter, _ := SelfCPU()
+	idle, err := ThreadCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent, total := idle-start, selfAfter-selfBefore; total > 20*time.Millisecond && spent > total/2 {
+		t.Fatalf("a waiting thread used %v while the process used %v", spent, total)
+	}
+	burn(30 * time.Millisecond)
+	busy, err := ThreadCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if busy <= idle {
+		t.Fatalf("ThreadCPU did not grow while this thread burned: %v then %v", idle, busy)
+	}
+}
+
+func TestPidCPU(t *testing.T) {
+	if _, err := PidCPU(os.Getpid()); err != nil {
+		t.Fatalf("own pid: %v", err)
+	}
+	if _, err := PidCPU(-1); err == nil {
+		t.Fatal("PidCPU(-1) did not fail")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to run a child process")
+	}
+	// A child that burns about 0.3 s of CPU, then sleeps so we can read it.
+	cmd := exec.Command(sh, "-c", `i=0; end=$(( $(date +%s) + 1 )); while [ $(date +%s) -lt $end ]; do i=$((i+1)); done; sleep 5`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		d, err := PidCPU(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d > 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("child's CPU stayed 0 while it burned")
+}
