@@ -1,0 +1,174 @@
+// Package config loads, validates and summarises the weaseldb TOML
+// configuration. Every option of the seed's config docs is supported under
+// the same snake_case name; unknown keys, wrong types and out-of-range values
+// are errors that name the key and the allowed values, and all of them are
+// reported at once so a user fixes a config in one pass.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Interface is one listener: a TCP address and port, or a unix socket path.
+type Interface struct {
+	Type    string // "tcp" or "unix"
+	Address string // tcp only: IP address or host name to bind
+	Port    int    // tcp only: 0..65535; 0 asks the kernel for an ephemeral port
+	Path    string // unix only: socket file path
+}
+
+// String renders the listener the way the server logs it.
+func (i Interface) String() string {
+	if i.Type == InterfaceUnix {
+		return "unix:" + i.Path
+	}
+	return fmt.Sprintf("tcp:%s:%d", i.Address, i.Port)
+}
+
+// Interface types.
+const (
+	InterfaceTCP  = "tcp"
+	InterfaceUnix = "unix"
+)
+
+// Wait strategy names accepted by commit.pipeline_wait_strategy. They match
+// server/pipeline's WaitStrategy.String(); config does not import pipeline so
+// that it stays a leaf package.
+const (
+	WaitIfStageEmpty   = "WaitIfStageEmpty"
+	WaitIfUpstreamIdle = "WaitIfUpstreamIdle"
+	WaitNever          = "Never"
+)
+
+// WaitStrategies lists the allowed commit.pipeline_wait_strategy values.
+var WaitStrategies = []string{WaitIfStageEmpty, WaitIfUpstreamIdle, WaitNever}
+
+// PipelineStages is the number of commit pipeline stages (sequence, resolve,
+// persist, release); commit.pipeline_cpus has one list per stage.
+const PipelineStages = 4
+
+// ServerConfig is the [server] section.
+type ServerConfig struct {
+	Interfaces          []Interface
+	IOThreads           int
+	EventBatchSize      int
+	ReadBufferSize      int
+	MaxRequestSizeBytes int64
+	// IOCPUs pins I/O loop i to IOCPUs[i]; empty means unpinned.
+	IOCPUs []int
+}
+
+// CommitConfig is the [commit] section.
+type CommitConfig struct {
+	MinRequestIDLength         int
+	RequestIDRetentionHours    int
+	RequestIDRetentionVersions int64
+	PipelineWaitStrategy       string
+	PipelineReleaseThreads     int
+	// PipelineCPUs holds one CPU list per stage; the list of stage s has one
+	// CPU per thread of that stage. Empty means unpinned.
+	PipelineCPUs [][]int
+}
+
+// SubscriptionConfig is the [subscription] section.
+type SubscriptionConfig struct {
+	MaxBufferSizeBytes       int64
+	KeepaliveIntervalSeconds int
+}
+
+// BenchmarkConfig is the [benchmark] section.
+type BenchmarkConfig struct {
+	OkResolveIterations int
+}
+
+// Config is the whole effective configuration.
+type Config struct {
+	Server       ServerConfig
+	Commit       CommitConfig
+	Subscription SubscriptionConfig
+	Benchmark    BenchmarkConfig
+}
+
+// Default returns the configuration used for every key a file leaves out.
+func Default() Config {
+	return Config{
+		Server: ServerConfig{
+			Interfaces:          []Interface{{Type: InterfaceTCP, Address: "127.0.0.1", Port: 8080}},
+			IOThreads:           1,
+			EventBatchSize:      32,
+			ReadBufferSize:      16 << 10,
+			MaxRequestSizeBytes: 1 << 20,
+		},
+		Commit: CommitConfig{
+			MinRequestIDLength:         20,
+			RequestIDRetentionHours:    24,
+			RequestIDRetentionVersions: 100_000_000,
+			PipelineWaitStrategy:       WaitIfUpstreamIdle,
+			PipelineReleaseThreads:     1,
+		},
+		Subscription: SubscriptionConfig{
+			MaxBufferSizeBytes:       10 << 20,
+			KeepaliveIntervalSeconds: 30,
+		},
+		Benchmark: BenchmarkConfig{OkResolveIterations: 0},
+	}
+}
+
+// Load reads, parses and validates the TOML file at path.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// FieldError is one problem with one key.
+type FieldError struct {
+	Key string // dotted key, e.g. "commit.pipeline_release_threads"
+	Msg string // what is wrong and what is allowed
+}
+
+func (e FieldError) Error() string { return e.Key + ": " + e.Msg }
+
+// Errors is every problem found in a config, in file order then key order.
+type Errors []FieldError
+
+func (e Errors) Error() string {
+	lines := make([]string, len(e))
+	for i, fe := range e {
+		lines[i] = fe.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errorList collects FieldErrors; err returns nil when there are none.
+type errorList struct{ errs Errors }
+
+func (l *errorList) add(key, format string, args ...any) {
+	l.errs = append(l.errs, FieldError{Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *errorList) err() error {
+	if len(l.errs) == 0 {
+		return nil
+	}
+	return l.errs
+}
+
+// covers reports whether an error already recorded is about key or about a
+// key that contains it (server.interfaces[0] covers server.interfaces[0].type).
+func (l *errorList) covers(key string) bool {
+	for _, fe := range l.errs {
+		if key == fe.Key || strings.HasPrefix(key, fe.Key+".") || strings.HasPrefix(key, fe.Key+"[") {
+			return true
+		}
+	}
+	return false
+}

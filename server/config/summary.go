@@ -1,0 +1,50 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Summary renders the effective configuration, one option per line, in the
+// order and under the names of the TOML file, so a log shows exactly what the
+// server runs with.
+func (c Config) Summary() string {
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	line("[server]")
+	for i, iface := range c.Server.Interfaces {
+		line("  interfaces[%d]                 = %s", i, iface)
+	}
+	line("  io_threads                    = %d", c.Server.IOThreads)
+	line("  event_batch_size              = %d", c.Server.EventBatchSize)
+	line("  read_buffer_size              = %d bytes", c.Server.ReadBufferSize)
+	line("  max_request_size_bytes        = %d bytes", c.Server.MaxRequestSizeBytes)
+	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
+	line("[commit]")
+	line("  min_request_id_length         = %d", c.Commit.MinRequestIDLength)
+	line("  request_id_retention_hours    = %d", c.Commit.RequestIDRetentionHours)
+	line("  request_id_retention_versions = %d", c.Commit.RequestIDRetentionVersions)
+	line("  pipeline_wait_strategy        = %s", c.Commit.PipelineWaitStrategy)
+	line("  pipeline_release_threads      = %d", c.Commit.PipelineReleaseThreads)
+	line("  pipeline_cpus                 = %s", stageCPUList(c.Commit.PipelineCPUs))
+	line("[subscription]")
+	line("  max_buffer_size_bytes         = %d bytes", c.Subscription.MaxBufferSizeBytes)
+	line("  keepalive_interval_seconds    = %d", c.Subscription.KeepaliveIntervalSeconds)
+	line("[benchmark]")
+	line("  ok_resolve_iterations         = %d", c.Benchmark.OkResolveIterations)
+	return b.String()
+}
+
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "unpinned"
+	}
+	return fmt.Sprint(cpus)
+}
+
+func stageCPUList(stages [][]int) string {
+	if len(stages) == 0 {
+		return "unpinned"
+	}
+	return fmt.Sprint(stages)
+}
