@@ -1,0 +1,394 @@
+package eventloop
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lineHandler answers each "\n"-terminated line with the same line, through
+// worker goroutines (like the pipeline's release threads), so responses
+// complete out of order and come back through Sender and the post path.
+type lineHandler struct {
+	work   chan lineJob
+	inline bool // answer on the loop with Reply instead
+	opened atomic.Int64
+	closed atomic.Int64
+}
+
+type lineJob struct {
+	c    *Conn
+	seq  uint64
+	line []byte
+}
+
+func (h *lineHandler) OnOpen(*Conn)  { h.opened.Add(1) }
+func (h *lineHandler) OnClose(*Conn) { h.closed.Add(1) }
+func (h *lineHandler) OnTurnEnd(*Loop) {}
+func (h *lineHandler) OnData(c *Conn, in []byte) int {
+	used := 0
+	for !c.Overloaded() {
+		i := bytes.IndexByte(in[used:], '\n')
+		if i < 0 {
+			break
+		}
+		line := append([]byte(nil), in[used:used+i+1]...)
+		used += i + 1
+		seq := c.NextSeq()
+		if bytes.Equal(line, []byte("close\n")) {
+			c.Reply(seq, line, true)
+			c.StopInput()
+			return used
+		}
+		if h.inline {
+			c.Reply(seq, line, false)
+			continue
+		}
+		h.work <- lineJob{c, seq, line}
+	}
+	return used
+}
+
+func startLineServer(t *testing.T, loops, workers int, direct bool, opt Options) (*Server, *lineHandler, string) {
+	t.Helper()
+	ln, err := ListenTCP("127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &lineHandler{work: make(chan lineJob, 1<<16)}
+	opt.DirectWrites = direct
+	srv, err := NewServer([]*Listener{ln}, loops, opt, func(int) Handler { return h }, func(err error) { t.Errorf("loop: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			s := NewSender(direct)
+			r := rand.New(rand.NewPCG(seed, 1))
+			for {
+				var j lineJob
+				var ok bool
+				select {
+				case j, ok = <-h.work:
+				default:
+					s.Flush() // never hold a connection's lock while waiting
+					j, ok = <-h.work
+				}
+				if !ok {
+					break
+				}
+				if r.IntN(50) == 0 {
+					time.Sleep(time.Duration(r.IntN(300)) * time.Microsecond)
+				}
+				s.Send(j.c, j.seq, j.line, false)
+				if r.IntN(4) == 0 {
+					s.Flush()
+				}
+			}
+			s.Flush()
+		}(uint64(w))
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(3 * time.Second); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		close(h.work)
+		wg.Wait()
+		srv.Close()
+	})
+	return srv, h, fmt.Sprintf("127.0.0.1:%d", ln.Port())
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Responses come back in request order although workers finish them out of
+// order, and the loop sleeps between posts (random pauses): a lost wake-up
+// shows as a missing response and a deadline error.
+func TestOrderAndNoLostWakeups(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			_, _, addr := startLineServer(t, 1, 3, direct, Options{})
+			const clients, lines = 8, 300
+			var wg sync.WaitGroup
+			for k := 0; k < clients; k++ {
+				conn := dial(t, addr)
+				wg.Add(1)
+				go func(k int) {
+					defer wg.Done()
+					go func() {
+						r := rand.New(rand.NewPCG(uint64(k), 2))
+						for i := 0; i < lines; i++ {
+							if _, err := fmt.Fprintf(conn, "%d-%d\n", k, i); err != nil {
+								return
+							}
+							if r.IntN(20) == 0 {
+								time.Sleep(time.Duration(r.IntN(2000)) * time.Microsecond)
+							}
+						}
+					}()
+					br := bufio.NewReader(conn)
+					for i := 0; i < lines; i++ {
+						got, err := br.ReadString('\n')
+						if err != nil {
+							t.Errorf("client %d line %d: %v", k, i, err)
+							return
+						}
+						if want := fmt.Sprintf("%d-%d\n", k, i); got != want {
+							t.Errorf("client %d: got %q want %q", k, got, want)
+							return
+						}
+					}
+				}(k)
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// A request one byte at a time, a close request after pipelined ones: every
+// earlier response arrives, then EOF (no reset).
+func TestCloseAfterPipelined(t *testing.T) {
+	_, h, addr := startLineServer(t, 2, 2, true, Options{})
+	conn := dial(t, addr)
+	for _, b := range []byte("a\n") {
+		conn.Write([]byte{b})
+		time.Sleep(time.Millisecond)
+	}
+	conn.Write([]byte("b\nc\nclose\nignored\n"))
+	all, err := readAll(conn)
+	if err != nil {
+		t.Fatalf("read: %v (got %q)", err, all)
+	}
+	if string(all) != "a\nb\nc\nclose\n" {
+		t.Fatalf("got %q", all)
+	}
+	waitFor(t, func() bool { return h.closed.Load() == h.opened.Load() })
+}
+
+func readAll(c net.Conn) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			if err.Error() == "EOF" {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The peer writes requests then shuts its write side: all answers, then EOF.
+func TestHalfClose(t *testing.T) {
+	_, h, addr := startLineServer(t, 1, 2, true, Options{})
+	conn := dial(t, addr)
+	conn.Write([]byte("1\n2\n3\n"))
+	conn.(*net.TCPConn).CloseWrite()
+	all, err := readAll(conn)
+	if err != nil || string(all) != "1\n2\n3\n" {
+		t.Fatalf("got %q, %v", all, err)
+	}
+	waitFor(t, func() bool { return h.closed.Load() == h.opened.Load() })
+}
+
+// A client that pipelines without ever reading: the server stops reading
+// from it once it owes more than the high-water mark, and its memory stays
+// bounded; when the client reads, everything arrives in order.
+func TestNeverReadingClientIsPaused(t *testing.T) {
+	srv, _, addr := startLineServer(t, 1, 1, true, Options{HighWater: 64 << 10, MaxInflight: 256})
+	conn := dial(t, addr)
+	// (No tiny SO_RCVBUF: below the loopback MSS it stalls TCP itself.)
+	line := bytes.Repeat([]byte("x"), 1000)
+	line = append(line, '\n')
+	var sent atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			conn.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+			if _, err := conn.Write(line); err != nil {
+				continue
+			}
+			sent.Add(1)
+		}
+	}()
+	// Wait until the client's writes stall (the server stopped reading).
+	var last int64 = -1
+	for i := 0; i < 100; i++ {
+		time.Sleep(100 * time.Millisecond)
+		if n := sent.Load(); n == last {
+			break
+		} else {
+			last = n
+		}
+	}
+	close(stop)
+	loop := srv.Loops()[0]
+	_ = loop
+	owed := int64(0)
+	for _, c := range snapshotConns(srv) {
+		owed += c.owed.Load()
+	}
+	if owed > 4<<20 {
+		t.Fatalf("server owes %d bytes to a client that never reads: not bounded", owed)
+	}
+	if sent.Load() > 100000 {
+		t.Fatalf("client sent %d lines without reading: server never paused", sent.Load())
+	}
+	total := sent.Load()
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReaderSize(conn, 1<<16)
+	for i := int64(0); i < total; i++ {
+		got, err := br.ReadSlice('\n')
+		if err != nil {
+			t.Fatalf("line %d of %d: %v", i, total, err)
+		}
+		if len(got) != len(line) {
+			t.Fatalf("line %d: %d bytes", i, len(got))
+		}
+	}
+}
+
+// snapshotConns is for tests only: it races with the loop, so it reads the
+// table through the loop's post path.
+func snapshotConns(srv *Server) []*Conn {
+	var out []*Conn
+	for _, l := range srv.Loops() {
+		for _, c := range l.conns {
+			if c != nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// An event carrying an old generation for a descriptor number now used by
+// a newer connection is dropped: the new connection survives.
+func TestStaleEventIsDropped(t *testing.T) {
+	h := &lineHandler{inline: true}
+	opt := DefaultOptions()
+	l, err := newLoop(0, nil, h, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.closeFds()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	c := l.register(fds[0], true)
+	if c == nil {
+		t.Fatal("register failed")
+	}
+	stale := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLHUP | unix.EPOLLRDHUP, Fd: int32(fds[0]), Pad: int32(c.gen - 1)}
+	if c.gen == 1 {
+		stale.Pad = int32(c.gen + 1000)
+	}
+	l.dispatch(stale)
+	if c.isGone() || l.StaleEvents.Load() != 1 {
+		t.Fatalf("stale event applied: gone=%v stale=%d", c.isGone(), l.StaleEvents.Load())
+	}
+	// The matching generation is applied: data is answered inline.
+	unix.Write(fds[1], []byte("hi\n"))
+	l.dispatch(unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fds[0]), Pad: int32(c.gen)})
+	buf := make([]byte, 16)
+	n, _ := unix.Read(fds[1], buf)
+	if string(buf[:n]) != "hi\n" {
+		t.Fatalf("got %q", buf[:n])
+	}
+	l.closeConn(c)
+}
+
+// Many concurrent connections, each answered (EPOLLEXCLUSIVE across loops).
+func TestManyConnections(t *testing.T) {
+	srv, _, addr := startLineServer(t, 2, 2, true, Options{})
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(15 * time.Second))
+			want := strconv.Itoa(i) + "\n"
+			c.Write([]byte(want))
+			got, err := bufio.NewReader(c).ReadString('\n')
+			if err != nil || got != want {
+				errs <- fmt.Errorf("conn %d: %q %v", i, got, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var acc int64
+	for _, l := range srv.Loops() {
+		acc += l.Accepted.Load()
+	}
+	if acc != n {
+		t.Errorf("accepted %d, want %d", acc, n)
+	}
+}
+
+func TestConnMask(t *testing.T) {
+	for _, tc := range []struct {
+		out  bool
+		want uint32
+	}{
+		{false, unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET},
+		{true, unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET | unix.EPOLLOUT},
+	} {
+		if got := connMask(tc.out); got != tc.want {
+			t.Errorf("connMask(%v) = %#x, want %#x", tc.out, got, tc.want)
+		}
+	}
+}

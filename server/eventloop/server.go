@@ -1,0 +1,95 @@
+package eventloop
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Server is a set of loops sharing listeners.
+type Server struct {
+	loops     []*Loop
+	listeners []*Listener
+	report    func(error)
+	started   bool
+}
+
+// NewServer creates n loops, each with every listener registered, and a
+// handler per loop from newHandler. report (may be nil) hears about a loop
+// that panicked; the other loops keep serving.
+func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID int) Handler, report func(error)) (*Server, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("eventloop: need at least one loop, got %d", n)
+	}
+	opt.fill()
+	s := &Server{listeners: listeners, report: report}
+	for i := 0; i < n; i++ {
+		l, err := newLoop(i, listeners, newHandler(i), opt)
+		if err != nil {
+			for _, prev := range s.loops {
+				prev.closeFds()
+			}
+			return nil, fmt.Errorf("event loop %d: %w", i, err)
+		}
+		s.loops = append(s.loops, l)
+	}
+	return s, nil
+}
+
+// Loops returns the loops (for per-loop counters).
+func (s *Server) Loops() []*Loop { return s.loops }
+
+// Start runs every loop in its own goroutine.
+func (s *Server) Start() {
+	s.started = true
+	for _, l := range s.loops {
+		go l.run(s.report)
+	}
+}
+
+// Stop stops accepting, lets every loop answer and write what it already
+// read, and waits until they all exited or timeout passed (then connections
+// still open are closed). The listeners are closed (the unix socket file
+// removed) once no loop has them registered.
+func (s *Server) Stop(timeout time.Duration) error {
+	by := monoNow() + int64(timeout)
+	for _, l := range s.loops {
+		l.stopBy.Store(by)
+		l.stopReq.Store(true)
+		l.wake()
+	}
+	var errs []error
+	if s.started {
+		limit := time.After(timeout + 2*time.Second)
+		for _, l := range s.loops {
+			select {
+			case <-l.done:
+				if l.err != nil {
+					errs = append(errs, l.err)
+				}
+			case <-limit:
+				errs = append(errs, fmt.Errorf("event loop %d did not stop in time", l.id))
+			}
+		}
+	}
+	for _, ln := range s.listeners {
+		if err := ln.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close releases the loops' wake descriptors. Call it after Stop and after
+// every Sender stopped (the pipeline joined): a post after Close would
+// write to a closed descriptor number.
+func (s *Server) Close() {
+	for _, l := range s.loops {
+		if l.wakeFd >= 0 {
+			unix.Close(l.wakeFd)
+			l.wakeFd = -1
+		}
+	}
+}
