@@ -31,8 +31,8 @@ type lineJob struct {
 	line []byte
 }
 
-func (h *lineHandler) OnOpen(*Conn)  { h.opened.Add(1) }
-func (h *lineHandler) OnClose(*Conn) { h.closed.Add(1) }
+func (h *lineHandler) OnOpen(*Conn)    { h.opened.Add(1) }
+func (h *lineHandler) OnClose(*Conn)   { h.closed.Add(1) }
 func (h *lineHandler) OnTurnEnd(*Loop) {}
 func (h *lineHandler) OnData(c *Conn, in []byte) int {
 	used := 0
