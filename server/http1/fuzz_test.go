@@ -1,0 +1,40 @@
+package http1
+
+import (
+	"fmt"
+	"testing"
+)
+
+// FuzzParse checks that Parse never panics, never claims more bytes than it
+// was given, and parses a stream of pipelined requests the same whether the
+// bytes arrive whole or in two pieces split anywhere.
+func FuzzParse(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add([]byte(tc.in), uint16(len(tc.in)/2))
+	}
+	f.Add([]byte(getOKRequest+getOKRequest), uint16(7))
+	f.Add([]byte(chunkedRequest), uint16(90))
+	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
+		if len(data) > 1<<14 {
+			return
+		}
+		k := int(split) % (len(data) + 1)
+		whole := parseStream(fuzzParser(), data, []int{len(data)})
+		for _, r := range whole {
+			if r.Status < 0 {
+				t.Fatalf("bad result %+v", r)
+			}
+		}
+		pieces := parseStream(fuzzParser(), data, []int{k, len(data)})
+		if fmt.Sprint(pieces) != fmt.Sprint(whole) {
+			t.Fatalf("split at %d:\n got %+v\nwant %+v", k, pieces, whole)
+		}
+	})
+}
+
+// fuzzParser has small limits, so the fuzzer reaches them.
+func fuzzParser() *Parser {
+	p := NewParser(600)
+	p.SetMaxHeaderBytes(300)
+	return p
+}

@@ -1,0 +1,586 @@
+package http1
+
+import "bytes"
+
+// Default limits.
+const (
+	// DefaultMaxRequestSize is used when NewParser is given a size <= 0.
+	DefaultMaxRequestSize = 1 << 20
+	// DefaultMaxHeaderBytes bounds the header section (request line, header
+	// lines and the final CRLF); NewParser caps it at maxRequestSize.
+	DefaultMaxHeaderBytes = 64 << 10
+	// maxChunkLineBytes bounds a chunk-size line with its extensions and CRLF.
+	maxChunkLineBytes = 4 << 10
+	// lastChunkBytes is the shortest possible end of a chunked body, "0\r\n\r\n";
+	// a declared chunk that leaves no room for it is already too large.
+	lastChunkBytes = 5
+	// scratchKeepBytes: a de-chunking scratch buffer larger than this is
+	// dropped when the next chunked body starts, so one large upload does not
+	// pin memory on an idle keep-alive connection.
+	scratchKeepBytes = 64 << 10
+)
+
+// phase is where the scan of the current request stands.
+type phase uint8
+
+const (
+	phaseRequestLine phase = iota
+	phaseHeaders
+	phaseBody         // Content-Length body
+	phaseChunkSize    // expecting a chunk-size line
+	phaseChunkData    // inside chunk data
+	phaseChunkDataEnd // expecting the CRLF after chunk data
+	phaseTrailers     // after the last chunk, until the empty line
+)
+
+type span struct{ start, end int }
+
+func (s span) slice(buf []byte) []byte {
+	if s.start < 0 {
+		return nil
+	}
+	return buf[s.start:s.end:s.end]
+}
+
+var noSpan = span{-1, -1}
+
+// scanState is everything learned about the request being parsed, as offsets
+// from the start of the buffer, so it survives the caller growing or moving
+// its buffer between calls.
+type scanState struct {
+	phase    phase
+	pos      int // start of the next unparsed line (or chunk data)
+	searched int // how far the search for the next '\n' got (>= pos)
+
+	reqStart    int // after any empty lines preceding the request line
+	method      span
+	target      span
+	query       span
+	version     Version
+	headerStart int
+	headerEnd   int // start of the final empty line
+	bodyStart   int
+
+	requestID      span
+	contentType    span
+	contentLength  int64
+	chunked        bool
+	connClose      bool
+	connKeepAlive  bool
+	expectContinue bool
+
+	chunkLeft int // bytes of the current chunk still to copy
+}
+
+func freshState() scanState {
+	return scanState{
+		method: noSpan, target: noSpan, query: noSpan,
+		requestID: noSpan, contentType: noSpan, contentLength: -1,
+	}
+}
+
+// Parser parses the requests of one connection. It is reusable and keeps its
+// scan state between calls; it is not safe for concurrent use.
+type Parser struct {
+	maxRequestSize int
+	maxHeaderBytes int
+	st             scanState
+	scratch        []byte // de-chunked body of the current request
+}
+
+// NewParser returns a parser that refuses requests (headers and body) larger
+// than maxRequestSize bytes with 413; <= 0 means DefaultMaxRequestSize.
+func NewParser(maxRequestSize int) *Parser {
+	if maxRequestSize <= 0 {
+		maxRequestSize = DefaultMaxRequestSize
+	}
+	return &Parser{
+		maxRequestSize: maxRequestSize,
+		maxHeaderBytes: min(DefaultMaxHeaderBytes, maxRequestSize),
+		st:             freshState(),
+	}
+}
+
+// SetMaxHeaderBytes changes the header section limit (capped at the request
+// size limit; <= 0 restores the default). Call it between requests.
+func (p *Parser) SetMaxHeaderBytes(n int) {
+	if n <= 0 {
+		n = DefaultMaxHeaderBytes
+	}
+	p.maxHeaderBytes = min(n, p.maxRequestSize)
+}
+
+// MaxRequestSize returns the request size limit.
+func (p *Parser) MaxRequestSize() int { return p.maxRequestSize }
+
+// Reset forgets a partially scanned request. Call it when the next Parse will
+// not start at the same request (for example after the caller dropped bytes).
+func (p *Parser) Reset() { p.st = freshState() }
+
+// WantsContinue reports whether the request being parsed (Parse returned
+// n == 0) has complete headers, a body still to come and
+// `Expect: 100-continue`: the moment to send "HTTP/1.1 100 Continue".
+func (p *Parser) WantsContinue() bool {
+	return p.st.phase >= phaseBody && p.st.expectContinue
+}
+
+// Parse looks for one complete request at the start of buf.
+//
+// n > 0: req holds the request, which took the first n bytes of buf (the next
+// request, if pipelined, starts at buf[n]). n == 0 and err == nil: the request
+// is incomplete; call again when more bytes arrived, with buf starting at the
+// same request (the scan resumes where it stopped). err != nil: the request is
+// refused with an *Error; answer err.Status and close the connection.
+func (p *Parser) Parse(buf []byte, req *Request) (n int, err error) {
+	if p.st.searched > len(buf) || p.st.pos > len(buf) {
+		p.Reset() // not the bytes we saw last time: start over, never index past them
+	}
+	done, perr := p.scan(buf)
+	if perr != nil {
+		p.Reset()
+		return 0, perr
+	}
+	if !done {
+		return 0, nil
+	}
+	n = p.st.pos
+	p.fill(buf, req)
+	p.Reset()
+	return n, nil
+}
+
+// scan advances the state machine over buf. done: the request ends at st.pos.
+func (p *Parser) scan(buf []byte) (done bool, err *Error) {
+	st := &p.st
+	for {
+		switch st.phase {
+		case phaseRequestLine, phaseHeaders:
+			start, end, ok, err := p.nextLine(buf, p.maxHeaderBytes, errHeadersTooLarge)
+			if err != nil || !ok {
+				return false, err
+			}
+			if st.phase == phaseRequestLine {
+				if start == end {
+					continue // RFC 9112 §2.2: ignore empty lines before the request line
+				}
+				if err := p.requestLine(buf, start, end); err != nil {
+					return false, err
+				}
+				st.phase = phaseHeaders
+				st.headerStart = st.pos
+				continue
+			}
+			if start == end {
+				st.headerEnd = start
+				if done, err := p.headersDone(); done || err != nil {
+					return done, err
+				}
+				continue
+			}
+			if err := p.headerLine(buf, start, end); err != nil {
+				return false, err
+			}
+		case phaseBody:
+			end := st.bodyStart + int(st.contentLength)
+			if len(buf) < end {
+				return false, nil
+			}
+			st.pos = end
+			return true, nil
+		case phaseChunkSize, phaseChunkData, phaseChunkDataEnd, phaseTrailers:
+			return p.scanChunked(buf)
+		}
+	}
+}
+
+// nextLine finds the CRLF-terminated line starting at st.pos. The line may
+// not reach index limit (or the request would exceed a size limit), which is
+// refused with limitErr as soon as the buffer shows it. ok == false: the line
+// is incomplete. On success st.pos moves past the CRLF and [start, end) is
+// the line without it.
+func (p *Parser) nextLine(buf []byte, limit int, limitErr *Error) (start, end int, ok bool, err *Error) {
+	st := &p.st
+	from := max(st.searched, st.pos)
+	i := bytes.IndexByte(buf[from:], '\n')
+	if i < 0 {
+		st.searched = len(buf)
+		// Incomplete: the line goes on at least to index len(buf).
+		if len(buf) >= limit {
+			return 0, 0, false, limitErr
+		}
+		return 0, 0, false, nil
+	}
+	lf := from + i
+	if lf >= limit {
+		return 0, 0, false, limitErr
+	}
+	start = st.pos
+	if lf == start || buf[lf-1] != '\r' {
+		return 0, 0, false, errBareLF
+	}
+	st.pos = lf + 1
+	st.searched = lf + 1
+	return start, lf - 1, true, nil
+}
+
+// requestLine parses `method SP target SP HTTP-version`.
+func (p *Parser) requestLine(buf []byte, start, end int) *Error {
+	st := &p.st
+	st.reqStart = start
+	line := buf[start:end]
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 {
+		return errRequestLine
+	}
+	for _, c := range line[:sp] {
+		if !isTokenChar[c] {
+			return errMethod
+		}
+	}
+	st.method = span{start, start + sp}
+	rest := line[sp+1:]
+	sp2 := bytes.IndexByte(rest, ' ')
+	if sp2 <= 0 {
+		return errRequestLine
+	}
+	targetStart := start + sp + 1
+	st.target = span{targetStart, targetStart + sp2}
+	st.query = noSpan
+	for i, c := range rest[:sp2] {
+		if !isTargetChar[c] {
+			return errTarget
+		}
+		if c == '?' && st.query.start < 0 {
+			st.query = span{targetStart + i + 1, targetStart + sp2}
+		}
+	}
+	v, err := parseVersion(rest[sp2+1:])
+	if err != nil {
+		return err
+	}
+	st.version = v
+	return nil
+}
+
+func parseVersion(b []byte) (Version, *Error) {
+	if len(b) != 8 || string(b[:5]) != "HTTP/" || !isDigit(b[5]) || b[6] != '.' || !isDigit(b[7]) {
+		return 0, errVersion
+	}
+	if b[5] == '1' && b[7] == '1' {
+		return HTTP11, nil
+	}
+	if b[5] == '1' && b[7] == '0' {
+		return HTTP10, nil
+	}
+	return 0, errVersionUnsupp
+}
+
+// headerLine validates `name ":" OWS value OWS` and records the headers that
+// matter for framing and routing.
+func (p *Parser) headerLine(buf []byte, start, end int) *Error {
+	line := buf[start:end]
+	if line[0] == ' ' || line[0] == '\t' {
+		return errObsFold
+	}
+	colon := 0
+	for colon < len(line) && isTokenChar[line[colon]] {
+		colon++
+	}
+	if colon == 0 || colon == len(line) || line[colon] != ':' {
+		return errHeaderLine // also refuses whitespace before the colon
+	}
+	vs, ve := colon+1, len(line)
+	for vs < ve && (line[vs] == ' ' || line[vs] == '\t') {
+		vs++
+	}
+	for ve > vs && (line[ve-1] == ' ' || line[ve-1] == '\t') {
+		ve--
+	}
+	for _, c := range line[vs:ve] {
+		if !isValueChar[c] {
+			return errHeaderValue
+		}
+	}
+	return p.knownHeader(line[:colon], span{start + vs, start + ve}, line[vs:ve])
+}
+
+// knownHeader records the headers the parser acts on; others are only
+// validated (and reachable through Request.RawHeaders).
+func (p *Parser) knownHeader(name []byte, valSpan span, val []byte) *Error {
+	st := &p.st
+	switch len(name) {
+	case 10:
+		if equalFold(name, "connection") {
+			connectionTokens(val, st)
+		}
+	case 6:
+		if equalFold(name, "expect") && equalFold(val, "100-continue") {
+			st.expectContinue = true
+		}
+	case 12:
+		if equalFold(name, "x-request-id") && st.requestID.start < 0 {
+			st.requestID = valSpan
+		} else if equalFold(name, "content-type") && st.contentType.start < 0 {
+			st.contentType = valSpan
+		}
+	case 14:
+		if equalFold(name, "content-length") {
+			return p.contentLength(val)
+		}
+	case 17:
+		if equalFold(name, "transfer-encoding") {
+			return p.transferEncoding(val)
+		}
+	}
+	return nil
+}
+
+func (p *Parser) contentLength(val []byte) *Error {
+	st := &p.st
+	if st.chunked {
+		return errContentLengthTE
+	}
+	if len(val) == 0 || len(val) > 18 { // 18 digits cannot overflow int64
+		return errContentLength
+	}
+	var n int64
+	for _, c := range val {
+		if !isDigit(c) {
+			return errContentLength
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if st.contentLength >= 0 && st.contentLength != n {
+		return errContentLengthTwo
+	}
+	if n > int64(p.maxRequestSize) {
+		return errBodyTooLarge // known at once: do not wait for the body
+	}
+	st.contentLength = n
+	return nil
+}
+
+// transferEncoding accepts exactly one coding, chunked. Other codings are
+// understood to exist but not implemented (501); a second Transfer-Encoding
+// header would apply chunked twice (400).
+func (p *Parser) transferEncoding(val []byte) *Error {
+	st := &p.st
+	switch {
+	case st.version == HTTP10:
+		return errTEHTTP10 // RFC 9112 §6.1: faulty framing
+	case st.contentLength >= 0:
+		return errContentLengthTE
+	case st.chunked:
+		return errTransferEncoding
+	case len(val) == 0:
+		return errTransferEncoding
+	case !equalFold(val, "chunked"):
+		return errTEUnsupported
+	}
+	st.chunked = true
+	return nil
+}
+
+// connectionTokens reads a Connection token list: close wins over keep-alive;
+// other tokens (upgrade, header names) are ignored.
+func connectionTokens(val []byte, st *scanState) {
+	for len(val) > 0 {
+		tok := val
+		if comma := bytes.IndexByte(val, ','); comma >= 0 {
+			tok, val = val[:comma], val[comma+1:]
+		} else {
+			val = nil
+		}
+		tok = trimOWS(tok)
+		switch {
+		case equalFold(tok, "close"):
+			st.connClose = true
+		case equalFold(tok, "keep-alive"):
+			st.connKeepAlive = true
+		}
+	}
+}
+
+// headersDone decides the framing once the empty line ended the headers.
+func (p *Parser) headersDone() (done bool, err *Error) {
+	st := &p.st
+	st.bodyStart = st.pos
+	switch {
+	case st.chunked:
+		st.phase = phaseChunkSize
+		if cap(p.scratch) > scratchKeepBytes {
+			p.scratch = nil
+		}
+		p.scratch = p.scratch[:0]
+		if st.bodyStart+lastChunkBytes > p.maxRequestSize {
+			return false, errRequestTooLarge
+		}
+		return false, nil
+	case st.contentLength > 0:
+		if int64(st.bodyStart)+st.contentLength > int64(p.maxRequestSize) {
+			return false, errRequestTooLarge
+		}
+		st.phase = phaseBody
+		return false, nil
+	}
+	return true, nil
+}
+
+// scanChunked decodes chunks into p.scratch as they arrive, so a body that
+// trickles in is copied once.
+func (p *Parser) scanChunked(buf []byte) (done bool, err *Error) {
+	st := &p.st
+	for {
+		switch st.phase {
+		case phaseChunkSize:
+			limit := min(st.pos+maxChunkLineBytes, p.maxRequestSize)
+			limitErr := errChunkLineTooLong
+			if p.maxRequestSize < st.pos+maxChunkLineBytes {
+				limitErr = errRequestTooLarge
+			}
+			start, end, ok, err := p.nextLine(buf, limit, limitErr)
+			if err != nil || !ok {
+				return false, err
+			}
+			size, err := chunkSize(buf[start:end])
+			if err != nil {
+				return false, err
+			}
+			if size == 0 {
+				st.phase = phaseTrailers
+				continue
+			}
+			// The chunk, its CRLF and a last chunk must still fit.
+			if int64(st.pos)+size+2+lastChunkBytes > int64(p.maxRequestSize) {
+				return false, errRequestTooLarge
+			}
+			st.chunkLeft = int(size)
+			st.phase = phaseChunkData
+		case phaseChunkData:
+			take := min(len(buf)-st.pos, st.chunkLeft)
+			p.scratch = append(p.scratch, buf[st.pos:st.pos+take]...)
+			st.pos += take
+			st.searched = st.pos
+			st.chunkLeft -= take
+			if st.chunkLeft > 0 {
+				return false, nil
+			}
+			st.phase = phaseChunkDataEnd
+		case phaseChunkDataEnd:
+			// Check each byte as soon as it is there, whatever the split.
+			if len(buf) > st.pos && buf[st.pos] != '\r' {
+				return false, errChunkDataEnd
+			}
+			if len(buf) > st.pos+1 && buf[st.pos+1] != '\n' {
+				return false, errChunkDataEnd
+			}
+			if len(buf) < st.pos+2 {
+				return false, nil
+			}
+			st.pos += 2
+			st.searched = st.pos
+			st.phase = phaseChunkSize
+		case phaseTrailers:
+			start, end, ok, err := p.nextLine(buf, p.maxRequestSize, errRequestTooLarge)
+			if err != nil || !ok {
+				return false, err
+			}
+			if start == end {
+				return true, nil
+			}
+			if err := trailerLine(buf[start:end]); err != nil {
+				return false, err
+			}
+		default:
+			return false, nil
+		}
+	}
+}
+
+// chunkSize parses `1*HEXDIG [BWS ";" chunk-ext]`. Extensions are tolerated
+// (not interpreted) as long as they hold no control characters.
+func chunkSize(line []byte) (int64, *Error) {
+	i := 0
+	var n int64
+	for i < len(line) {
+		d := hexValue[line[i]]
+		if d < 0 {
+			break
+		}
+		if i == 15 { // 15 hex digits cannot overflow int64
+			return 0, errChunkSize
+		}
+		n = n<<4 | int64(d)
+		i++
+	}
+	if i == 0 {
+		return 0, errChunkSize
+	}
+	rest := line[i:]
+	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 && rest[0] != ';' {
+		return 0, errChunkSize
+	}
+	for _, c := range rest {
+		if !isValueChar[c] {
+			return 0, errChunkSize
+		}
+	}
+	return n, nil
+}
+
+// trailerLine checks the field syntax of a trailer; trailers are otherwise
+// ignored.
+func trailerLine(line []byte) *Error {
+	if line[0] == ' ' || line[0] == '\t' {
+		return errObsFold
+	}
+	colon := 0
+	for colon < len(line) && isTokenChar[line[colon]] {
+		colon++
+	}
+	if colon == 0 || colon == len(line) || line[colon] != ':' {
+		return errTrailer
+	}
+	for _, c := range line[colon+1:] {
+		if !isValueChar[c] {
+			return errTrailer
+		}
+	}
+	return nil
+}
+
+// fill turns the offsets of a complete request into slices of buf.
+func (p *Parser) fill(buf []byte, req *Request) {
+	st := &p.st
+	path := st.target
+	if st.query.start >= 0 {
+		path.end = st.query.start - 1
+	}
+	keepAlive := !st.connClose
+	if st.version == HTTP10 {
+		keepAlive = st.connKeepAlive && !st.connClose
+	}
+	*req = Request{
+		Method:         st.method.slice(buf),
+		Target:         st.target.slice(buf),
+		Path:           path.slice(buf),
+		Query:          st.query.slice(buf),
+		Version:        st.version,
+		KeepAlive:      keepAlive,
+		RequestID:      st.requestID.slice(buf),
+		ContentType:    st.contentType.slice(buf),
+		ContentLength:  st.contentLength,
+		Chunked:        st.chunked,
+		ExpectContinue: st.expectContinue,
+		RawHeaders:     buf[st.headerStart:st.headerEnd:st.headerEnd],
+	}
+	switch {
+	case st.chunked && len(p.scratch) > 0:
+		req.Body = p.scratch[:len(p.scratch):len(p.scratch)]
+	case st.contentLength > 0:
+		req.Body = buf[st.bodyStart:st.pos:st.pos]
+	}
+}
