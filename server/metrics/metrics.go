@@ -1,0 +1,164 @@
+// Package metrics holds the server's Prometheus metrics. Every label child
+// is resolved once at construction, so recording on the request path is an
+// atomic add or a histogram observe, never a label lookup or an allocation.
+package metrics
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Route is a request's route, the label of the request metrics.
+type Route uint8
+
+// Routes. RouteInvalid is a request refused before routing (400, 413, ...).
+const (
+	RouteOK Route = iota
+	RouteVersion
+	RouteMetrics
+	RouteCommit
+	RouteStatus
+	RouteSubscribe
+	RouteRetention
+	RouteNotFound
+	RouteInvalid
+	numRoutes
+)
+
+var routeNames = [numRoutes]string{"ok", "version", "metrics", "commit", "status", "subscribe", "retention", "not_found", "invalid"}
+
+// String is the label value.
+func (r Route) String() string { return routeNames[r] }
+
+// statuses with their own pre-resolved child; others count as "other".
+var statuses = []int{200, 400, 404, 405, 413, 500, 501, 503, 505}
+
+// Stage names of the commit pipeline, in order.
+var StageNames = []string{"sequence", "resolve", "persist", "release"}
+
+// Metrics is the server's metric set, registered in its own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	requests    [numRoutes][]prometheus.Counter // [route][status index], last is "other"
+	latency     [numRoutes]prometheus.Observer
+	openConns   prometheus.Gauge
+	accepted    prometheus.Counter
+	batchSize   []prometheus.Observer
+	stageTime   []prometheus.Observer
+	stageBusy   []prometheus.Counter
+	pushBatches prometheus.Observer
+}
+
+// New builds and registers every metric.
+func New() *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	reqs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weaseldb_http_requests_total",
+		Help: "HTTP requests answered, by route and status code.",
+	}, []string{"route", "code"})
+	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "weaseldb_http_request_duration_seconds",
+		Help:    "Time from parsing a request to queuing its response, by route.",
+		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12), // 1 µs .. 4 s
+	}, []string{"route"})
+	m.openConns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "weaseldb_open_connections",
+		Help: "Connections currently open.",
+	})
+	m.accepted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "weaseldb_connections_accepted_total",
+		Help: "Connections accepted since start.",
+	})
+	bs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "weaseldb_pipeline_batch_size",
+		Help:    "Items per batch acquired by each commit pipeline stage.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14), // 1 .. 8192
+	}, []string{"stage"})
+	st := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "weaseldb_pipeline_stage_batch_seconds",
+		Help:    "Time each commit pipeline stage spent processing one batch.",
+		Buckets: prometheus.ExponentialBuckets(1e-7, 4, 12), // 100 ns .. 0.4 s
+	}, []string{"stage"})
+	busy := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weaseldb_pipeline_stage_busy_seconds_total",
+		Help: "Total time each commit pipeline stage spent processing batches (not waiting).",
+	}, []string{"stage"})
+	push := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "weaseldb_pipeline_push_size",
+		Help:    "Requests handed to the commit pipeline per event-loop push.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+	})
+	m.pushBatches = push
+	m.Registry.MustRegister(reqs, lat, m.openConns, m.accepted, bs, st, busy, push,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for r := Route(0); r < numRoutes; r++ {
+		for _, s := range statuses {
+			m.requests[r] = append(m.requests[r], reqs.WithLabelValues(r.String(), strconv.Itoa(s)))
+		}
+		m.requests[r] = append(m.requests[r], reqs.WithLabelValues(r.String(), "other"))
+		m.latency[r] = lat.WithLabelValues(r.String())
+	}
+	for _, s := range StageNames {
+		m.batchSize = append(m.batchSize, bs.WithLabelValues(s))
+		m.stageTime = append(m.stageTime, st.WithLabelValues(s))
+		m.stageBusy = append(m.stageBusy, busy.WithLabelValues(s))
+	}
+	return m
+}
+
+func statusIndex(status int) int {
+	for i, s := range statuses {
+		if s == status {
+			return i
+		}
+	}
+	return len(statuses)
+}
+
+// Request records one answered request.
+func (m *Metrics) Request(r Route, status int, latency time.Duration) {
+	m.requests[r][statusIndex(status)].Inc()
+	m.latency[r].Observe(latency.Seconds())
+}
+
+// ConnOpened and ConnClosed track open connections.
+func (m *Metrics) ConnOpened() { m.openConns.Inc(); m.accepted.Inc() }
+
+// ConnClosed records a closed connection.
+func (m *Metrics) ConnClosed() { m.openConns.Dec() }
+
+// StageBatch records one batch of a pipeline stage: its size and the time
+// spent on it.
+func (m *Metrics) StageBatch(stage, size int, busy time.Duration) {
+	m.batchSize[stage].Observe(float64(size))
+	m.stageTime[stage].Observe(busy.Seconds())
+	m.stageBusy[stage].Add(busy.Seconds())
+}
+
+// Push records one event-loop push into the pipeline.
+func (m *Metrics) Push(size int) { m.pushBatches.Observe(float64(size)) }
+
+// ContentType is the Content-Type of Encode's output.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// Encode writes every metric in the Prometheus text format.
+func (m *Metrics) Encode() ([]byte, error) {
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
