@@ -1,0 +1,91 @@
+// Command weaseldb is the WeaselDB HTTP/1.1 server. It only parses flags and
+// wires packages: see server/app.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"weaseldb/server/app"
+	"weaseldb/server/config"
+)
+
+const usage = `usage: weaseldb [--config FILE]
+
+Runs the WeaselDB server. Without --config it uses the defaults
+(TCP 127.0.0.1:8080). It prints the effective config, one
+"weaseldb: listening on ..." line per listener, then "weaseldb: ready".
+SIGTERM or SIGINT: stop accepting, answer every request already read,
+close, remove unix socket files, exit 0. A second signal exits at once.
+
+flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("weaseldb", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	path := fs.String("config", "", "TOML config file (see docs/config.md)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful stop may take before open connections are closed")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "weaseldb: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg := config.Default()
+	if *path != "" {
+		var err error
+		if cfg, err = config.Load(*path); err != nil {
+			fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
+			return 1
+		}
+	}
+	procs := app.TuneGOMAXPROCS(cfg)
+	fmt.Print(cfg.Summary())
+	fmt.Printf("weaseldb: GOMAXPROCS=%d\n", procs)
+
+	// Signals are caught before the listeners exist so a stop that comes
+	// during start-up is graceful too.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+
+	srv, err := app.New(cfg, app.Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
+		return 1
+	}
+	srv.Start()
+	for _, a := range srv.Addrs() {
+		fmt.Printf("weaseldb: listening on %s\n", a)
+	}
+	fmt.Println("weaseldb: ready")
+
+	sig := <-sigs
+	fmt.Printf("weaseldb: %v: stopping\n", sig)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "weaseldb: second %v: exiting at once\n", sig)
+		os.Exit(130)
+	}()
+	if err := srv.Shutdown(*shutdownTimeout); err != nil {
+		fmt.Fprintf(os.Stderr, "weaseldb: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Println("weaseldb: stopped")
+	return 0
+}

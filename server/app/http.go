@@ -1,0 +1,176 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"weaseldb/server/commit"
+	"weaseldb/server/eventloop"
+	"weaseldb/server/http1"
+	"weaseldb/server/metrics"
+)
+
+// handler is the HTTP/1.1 protocol on one event loop. It parses requests,
+// numbers them per connection, answers locally what needs no pipeline
+// (/metrics, errors, routes not implemented yet) and collects the rest;
+// at the end of each loop turn the collected requests go to the commit
+// pipeline in one push.
+type handler struct {
+	s       *Server
+	pending []commit.Entry
+	req     http1.Request
+}
+
+type connState struct {
+	parser *http1.Parser
+}
+
+func newHandler(s *Server) *handler { return &handler{s: s} }
+
+func (h *handler) OnOpen(c *eventloop.Conn) {
+	c.Ctx = &connState{parser: http1.NewParser(int(h.s.cfg.Server.MaxRequestSizeBytes))}
+	h.s.Metrics.ConnOpened()
+}
+
+func (h *handler) OnClose(c *eventloop.Conn) {
+	c.Ctx = nil
+	h.s.Metrics.ConnClosed()
+}
+
+// maxPending bounds one turn's batch so a push never waits on a ring that
+// this very batch would overfill.
+const maxPending = 4096
+
+func (h *handler) OnTurnEnd(*eventloop.Loop) {
+	if len(h.pending) == 0 {
+		return
+	}
+	h.s.commit.Submit(h.pending)
+	clear(h.pending)
+	h.pending = h.pending[:0]
+}
+
+// OnData parses every complete request in `in`. Hand-written hot path.
+func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
+	st := c.Ctx.(*connState)
+	now := time.Now() // one clock read per read call, shared by its requests
+	off := 0
+	for off < len(in) && !c.Overloaded() {
+		n, err := st.parser.Parse(in[off:], &h.req)
+		if err != nil {
+			h.refuse(c, err, now)
+			return len(in)
+		}
+		if n == 0 {
+			break
+		}
+		off += n
+		h.route(c, &h.req, now)
+		if !h.req.KeepAlive {
+			c.StopInput() // Connection: close: nothing after it is answered
+			return len(in)
+		}
+		if len(h.pending) >= maxPending {
+			h.OnTurnEnd(nil)
+		}
+	}
+	return off
+}
+
+// refuse answers a request the parser refused (400, 413, 501, 505), after
+// the earlier responses, and closes the connection: its framing is lost.
+func (h *handler) refuse(c *eventloop.Conn, err error, now time.Time) {
+	status, reason := 400, "bad request"
+	var perr *http1.Error
+	if errors.As(err, &perr) {
+		status, reason = perr.Status, perr.Reason
+	}
+	seq := c.NextSeq()
+	c.Reply(seq, http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false), true)
+	c.StopInput()
+	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
+}
+
+func errorBody(msg string) []byte {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	return b
+}
+
+var (
+	bodyNotFound         = errorBody("not found")
+	bodyMethodNotAllowed = errorBody("method not allowed")
+	bodyNotImplemented   = errorBody("not implemented")
+)
+
+// route sends a parsed request to the pipeline or answers it on the loop.
+func (h *handler) route(c *eventloop.Conn, r *http1.Request, now time.Time) {
+	seq := c.NextSeq()
+	method, path := string(r.Method), r.Path
+	switch {
+	case string(path) == "/ok":
+		if method != "GET" {
+			h.local(c, seq, r, metrics.RouteOK, 405, bodyMethodNotAllowed, now)
+			return
+		}
+		h.enqueue(c, seq, r, commit.KindOK, metrics.RouteOK, now)
+	case string(path) == "/v1/version":
+		if method != "GET" {
+			h.local(c, seq, r, metrics.RouteVersion, 405, bodyMethodNotAllowed, now)
+			return
+		}
+		h.enqueue(c, seq, r, commit.KindVersion, metrics.RouteVersion, now)
+	case string(path) == "/metrics":
+		if method != "GET" {
+			h.local(c, seq, r, metrics.RouteMetrics, 405, bodyMethodNotAllowed, now)
+			return
+		}
+		h.metrics(c, seq, r, now)
+	case string(path) == "/v1/commit":
+		h.notImplemented(c, seq, r, metrics.RouteCommit, method == "POST", now)
+	case string(path) == "/v1/status":
+		h.notImplemented(c, seq, r, metrics.RouteStatus, method == "GET", now)
+	case string(path) == "/v1/subscribe":
+		h.notImplemented(c, seq, r, metrics.RouteSubscribe, method == "GET", now)
+	case len(path) > len("/v1/retention/") && string(path[:len("/v1/retention/")]) == "/v1/retention/":
+		h.notImplemented(c, seq, r, metrics.RouteRetention, method == "PUT" || method == "GET" || method == "DELETE", now)
+	default:
+		h.local(c, seq, r, metrics.RouteNotFound, 404, bodyNotFound, now)
+	}
+}
+
+// notImplemented answers a /v1 route whose issue has not landed yet.
+func (h *handler) notImplemented(c *eventloop.Conn, seq uint64, r *http1.Request, route metrics.Route, methodOK bool, now time.Time) {
+	if !methodOK {
+		h.local(c, seq, r, route, 405, bodyMethodNotAllowed, now)
+		return
+	}
+	h.local(c, seq, r, route, 501, bodyNotImplemented, now)
+}
+
+func (h *handler) enqueue(c *eventloop.Conn, seq uint64, r *http1.Request, kind commit.Kind, route metrics.Route, now time.Time) {
+	e := commit.Entry{Kind: kind, Conn: c, Seq: seq, KeepAlive: r.KeepAlive, Route: route, Start: now}
+	if r.RequestID != nil {
+		e.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
+	}
+	h.pending = append(h.pending, e)
+}
+
+func (h *handler) local(c *eventloop.Conn, seq uint64, r *http1.Request, route metrics.Route, status int, body []byte, now time.Time) {
+	c.Reply(seq, http1.AppendResponse(nil, status, "application/json", body, r.RequestID, r.KeepAlive), !r.KeepAlive)
+	h.s.Metrics.Request(route, status, time.Since(now))
+}
+
+// metrics is answered by the loop, in order with the connection's other
+// responses.
+func (h *handler) metrics(c *eventloop.Conn, seq uint64, r *http1.Request, now time.Time) {
+	body, err := h.s.Metrics.Encode()
+	if err != nil {
+		h.local(c, seq, r, metrics.RouteMetrics, 500, errorBody(err.Error()), now)
+		return
+	}
+	c.Reply(seq, http1.AppendResponse(nil, 200, metrics.ContentType, body, r.RequestID, r.KeepAlive), !r.KeepAlive)
+	h.s.Metrics.Request(metrics.RouteMetrics, 200, time.Since(now))
+}
