@@ -1,0 +1,158 @@
+package loadtester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// connRequest asks the connect threads for connection number slot.
+type connRequest struct {
+	slot     int
+	failures int // consecutive failures of this slot: the back-off grows with it
+}
+
+// requestConn queues a (re)connection. The channel holds one entry per
+// connection slot and a slot is in at most one place at a time, so the send
+// never blocks.
+func (r *runner) requestConn(slot, failures int) {
+	select {
+	case r.connReqs <- connRequest{slot: slot, failures: failures}:
+	default: // unreachable by construction; dropping beats blocking a loop
+	}
+}
+
+// backoff spaces retries of a failing slot: 5 ms doubling up to 1 s, so a
+// dead server is not hammered and a restarted one is found quickly.
+func backoff(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	d := 5 * time.Millisecond << min(failures-1, 8)
+	return min(d, time.Second)
+}
+
+// connectLoop is one connect thread: it opens non-blocking sockets and hands
+// them to the network thread that owns the slot.
+func (r *runner) connectLoop(ctx context.Context) {
+	sa := copySockaddr(r.sockaddr) // Connect writes into it: one per thread
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case req := <-r.connReqs:
+			if d := backoff(req.failures); d > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(d):
+				}
+			}
+			fd, err := r.dial(ctx, sa)
+			t := r.threads[req.slot%len(r.threads)]
+			h := handoff{fd: fd, connSlot: req.slot, failures: req.failures, err: err}
+			if !t.handOff(h) && err == nil {
+				unix.Close(fd)
+			}
+		}
+	}
+}
+
+// dial starts a connection. TCP connects are non-blocking (completion shows
+// as EPOLLOUT); a unix-socket connect completes at once or reports EAGAIN
+// when the listener's backlog is full, retried here until the connect
+// timeout.
+func (r *runner) dial(ctx context.Context, sa unix.Sockaddr) (fd int, err error) {
+	fd, err = unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	if r.family != unix.AF_UNIX {
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	deadline := time.Now().Add(r.cfg.ConnectTimeout)
+	for {
+		err = unix.Connect(fd, sa)
+		switch {
+		case err == nil:
+			return fd, nil
+		case errors.Is(err, unix.EINPROGRESS):
+			return fd, nil // EPOLLOUT reports completion
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN) && r.family == unix.AF_UNIX:
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				unix.Close(fd)
+				return -1, unix.ETIMEDOUT
+			}
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		unix.Close(fd)
+		return -1, err
+	}
+}
+
+// connectErrorKind classifies a failed connect.
+func connectErrorKind(err error) errorKind {
+	switch {
+	case errors.Is(err, unix.ECONNREFUSED), errors.Is(err, unix.ENOENT):
+		return errConnectRefused
+	case errors.Is(err, unix.ETIMEDOUT):
+		return errConnectTimeout
+	}
+	return errConnect
+}
+
+// resolve turns the target into a socket address once, before the run.
+func resolve(cfg *Config) (int, unix.Sockaddr, error) {
+	if cfg.UnixSocket != "" {
+		return unix.AF_UNIX, &unix.SockaddrUnix{Name: cfg.UnixSocket}, nil
+	}
+	addr, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
+	if err != nil {
+		return 0, nil, fmt.Errorf("resolve %s: %w", cfg.Host, err)
+	}
+	if ip4 := addr.IP.To4(); ip4 != nil {
+		sa := &unix.SockaddrInet4{Port: addr.Port}
+		copy(sa.Addr[:], ip4)
+		return unix.AF_INET, sa, nil
+	}
+	sa := &unix.SockaddrInet6{Port: addr.Port}
+	copy(sa.Addr[:], addr.IP.To16())
+	return unix.AF_INET6, sa, nil
+}
+
+// preflight makes one blocking connection so a target that is down or
+// refusing fails the run with one line, within the connect timeout.
+func preflight(cfg *Config) error {
+	network, address := cfg.dialTarget()
+	c, err := net.DialTimeout(network, address, cfg.ConnectTimeout)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return fmt.Errorf("cannot connect to %s %s: %w", network, address, err)
+	}
+	return c.Close()
+}
+
+// copySockaddr copies one of the address types resolve returns.
+func copySockaddr(sa unix.Sockaddr) unix.Sockaddr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &unix.SockaddrInet4{Port: a.Port, Addr: a.Addr}
+	case *unix.SockaddrInet6:
+		return &unix.SockaddrInet6{Port: a.Port, ZoneId: a.ZoneId, Addr: a.Addr}
+	case *unix.SockaddrUnix:
+		return &unix.SockaddrUnix{Name: a.Name}
+	}
+	return sa
+}
+
+func wrapErr(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }

@@ -1,0 +1,662 @@
+package loadtester
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/procstat"
+)
+
+// Hand-written hot path: each network thread runs its own edge-triggered
+// epoll loop over the connections it owns, on a locked OS thread, writing
+// pre-formatted requests and parsing responses without allocating.
+//
+// Hazards handled (see EPOLL_HAZARDS.md): the epoll data word carries a slot
+// and a generation, so an event for a closed connection whose slot was reused
+// is dropped (#1); a connection is put in the table before EPOLL_CTL_ADD on
+// the loop thread (#3); reads go on until EAGAIN or a short read, and a
+// peer's FIN is read to EOF (#4); the interest mask is registered once and
+// never modified (#9); short writes wait for EPOLLOUT (#8); wake-ups are
+// coalesced with a flag cleared before the inbox is drained (#15); EINTR from
+// epoll_wait is retried.
+
+const (
+	wakeSlot      = -1 // epoll data of the thread's eventfd
+	timerSlot     = -2 // epoll data of the open-loop timerfd
+	eventBatch    = 256
+	readBufSize   = 64 << 10
+	sweepInterval = 100 * time.Millisecond
+	// lateSendThreshold: an open-loop send this late while a connection was
+	// free means the client could not keep its schedule.
+	lateSendThreshold = int64(2 * time.Millisecond)
+	connInterest      = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+)
+
+type connState uint8
+
+const (
+	connConnecting connState = iota
+	connActive
+	connClosed
+)
+
+// conn is one connection, owned by one network thread (loop thread only).
+type conn struct {
+	fd       int
+	slot     int32 // index in the thread's table
+	gen      int32 // generation of the slot when this conn took it
+	connSlot int   // which of the --concurrency connections this is
+	state    connState
+	parser   respParser
+
+	sendTimes    []int64 // ring: intended send time of each request in flight
+	mask         int
+	head         int
+	inflight     int
+	sent         int
+	received     int
+	lastProgress int64 // last send or receive, for --timeout
+
+	pending         []byte // request bytes the socket has not taken yet
+	partial         []byte // an incomplete response head, kept between reads
+	connectDeadline int64
+	inFreeList      bool // open loop: on the thread's list of connections with room
+	dirty           bool // open loop: has requests to flush this turn
+}
+
+// handoff carries a connection (or a failed attempt) from a connect thread.
+type handoff struct {
+	fd       int
+	connSlot int
+	failures int   // consecutive failed attempts for this slot, for back-off
+	err      error // the attempt failed before reaching the loop
+}
+
+// netThread is one network thread. Fields are loop-thread-only unless noted.
+type netThread struct {
+	id    int
+	r     *runner
+	epfd  int
+	evfd  int
+	tfd   int // open loop only
+	conns []*conn
+	gens  []int32
+	free  []int32
+	rbuf  []byte
+	wbuf  []byte // dynamic requests rendered for one write
+	batch []byte // static request repeated --pipeline times
+	rend  *renderer
+	base  time.Time // the run's clock origin: times are ns since base
+	evs   []unix.EpollEvent
+
+	// Guarded by mu: the collector swaps hist and takes stats each interval.
+	// The loop holds mu while it handles one batch of events.
+	mu    sync.Mutex
+	hist  *hdrhistogram.Histogram
+	stats counters
+	open  int
+	spare *hdrhistogram.Histogram // collector only
+
+	inboxMu     sync.Mutex
+	inbox       []handoff // guarded by inboxMu
+	inboxClosed bool      // guarded by inboxMu
+	spareInbox  []handoff // loop only
+	wakePending atomic.Bool
+	stopping    atomic.Bool
+
+	// Open loop.
+	schedStart int64
+	interval   float64 // ns between this thread's intended sends
+	k          uint64  // index of the next intended send
+	freeConns  []*conn
+	dirtyConns []*conn
+	lastNoConn int64
+	waitingK   uint64 // k already counted as waiting for a connection (+1)
+	armedFor   int64
+
+	samples *sampler // --vegeta only; read after the thread stops
+
+	// CPU of this thread (ThreadCPU) and its wall time, written on exit.
+	cpu, wall time.Duration
+}
+
+func newNetThread(r *runner, id int) (*netThread, error) {
+	t := &netThread{id: id, r: r, epfd: -1, evfd: -1, tfd: -1, base: r.base,
+		evs:  make([]unix.EpollEvent, eventBatch),
+		rbuf: make([]byte, readBufSize), hist: newHistogram(), spare: newHistogram()}
+	var err error
+	if t.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, wrapErr("epoll_create1", err)
+	}
+	if t.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		t.closeFds()
+		return nil, wrapErr("eventfd", err)
+	}
+	if err = t.addFd(t.evfd, wakeSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+		t.closeFds()
+		return nil, err
+	}
+	if r.cfg.Rate > 0 {
+		if t.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+			t.closeFds()
+			return nil, wrapErr("timerfd_create", err)
+		}
+		if err = t.addFd(t.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+			t.closeFds()
+			return nil, err
+		}
+		threads := float64(r.cfg.NetworkThreads)
+		t.interval = threads * 1e9 / r.cfg.Rate
+		// Threads interleave: thread i starts i/rate after thread 0.
+		t.schedStart = r.startNs + int64(float64(id)*1e9/r.cfg.Rate)
+	}
+	if r.tmpl.dynamic() {
+		t.rend = newRenderer(id, r.cfg.NetworkThreads, uint64(r.seed))
+	} else {
+		for range r.cfg.Pipeline {
+			t.batch = append(t.batch, r.tmpl.static...)
+		}
+	}
+	if r.cfg.Vegeta != "" {
+		t.samples = newSampler(max(1, r.cfg.VegetaMax/r.cfg.NetworkThreads))
+	}
+	return t, nil
+}
+
+func (t *netThread) addFd(fd int, slot, gen int32, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: slot, Pad: gen}
+	if err := unix.EpollCtl(t.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return wrapErr("epoll_ctl add", err)
+	}
+	return nil
+}
+
+func (t *netThread) closeFds() {
+	for _, fd := range []int{t.tfd, t.evfd, t.epfd} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// handOff queues a connection for this thread; any goroutine may call it.
+// It reports false when the thread has stopped (the caller closes the fd).
+func (t *netThread) handOff(h handoff) bool {
+	t.inboxMu.Lock()
+	if t.inboxClosed {
+		t.inboxMu.Unlock()
+		return false
+	}
+	t.inbox = append(t.inbox, h)
+	t.inboxMu.Unlock()
+	if t.wakePending.CompareAndSwap(false, true) {
+		t.wake()
+	}
+	return true
+}
+
+func (t *netThread) wake() {
+	one := [8]byte{1}
+	unix.Write(t.evfd, one[:])
+}
+
+// stop asks the loop to exit; it returns at once.
+func (t *netThread) stop() {
+	t.stopping.Store(true)
+	t.wake()
+}
+
+// loop runs the thread until stop. It locks its OS thread so the epoll loop
+// keeps one thread and its CPU accounting means something.
+func (t *netThread) loop() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0, _ := procstat.ThreadCPU()
+	wall0 := time.Now()
+	defer func() {
+		cpu1, _ := procstat.ThreadCPU()
+		t.cpu, t.wall = cpu1-cpu0, time.Since(wall0)
+		t.shutdown()
+	}()
+	nextSweep := t.now() + int64(sweepInterval)
+	for !t.stopping.Load() {
+		n := t.wait()
+		t.mu.Lock()
+		for i := range n {
+			t.dispatch(&t.evs[i])
+		}
+		now := t.now()
+		if t.tfd >= 0 {
+			t.schedule(now)
+		}
+		if now >= nextSweep {
+			t.sweep(now)
+			nextSweep = now + int64(sweepInterval)
+		}
+		t.mu.Unlock()
+	}
+}
+
+// now is the monotonic time in ns since the run's origin (vDSO, no syscall).
+func (t *netThread) now() int64 { return int64(time.Since(t.base)) }
+
+// wait polls without blocking first (a raw syscall: no scheduler hand-off
+// when events are already there, the common case under load), then blocks.
+func (t *netThread) wait() int {
+	evs := t.evs
+	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
+		uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if errno == 0 && n > 0 {
+		return int(n)
+	}
+	m, err := unix.EpollWait(t.epfd, evs, int(sweepInterval/time.Millisecond))
+	if err != nil { // EINTR is routine (the runtime's signals): poll again
+		return 0
+	}
+	return m
+}
+
+func (t *netThread) dispatch(ev *unix.EpollEvent) {
+	slot, gen := ev.Fd, ev.Pad
+	switch slot {
+	case wakeSlot:
+		t.onWake()
+		return
+	case timerSlot:
+		var buf [8]byte
+		rawRead(t.tfd, buf[:])
+		t.armedFor = 0
+		return
+	}
+	if slot < 0 || int(slot) >= len(t.conns) {
+		return
+	}
+	c := t.conns[slot]
+	if c == nil || c.gen != gen { // stale event: the slot was reused (hazard #1)
+		return
+	}
+	if c.state == connConnecting {
+		t.finishConnect(c)
+		if c.state != connActive {
+			return
+		}
+	}
+	if ev.Events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		t.onReadable(c, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
+	}
+	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && len(c.pending) > 0 {
+		t.flush(c)
+	}
+}
+
+// onWake clears the wake flag, then takes the inbox (hazard #15: a handoff
+// after the clear wakes us again).
+func (t *netThread) onWake() {
+	var buf [8]byte
+	rawRead(t.evfd, buf[:])
+	t.wakePending.Store(false)
+	t.inboxMu.Lock()
+	t.inbox, t.spareInbox = t.spareInbox[:0], t.inbox
+	t.inboxMu.Unlock()
+	for _, h := range t.spareInbox {
+		t.adopt(h)
+	}
+}
+
+// adopt puts a handed-off connection in the table, then registers it
+// (hazard #3: ADD reports readiness that already exists).
+func (t *netThread) adopt(h handoff) {
+	if h.err != nil {
+		t.stats.errors[connectErrorKind(h.err)]++
+		t.sampleError(t.now(), 0, connectErrorKind(h.err))
+		t.r.requestConn(h.connSlot, h.failures+1)
+		return
+	}
+	var slot int32
+	if n := len(t.free); n > 0 {
+		slot = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		slot = int32(len(t.conns))
+		t.conns = append(t.conns, nil)
+		t.gens = append(t.gens, 1)
+	}
+	ring := 1
+	for ring < t.r.cfg.Pipeline {
+		ring <<= 1
+	}
+	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, state: connConnecting,
+		sendTimes: make([]int64, ring), mask: ring - 1,
+		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
+	c.parser.headOnly = t.r.cfg.Method == "HEAD"
+	t.conns[slot] = c
+	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
+		t.stats.errors[errConnect]++
+		t.closeConn(c, h.failures+1)
+	}
+}
+
+// finishConnect runs on the first event of a connecting socket.
+func (t *netThread) finishConnect(c *conn) {
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr != 0 {
+		err = unix.Errno(soErr)
+	}
+	if err != nil {
+		kind := connectErrorKind(err)
+		t.stats.errors[kind]++
+		t.sampleError(t.now(), 0, kind)
+		t.closeConn(c, 1)
+		return
+	}
+	c.state = connActive
+	t.stats.connsOpened++
+	t.open++
+	now := t.now()
+	c.lastProgress = now
+	if t.tfd >= 0 {
+		t.offerFree(c)
+		return
+	}
+	t.topUp(c, now)
+}
+
+// onReadable reads until EAGAIN or a short read (a later arrival raises a new
+// edge), parses every response, and tops the pipeline up after each read.
+func (t *netThread) onReadable(c *conn, hangup bool) {
+	for c.state == connActive {
+		off := copy(t.rbuf, c.partial)
+		n, errno := rawRead(c.fd, t.rbuf[off:])
+		if errno == unix.EAGAIN {
+			return
+		}
+		now := t.now()
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			t.failConn(c, now, errnoKind(errno))
+			return
+		}
+		if n == 0 {
+			t.onEOF(c, now)
+			return
+		}
+		c.partial = c.partial[:0]
+		c.lastProgress = now
+		t.stats.bytesIn += int64(n)
+		if !t.consume(c, t.rbuf[:off+n], now) {
+			return
+		}
+		if t.tfd >= 0 {
+			t.offerFree(c)
+		} else {
+			t.topUp(c, now)
+		}
+		if off+n < len(t.rbuf) && !hangup {
+			return
+		}
+	}
+}
+
+// consume parses responses from data; false means the connection closed.
+func (t *netThread) consume(c *conn, data []byte, now int64) bool {
+	for len(data) > 0 {
+		n, done, err := c.parser.feed(data)
+		if err != nil {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		data = data[n:]
+		if done {
+			if c.inflight == 0 { // a response nobody asked for
+				t.failConn(c, now, errParse)
+				return false
+			}
+			t.complete(c, now)
+			if c.parser.close || t.quotaDone(c) {
+				t.retire(c, now)
+				return false
+			}
+			continue
+		}
+		if n == 0 {
+			if len(data) >= maxHeaderBytes {
+				t.failConn(c, now, errParse)
+				return false
+			}
+			c.partial = append(c.partial, data...)
+			break
+		}
+	}
+	return true
+}
+
+// complete records the response at the head of the connection's pipeline.
+func (t *netThread) complete(c *conn, now int64) {
+	start := c.sendTimes[c.head]
+	c.head = (c.head + 1) & c.mask
+	c.inflight--
+	c.received++
+	latency := now - start
+	if err := t.hist.RecordValue(latency); err != nil {
+		t.stats.recordErrors++
+	}
+	t.stats.requests++
+	status := min(c.parser.status, maxStatus)
+	t.stats.status[status]++
+	if t.samples != nil {
+		t.samples.add(sample{start: start, latency: latency, code: uint16(status)}, t.r.measureStart.Load())
+	}
+}
+
+func (t *netThread) quotaDone(c *conn) bool {
+	q := t.r.cfg.RequestsPerConn
+	return q > 0 && c.received >= q
+}
+
+// retire closes a connection that finished normally (its quota, or the
+// server's Connection: close); requests still in flight were not answered.
+func (t *netThread) retire(c *conn, now int64) {
+	t.lose(c, now, errEOF)
+	t.closeConn(c, 0)
+}
+
+func (t *netThread) onEOF(c *conn, now int64) {
+	if c.parser.finishAtEOF() && c.inflight > 0 { // a body delimited by the close
+		t.complete(c, now)
+	}
+	t.lose(c, now, errEOF)
+	t.closeConn(c, 0)
+}
+
+// failConn closes a broken connection, charging its requests in flight (at
+// least one error, so a failure is never silent).
+func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
+	if c.inflight == 0 {
+		t.stats.errors[kind]++
+		t.sampleError(now, 0, kind)
+	}
+	t.lose(c, now, kind)
+	t.closeConn(c, 1)
+}
+
+// lose counts every request in flight on c as failed with kind.
+func (t *netThread) lose(c *conn, now int64, kind errorKind) {
+	for c.inflight > 0 {
+		t.stats.errors[kind]++
+		t.sampleError(now, c.sendTimes[c.head], kind)
+		c.head = (c.head + 1) & c.mask
+		c.inflight--
+	}
+}
+
+// closeConn unregisters and closes c and asks for its replacement.
+func (t *netThread) closeConn(c *conn, failures int) {
+	if c.state == connActive {
+		t.open--
+	}
+	c.state = connClosed
+	unix.EpollCtl(t.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	unix.Close(c.fd)
+	t.conns[c.slot] = nil
+	t.gens[c.slot]++
+	t.free = append(t.free, c.slot)
+	if !t.stopping.Load() {
+		t.r.requestConn(c.connSlot, failures)
+	}
+}
+
+// topUp keeps --pipeline requests in flight (closed loop).
+func (t *netThread) topUp(c *conn, now int64) {
+	want := t.r.cfg.Pipeline - c.inflight
+	if q := t.r.cfg.RequestsPerConn; q > 0 {
+		want = min(want, q-c.sent)
+	}
+	if want <= 0 {
+		return
+	}
+	var out []byte
+	if t.rend == nil {
+		out = t.batch[:want*len(t.r.tmpl.static)]
+	} else {
+		t.wbuf = t.wbuf[:0]
+		for range want {
+			t.wbuf = t.rend.appendRequest(t.wbuf, t.r.tmpl)
+		}
+		out = t.wbuf
+	}
+	for range want {
+		c.sendTimes[(c.head+c.inflight)&c.mask] = now
+		c.inflight++
+	}
+	c.sent += want
+	c.lastProgress = now
+	t.write(c, out)
+}
+
+// write sends out, keeping what the socket does not take for EPOLLOUT.
+func (t *netThread) write(c *conn, out []byte) {
+	t.stats.bytesOut += int64(len(out))
+	if len(c.pending) > 0 {
+		c.pending = append(c.pending, out...)
+		return
+	}
+	n, errno := rawWrite(c.fd, out)
+	switch {
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		n = 0
+	case errno != 0:
+		t.failConn(c, t.now(), errnoKind(errno))
+		return
+	}
+	if n < len(out) {
+		c.pending = append(c.pending[:0], out[n:]...)
+	}
+}
+
+// flush writes owed bytes after EPOLLOUT or for an open-loop turn.
+func (t *netThread) flush(c *conn) {
+	n, errno := rawWrite(c.fd, c.pending)
+	switch {
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		return
+	case errno != 0:
+		t.failConn(c, t.now(), errnoKind(errno))
+		return
+	}
+	rest := copy(c.pending, c.pending[n:])
+	c.pending = c.pending[:rest]
+}
+
+// sweep enforces the connect timeout and the response timeout.
+func (t *netThread) sweep(now int64) {
+	timeout := int64(t.r.cfg.Timeout)
+	for _, c := range t.conns {
+		switch {
+		case c == nil:
+		case c.state == connConnecting && now > c.connectDeadline:
+			t.stats.errors[errConnectTimeout]++
+			t.sampleError(now, 0, errConnectTimeout)
+			t.closeConn(c, 1)
+		case c.state == connActive && c.inflight > 0 && now-c.lastProgress > timeout:
+			t.lose(c, now, errTimeout)
+			t.closeConn(c, 1)
+		}
+	}
+}
+
+// shutdown closes every connection and fd; later handoffs are refused.
+func (t *netThread) shutdown() {
+	t.inboxMu.Lock()
+	t.inboxClosed = true
+	left := t.inbox
+	t.inbox = nil
+	t.inboxMu.Unlock()
+	for _, h := range left {
+		if h.err == nil {
+			unix.Close(h.fd)
+		}
+	}
+	t.mu.Lock()
+	for _, c := range t.conns {
+		if c != nil {
+			if c.state == connActive {
+				t.open--
+			}
+			unix.Close(c.fd)
+		}
+	}
+	t.conns = nil
+	t.mu.Unlock()
+	t.closeFds()
+}
+
+func (t *netThread) sampleError(now, start int64, kind errorKind) {
+	if t.samples != nil {
+		if start == 0 {
+			start = now
+		}
+		t.samples.add(sample{start: start, latency: now - start, errKind: kind + 1}, t.r.measureStart.Load())
+	}
+}
+
+// rawRead and rawWrite skip the scheduler's syscall bookkeeping: the sockets
+// are non-blocking, so the calls never block.
+func rawRead(fd int, p []byte) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), 0
+}
+
+func rawWrite(fd int, p []byte) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), 0
+}
+
+func errnoKind(errno unix.Errno) errorKind {
+	switch errno {
+	case unix.ECONNRESET, unix.EPIPE, unix.ECONNABORTED:
+		return errReset
+	case unix.ETIMEDOUT:
+		return errTimeout
+	}
+	return errIO
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package loadtester
+
+const raceEnabled = true

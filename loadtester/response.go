@@ -1,0 +1,325 @@
+package loadtester
+
+import (
+	"bytes"
+	"errors"
+)
+
+// Hand-written: this parser runs once per response on the network threads'
+// hot path. It allocates nothing, never copies a body, and keeps its state
+// between reads so a response may arrive in any number of pieces.
+
+// maxHeaderBytes bounds a response's header block (and a chunk-size line);
+// the connection buffer that holds a partial header is never larger.
+const maxHeaderBytes = 64 << 10
+
+// errMalformed is the error kind of every malformed response.
+var errMalformed = errors.New("malformed HTTP response")
+
+type parseState uint8
+
+const (
+	stHeader     parseState = iota // waiting for a complete status line + headers
+	stBody                         // Content-Length body: remaining bytes to skip
+	stChunkSize                    // waiting for a chunk-size line
+	stChunkData                    // remaining bytes of a chunk's data
+	stChunkCRLF                    // the CRLF after a chunk's data
+	stTrailer                      // trailer lines after the last chunk
+	stUntilClose                   // no length: the body ends when the server closes
+)
+
+// respParser reads responses one after another from a connection's byte
+// stream. feed reports how much of data it used and whether a response ended.
+type respParser struct {
+	state     parseState
+	remaining int64 // bytes left in a body or chunk
+	status    int   // status code of the response being read
+	close     bool  // the server will close after this response
+	headOnly  bool  // requests are HEAD: responses carry no body
+}
+
+// reset prepares for the next response on the same connection.
+func (p *respParser) reset() {
+	p.state, p.remaining, p.status, p.close = stHeader, 0, 0, false
+}
+
+// feed consumes bytes of the current response from data. done reports that a
+// response ended (p.status and p.close describe it until the next feed).
+// n == 0 && !done means more bytes are needed starting at data[0]: the caller
+// keeps data and calls again with it extended.
+func (p *respParser) feed(data []byte) (n int, done bool, err error) {
+	for n < len(data) {
+		switch p.state {
+		case stHeader:
+			used, err := p.parseHeader(data[n:])
+			if err != nil || used == 0 {
+				return n, false, err
+			}
+			n += used
+			if p.state == stHeader { // an interim 1xx response: read the real one
+				continue
+			}
+			if p.state == stBody && p.remaining == 0 {
+				p.state = stHeader
+				return n, true, nil
+			}
+		case stBody:
+			take := min(int64(len(data)-n), p.remaining)
+			n += int(take)
+			p.remaining -= take
+			if p.remaining == 0 {
+				p.state = stHeader
+				return n, true, nil
+			}
+		case stChunkSize:
+			used, size, err := parseChunkSize(data[n:])
+			if err != nil || used == 0 {
+				return n, false, err
+			}
+			n += used
+			if size == 0 {
+				p.state = stTrailer
+			} else {
+				p.state, p.remaining = stChunkData, size
+			}
+		case stChunkData:
+			take := min(int64(len(data)-n), p.remaining)
+			n += int(take)
+			p.remaining -= take
+			if p.remaining == 0 {
+				p.state = stChunkCRLF
+			}
+		case stChunkCRLF:
+			if len(data)-n < 2 {
+				return n, false, nil
+			}
+			if data[n] != '\r' || data[n+1] != '\n' {
+				return n, false, errMalformed
+			}
+			n += 2
+			p.state = stChunkSize
+		case stTrailer:
+			eol := bytes.IndexByte(data[n:], '\n')
+			if eol < 0 {
+				if len(data)-n > maxHeaderBytes {
+					return n, false, errMalformed
+				}
+				return n, false, nil
+			}
+			line := data[n : n+eol]
+			n += eol + 1
+			if len(line) == 0 || len(line) == 1 && line[0] == '\r' {
+				p.state = stHeader
+				return n, true, nil
+			}
+		case stUntilClose:
+			return len(data), false, nil
+		}
+	}
+	return n, false, nil
+}
+
+// finishAtEOF reports whether the connection's end completes the response
+// being read (a body delimited by the close), and clears that state.
+func (p *respParser) finishAtEOF() bool {
+	if p.state == stUntilClose {
+		p.state = stHeader
+		return true
+	}
+	return false
+}
+
+// parseHeader parses a complete status line and header block at the start of
+// data, returning the bytes used (0: incomplete) and setting the body state.
+func (p *respParser) parseHeader(data []byte) (int, error) {
+	eol := bytes.IndexByte(data, '\n')
+	if eol < 0 {
+		return 0, tooLongIfFull(data)
+	}
+	status, http10, ok := parseStatusLine(trimCR(data[:eol]))
+	if !ok {
+		return 0, errMalformed
+	}
+	p.status, p.close = status, http10
+	contentLength, chunked, keepAlive := int64(-1), false, false
+	pos := eol + 1
+	for {
+		eol = bytes.IndexByte(data[pos:], '\n')
+		if eol < 0 {
+			return 0, tooLongIfFull(data)
+		}
+		line := trimCR(data[pos : pos+eol])
+		pos += eol + 1
+		if len(line) == 0 {
+			break
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return 0, errMalformed
+		}
+		name, value := line[:colon], trimSpace(line[colon+1:])
+		switch len(name) {
+		case len("content-length"):
+			if equalFoldASCII(name, "content-length") {
+				n, ok := parseDecimal(value)
+				if !ok {
+					return 0, errMalformed
+				}
+				contentLength = n
+			}
+		case len("transfer-encoding"):
+			if equalFoldASCII(name, "transfer-encoding") {
+				chunked = hasSuffixFold(value, "chunked")
+			}
+		case len("connection"):
+			if equalFoldASCII(name, "connection") {
+				if containsFold(value, "close") {
+					p.close = true
+				} else if containsFold(value, "keep-alive") {
+					keepAlive = true
+				}
+			}
+		}
+	}
+	if keepAlive && http10 {
+		p.close = false
+	}
+	switch {
+	case status >= 100 && status < 200 && status != 101:
+		p.state = stHeader // interim response: the final one follows
+	case p.headOnly || status == 204 || status == 304 || status == 101:
+		p.state, p.remaining = stBody, 0
+	case chunked:
+		p.state = stChunkSize
+	case contentLength >= 0:
+		p.state, p.remaining = stBody, contentLength
+	default:
+		p.state, p.close = stUntilClose, true
+	}
+	return pos, nil
+}
+
+func tooLongIfFull(data []byte) error {
+	if len(data) >= maxHeaderBytes {
+		return errMalformed
+	}
+	return nil
+}
+
+// parseStatusLine accepts "HTTP/1.x SSS[ reason]".
+func parseStatusLine(line []byte) (status int, http10, ok bool) {
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' {
+		return 0, false, false
+	}
+	if line[7] != '0' && line[7] != '1' {
+		return 0, false, false
+	}
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		status = status*10 + int(c-'0')
+	}
+	if len(line) > 12 && line[12] != ' ' {
+		return 0, false, false
+	}
+	return status, line[7] == '0', true
+}
+
+// parseChunkSize parses "hex[;ext]\r\n"; used == 0 means incomplete.
+func parseChunkSize(data []byte) (used int, size int64, err error) {
+	eol := bytes.IndexByte(data, '\n')
+	if eol < 0 {
+		if len(data) > maxHeaderBytes {
+			return 0, 0, errMalformed
+		}
+		return 0, 0, nil
+	}
+	line := trimCR(data[:eol])
+	if semi := bytes.IndexByte(line, ';'); semi >= 0 {
+		line = line[:semi]
+	}
+	line = trimSpace(line)
+	if len(line) == 0 || len(line) > 15 {
+		return 0, 0, errMalformed
+	}
+	for _, c := range line {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, 0, errMalformed
+		}
+		size = size<<4 | int64(d)
+	}
+	return eol + 1, size, nil
+}
+
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func trimCR(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return b[:len(b)-1]
+	}
+	return b
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// equalFoldASCII compares b with a lower-case ASCII string, ignoring case.
+func equalFoldASCII(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range b {
+		if lowerASCII(b[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasSuffixFold(b []byte, lower string) bool {
+	return len(b) >= len(lower) && equalFoldASCII(b[len(b)-len(lower):], lower)
+}
+
+func containsFold(b []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(b); i++ {
+		if equalFoldASCII(b[i:i+len(lower)], lower) {
+			return true
+		}
+	}
+	return false
+}

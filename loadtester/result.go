@@ -1,0 +1,181 @@
+package loadtester
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// ResultVersion is the schema version of the --json result.
+const ResultVersion = 1
+
+// Latency holds percentiles in nanoseconds.
+type Latency struct {
+	P50  int64   `json:"p50"`
+	P90  int64   `json:"p90"`
+	P99  int64   `json:"p99"`
+	P999 int64   `json:"p999"`
+	Max  int64   `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Interval is one stats interval of the measured run.
+type Interval struct {
+	TS              float64 `json:"t_s"` // end of the interval, seconds since the measured start
+	LengthS         float64 `json:"length_s"`
+	Requests        int64   `json:"requests"`
+	RequestsPerSec  float64 `json:"requests_per_sec"`
+	P50NS           int64   `json:"p50_ns"`
+	P99NS           int64   `json:"p99_ns"`
+	Errors          int64   `json:"errors"`
+	OpenConnections int     `json:"open_connections"`
+}
+
+// Result is a finished run: what --json writes and what Run returns.
+type Result struct {
+	Version           int              `json:"version"`
+	Target            string           `json:"target"`
+	Requests          int64            `json:"requests"`  // responses received, any status
+	Successes         int64            `json:"successes"` // 2xx responses
+	Errors            int64            `json:"errors"`    // failed requests and connects, non-2xx included
+	DurationS         float64          `json:"duration_s"`
+	RequestsPerSec    float64          `json:"requests_per_sec"`
+	Latency           Latency          `json:"latency_ns"`
+	Intervals         []Interval       `json:"intervals"`
+	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
+	StatusCodes       map[string]int64 `json:"status_codes"`
+	ConnectionsOpened int64            `json:"connections_opened"`
+	BytesIn           int64            `json:"bytes_in"`
+	BytesOut          int64            `json:"bytes_out"`
+	// Open loop only: the asked rate, requests that found every connection
+	// busy when due, and sends late while a connection was free.
+	RateAsked      float64 `json:"rate_asked,omitempty"`
+	WaitedForConn  int64   `json:"waited_for_connection,omitempty"`
+	LateSends      int64   `json:"late_sends,omitempty"`
+	RecordErrors   int64   `json:"histogram_record_errors"`
+	ClientCPUS     float64 `json:"client_cpu_s"`     // getrusage user+system over the measured window
+	ClientCPUCores float64 `json:"client_cpu_cores"` // client_cpu_s / duration_s
+	// ClientCPUFraction is client_cpu_cores over the cores the network
+	// threads could use (min(network threads, CPUs)); 1.0 is all of them.
+	ClientCPUFraction float64  `json:"client_cpu_fraction"`
+	BusiestThreadCPU  float64  `json:"busiest_network_thread_cpu"` // that thread's CPU / its wall time
+	ClientCPUNsPerReq float64  `json:"client_cpu_ns_per_request"`
+	ClientBound       bool     `json:"client_bound"`
+	ClientBoundReason string   `json:"client_bound_reason,omitempty"`
+	Interrupted       bool     `json:"interrupted"`
+	Warnings          []string `json:"warnings,omitempty"`
+	Config            any      `json:"config"`
+	Histogram         string   `json:"histogram"` // HdrHistogram V2 compressed, base64 ("HISTF...")
+	VegetaSampleEvery int      `json:"vegeta_sample_every,omitempty"`
+	hist              *hdrhistogram.Histogram
+}
+
+// Hist is the merged latency histogram of the measured run (ns).
+func (r *Result) Hist() *hdrhistogram.Histogram { return r.hist }
+
+func latencyOf(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
+		P999: h.ValueAtQuantile(99.9), Max: h.Max(), Mean: h.Mean()}
+}
+
+// WriteJSON writes the result to path.
+func (r *Result) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write --json: %w", err)
+	}
+	return nil
+}
+
+// ReadResult reads a --json file back.
+func ReadResult(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parse result %s: %w", path, err)
+	}
+	if r.Version != ResultVersion {
+		return nil, fmt.Errorf("result %s: version %d, want %d", path, r.Version, ResultVersion)
+	}
+	if r.Histogram != "" {
+		if r.hist, err = hdrhistogram.Decode([]byte(r.Histogram)); err != nil {
+			return nil, fmt.Errorf("result %s: histogram: %w", path, err)
+		}
+	}
+	return &r, nil
+}
+
+// fmtNs prints a latency with a unit that keeps 3 significant digits.
+func fmtNs(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%dns", ns)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", float64(ns)/1e6)
+	}
+	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+}
+
+func intervalHeader(w io.Writer) {
+	fmt.Fprintf(w, "%9s %11s %10s %10s %8s %7s\n", "t(s)", "req/s", "p50", "p99", "errors", "conns")
+}
+
+func printInterval(w io.Writer, iv Interval, warmup bool) {
+	tag := ""
+	if warmup {
+		tag = "  (warm-up, excluded)"
+	}
+	fmt.Fprintf(w, "%9.1f %11.0f %10s %10s %8d %7d%s\n", iv.TS, iv.RequestsPerSec, fmtNs(iv.P50NS),
+		fmtNs(iv.P99NS), iv.Errors, iv.OpenConnections, tag)
+}
+
+// PrintSummary writes the end-of-run text.
+func (r *Result) PrintSummary(w io.Writer) {
+	fmt.Fprintf(w, "\n%s: %d requests in %.2fs, %d errors", r.Target, r.Requests, r.DurationS, r.Errors)
+	if r.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintf(w, "\n  requests/sec  %.0f\n", r.RequestsPerSec)
+	if r.RateAsked > 0 {
+		fmt.Fprintf(w, "  rate asked    %.0f/s (latency from each request's intended send time)\n", r.RateAsked)
+	}
+	l := r.Latency
+	fmt.Fprintf(w, "  latency       p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+		fmtNs(l.P50), fmtNs(l.P90), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max), fmtNs(int64(l.Mean)))
+	fmt.Fprintf(w, "  connections   %d opened\n", r.ConnectionsOpened)
+	if len(r.ErrorsByKind) > 0 {
+		keys := make([]string, 0, len(r.ErrorsByKind))
+		for k := range r.ErrorsByKind {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", k, r.ErrorsByKind[k])
+		}
+		fmt.Fprintf(w, "  errors        %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "  client CPU    %.2fs = %.2f cores (%.0f%% of what its network threads could use; busiest thread %.0f%%), %.0f ns per request\n",
+		r.ClientCPUS, r.ClientCPUCores, 100*r.ClientCPUFraction, 100*r.BusiestThreadCPU, r.ClientCPUNsPerReq)
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "  WARNING: %s\n", warn)
+	}
+}

@@ -1,0 +1,128 @@
+package loadtester
+
+import (
+	"strconv"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 ns to one hour, 3 significant digits. An hour leaves
+// room for open-loop runs where requests queue behind a stalled server.
+const (
+	histLowest  = 1
+	histHighest = 3600 * 1e9
+	histSigFigs = 3
+)
+
+func newHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histSigFigs)
+}
+
+// errorKind classifies failures; each non-2xx status is counted separately.
+type errorKind uint8
+
+const (
+	errConnectRefused errorKind = iota
+	errConnectTimeout
+	errConnect // any other connect failure
+	errReset   // ECONNRESET / EPIPE while reading or writing
+	errEOF     // the server closed with requests unanswered
+	errTimeout // no response within --timeout
+	errParse   // a response that is not HTTP/1.x
+	errIO      // any other read or write failure
+	numErrorKinds
+)
+
+var errorKindNames = [numErrorKinds]string{
+	"connect_refused", "connect_timeout", "connect_error", "reset", "eof",
+	"timeout", "parse_error", "io_error",
+}
+
+func (k errorKind) String() string { return errorKindNames[k] }
+
+// maxStatus bounds the per-status counters; anything larger counts as 599+.
+const maxStatus = 600
+
+// counters is what a network thread counts between two collections. The
+// collector takes them under the thread's lock and zeroes them.
+type counters struct {
+	requests      int64 // responses received (any status)
+	errors        [numErrorKinds]int64
+	status        [maxStatus + 1]int64 // responses by status; the last slot is >= 600
+	bytesIn       int64
+	bytesOut      int64
+	connsOpened   int64
+	recordErrors  int64 // latencies outside the histogram's range
+	lateSends     int64 // open loop: sends late by > lateSendThreshold while a connection was free
+	waitedForConn int64 // open loop: requests that found every connection busy when due
+}
+
+func (c *counters) add(o *counters) {
+	c.requests += o.requests
+	for i := range c.errors {
+		c.errors[i] += o.errors[i]
+	}
+	for i := range c.status {
+		c.status[i] += o.status[i]
+	}
+	c.bytesIn += o.bytesIn
+	c.bytesOut += o.bytesOut
+	c.connsOpened += o.connsOpened
+	c.recordErrors += o.recordErrors
+	c.lateSends += o.lateSends
+	c.waitedForConn += o.waitedForConn
+}
+
+// failedStatuses counts responses whose status is not 2xx.
+func (c *counters) failedStatuses() int64 {
+	var n int64
+	for code, count := range c.status {
+		if code < 200 || code >= 300 {
+			n += count
+		}
+	}
+	return n
+}
+
+// totalErrors is failed requests and failed connects, non-2xx included.
+func (c *counters) totalErrors() int64 {
+	n := c.failedStatuses()
+	for _, e := range c.errors {
+		n += e
+	}
+	return n
+}
+
+// successes are 2xx responses.
+func (c *counters) successes() int64 { return c.requests - c.failedStatuses() }
+
+// errorsByKind names every non-zero error count.
+func (c *counters) errorsByKind() map[string]int64 {
+	m := map[string]int64{}
+	for k, n := range c.errors {
+		if n > 0 {
+			m[errorKind(k).String()] = n
+		}
+	}
+	for code, n := range c.status {
+		if n > 0 && (code < 200 || code >= 300) {
+			name := "status_" + strconv.Itoa(code)
+			if code == maxStatus {
+				name = "status_600_or_more"
+			}
+			m[name] = n
+		}
+	}
+	return m
+}
+
+// statusCodes maps every status seen to its count.
+func (c *counters) statusCodes() map[string]int64 {
+	m := map[string]int64{}
+	for code, n := range c.status {
+		if n > 0 {
+			m[strconv.Itoa(code)] = n
+		}
+	}
+	return m
+}

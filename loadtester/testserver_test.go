@@ -1,0 +1,191 @@
+package loadtester
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testServer is a small HTTP/1.1 server for the tests: a reader goroutine per
+// connection parses requests, a writer answers them in order after an
+// injected delay, so pipelining depth and latency are under the test's
+// control.
+type testServer struct {
+	ln         net.Listener
+	delay      time.Duration
+	closeEvery int                   // answer every Nth request with Connection: close (0: never)
+	stallUntil atomic.Int64          // UnixNano: responses wait until then
+	conns      atomic.Int64          // connections accepted
+	requests   atomic.Int64          // requests parsed
+	maxDepth   atomic.Int64          // most requests seen waiting for their response on one connection
+	keepBodies bool                  // record request bodies in bodies
+	bodies     []string              // guarded by mu
+	respond    func(w *bytes.Buffer) // writes one response; nil: 200 with a small body
+	mu         sync.Mutex
+	open       map[net.Conn]struct{}
+	done       chan struct{}
+}
+
+func startTestServer(t *testing.T, network string, configure func(*testServer)) *testServer {
+	t.Helper()
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = t.TempDir() + "/s.sock"
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	s := &testServer{ln: ln, open: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	if configure != nil {
+		configure(s)
+	}
+	go s.serve()
+	t.Cleanup(s.kill)
+	return s
+}
+
+func (s *testServer) serve() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		select {
+		case <-s.done:
+			s.mu.Unlock()
+			c.Close()
+			return
+		default:
+		}
+		s.open[c] = struct{}{}
+		s.mu.Unlock()
+		s.conns.Add(1)
+		go s.handle(c)
+	}
+}
+
+// kill closes the listener and every connection (a server that dies).
+func (s *testServer) kill() {
+	s.mu.Lock()
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	s.ln.Close()
+	for c := range s.open {
+		c.Close()
+	}
+	s.mu.Unlock()
+}
+
+// port of a TCP server.
+func (s *testServer) port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+func (s *testServer) handle(c net.Conn) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.open, c)
+		s.mu.Unlock()
+		c.Close()
+	}()
+	arrivals := make(chan time.Time, 4096)
+	var pending atomic.Int64
+	go func() {
+		defer close(arrivals)
+		r := bufio.NewReader(c)
+		for {
+			body, err := readRequest(r)
+			if err != nil {
+				return
+			}
+			s.requests.Add(1)
+			d := pending.Add(1)
+			for m := s.maxDepth.Load(); d > m && !s.maxDepth.CompareAndSwap(m, d); m = s.maxDepth.Load() {
+			}
+			if s.keepBodies {
+				s.mu.Lock()
+				s.bodies = append(s.bodies, body)
+				s.mu.Unlock()
+			}
+			arrivals <- time.Now()
+		}
+	}()
+	var out bytes.Buffer
+	n := 0
+	for at := range arrivals {
+		if wait := time.Until(at.Add(s.delay)); wait > 0 {
+			time.Sleep(wait)
+		}
+		for until := s.stallUntil.Load(); time.Now().UnixNano() < until; {
+			time.Sleep(time.Millisecond)
+		}
+		n++
+		out.Reset()
+		closing := s.closeEvery > 0 && n%s.closeEvery == 0
+		switch {
+		case s.respond != nil:
+			s.respond(&out)
+		case closing:
+			out.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+		default:
+			out.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
+		}
+		pending.Add(-1)
+		if _, err := c.Write(out.Bytes()); err != nil || closing {
+			return
+		}
+	}
+}
+
+// readRequest reads one request head and its Content-Length body.
+func readRequest(r *bufio.Reader) (string, error) {
+	length := 0
+	for first := true; ; first = false {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if first {
+				return "", fmt.Errorf("empty request line")
+			}
+			break
+		}
+		if name, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(name, "content-length") {
+			if length, err = strconv.Atoi(strings.TrimSpace(value)); err != nil {
+				return "", err
+			}
+		}
+	}
+	body := make([]byte, length)
+	_, err := io.ReadFull(r, body)
+	return string(body), err
+}
+
+// testConfig is a short closed-loop run against s.
+func testConfig(s *testServer) Config {
+	cfg := DefaultConfig()
+	if ua, ok := s.ln.Addr().(*net.UnixAddr); ok {
+		cfg.UnixSocket = ua.Name
+	} else {
+		cfg.Port = s.port()
+	}
+	cfg.Concurrency = 4
+	cfg.Duration = time.Second
+	cfg.StatsInterval = 250 * time.Millisecond
+	cfg.Timeout = 5 * time.Second
+	cfg.Quiet = true
+	return cfg
+}
