@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -37,6 +38,8 @@ func run(args []string) int {
 	}
 	path := fs.String("config", "", "TOML config file (see docs/config.md)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful stop may take before open connections are closed")
+	directWrites := fs.Bool("direct-writes", true, "let release threads write responses to sockets themselves (false: always hand them to the event loop)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -55,6 +58,19 @@ func run(args []string) int {
 			return 1
 		}
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "weaseldb: cpuprofile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	procs := app.TuneGOMAXPROCS(cfg)
 	fmt.Print(cfg.Summary())
 	fmt.Printf("weaseldb: GOMAXPROCS=%d\n", procs)
@@ -64,7 +80,7 @@ func run(args []string) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	srv, err := app.New(cfg, app.Options{})
+	srv, err := app.New(cfg, app.Options{DisableDirectWrites: !*directWrites})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
 		return 1
