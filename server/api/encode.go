@@ -25,6 +25,9 @@ const (
 	// ReasonReadVersionInFuture: read_version is newer than any version
 	// assigned before this commit.
 	ReasonReadVersionInFuture
+	// ReasonOutcomeUnknown: a duplicate request_id whose original outcome
+	// is no longer kept (retention); nothing was applied for the duplicate.
+	ReasonOutcomeUnknown
 )
 
 func (r NotCommittedReason) String() string {
@@ -35,6 +38,8 @@ func (r NotCommittedReason) String() string {
 		return "read_version_too_old"
 	case ReasonReadVersionInFuture:
 		return "read_version_in_future"
+	case ReasonOutcomeUnknown:
+		return "outcome_unknown"
 	}
 	return "unknown"
 }

@@ -46,6 +46,8 @@ func TestAppendCommitResponse(t *testing.T) {
 			`{"status":"not_committed","version":9,"reason":"read_version_too_old"}`},
 		{"future", &CommitRequest{}, CommitResult{Version: 9, Reason: ReasonReadVersionInFuture},
 			`{"status":"not_committed","version":9,"reason":"read_version_in_future"}`},
+		{"outcome unknown", &CommitRequest{}, CommitResult{Version: 9, Reason: ReasonOutcomeUnknown, Duplicate: true},
+			`{"status":"not_committed","version":9,"reason":"outcome_unknown","duplicate":true}`},
 	}
 	for _, c := range cases {
 		got := string(AppendCommitResponse(nil, c.req, c.res))

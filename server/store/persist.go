@@ -105,12 +105,13 @@ func (p *Persister) Version() int64 { return p.version.Load() }
 
 // DuplicateResult is the answer to a commit whose request id the sequence
 // stage found already used by the commit at version: the original's
-// outcome, marked Duplicate. ok is false when that outcome is no longer
-// kept (the caller answers with api.StatusLogTruncated semantics).
+// outcome, marked Duplicate. When that outcome is no longer kept, ok is
+// false and the result says not_committed with api.ReasonOutcomeUnknown
+// (true for this request: nothing was applied for it).
 func (p *Persister) DuplicateResult(version int64) (res api.CommitResult, ok bool) {
 	o, ok := p.outcome(version)
 	if !ok {
-		return api.CommitResult{Version: version, Duplicate: true}, false
+		return api.CommitResult{Version: version, Duplicate: true, Reason: api.ReasonOutcomeUnknown}, false
 	}
 	o.res.Duplicate = true
 	return o.res, true

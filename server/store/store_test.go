@@ -287,8 +287,8 @@ func TestPersisterApplyAndStatus(t *testing.T) {
 	if res, ok := p.DuplicateResult(4); !ok || !res.Duplicate || !res.Committed || res.Version != 4 {
 		t.Fatalf("duplicate of 4: %+v %v", res, ok)
 	}
-	if _, ok := p.DuplicateResult(1); ok {
-		t.Fatal("duplicate of a dropped outcome found")
+	if res, ok := p.DuplicateResult(1); ok || res.Committed || res.Reason != api.ReasonOutcomeUnknown || !res.Duplicate {
+		t.Fatalf("duplicate of a dropped outcome: %+v %v", res, ok)
 	}
 	// The log holds the committed transactions with operations: 1, 2, 4.
 	sub, err := log.Subscribe(1, 1<<20)

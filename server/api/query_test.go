@@ -1,0 +1,59 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseStatusQuery(t *testing.T) {
+	good := []struct {
+		q    string
+		want StatusQuery
+	}{
+		{"request_id=abc", StatusQuery{RequestID: "abc"}},
+		{"request_id=a%20b&min_version=12", StatusQuery{RequestID: "a b", MinVersion: 12}},
+		{"min_version=0&request_id=x", StatusQuery{RequestID: "x"}},
+	}
+	for _, c := range good {
+		got, err := ParseStatusQuery([]byte(c.q))
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v %v", c.q, got, err)
+		}
+	}
+	bad := []struct{ q, field, msg string }{
+		{"", "request_id", "required"},
+		{"request_id=", "request_id", "required"},
+		{"request_id=a&min_version=-1", "min_version", "non-negative integer"},
+		{"request_id=a&min_version=x", "min_version", "non-negative integer"},
+		{"request_id=a&request_id=b", "request_id", "more than once"},
+		{"request_id=a&foo=1", "foo", "unknown query parameter"},
+		{"request_id=%zz", "query", "invalid URL escape"},
+	}
+	for _, c := range bad {
+		_, err := ParseStatusQuery([]byte(c.q))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Msg, c.msg) {
+			t.Errorf("%q: %v, want %s: %s", c.q, err, c.field, c.msg)
+		}
+	}
+}
+
+func TestParseSubscribeQuery(t *testing.T) {
+	for q, want := range map[string]int64{"": 0, "from_version=7": 7, "from_version=": 0} {
+		if got, err := ParseSubscribeQuery([]byte(q)); err != nil || got != want {
+			t.Errorf("%q: %d %v", q, got, err)
+		}
+	}
+	for _, q := range []string{"from_version=-2", "from=1", "from_version=1.5"} {
+		if _, err := ParseSubscribeQuery([]byte(q)); err == nil {
+			t.Errorf("%q accepted", q)
+		}
+	}
+}
+
+func TestHTTPStatus(t *testing.T) {
+	if (CommitResult{Committed: true}).HTTPStatus() != 200 || (CommitResult{}).HTTPStatus() != 409 {
+		t.Fatal("codes")
+	}
+}
