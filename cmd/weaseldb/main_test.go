@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "weaseldb-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "weaseldb")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runBinary(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+func TestBadConfigExitsNamingKey(t *testing.T) {
+	for _, tc := range []struct{ body, key string }{
+		{"[commit]\npipeline_wait_strategy = \"Sometimes\"\n", "pipeline_wait_strategy"},
+		{"[server]\nio_threadz = 2\n", "io_threadz"},
+		{"[commit]\npipeline_release_threads = 0\n", "pipeline_release_threads"},
+	} {
+		code, out := runBinary(t, "--config", writeConfig(t, tc.body))
+		if code != 1 || !strings.Contains(out, tc.key) {
+			t.Errorf("config %q: exit %d, output %q: want exit 1 naming %s", tc.body, code, out, tc.key)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out := runBinary(t, "--help")
+	if code != 0 || !strings.Contains(out, "--config") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+func TestUnbindablePortExits1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	cfg := fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = %d }]\n", port)
+	code, out := runBinary(t, "--config", writeConfig(t, cfg))
+	if code != 1 || !strings.Contains(out, "bind") || !strings.Contains(out, fmt.Sprint(port)) {
+		t.Fatalf("exit %d, output %q: want exit 1 with a bind error naming the port", code, out)
+	}
+}
+
+// SIGTERM: the server answers, exits 0 and removes its unix socket file.
+func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "w.sock")
+	cfg := fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }, { type = \"unix\", path = %q }]\n[commit]\npipeline_wait_strategy = \"WaitIfStageEmpty\"\n", sock)
+	cmd := exec.Command(binary, "--config", writeConfig(t, cfg))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	ready := time.After(15 * time.Second)
+	for done := false; !done; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("server exited before ready")
+			}
+			done = l == "weaseldb: ready"
+		case <-ready:
+			t.Fatal("no ready line in 15 s")
+		}
+	}
+	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /ok HTTP/1.1\r\n\r\n")
+	buf := make([]byte, 12)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "HTTP/1.1 200" {
+		t.Fatalf("%q %v", buf, err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() {
+		for range lines {
+		}
+		exited <- cmd.Wait()
+	}()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no exit 15 s after SIGTERM")
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket file still there: %v", err)
+	}
+	// The idle keep-alive connection was closed by the server.
+	if _, err := io.Copy(io.Discard, c); err != nil { // the rest of the response, then EOF
+		t.Fatalf("connection not closed cleanly after exit: %v", err)
+	}
+}
