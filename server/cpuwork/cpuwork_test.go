@@ -121,3 +121,15 @@ func BenchmarkSpendCPUCycles(b *testing.B) {
 		})
 	}
 }
+
+func TestPauseReturns(t *testing.T) {
+	for range 1000 {
+		Pause()
+	}
+}
+
+func BenchmarkPause(b *testing.B) {
+	for b.Loop() {
+		Pause()
+	}
+}

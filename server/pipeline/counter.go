@@ -1,0 +1,150 @@
+package pipeline
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"weaseldb/server/cpuwork"
+)
+
+// cacheLine is the spacing kept between counters written by different
+// goroutines (two 64-byte lines: x86's adjacent-line prefetcher pairs them).
+const cacheLine = 128
+
+// pollsPerClockRead is how many polls a spin makes between clock reads: a
+// poll with its Pause costs 10-40 ns and a clock read about 30 ns, so the
+// clock costs little and a time budget is overshot by at most ~1.5 µs.
+const pollsPerClockRead = 32
+
+// pollsPerCanSpin is how many polls a spin makes between asks of
+// runtimeCanSpin (a few loads), so it notices within ~0.1 µs that the
+// goroutine it waits for sits in its own P's run queue.
+const pollsPerCanSpin = 4
+
+// counter is a monotonically increasing position in the item stream that
+// one goroutine publishes and others wait on.
+//
+// Waiting is Go-native parking, not a raw futex: a goroutine blocked in a
+// futex syscall keeps its P until sysmon retakes it (20 µs to 10 ms), so with
+// more blocked goroutines than GOMAXPROCS a hand-off costs tens of µs (see
+// BenchmarkHandoff and docs/bench_pipeline.md). A goroutine parked on a
+// sync.Cond gives its P back at once.
+//
+// No wake-up is lost: a waiter increments waiters, then re-checks v under mu
+// before sleeping; a publisher stores v, then reads waiters. Go's atomics are
+// sequentially consistent, so either the waiter sees the new v or the
+// publisher sees the waiter and broadcasts under mu.
+type counter struct {
+	v       atomic.Uint64
+	waiters atomic.Int32 // goroutines parked (or about to park) on v
+	mu      sync.Mutex
+	cond    sync.Cond
+}
+
+func (c *counter) init() { c.cond.L = &c.mu }
+
+// publish stores x and wakes parked waiters. With nobody parked it costs one
+// store and one load of a line the caller already owns.
+func (c *counter) publish(x uint64) {
+	c.v.Store(x)
+	if c.waiters.Load() != 0 {
+		c.wake()
+	}
+}
+
+// wake is publish's slow path, kept apart so publish inlines.
+func (c *counter) wake() {
+	c.mu.Lock()
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+// park blocks until v differs from seen and returns the value seen then.
+func (c *counter) park(seen uint64) uint64 {
+	c.waiters.Add(1)
+	c.mu.Lock()
+	v := c.v.Load()
+	for v == seen {
+		c.cond.Wait()
+		v = c.v.Load()
+	}
+	c.mu.Unlock()
+	c.waiters.Add(-1)
+	return v
+}
+
+// paddedCounter keeps each counter's hot fields on lines of their own.
+type paddedCounter struct {
+	counter
+	_ [cacheLine]byte
+}
+
+// spinner bounds a polling loop by time and yields to the Go scheduler now
+// and then, so a spinning goroutine never starves one that waits for a P.
+// The clock is read only every pollsPerClockRead polls, and not at all when
+// the wait ends within the first few polls.
+type spinner struct {
+	budget     time.Duration // < 0: no limit
+	yieldEvery time.Duration
+	polls      int
+	start      time.Time
+	lastYield  time.Time
+}
+
+func newSpinner(budget, yieldEvery time.Duration) spinner {
+	return spinner{budget: budget, yieldEvery: yieldEvery}
+}
+
+// next pauses once and reports whether the spin may go on. It says no when
+// the budget is spent, or at once when spinning cannot pay off right now
+// (runtimeCanSpin: a goroutine waits in this P's run queue, or no other P is
+// running anything); an unbounded spinner yields to the scheduler instead.
+func (s *spinner) next() bool {
+	cpuwork.Pause()
+	s.polls++
+	if s.polls%pollsPerCanSpin != 0 {
+		return true
+	}
+	if !runtimeCanSpin(0) {
+		if s.budget < 0 {
+			runtime.Gosched()
+			return true
+		}
+		return false
+	}
+	if s.polls%pollsPerClockRead != 0 {
+		return true
+	}
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start, s.lastYield = now, now
+		return s.budget != 0
+	}
+	if s.budget >= 0 && now.Sub(s.start) >= s.budget {
+		return false
+	}
+	if now.Sub(s.lastYield) >= s.yieldEvery {
+		runtime.Gosched()
+		s.lastYield = time.Now()
+	}
+	return true
+}
+
+// spinWhile polls c until it differs from seen or the spinner runs out.
+// It returns the last value read and whether it differs from seen.
+func spinWhile(c *counter, seen uint64, s *spinner) (uint64, bool) {
+	if s.budget == 0 {
+		v := c.v.Load()
+		return v, v != seen
+	}
+	for {
+		if v := c.v.Load(); v != seen {
+			return v, true
+		}
+		if !s.next() {
+			return seen, false
+		}
+	}
+}

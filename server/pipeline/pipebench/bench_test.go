@@ -1,0 +1,109 @@
+package pipebench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"weaseldb/internal/procstat"
+	"weaseldb/server/pipeline"
+)
+
+// benchCase runs one case with b.N items in one timed run (ns/op is ns per
+// item) and reports the process's CPU per item.
+func benchCase(b *testing.B, c Case) {
+	r, err := Start(c, Hooks{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	r.Run(min(c.Items, 10_000)) // warm up
+	cpu0, _ := procstat.SelfCPU()
+	b.ResetTimer()
+	r.Run(b.N)
+	b.StopTimer()
+	cpu1, _ := procstat.SelfCPU()
+	b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/item")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "items/s")
+}
+
+// runFamily runs a family's cases as sub-benchmarks named like the binary's
+// cases without the family prefix, e.g. BenchmarkBatch/impl=pipeline/batch=64.
+func runFamily(b *testing.B, family string) {
+	for _, c := range AllCases() {
+		if c.Family != family {
+			continue
+		}
+		b.Run(strings.TrimPrefix(c.Name, family+"/"), func(b *testing.B) { benchCase(b, c) })
+	}
+}
+
+func BenchmarkSingleStage(b *testing.B)  { runFamily(b, FamilySingleStage) }
+func BenchmarkBatch(b *testing.B)        { runFamily(b, FamilyBatch) }
+func BenchmarkBatchSpin(b *testing.B)    { runFamily(b, FamilyBatchSpin) }
+func BenchmarkWaitStrategy(b *testing.B) { runFamily(b, FamilyWaitStrategy) }
+
+// Every case runs and shuts down, for every implementation (no timing).
+func TestEveryCaseRuns(t *testing.T) {
+	for _, c := range AllCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			c.Items = 300
+			res, err := Measure(c, Options{Runs: 2, Warmup: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.NsPerItem <= 0 || res.ItemsPerSec <= 0 || res.NsPerItemMin > res.NsPerItemMax {
+				t.Fatalf("implausible result %+v", res)
+			}
+		})
+	}
+}
+
+func TestCaseNamesAreUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range AllCases() {
+		if seen[c.Name] {
+			t.Fatalf("two cases named %s", c.Name)
+		}
+		seen[c.Name] = true
+	}
+}
+
+func TestSetRatios(t *testing.T) {
+	rs := []Result{
+		{Case: Case{Family: "a"}, ItemsPerSec: 100},
+		{Case: Case{Family: "a"}, ItemsPerSec: 50},
+		{Case: Case{Family: "b"}, ItemsPerSec: 10},
+		{Case: Case{Family: "b"}, ItemsPerSec: 30},
+	}
+	SetRatios(rs)
+	for i, want := range []float64{1, 0.5, 1, 3} {
+		if rs[i].RatioToFirst != want {
+			t.Fatalf("result %d ratio %v, want %v", i, rs[i].RatioToFirst, want)
+		}
+	}
+}
+
+func TestHookErrorStopsStart(t *testing.T) {
+	c := AllCases()[0]
+	_, err := Start(c, Hooks{StageStart: func(int) error { return errTest }})
+	if err == nil || !strings.Contains(err.Error(), "stage 0") {
+		t.Fatalf("got %v, want the hook's error naming stage 0", err)
+	}
+}
+
+type testError string
+
+func (e testError) Error() string { return string(e) }
+
+const errTest = testError("hook failed")
+
+func TestMeasureIdleParks(t *testing.T) {
+	res, err := MeasureIdle(pipeline.WaitIfStageEmpty, 200*time.Millisecond, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CoreFraction > 0.25 {
+		t.Fatalf("idle WaitIfStageEmpty pipeline used %.0f%% of a core", 100*res.CoreFraction)
+	}
+}
