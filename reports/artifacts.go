@@ -31,17 +31,19 @@ const (
 // Manifest describes the run: the machine, the server's config and every
 // command the script ran with its exit status.
 type Manifest struct {
-	Version        int            `json:"version"`
-	StartedAt      string         `json:"started_at"`
-	FinishedAt     string         `json:"finished_at,omitempty"`
-	DurationS      float64        `json:"duration_s"`
-	Quick          bool           `json:"quick"`
-	Machine        Machine        `json:"machine"`
-	Config         ConfigRecord   `json:"config"`
-	Steps          []Step         `json:"steps"`
-	ServerExitCode *int           `json:"server_exit_code,omitempty"`
-	NofileLimit    string         `json:"nofile_limit,omitempty"`
-	Env            map[string]any `json:"env,omitempty"`
+	Version        int          `json:"version"`
+	StartedAt      string       `json:"started_at"`
+	FinishedAt     string       `json:"finished_at,omitempty"`
+	DurationS      float64      `json:"duration_s"`
+	Quick          bool         `json:"quick"`
+	Machine        Machine      `json:"machine"`
+	Config         ConfigRecord `json:"config"`
+	Steps          []Step       `json:"steps"`
+	ServerExitCode *int         `json:"server_exit_code,omitempty"`
+	// ServerGOMAXPROCS is what the server reported at start ("" if it did not).
+	ServerGOMAXPROCS string         `json:"server_gomaxprocs,omitempty"`
+	NofileLimit      string         `json:"nofile_limit,omitempty"`
+	Env              map[string]any `json:"env,omitempty"`
 }
 
 // Machine is what the run was measured on.
@@ -83,6 +85,8 @@ type LoadResult struct {
 	Intervals         []LoadInterval   `json:"intervals"`
 	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 	ClientCPUFraction float64          `json:"client_cpu_fraction"`
+	ClientCPUCores    float64          `json:"client_cpu_cores"` // beyond the contract; 0 when absent
+	Interrupted       bool             `json:"interrupted"`
 	ClientBound       bool             `json:"client_bound"`
 	Config            map[string]any   `json:"config"`
 	Histogram         string           `json:"histogram"`

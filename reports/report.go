@@ -83,7 +83,7 @@ type writer struct {
 
 	// Figures shared between sections.
 	rps, workNs, theoMax, efficiency, loadedCores, cpuPerReq, idleCores *Figure
-	ioThreads, iterations                                               *Figure
+	ioThreads, iterations, machineBusy                                  *Figure
 	hist                                                                histogramStats
 }
 
@@ -158,6 +158,10 @@ func (w *writer) collect() {
 		if r.Load.RequestsPerSec > 0 {
 			w.cpuPerReq = fig(w.book.derive("Server CPU per request", s.CoreFraction*1e9/r.Load.RequestsPerSec, "ns", 0, "server_cpu_loaded.json core_fraction × 1e9 ÷ load.json requests_per_sec"))
 		}
+	}
+	if s := r.ServerLoaded; s != nil && r.Load.ClientCPUCores > 0 {
+		w.machineBusy = fig(w.book.derive("Server and load tester CPU together", s.CoreFraction+r.Load.ClientCPUCores, "cores", 2,
+			"server_cpu_loaded.json core_fraction + load.json client_cpu_cores"))
 	}
 	if s := r.ServerIdle; s != nil {
 		w.idleCores = fig(w.book.add("Server CPU when idle", s.CoreFraction, 100, "% of one core", 2, ServerCPUIdle, "core_fraction"))
@@ -246,8 +250,16 @@ func (w *writer) throughput() error {
 		}
 		w.p("- Errors by kind: %s\n", strings.Join(parts, ", "))
 	}
-	w.p("- Load tester CPU: %s (`client_cpu_fraction` as the load tester reports it); client-bound: **%v**\n",
-		w.book.add("Load tester CPU fraction", r.Load.ClientCPUFraction, 1, "", 2, LoadFile, "client_cpu_fraction").Ref(), r.Load.ClientBound)
+	if r.Load.ClientCPUCores > 0 {
+		w.p("- Load tester CPU: %s on the same machine; client-bound: **%v**\n",
+			w.book.add("Load tester CPU", r.Load.ClientCPUCores, 1, "cores", 2, LoadFile, "client_cpu_cores").Ref(), r.Load.ClientBound)
+	} else {
+		w.p("- Load tester CPU: %s of the machine; client-bound: **%v**\n",
+			w.book.add("Load tester CPU fraction", r.Load.ClientCPUFraction, 100, "%", 1, LoadFile, "client_cpu_fraction").Ref(), r.Load.ClientBound)
+	}
+	if r.Load.Interrupted {
+		w.p("- **The load test was interrupted** before its duration ended\n")
+	}
 	w.p("\n")
 	if err := w.image(ThroughputPNG, "Throughput per interval", func(p string) error { return plotThroughput(p, r.Load) }); err != nil {
 		return err

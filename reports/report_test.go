@@ -225,6 +225,8 @@ func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 		return perRequest
 	case "Throughput relative to the seed":
 		return load.RequestsPerSec / SeedRequestsPerSec * 100
+	case "Server and load tester CPU together":
+		return loaded.CoreFraction + load.ClientCPUCores
 	case "Share of server CPU spent on the configured work":
 		return work.NsPerCallMedian / perRequest * 100
 	}

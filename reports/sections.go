@@ -160,6 +160,15 @@ func (w *writer) healthCheck() error {
 		}
 		w.p("\n")
 	}
+	if cores := float64(w.run.Manifest.Machine.Cores); w.machineBusy != nil && w.efficiency != nil && cores > 0 {
+		if w.machineBusy.Value >= 0.85*cores {
+			w.p("- **What bounds throughput here**: the server and the load tester together kept %s busy out of %d cores, while the resolve thread spent %s of its time on the configured work: the shared cores, not the resolve stage, set the pace\n",
+				ref(w.machineBusy), int(cores), ref(w.efficiency))
+		} else {
+			w.p("- **What bounds throughput here**: the server and the load tester together used %s of %d cores, so CPU was left over; the limit is elsewhere (a serial stage, the closed loop of the load tester's connections, or scheduling)\n",
+				ref(w.machineBusy), int(cores))
+		}
+	}
 	w.p("- **Pipeline stages**: Sequence (versions, request-id dedupe) → Resolve (CPU work) → Persist (response) → Release (send)\n")
 	w.p("- **CPU usage when idle**: %s\n\n", ref(w.idleCores))
 	return nil
@@ -264,7 +273,11 @@ func (w *writer) seedComparison() error {
 	w.p("| load duration | 30 s | %d s requested |\n", int(m.DurationS))
 	w.p("| cores | not stated (a larger machine) | %d |\n\n", m.Machine.Cores)
 	w.p("Why the numbers differ:\n\n")
-	w.p("1. **Cores.** This machine has %d cores for %d server threads and %d load-tester threads. The seed's %d I/O threads assume a core each; here they time-share, and the load tester takes CPU from the same cores.\n", m.Machine.Cores, t.io+t.pipeline, t.network+t.connect, SeedIOThreads)
+	w.p("1. **Cores.** This machine has %d cores for %d server threads and %d load-tester threads. The seed's %d I/O threads assume a core each; here they time-share, and the load tester takes CPU from the same cores.", m.Machine.Cores, t.io+t.pipeline, t.network+t.connect, SeedIOThreads)
+	if w.machineBusy != nil {
+		w.p(" During the load the server and the load tester together used %s of the %d cores.", ref(w.machineBusy), m.Machine.Cores)
+	}
+	w.p("\n")
 	if w.run.Load.ClientBound {
 		w.p("2. **The client was the bottleneck**: the load tester flagged itself client-bound, so this throughput is a lower bound of the server's capacity.\n")
 	} else {
@@ -284,8 +297,15 @@ func (w *writer) testConfiguration() error {
 	m := w.run.Manifest
 	w.p("## Test Configuration\n\n")
 	w.p("Machine (`%s` machine):\n\n| | |\n|---|---|\n", ManifestFile)
-	w.p("| CPU | %s |\n| cores | %d |\n| kernel | %s |\n| Go | %s |\n| GOMAXPROCS | %d |\n| OS/arch | %s/%s |\n", orNA(m.Machine.CPUModel), m.Machine.Cores,
-		orNA(m.Machine.Kernel), orNA(m.Machine.GoVersion), m.Machine.GOMAXPROCS, orNA(m.Machine.OS), orNA(m.Machine.Arch))
+	w.p("| CPU | %s |\n| cores | %d |\n| kernel | %s |\n| Go | %s |\n| GOMAXPROCS (default here) | %d |\n", orNA(m.Machine.CPUModel), m.Machine.Cores,
+		orNA(m.Machine.Kernel), orNA(m.Machine.GoVersion), m.Machine.GOMAXPROCS)
+	if m.ServerGOMAXPROCS != "" {
+		w.p("| GOMAXPROCS (the server's, from its log) | %s |\n", m.ServerGOMAXPROCS)
+	}
+	if g, ok := w.run.Load.Config["gomaxprocs"].(float64); ok {
+		w.p("| GOMAXPROCS (the load tester's) | %d |\n", int(g))
+	}
+	w.p("| OS/arch | %s/%s |\n", orNA(m.Machine.OS), orNA(m.Machine.Arch))
 	if m.NofileLimit != "" {
 		w.p("| open files limit | %s |\n", m.NofileLimit)
 	}

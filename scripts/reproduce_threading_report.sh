@@ -265,7 +265,10 @@ PIPELINE_ARGS=(--json "$RUN_DIR/bench_pipeline.json")
 ((QUICK == 1)) && PIPELINE_ARGS=(--quick "${PIPELINE_ARGS[@]}")
 step bench_pipeline timeout --kill-after=10 300 "$BIN/bench_pipeline" "${PIPELINE_ARGS[@]}"
 
+# The server may set its own GOMAXPROCS; it says so in its log.
+SERVER_PROCS=$(sed -n 's/^weaseldb: GOMAXPROCS=\([0-9]*\).*/\1/p' "$RUN_DIR/server.log" | head -n 1)
 MANIFEST_ARGS=(--run "$RUN_DIR" --config "$SERVER_CONFIG" --config-source "$CONFIG"
+    --server-gomaxprocs "$SERVER_PROCS"
     --steps "$STEPS" --duration "$DURATION" --server-exit "$SERVER_EXIT"
     --nofile "$NOFILE_NOW" --started "$STARTED")
 ((QUICK == 1)) && MANIFEST_ARGS+=(--quick)

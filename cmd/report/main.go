@@ -23,7 +23,8 @@ const usage = `usage:
   report --run DIR --out reports/threading_performance_report.md [--images img]
   report cpu-sample --pid PID --seconds S [--delay S] [--phase NAME] --json FILE
   report manifest --run DIR --config FILE --steps FILE [--duration S] [--quick]
-                  [--server-exit N] [--nofile LIMIT] [--started RFC3339] [--out FILE]
+                  [--server-exit N] [--nofile LIMIT] [--server-gomaxprocs N]
+                  [--started RFC3339] [--out FILE]
   report config --in FILE --out FILE [--tcp-address ADDR] [--tcp-port N]
 `
 
@@ -125,6 +126,7 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "bench_pipeline ran with --quick")
 	serverExit := fs.Int("server-exit", -1, "the server's exit status after SIGTERM (-1: unknown)")
 	nofile := fs.String("nofile", "", "the open-files limit the run had")
+	serverProcs := fs.String("server-gomaxprocs", "", "GOMAXPROCS the server reported at start")
 	started := fs.String("started", "", "when the run started (RFC 3339)")
 	out := fs.String("out", "", "manifest to write (default RUN/manifest.json)")
 	if err := fs.Parse(args); err != nil {
@@ -144,7 +146,8 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := reports.Manifest{Version: 1, StartedAt: *started, FinishedAt: time.Now().UTC().Format(time.RFC3339),
-		DurationS: *duration, Quick: *quick, Machine: reports.DescribeMachine(), Config: cfg, Steps: steps, NofileLimit: *nofile}
+		DurationS: *duration, Quick: *quick, Machine: reports.DescribeMachine(), Config: cfg, Steps: steps, NofileLimit: *nofile,
+		ServerGOMAXPROCS: *serverProcs}
 	if *serverExit >= 0 {
 		m.ServerExitCode = serverExit
 	}

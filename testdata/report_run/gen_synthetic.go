@@ -63,9 +63,9 @@ func main() {
 		"latency_ns": map[string]any{"p50": total.ValueAtQuantile(50), "p90": total.ValueAtQuantile(90),
 			"p99": total.ValueAtQuantile(99), "p999": total.ValueAtQuantile(99.9), "max": total.Max()},
 		"intervals": intervals, "errors_by_kind": map[string]int64{},
-		"client_cpu_fraction": 0.41, "client_bound": false,
+		"client_cpu_fraction": 0.31, "client_cpu_cores": 0.62, "client_bound": false, "interrupted": false,
 		"config": map[string]any{"unix_socket": "weaseldb.sock", "concurrency": 2000, "requests_per_conn": 500,
-			"connect_threads": 2, "network_threads": 10, "duration_s": seconds, "stats_interval_s": 1, "path": "/ok", "method": "GET"},
+			"connect_threads": 2, "network_threads": 10, "gomaxprocs": 12, "duration_s": seconds, "stats_interval_s": 1, "path": "/ok", "method": "GET"},
 		"histogram": string(enc),
 	}
 	write(dir, "load.json", load)
@@ -107,7 +107,7 @@ func main() {
 			{"name": "server", "command": "build/weaseldb --config testdata/test_benchmark_config.toml", "exit_code": 0, "wall_s": 29.5},
 			{"name": "load", "command": "build/load_tester --unix-socket weaseldb.sock --concurrency 2000 --requests-per-conn 500 --connect-threads 2 --network-threads 10 --duration 20 --stats-interval 1 --json RUN/load.json --hdr-log RUN/load.hlog", "exit_code": 0, "wall_s": 20.6},
 			{"name": "bench_pipeline", "command": "build/bench_pipeline --quick --json RUN/bench_pipeline.json", "exit_code": 0, "wall_s": 11.8}},
-		"server_exit_code": 0, "nofile_limit": "65536"})
+		"server_exit_code": 0, "nofile_limit": "65536", "server_gomaxprocs": "10"})
 }
 
 func write(dir, name string, v any) {
