@@ -115,6 +115,7 @@ func (w *writer) architecture() error {
 	t := w.threads()
 	cores := w.run.Manifest.Machine.Cores
 	w.p("### Threading Architecture\n\n")
+	w.p("The server's design (shared/DESIGN.md), with this run's thread counts from its config:\n\n")
 	w.p("```\n")
 	w.p("I/O loops (%d, one epoll instance each; every listener in every loop, EPOLLEXCLUSIVE)\n", t.io)
 	w.p("  -> one batch push per read batch\n")

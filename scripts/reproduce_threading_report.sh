@@ -24,13 +24,22 @@
 #   TCP_ADDRESS [127.0.0.1]   the config's TCP interface is rebound here (the load uses the unix socket)
 #   TCP_PORT [0: keep the config's]
 #   NOFILE [65536]            descriptor limit to ask for (best effort)
-#   BUILD_DIR [build]  RUN_DIR [BUILD_DIR/report_runs/<UTC time>]
+#   BUILD_DIR [build]  RUN_DIR [reports/runs/<UTC time>, git-ignored]
 #   REPORT_OUT [reports/threading_performance_report.md]
 #   SKIP_BUILD [0]            1: use the binaries already in BUILD_DIR
 #
 # Exits non-zero if any step failed; the report is still written when the load
 # test produced its result, and it names the failed steps.
 set -uo pipefail
+
+if (($# > 0)); then
+    if [[ $1 == -h || $1 == --help ]]; then
+        sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+        exit 0
+    fi
+    echo "reproduce_threading_report: takes no arguments (knobs are environment variables; see --help)" >&2
+    exit 2
+fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -51,7 +60,7 @@ TCP_ADDRESS=${TCP_ADDRESS:-127.0.0.1}
 TCP_PORT=${TCP_PORT:-0}
 NOFILE=${NOFILE:-65536}
 BUILD_DIR=${BUILD_DIR:-build}
-RUN_DIR=${RUN_DIR:-$BUILD_DIR/report_runs/$(date -u +%Y%m%dT%H%M%SZ)}
+RUN_DIR=${RUN_DIR:-reports/runs/$(date -u +%Y%m%dT%H%M%SZ)}
 REPORT_OUT=${REPORT_OUT:-reports/threading_performance_report.md}
 SKIP_BUILD=${SKIP_BUILD:-0}
 
