@@ -83,7 +83,7 @@ type writer struct {
 
 	// Figures shared between sections.
 	rps, workNs, theoMax, efficiency, loadedCores, cpuPerReq, idleCores *Figure
-	ioThreads, iterations, machineBusy                                  *Figure
+	ioThreads, iterations, machineBusy, targetIters                     *Figure
 	hist                                                                histogramStats
 }
 
@@ -138,13 +138,14 @@ func (w *writer) collect() {
 		}
 	}
 	if cw := r.CPUWork; cw != nil {
+		cost, field := cw.Cost()
 		if iters == 0 || int(iters) == cw.Iterations {
-			w.workNs = fig(w.book.add(fmt.Sprintf("CPU work per /ok request (%d iterations, median)", cw.Iterations), cw.NsPerCallMedian, 1, "ns", 0, CPUWorkFile, "ns_per_call_median"))
+			w.workNs = fig(w.book.add(fmt.Sprintf("CPU work per /ok request (%d iterations, median)", cw.Iterations), cost, 1, "ns", 0, CPUWorkFile, field))
 		} else if cw.Iterations > 0 {
 			// The server spins a different count than was timed: scale, since the cost is linear.
-			scaled := cw.NsPerCallMedian / float64(cw.Iterations) * iters
+			scaled := cost / float64(cw.Iterations) * iters
 			w.workNs = fig(w.book.derive("CPU work per /ok request (scaled to ok_resolve_iterations)", scaled, "ns", 0,
-				"cpu_work.json ns_per_call_median ÷ iterations × ok_resolve_iterations"))
+				"cpu_work.json "+field+" ÷ iterations × ok_resolve_iterations"))
 		}
 	}
 	if r.Load.RequestsPerSec > 0 {

@@ -216,11 +216,15 @@ func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 	readArtifact(t, dir, CPUWorkFile, &work)
 	readArtifact(t, dir, ServerCPULoaded, &loaded)
 	perRequest := loaded.CoreFraction * 1e9 / load.RequestsPerSec
+	workNs := work.NsPerCallMedian
+	if work.CPUNsPerCallMedian > 0 {
+		workNs = work.CPUNsPerCallMedian
+	}
 	switch row.name {
 	case "Theoretical maximum CPU time per request":
 		return 1e9 / load.RequestsPerSec
 	case "CPU work efficiency":
-		return work.NsPerCallMedian * load.RequestsPerSec / 1e9 * 100
+		return workNs * load.RequestsPerSec / 1e9 * 100
 	case "Server CPU per request":
 		return perRequest
 	case "Throughput relative to the seed":
@@ -228,7 +232,7 @@ func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 	case "Server and load tester CPU together":
 		return loaded.CoreFraction + load.ClientCPUCores
 	case "Share of server CPU spent on the configured work":
-		return work.NsPerCallMedian / perRequest * 100
+		return workNs / perRequest * 100
 	}
 	t.Fatalf("derived row %d %q has no independent check", row.id, row.name)
 	return 0

@@ -138,7 +138,12 @@ func (w *writer) healthCheck() error {
 	w.p("- **Throughput**: %s\n", ref(w.rps))
 	w.p("- **Configurable CPU work**: %s", ref(w.workNs))
 	if w.iterations != nil {
-		w.p(" (%s, timed by `bench_cpu_work`)", ref(w.iterations))
+		w.p(" (%s, timed by `bench_cpu_work`", ref(w.iterations))
+		if cw := w.run.CPUWork; cw != nil && cw.CPUNsPerCallMedian > 0 {
+			w.p("; median CPU time per call, which preemption on a busy machine does not inflate; the median wall time was %s",
+				w.book.add("Wall time per call of the CPU work", cw.NsPerCallMedian, 1, "ns", 0, CPUWorkFile, "ns_per_call_median").Ref())
+		}
+		w.p(")")
 	}
 	w.p("\n")
 	if t := w.run.CPUWorkTarget; t != nil {
@@ -146,9 +151,11 @@ func (w *writer) healthCheck() error {
 		if target == 0 {
 			target = SeedWorkNs
 		}
+		cost, field := t.Cost()
+		w.targetIters = fig(w.book.add("Iterations costing the target", float64(t.Iterations), 1, "iterations", 0, CPUWorkTargetFile, "iterations"))
 		w.p("- **Calibration**: %s cost %s here (the seed's %d ns took %d iterations)\n",
-			w.book.add("Iterations costing the target", float64(t.Iterations), 1, "iterations", 0, CPUWorkTargetFile, "iterations").Ref(),
-			w.book.add("Cost of the calibrated iterations", t.NsPerCallMedian, 1, "ns", 0, CPUWorkTargetFile, "ns_per_call_median").Ref(),
+			w.targetIters.Ref(),
+			w.book.add("Cost of the calibrated iterations", cost, 1, "ns", 0, CPUWorkTargetFile, field).Ref(),
 			int(target), SeedWorkIterations)
 	}
 	w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request)\n", ref(w.theoMax))
@@ -285,8 +292,8 @@ func (w *writer) seedComparison() error {
 		w.p("2. **The client shares the machine.** The load tester did not flag itself client-bound, but its CPU comes from the same cores as the server's.\n")
 	}
 	w.p("3. **Calibration.** The seed's 740 ns was 4000 iterations on its CPU; here 4000 iterations cost %s", ref(w.workNs))
-	if t := w.run.CPUWorkTarget; t != nil {
-		w.p(" and 740 ns is %d iterations", t.Iterations)
+	if w.targetIters != nil {
+		w.p(" and 740 ns is %s", ref(w.targetIters))
 	}
 	w.p(". Efficiency uses the cost measured here.\n")
 	w.p("4. **Implementation.** This is the Go server (epoll loops through golang.org/x/sys, a generic ring pipeline); the seed is C++. This run does not isolate that factor.\n")
