@@ -92,6 +92,25 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+func TestMeasureInterleaved(t *testing.T) {
+	st, err := MeasureInterleaved([]int{20_000, 80_000}, 5, 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 2 || st[0].Iterations != 20_000 || st[1].Iterations != 80_000 {
+		t.Fatalf("bad stats %+v", st)
+	}
+	if ratio := st[1].MinNs / st[0].MinNs; ratio < 2 || ratio > 8 {
+		t.Fatalf("80k/20k iterations cost ratio %.2f, want about 4", ratio)
+	}
+	if st[0].WallMinNs <= 0 {
+		t.Fatalf("no CPU time measured: %+v", st[0])
+	}
+	if _, err := MeasureInterleaved([]int{-1}, 1, time.Millisecond); err == nil {
+		t.Fatal("negative iterations accepted")
+	}
+}
+
 func TestIterationsForScalesWithTarget(t *testing.T) {
 	small, _, err := IterationsFor(20*time.Microsecond, 3, 2*time.Millisecond)
 	if err != nil {

@@ -1,0 +1,181 @@
+// Command bench_cpu_work validates and calibrates the spin work
+// (cpuwork.SpendCPUCycles): it prints ns per call for given iteration counts,
+// or finds the iteration count that costs a target time on this machine.
+//
+//	bench_cpu_work 4000
+//	bench_cpu_work 4000 8000            # interleaved, with the ratio to the first
+//	bench_cpu_work --target 740ns --json cal.json
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"weaseldb/server/cpuwork"
+)
+
+// result is one iteration count's figures; the first four fields are the
+// contract's JSON (docs/CONTRACTS.md).
+type result struct {
+	Iterations       int     `json:"iterations"`
+	NsPerCallMedian  float64 `json:"ns_per_call_median"`
+	NsPerCallMin     float64 `json:"ns_per_call_min"`
+	NsPerCallMax     float64 `json:"ns_per_call_max"`
+	Runs             int     `json:"runs"`
+	CallsPerRun      int     `json:"calls_per_run"`
+	WallNsMedian     float64 `json:"wall_ns_per_call_median"`
+	WallNsMin        float64 `json:"wall_ns_per_call_min"`
+	NsPerIteration   float64 `json:"ns_per_iteration"`
+	RatioToFirst     float64 `json:"ratio_to_first,omitempty"`
+	RatioMinToFirst  float64 `json:"ratio_min_to_first,omitempty"`
+	TargetNs         float64 `json:"target_ns,omitempty"`
+	TargetIterations int     `json:"target_iterations,omitempty"`
+}
+
+// output is the JSON file: the first (or calibrated) count's figures at the
+// top level, and every count's under "results".
+type output struct {
+	result
+	Results []result `json:"results"`
+}
+
+type options struct {
+	iterations []int
+	target     time.Duration
+	runs       int
+	runTime    time.Duration
+	jsonPath   string
+}
+
+func main() {
+	opts, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench_cpu_work:", err)
+		os.Exit(2)
+	}
+	if err := run(opts, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench_cpu_work:", err)
+		os.Exit(1)
+	}
+}
+
+// parseArgs accepts flags before, between and after the iteration counts.
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench_cpu_work", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.target, "target", 0, "find the iteration count whose call costs this long (e.g. 740ns)")
+	fs.IntVar(&o.runs, "runs", 31, "timed runs per iteration count (median, min, max are over these)")
+	fs.DurationVar(&o.runTime, "run-time", 3*time.Millisecond, "length of one timed run")
+	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to this file")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: bench_cpu_work [flags] ITERATIONS [ITERATIONS...]\n       bench_cpu_work [flags] --target 740ns\n\n")
+		fmt.Fprintf(stderr, "Prints ns per cpuwork.SpendCPUCycles(ITERATIONS) call: median, min and max over\nrepeated runs (several counts run interleaved), or calibrates --target.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		n, err := strconv.Atoi(fs.Arg(0))
+		if err != nil || n < 0 {
+			return o, fmt.Errorf("iterations %q: want a whole number >= 0", fs.Arg(0))
+		}
+		o.iterations = append(o.iterations, n)
+		args = fs.Args()[1:]
+	}
+	switch {
+	case len(o.iterations) == 0 && o.target == 0:
+		fs.Usage()
+		return o, errors.New("give ITERATIONS or --target")
+	case o.target < 0:
+		return o, fmt.Errorf("--target %v: want > 0", o.target)
+	case o.runs < 1:
+		return o, fmt.Errorf("--runs %d: want >= 1", o.runs)
+	case o.runTime <= 0:
+		return o, fmt.Errorf("--run-time %v: want > 0", o.runTime)
+	}
+	return o, nil
+}
+
+func run(o options, stdout io.Writer) error {
+	var results []result
+	var top result
+	if o.target > 0 {
+		n, st, err := cpuwork.IterationsFor(o.target, o.runs, o.runTime)
+		if err != nil {
+			return err
+		}
+		top = toResult(st)
+		top.TargetNs = float64(o.target.Nanoseconds())
+		top.TargetIterations = n
+		fmt.Fprintf(stdout, "target %v: %d iterations (measured %.1f CPU ns per call, median of %d runs)\n",
+			o.target, n, st.MedianNs, st.Runs)
+		results = append(results, top)
+	}
+	if len(o.iterations) > 0 {
+		stats, err := cpuwork.MeasureInterleaved(o.iterations, o.runs, o.runTime)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%12s %14s %10s %10s %10s %16s %16s\n", "iterations", "ns/call(med)", "min", "max", "ns/iter", "wall-ns(med,min)", "ratio(med,min)")
+		for i, st := range stats {
+			r := toResult(st)
+			if i > 0 && stats[0].MedianNs > 0 && stats[0].MinNs > 0 {
+				r.RatioToFirst = st.MedianNs / stats[0].MedianNs
+				r.RatioMinToFirst = st.MinNs / stats[0].MinNs
+			}
+			ratio := "-"
+			if i > 0 {
+				ratio = fmt.Sprintf("%.3f,%.3f", r.RatioToFirst, r.RatioMinToFirst)
+			}
+			fmt.Fprintf(stdout, "%12d %14.1f %10.1f %10.1f %10.4f %16s %16s\n",
+				r.Iterations, r.NsPerCallMedian, r.NsPerCallMin, r.NsPerCallMax, r.NsPerIteration,
+				fmt.Sprintf("%.0f,%.0f", r.WallNsMedian, r.WallNsMin), ratio)
+			results = append(results, r)
+		}
+		fmt.Fprintf(stdout, "(ns/call: the thread's CPU time per call, %d runs of about %v per count, interleaved;\n wall-ns also counts time the thread sat preempted; ratio = this count's median and min over the first count's)\n", o.runs, o.runTime)
+		if o.target == 0 {
+			top = results[0]
+		}
+	}
+	if o.jsonPath != "" {
+		data, err := json.MarshalIndent(output{result: top, Results: results}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode JSON: %w", err)
+		}
+		if err := os.WriteFile(o.jsonPath, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write JSON: %w", err)
+		}
+	}
+	return nil
+}
+
+func toResult(st cpuwork.Stats) result {
+	r := result{
+		Iterations:      st.Iterations,
+		NsPerCallMedian: st.MedianNs,
+		NsPerCallMin:    st.MinNs,
+		NsPerCallMax:    st.MaxNs,
+		Runs:            st.Runs,
+		CallsPerRun:     st.CallsPerRun,
+		WallNsMedian:    st.WallMedianNs,
+		WallNsMin:       st.WallMinNs,
+	}
+	if st.Iterations > 0 {
+		r.NsPerIteration = st.MedianNs / float64(st.Iterations)
+	}
+	return r
+}
