@@ -1,0 +1,119 @@
+// Command gate is the CI regression gate on requests/sec. It compares two
+// server builds in one interleaved run (A/B mode) or one build with a
+// recorded baseline, and exits 0 (pass), 1 (regression) or 2 (could not
+// judge), with a one-line reason. See docs/gate.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"weaseldb/gate"
+)
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o := gate.DefaultOptions()
+	o.B = besideMe("weaseldb", o.B)
+	o.LoadTester = besideMe("load_tester", o.LoadTester)
+	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gate [flags]
+  A/B:       gate --a OLD_BINARY [--b NEW_BINARY]   or   gate --a-ref GIT_REF [--b NEW_BINARY]
+  baseline:  gate [--b BINARY] [--baseline FILE]    (write one with --update-baseline)
+Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
+`)
+		fs.PrintDefaults()
+	}
+	var loadArgs stringList
+	var jsonPath string
+	var quiet bool
+	fs.StringVar(&o.A, "a", "", "server binary A, the reference (A/B mode)")
+	fs.StringVar(&o.ARef, "a-ref", "", "build A from this git ref in a temporary worktree (A/B mode)")
+	fs.StringVar(&o.B, "b", o.B, "server binary B, the candidate")
+	fs.StringVar(&o.RefPackage, "ref-package", o.RefPackage, "package built at --a-ref")
+	fs.StringVar(&o.Config, "config", "", "server config for both sides (interfaces are replaced); default: built in")
+	fs.StringVar(&o.AConfig, "a-config", "", "config for A only (experiments)")
+	fs.StringVar(&o.BConfig, "b-config", "", "config for B only (experiments, e.g. a deliberately slowed B)")
+	fs.StringVar(&o.LoadTester, "load-tester", o.LoadTester, "load_tester binary")
+	fs.StringVar(&o.Network, "network", o.Network, "unix or tcp")
+	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "measured runs per side (interleaved A B, B A, ...)")
+	fs.DurationVar(&o.Duration, "duration", o.Duration, "measured time of one run")
+	fs.DurationVar(&o.Warmup, "warmup", o.Warmup, "load_tester --warmup of each run (excluded)")
+	fs.DurationVar(&o.WarmupRun, "warmup-run", o.WarmupRun, "one discarded run per server after it starts")
+	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "load_tester connections")
+	fs.IntVar(&o.Threads, "threads", o.Threads, "load_tester network threads")
+	fs.StringVar(&o.Path, "path", o.Path, "request path")
+	fs.Var(&loadArgs, "load-arg", "extra load_tester flag (repeatable), e.g. --load-arg=--pipeline --load-arg=16")
+	fs.StringVar(&o.ReadyLine, "ready-line", o.ReadyLine, "stdout line that says the server accepts")
+	fs.DurationVar(&o.StartTimeout, "start-timeout", o.StartTimeout, "wait this long for the ready line")
+	fs.Float64Var(&o.Tolerance, "tolerance", o.Tolerance, "fraction of req/s B may lose (0.10 = 10%)")
+	fs.Float64Var(&o.Level, "level", o.Level, "confidence level of the bootstrap interval")
+	fs.IntVar(&o.Resamples, "resamples", o.Resamples, "bootstrap resamples")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "bootstrap RNG seed (same samples + seed = same verdict)")
+	fs.BoolVar(&o.NoiseOK, "noise-ok", false, "exit 0 instead of 2 when the only problem is noise or a client-bound load tester (CI smoke runs)")
+	fs.BoolVar(&o.AllowClientBound, "allow-client-bound", false, "judge even when the load tester was the bottleneck")
+	fs.StringVar(&o.BaselineFile, "baseline", o.BaselineFile, "baseline file (baseline mode)")
+	fs.BoolVar(&o.UpdateBaseline, "update-baseline", false, "measure --b and write the baseline file")
+	fs.BoolVar(&o.AllowOtherMachine, "allow-other-machine", false, "compare with a baseline recorded on another machine")
+	fs.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
+	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "gate: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	o.LoadArgs = loadArgs
+	o.Command = "gate " + strings.Join(args, " ")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var progress io.Writer = stderr
+	if quiet {
+		progress = nil
+	}
+	r := gate.Run(ctx, o, progress)
+	gate.WriteTable(stdout, r)
+	if jsonPath != "" {
+		if err := gate.WriteJSON(jsonPath, r); err != nil {
+			fmt.Fprintf(stderr, "gate: %v\n", err)
+			return 2
+		}
+	}
+	return r.ExitCode
+}
+
+// besideMe prefers a binary next to the gate's own executable (build/), so
+// `build/gate` works from any directory; otherwise the default path.
+func besideMe(name, fallback string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return fallback
+	}
+	p := filepath.Join(filepath.Dir(exe), name)
+	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		return p
+	}
+	return fallback
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFlags(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		exit   int
+		output string
+	}{
+		{"help", []string{"--help"}, 0, "usage: gate"},
+		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined"},
+		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
+		{"a and a-ref", []string{"--a", "x", "--a-ref", "HEAD"}, 2, "not both"},
+		{"too few rounds", []string{"--a", "x", "--rounds", "2"}, 2, "at least 3"},
+		{"missing load tester", []string{"--a", "x", "--load-tester", "/nonexistent/lt"}, 2, "load tester /nonexistent/lt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			exit := run(tt.args, &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if exit != tt.exit || !strings.Contains(out, tt.output) {
+				t.Errorf("exit %d (want %d), output %q (want %q)", exit, tt.exit, out, tt.output)
+			}
+		})
+	}
+}
+
+func TestJSONOnFailure(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "gate.json")
+	var stdout, stderr strings.Builder
+	exit := run([]string{"--a", "x", "--load-tester", "/nonexistent/lt", "--json", p, "--quiet"}, &stdout, &stderr)
+	if exit != 2 {
+		t.Fatalf("exit %d, want 2", exit)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		ExitCode int `json:"exit_code"`
+		Decision struct {
+			Verdict string `json:"verdict"`
+		} `json:"decision"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil || r.ExitCode != 2 || r.Decision.Verdict != "could not judge" {
+		t.Errorf("JSON %s: %+v, %v", data, r, err)
+	}
+	if !strings.Contains(stdout.String(), "verdict: COULD NOT JUDGE (exit 2)") {
+		t.Errorf("table lacks the verdict line: %s", stdout.String())
+	}
+}

@@ -1,0 +1,124 @@
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+)
+
+// BaselineVersion is the schema version of testdata/baseline.json.
+const BaselineVersion = 1
+
+// Settings are what a measurement depends on besides the server binary:
+// a baseline only compares with a run made with the same settings.
+type Settings struct {
+	Network      string   `json:"network"`
+	DurationS    float64  `json:"duration_s"`
+	WarmupS      float64  `json:"warmup_s"`
+	Concurrency  int      `json:"concurrency"`
+	Threads      int      `json:"network_threads"`
+	Path         string   `json:"path"`
+	LoadArgs     []string `json:"load_args,omitempty"`
+	ConfigSHA256 string   `json:"config_sha256"`
+}
+
+// Differences lists the settings in which s and now differ.
+func (s Settings) Differences(now Settings) []string {
+	var d []string
+	add := func(name string, was, is any) {
+		d = append(d, fmt.Sprintf("%s %v, now %v", name, was, is))
+	}
+	if s.Network != now.Network {
+		add("network", s.Network, now.Network)
+	}
+	if s.DurationS != now.DurationS {
+		add("duration_s", s.DurationS, now.DurationS)
+	}
+	if s.WarmupS != now.WarmupS {
+		add("warmup_s", s.WarmupS, now.WarmupS)
+	}
+	if s.Concurrency != now.Concurrency {
+		add("concurrency", s.Concurrency, now.Concurrency)
+	}
+	if s.Threads != now.Threads {
+		add("network_threads", s.Threads, now.Threads)
+	}
+	if s.Path != now.Path {
+		add("path", s.Path, now.Path)
+	}
+	if !slices.Equal(s.LoadArgs, now.LoadArgs) {
+		add("load_args", s.LoadArgs, now.LoadArgs)
+	}
+	if s.ConfigSHA256 != now.ConfigSHA256 {
+		add("config sha256", short(s.ConfigSHA256), short(now.ConfigSHA256))
+	}
+	return d
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// Baseline is a recorded measurement to compare later runs with.
+type Baseline struct {
+	Version    int       `json:"version"`
+	Created    time.Time `json:"created"`
+	Command    string    `json:"command"`
+	Binary     string    `json:"binary"`
+	Machine    Machine   `json:"machine"`
+	Settings   Settings  `json:"settings"`
+	SamplesRPS []float64 `json:"samples_rps"`
+	MedianRPS  float64   `json:"median_rps"`
+	Spread     float64   `json:"spread"` // median absolute deviation / median
+}
+
+// ReadBaseline loads and checks a baseline file.
+func ReadBaseline(path string) (Baseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("reading baseline: %w", err)
+	}
+	var b Baseline
+	if err := json.Unmarshal(data, &b); err != nil {
+		return Baseline{}, fmt.Errorf("baseline %s: %w", path, err)
+	}
+	if b.Version != BaselineVersion {
+		return Baseline{}, fmt.Errorf("baseline %s: version %d, want %d (rewrite it with --update-baseline)", path, b.Version, BaselineVersion)
+	}
+	if len(b.SamplesRPS) == 0 {
+		return Baseline{}, errors.New("baseline " + path + ": no samples (rewrite it with --update-baseline)")
+	}
+	for _, s := range b.SamplesRPS {
+		if !(s > 0) {
+			return Baseline{}, fmt.Errorf("baseline %s: sample %v is not a positive req/s", path, s)
+		}
+	}
+	return b, nil
+}
+
+// WriteBaseline writes b atomically (temp file and rename), so a gate
+// interrupted mid-write never leaves half a baseline.
+func WriteBaseline(path string, b Baseline) error {
+	b.Version = BaselineVersion
+	b.MedianRPS = Median(b.SamplesRPS)
+	b.Spread = RelativeSpread(b.SamplesRPS)
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding baseline: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	return nil
+}

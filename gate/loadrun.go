@@ -1,0 +1,111 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LoadResult is the part of load_tester's --json output the gate reads
+// (docs/CONTRACTS.md); unknown fields are ignored.
+type LoadResult struct {
+	Version           int     `json:"version"`
+	Requests          int64   `json:"requests"`
+	Errors            int64   `json:"errors"`
+	DurationS         float64 `json:"duration_s"`
+	RequestsPerSec    float64 `json:"requests_per_sec"`
+	ClientCPUFraction float64 `json:"client_cpu_fraction"`
+	ClientBound       bool    `json:"client_bound"`
+	ClientBoundReason string  `json:"client_bound_reason"`
+	LatencyNs         struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+	} `json:"latency_ns"`
+}
+
+// LoadSpec is one load_tester invocation.
+type LoadSpec struct {
+	Binary      string
+	Target      Target
+	Duration    time.Duration
+	Warmup      time.Duration
+	Concurrency int
+	Threads     int
+	Path        string
+	Extra       []string // more flags, passed as given
+	JSONPath    string
+}
+
+// Args is the load_tester command line (without the binary).
+func (l LoadSpec) Args() []string {
+	args := append([]string{}, l.Target.LoadArgs()...)
+	args = append(args,
+		"--duration", seconds(l.Duration),
+		"--warmup", seconds(l.Warmup),
+		"--concurrency", strconv.Itoa(l.Concurrency),
+		"--network-threads", strconv.Itoa(l.Threads),
+		"--path", l.Path,
+		"--quiet",
+		"--json", l.JSONPath,
+	)
+	return append(args, l.Extra...)
+}
+
+// seconds formats a duration as load_tester's seconds argument ("1.5s").
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+// RunLoad runs load_tester once and returns its result. A non-zero exit or
+// an unreadable result is an error whose text is one line (load_tester's
+// last line of output).
+func RunLoad(ctx context.Context, l LoadSpec) (LoadResult, error) {
+	_ = os.Remove(l.JSONPath)
+	// Generous: start-up, connect timeout and the JSON write on a loaded machine.
+	limit := l.Warmup + l.Duration + 30*time.Second
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, l.Binary, l.Args()...)
+	out := newTailBuffer(10)
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return LoadResult{}, fmt.Errorf("load_tester did not finish within %v", limit)
+	}
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("load_tester: %v%s", err, out.lastLine())
+	}
+	data, err := os.ReadFile(l.JSONPath)
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("load_tester wrote no result: %w", err)
+	}
+	var r LoadResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return LoadResult{}, fmt.Errorf("reading %s: %w", filepath.Base(l.JSONPath), err)
+	}
+	if r.RequestsPerSec <= 0 && r.Errors == 0 {
+		return r, errors.New("load_tester measured no requests")
+	}
+	return r, nil
+}
+
+// commandLine renders a command for the record, quoting what needs it.
+func commandLine(bin string, args []string) string {
+	parts := []string{bin}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\"'$\\") {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,120 @@
+package gate
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+)
+
+//go:embed default_config.toml
+var defaultConfig []byte
+
+// DefaultConfig is the server config used when --config is not given.
+func DefaultConfig() []byte { return append([]byte(nil), defaultConfig...) }
+
+// Options configure one gate run. The zero value is not useful: start from
+// DefaultOptions.
+type Options struct {
+	// A/B mode when A or ARef is set; baseline mode otherwise.
+	A    string // server binary A (the reference)
+	ARef string // or: build A from this git ref in a temporary worktree
+	B    string // server binary B (the candidate)
+
+	RefPackage string // what to build at ARef, e.g. "./cmd/weaseldb"
+
+	Config  string // server config file; "" = the built-in default
+	AConfig string // per-side override (for experiments such as a slowed B)
+	BConfig string
+
+	LoadTester   string
+	Network      string // "unix" or "tcp"
+	Rounds       int
+	Duration     time.Duration // measured part of one run
+	Warmup       time.Duration // load_tester --warmup of each run, excluded
+	WarmupRun    time.Duration // one discarded run per server after it starts
+	Concurrency  int
+	Threads      int
+	Path         string
+	LoadArgs     []string
+	ReadyLine    string
+	StartTimeout time.Duration
+
+	Tolerance float64
+	Level     float64 // confidence level of the bootstrap interval
+	Resamples int
+	Seed      uint64
+	NoiseOK   bool
+
+	// A side whose runs are client bound in more than this fraction cannot
+	// be judged: the load tester, not the server, set the pace.
+	MaxClientBoundFraction float64
+	AllowClientBound       bool
+
+	BaselineFile      string
+	UpdateBaseline    bool
+	AllowOtherMachine bool
+
+	Command string // the gate's command line, recorded in results and baselines
+}
+
+// DefaultOptions are the defaults `gate` runs with. Why these numbers:
+// docs/gate.md ("Choosing the defaults"). In short: 10 interleaved rounds of
+// 2 s (0.5 s warm-up + 1.5 s measured) per side is 40 s of load, about 45 s
+// in all; short runs keep each A/B pair close in time, so a burst from
+// another process hits both halves of a pair and cancels in the ratio.
+func DefaultOptions() Options {
+	return Options{
+		B:                      "build/weaseldb",
+		RefPackage:             "./cmd/weaseldb",
+		LoadTester:             "build/load_tester",
+		Network:                "unix",
+		Rounds:                 16,
+		Duration:               time.Second,
+		Warmup:                 250 * time.Millisecond,
+		WarmupRun:              time.Second,
+		Concurrency:            64,
+		Threads:                1,
+		Path:                   "/ok",
+		ReadyLine:              "weaseldb: ready",
+		StartTimeout:           15 * time.Second,
+		Tolerance:              0.10,
+		Level:                  0.95,
+		Resamples:              10000,
+		Seed:                   1,
+		MaxClientBoundFraction: 0.5,
+		BaselineFile:           "testdata/baseline.json",
+	}
+}
+
+// ABMode reports whether two servers are compared in one run.
+func (o Options) ABMode() bool { return o.A != "" || o.ARef != "" }
+
+// Validate checks the options; its error is one line.
+func (o Options) Validate() error {
+	switch {
+	case o.A != "" && o.ARef != "":
+		return errors.New("give --a or --a-ref, not both")
+	case o.B == "":
+		return errors.New("--b (the server binary) is required")
+	case o.UpdateBaseline && o.ABMode():
+		return errors.New("--update-baseline measures one server: drop --a/--a-ref")
+	case o.Network != "unix" && o.Network != "tcp":
+		return fmt.Errorf("--network %q: want unix or tcp", o.Network)
+	case o.Rounds < 3:
+		return fmt.Errorf("--rounds %d: at least 3 are needed for an interval", o.Rounds)
+	case o.Duration <= 0 || o.Warmup < 0 || o.WarmupRun < 0:
+		return errors.New("--duration must be positive, --warmup and --warmup-run not negative")
+	case o.Concurrency < 1 || o.Threads < 1:
+		return errors.New("--concurrency and --threads must be at least 1")
+	case !(o.Tolerance > 0 && o.Tolerance < 1):
+		return fmt.Errorf("--tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%)", o.Tolerance)
+	case !(o.Level > 0.5 && o.Level < 1):
+		return fmt.Errorf("--level %v: want a confidence level between 0.5 and 1", o.Level)
+	case o.Resamples < 100:
+		return fmt.Errorf("--resamples %d: want at least 100", o.Resamples)
+	case o.StartTimeout <= 0:
+		return errors.New("--start-timeout must be positive")
+	}
+	return nil
+}

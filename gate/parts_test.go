@@ -1,0 +1,227 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+func TestRewriteConfig(t *testing.T) {
+	in := []byte(`
+# comment
+[server]
+interfaces = [{ type = "tcp", address = "0.0.0.0", port = 8123 }, { type = "unix", path = "x.sock" }]
+io_threads = 3
+[benchmark]
+ok_resolve_iterations = 4000
+[unknown_to_the_gate]
+kept = "yes"
+`)
+	tests := []struct {
+		target Target
+		want   map[string]any
+	}{
+		{Target{Network: "unix", Path: "/tmp/a.sock"}, map[string]any{"type": "unix", "path": "/tmp/a.sock"}},
+		{Target{Network: "tcp", Host: "127.0.0.1", Port: 4321}, map[string]any{"type": "tcp", "address": "127.0.0.1", "port": int64(4321)}},
+	}
+	for _, tt := range tests {
+		out, err := rewriteConfig(in, tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := toml.Unmarshal(out, &doc); err != nil {
+			t.Fatalf("rewritten config does not parse: %v\n%s", err, out)
+		}
+		server := doc["server"].(map[string]any)
+		ifaces := server["interfaces"].([]map[string]any)
+		if len(ifaces) != 1 {
+			t.Fatalf("want one interface, got %v", ifaces)
+		}
+		for k, v := range tt.want {
+			if ifaces[0][k] != v {
+				t.Errorf("interface %s = %v, want %v", k, ifaces[0][k], v)
+			}
+		}
+		if server["io_threads"] != int64(3) || doc["benchmark"].(map[string]any)["ok_resolve_iterations"] != int64(4000) ||
+			doc["unknown_to_the_gate"].(map[string]any)["kept"] != "yes" {
+			t.Errorf("other keys not kept:\n%s", out)
+		}
+	}
+	if _, err := rewriteConfig([]byte("server = 3"), tt0()); err == nil {
+		t.Error("a [server] that is not a table should be an error")
+	}
+	if _, err := rewriteConfig([]byte("[server"), tt0()); err == nil {
+		t.Error("broken TOML should be an error")
+	}
+	if out, err := rewriteConfig(nil, tt0()); err != nil || !strings.Contains(string(out), "interfaces") {
+		t.Errorf("empty config: %v\n%s", err, out)
+	}
+	if _, err := rewriteConfig(DefaultConfig(), tt0()); err != nil {
+		t.Errorf("the built-in default: %v", err)
+	}
+}
+
+func tt0() Target { return Target{Network: "unix", Path: "/tmp/x.sock"} }
+
+func FuzzRewriteConfig(f *testing.F) {
+	f.Add(DefaultConfig())
+	f.Add([]byte("[server]\ninterfaces = 3\n"))
+	f.Add([]byte("server = 1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := rewriteConfig(data, tt0())
+		if err != nil {
+			return
+		}
+		var doc map[string]any
+		if err := toml.Unmarshal(out, &doc); err != nil {
+			t.Fatalf("accepted config rewritten into invalid TOML: %v", err)
+		}
+	})
+}
+
+func TestParseCPUModel(t *testing.T) {
+	tests := []struct {
+		name, in, arch, want string
+	}{
+		{"x86", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n", "amd64", "Intel(R) Xeon(R) CPU @ 2.20GHz"},
+		{"arm64", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n", "arm64", "arm64 CPU implementer 0x41 CPU part 0xd0c"},
+		{"nothing", "", "amd64", "unknown (amd64)"},
+	}
+	for _, tt := range tests {
+		if got := parseCPUModel([]byte(tt.in), tt.arch); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	m := ThisMachine("")
+	if m.CPUModel == "" || m.Cores < 1 || m.Kernel == "" || !strings.HasPrefix(m.GoVersion, "go") {
+		t.Errorf("ThisMachine: %+v", m)
+	}
+}
+
+func TestMachineCompare(t *testing.T) {
+	base := Machine{CPUModel: "X", Cores: 2, Kernel: "6.1", GoVersion: "go1.26.8"}
+	tests := []struct {
+		name           string
+		now            Machine
+		diffs, warning int
+	}{
+		{"same", base, 0, 0},
+		{"other CPU", Machine{CPUModel: "Y", Cores: 2, Kernel: "6.1", GoVersion: "go1.26.8"}, 1, 0},
+		{"more cores", Machine{CPUModel: "X", Cores: 8, Kernel: "6.1", GoVersion: "go1.26.8"}, 1, 0},
+		{"kernel and Go only warn", Machine{CPUModel: "X", Cores: 2, Kernel: "6.8", GoVersion: "go1.27"}, 0, 2},
+	}
+	for _, tt := range tests {
+		d, w := base.Compare(tt.now)
+		if len(d) != tt.diffs || len(w) != tt.warning {
+			t.Errorf("%s: differences %v, warnings %v", tt.name, d, w)
+		}
+	}
+}
+
+func TestBaselineReadWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "baseline.json")
+	b := Baseline{Command: "gate --update-baseline", Binary: "build/weaseldb", Machine: ThisMachine(""),
+		Settings: Settings{Network: "unix", DurationS: 1, Concurrency: 64}, SamplesRPS: []float64{100, 110, 90}}
+	if err := WriteBaseline(p, b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadBaseline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MedianRPS != 100 || got.Version != BaselineVersion || got.Machine != b.Machine || len(got.SamplesRPS) != 3 {
+		t.Errorf("read back %+v", got)
+	}
+	if _, err := os.Stat(p + ".tmp"); !os.IsNotExist(err) {
+		t.Error("temp file left behind")
+	}
+	bad := map[string]string{
+		"not json":       "{",
+		"old version":    `{"version": 0, "samples_rps": [1]}`,
+		"no samples":     `{"version": 1, "samples_rps": []}`,
+		"negative":       `{"version": 1, "samples_rps": [100, -1]}`,
+		"missing a file": "",
+	}
+	for name, content := range bad {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		if content != "" {
+			os.WriteFile(path, []byte(content), 0o644)
+		}
+		if _, err := ReadBaseline(path); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+}
+
+func TestSettingsDifferences(t *testing.T) {
+	s := Settings{Network: "unix", DurationS: 1, WarmupS: 0.25, Concurrency: 64, Threads: 1, Path: "/ok", ConfigSHA256: "abc"}
+	if d := s.Differences(s); len(d) != 0 {
+		t.Errorf("same settings differ: %v", d)
+	}
+	o := s
+	o.Concurrency, o.ConfigSHA256, o.LoadArgs = 32, "def", []string{"--pipeline", "4"}
+	if d := s.Differences(o); len(d) != 3 {
+		t.Errorf("want 3 differences, got %v", d)
+	}
+}
+
+// TestBuildRef builds a tiny program at an older commit of a scratch
+// repository and checks the worktree is gone afterwards.
+func TestBuildRef(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write("go.mod", "module scratch\n\ngo 1.21\n")
+	write("cmd/hello/main.go", "package main\n\nfunc main() { println(\"old\") }\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "old")
+	write("cmd/hello/main.go", "package main\n\nfunc main() { println(\"new\") }\n")
+	git("commit", "-q", "-am", "new")
+	t.Chdir(repo)
+
+	out := filepath.Join(t.TempDir(), "hello")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := BuildRef(ctx, "HEAD~1", "./cmd/hello", out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Command(out).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(got)) != "old" {
+		t.Errorf("built binary says %q (%v), want the old commit's \"old\"", got, err)
+	}
+	list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output()
+	if n := len(strings.Split(strings.TrimSpace(string(list)), "\n")); n != 1 {
+		t.Errorf("worktree left behind:\n%s", list)
+	}
+	if err := BuildRef(ctx, "no-such-ref", "./cmd/hello", out); err == nil || !strings.Contains(err.Error(), "no such commit") {
+		t.Errorf("bad ref: %v", err)
+	}
+}
