@@ -33,15 +33,16 @@ type Options struct {
 	// the producer went idle, before it parks. Default 50 µs.
 	IdleSpin time.Duration
 	// YieldEvery is how long a goroutine spins before it calls
-	// runtime.Gosched, so spinners do not starve goroutines waiting for a P.
-	// Default 20 µs.
+	// runtime.Gosched, so spinners do not starve goroutines waiting for a P
+	// (a goroutine in the global run queue is invisible to the spinner's
+	// quicker per-P check). Default 5 µs.
 	YieldEvery time.Duration
 }
 
 const (
 	defaultSpinBeforePark = 5 * time.Microsecond
 	defaultIdleSpin       = 50 * time.Microsecond
-	defaultYieldEvery     = 20 * time.Microsecond
+	defaultYieldEvery     = 5 * time.Microsecond
 	maxLgSlotCount        = 30
 )
 

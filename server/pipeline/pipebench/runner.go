@@ -130,26 +130,31 @@ func startPipeline(c Case, h Hooks) (*pipelineRunner, error) {
 }
 
 func (r *pipelineRunner) stage(stage int, last bool) {
-	for {
+	stop := false
+	for !stop {
 		b := r.p.Acquire(stage, 0, 0, true)
-		stop := false
-		for i := range b.Len() {
-			v := *b.At(i)
-			work(r.c.SpinIters)
-			switch v {
-			case finishMark:
-				if last {
-					r.g.finished <- struct{}{}
-				}
-			case shutdownMark:
+		first, second := b.Slices()
+		stop = r.consume(first, last) || r.consume(second, last)
+		b.Release()
+	}
+}
+
+// consume does the per-item work on a run of items and reports whether it
+// saw the shutdown marker. Plain slice loops: what a user who cares about
+// speed writes (StageBatch.At works too, with a bounds check per item).
+func (r *pipelineRunner) consume(items []uint64, last bool) bool {
+	stop := false
+	for _, v := range items {
+		work(r.c.SpinIters)
+		if v >= shutdownMark {
+			if v == shutdownMark {
 				stop = true
+			} else if last {
+				r.g.finished <- struct{}{}
 			}
 		}
-		b.Release()
-		if stop {
-			return
-		}
 	}
+	return stop
 }
 
 func (r *pipelineRunner) push(v uint64) {
@@ -161,10 +166,15 @@ func (r *pipelineRunner) push(v uint64) {
 func (r *pipelineRunner) Run(items int) {
 	for pushed := 0; pushed < items; {
 		b := r.p.Push(min(r.c.Batch, items-pushed), true)
-		for i := range b.Len() {
-			*b.At(i) = uint64(pushed + i)
+		first, second := b.Slices()
+		for i := range first {
+			first[i] = uint64(pushed + i)
 		}
-		pushed += b.Len()
+		pushed += len(first)
+		for i := range second {
+			second[i] = uint64(pushed + i)
+		}
+		pushed += len(second)
 		b.Release()
 	}
 	r.push(finishMark)
@@ -199,7 +209,7 @@ func startChannel(c Case, h Hooks) *channelRunner {
 				work(c.SpinIters)
 				if out != nil {
 					out <- v
-				} else if v == finishMark {
+				} else if v >= shutdownMark && v == finishMark {
 					r.g.finished <- struct{}{}
 				}
 			}
@@ -248,7 +258,7 @@ func startChannelBatched(c Case, h Hooks) *batchedChannelRunner {
 			for batch := range in {
 				for _, v := range batch {
 					work(c.SpinIters)
-					if out == nil && v == finishMark {
+					if v >= shutdownMark && out == nil && v == finishMark {
 						r.g.finished <- struct{}{}
 					}
 				}

@@ -1,0 +1,236 @@
+// Command bench_pipeline measures the ThreadPipeline (server/pipeline) against
+// Go channels: the seed's three benchmark families (one stage with spin work;
+// batch sizes with and without spin work; the wait strategies across two
+// stages), CPU per item from the kernel's accounting, and the CPU each wait
+// strategy uses while the pipeline sits idle.
+//
+//	bench_pipeline --quick
+//	bench_pipeline --json results.json
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"weaseldb/server/pipeline"
+	"weaseldb/server/pipeline/pipebench"
+)
+
+type options struct {
+	quick    bool
+	runs     int
+	idle     time.Duration
+	families []string
+	jsonPath string
+}
+
+func main() {
+	opts, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench_pipeline:", err)
+		os.Exit(2)
+	}
+	if err := run(opts, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench_pipeline:", err)
+		os.Exit(1)
+	}
+}
+
+func allFamilies() []string {
+	return []string{pipebench.FamilySingleStage, pipebench.FamilyBatch, pipebench.FamilyBatchSpin, pipebench.FamilyWaitStrategy}
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var families string
+	fs := flag.NewFlagSet("bench_pipeline", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.quick, "quick", false, "fewer runs and a 0.5 s idle measurement: the whole run takes well under 30 s")
+	fs.IntVar(&o.runs, "runs", 0, "timed runs per case (default 10, or 3 with --quick)")
+	fs.DurationVar(&o.idle, "idle", 0, "how long each strategy's pipeline sits idle while its CPU is measured (default 2s, or 500ms with --quick; 0s with --families skipping wait_strategy)")
+	fs.StringVar(&families, "families", strings.Join(allFamilies(), ","), "comma-separated families to run")
+	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: bench_pipeline [--quick] [--json FILE] [flags]\n\n")
+		fmt.Fprintf(stderr, "Runs the ThreadPipeline benchmark families and the same cases over Go channels\n(one item per send, and slices of the batch size), prints a table, and measures\neach wait strategy's idle CPU.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, f := range strings.Split(families, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !slices.Contains(allFamilies(), f) {
+			return o, fmt.Errorf("--families: unknown family %q (want some of %s)", f, strings.Join(allFamilies(), ", "))
+		}
+		o.families = append(o.families, f)
+	}
+	if len(o.families) == 0 {
+		return o, errors.New("--families: name at least one family")
+	}
+	if o.runs < 0 || o.idle < 0 {
+		return o, errors.New("--runs and --idle must not be negative")
+	}
+	if o.runs == 0 {
+		o.runs = 10
+		if o.quick {
+			o.runs = 3
+		}
+	}
+	if o.idle == 0 {
+		o.idle = 2 * time.Second
+		if o.quick {
+			o.idle = 500 * time.Millisecond
+		}
+	}
+	return o, nil
+}
+
+// The JSON file (docs/CONTRACTS.md); fields beyond the contract's are extra.
+type jsonCase struct {
+	Family       string  `json:"family"`
+	Name         string  `json:"name"`
+	Impl         string  `json:"impl"`
+	Strategy     string  `json:"strategy"`
+	Stages       int     `json:"stages"`
+	Batch        int     `json:"batch"`
+	SpinIters    int     `json:"spin_iters"`
+	NsPerItem    float64 `json:"ns_per_item"`
+	ItemsPerSec  float64 `json:"items_per_sec"`
+	CPUNsPerItem float64 `json:"cpu_ns_per_item"`
+	NsPerItemMin float64 `json:"ns_per_item_min"`
+	NsPerItemMax float64 `json:"ns_per_item_max"`
+	RatioToFirst float64 `json:"ratio_to_first"`
+	Items        int     `json:"items"`
+	Runs         int     `json:"runs"`
+	SlotCount    int     `json:"slot_count"`
+}
+
+type jsonIdle struct {
+	Strategy     string  `json:"strategy"`
+	CoreFraction float64 `json:"core_fraction"`
+	Seconds      float64 `json:"seconds"`
+}
+
+type jsonOutput struct {
+	Version    int        `json:"version"`
+	Quick      bool       `json:"quick"`
+	GOMAXPROCS int        `json:"gomaxprocs"`
+	NumCPU     int        `json:"num_cpu"`
+	GoVersion  string     `json:"go_version"`
+	Cases      []jsonCase `json:"cases"`
+	Idle       []jsonIdle `json:"idle"`
+}
+
+func run(o options, stdout io.Writer) error {
+	start := time.Now()
+	fmt.Fprintf(stdout, "bench_pipeline: GOMAXPROCS=%d, %d CPUs, %d runs per case%s\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.runs, map[bool]string{true: " (--quick)", false: ""}[o.quick])
+	var results []pipebench.Result
+	family := ""
+	for _, c := range pipebench.AllCases() {
+		if !slices.Contains(o.families, c.Family) {
+			continue
+		}
+		if c.Family != family {
+			family = c.Family
+			fmt.Fprintf(stdout, "\n%s\n", familyTitle(c))
+			fmt.Fprintf(stdout, "%-16s %-19s %6s %5s %11s %17s %14s %12s %8s\n",
+				"impl", "strategy", "batch", "spin", "ns/item", "spread(min-max)", "items/s", "cpu-ns/item", "ratio")
+		}
+		res, err := pipebench.Measure(c, pipebench.Options{Runs: o.runs})
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		pipebench.SetRatios(results)
+		res = results[len(results)-1]
+		fmt.Fprintf(stdout, "%-16s %-19s %6d %5d %11.1f %17s %14.0f %12.1f %7.2fx\n",
+			res.Impl, res.StrategyName(), res.Batch, res.SpinIters, res.NsPerItem,
+			fmt.Sprintf("%.1f-%.1f", res.NsPerItemMin, res.NsPerItemMax), res.ItemsPerSec, res.CPUNsPerItem, res.RatioToFirst)
+	}
+	var idle []pipebench.IdleResult
+	if slices.Contains(o.families, pipebench.FamilyWaitStrategy) {
+		fmt.Fprintf(stdout, "\nidle CPU: the wait_strategy pipeline (2 stages) idle for %v after a run; process CPU over wall time\n", o.idle)
+		fmt.Fprintf(stdout, "%-19s %16s\n", "strategy", "% of one core")
+		for _, s := range pipeline.Strategies() {
+			r, err := pipebench.MeasureIdle(s, o.idle, pipebench.Hooks{})
+			if err != nil {
+				return err
+			}
+			idle = append(idle, r)
+			fmt.Fprintf(stdout, "%-19s %15.3f%%\n", s, 100*r.CoreFraction)
+		}
+	}
+	fmt.Fprintf(stdout, "\nns/item: median wall time per item over the runs; spread: fastest and slowest run;\n"+
+		"cpu-ns/item: the process's user+system CPU per item (getrusage), producer and stages together;\n"+
+		"ratio: items/s over the family's first case. Took %.1fs.\n", time.Since(start).Seconds())
+	if o.jsonPath != "" {
+		return writeJSON(o, results, idle)
+	}
+	return nil
+}
+
+func familyTitle(c pipebench.Case) string {
+	switch c.Family {
+	case pipebench.FamilySingleStage:
+		return fmt.Sprintf("== single_stage: 1 stage, %d spin iterations per item, pushes of %d, ring %d, %d items per run",
+			c.SpinIters, c.Batch, 1<<c.LgSlots, c.Items)
+	case pipebench.FamilyBatch:
+		return fmt.Sprintf("== batch: 1 stage, no spin work (the hand-off cost), ring %d, %d items per run", 1<<c.LgSlots, c.Items)
+	case pipebench.FamilyBatchSpin:
+		return fmt.Sprintf("== batch_spin: 1 stage, %d spin iterations per item, ring %d, %d items per run", c.SpinIters, 1<<c.LgSlots, c.Items)
+	default:
+		return fmt.Sprintf("== wait_strategy: 2 stages, batch %d, %d spin iterations per item per stage, ring %d, %d items per run",
+			c.Batch, c.SpinIters, 1<<c.LgSlots, c.Items)
+	}
+}
+
+func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResult) error {
+	out := jsonOutput{
+		Version:    1,
+		Quick:      o.quick,
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		NumCPU:     runtime.NumCPU(),
+		GoVersion:  runtime.Version(),
+		Cases:      []jsonCase{},
+		Idle:       []jsonIdle{},
+	}
+	for _, r := range results {
+		out.Cases = append(out.Cases, jsonCase{
+			Family: r.Family, Name: r.Name, Impl: string(r.Impl), Strategy: r.StrategyName(),
+			Stages: r.Stages, Batch: r.Batch, SpinIters: r.SpinIters,
+			NsPerItem: r.NsPerItem, ItemsPerSec: r.ItemsPerSec, CPUNsPerItem: r.CPUNsPerItem,
+			NsPerItemMin: r.NsPerItemMin, NsPerItemMax: r.NsPerItemMax, RatioToFirst: r.RatioToFirst,
+			Items: r.Items, Runs: r.Runs, SlotCount: 1 << r.LgSlots,
+		})
+	}
+	for _, r := range idle {
+		out.Idle = append(out.Idle, jsonIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	if err := os.WriteFile(o.jsonPath, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}

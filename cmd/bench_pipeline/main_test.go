@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		wantErr   string
+		wantRuns  int
+		wantIdle  time.Duration
+		wantFam   int
+		wantQuick bool
+	}{
+		{"defaults", nil, "", 10, 2 * time.Second, 4, false},
+		{"quick", []string{"--quick"}, "", 3, 500 * time.Millisecond, 4, true},
+		{"families", []string{"--families", "batch, wait_strategy"}, "", 10, 2 * time.Second, 2, false},
+		{"unknown family", []string{"--families", "nope"}, "unknown family", 0, 0, 0, false},
+		{"no family", []string{"--families", ","}, "at least one family", 0, 0, 0, false},
+		{"stray argument", []string{"extra"}, "unexpected argument", 0, 0, 0, false},
+		{"negative runs", []string{"--runs", "-1"}, "must not be negative", 0, 0, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseArgs(tc.args, &bytes.Buffer{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.runs != tc.wantRuns || o.idle != tc.wantIdle || len(o.families) != tc.wantFam || o.quick != tc.wantQuick {
+				t.Fatalf("got %+v", o)
+			}
+		})
+	}
+	if _, err := parseArgs([]string{"-h"}, &bytes.Buffer{}); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h gave %v", err)
+	}
+}
+
+// A tiny run of one family writes a table and the contract's JSON.
+func TestRunWritesTableAndJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bp.json")
+	var out bytes.Buffer
+	o := options{runs: 1, idle: 50 * time.Millisecond, families: []string{"wait_strategy"}, jsonPath: path}
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"wait_strategy", "WaitIfUpstreamIdle", "channel_batched", "idle CPU"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Cases []map[string]any `json:"cases"`
+		Idle  []map[string]any `json:"idle"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Cases) != 5 || len(got.Idle) != 3 {
+		t.Fatalf("%d cases and %d idle entries, want 5 and 3", len(got.Cases), len(got.Idle))
+	}
+	for _, key := range []string{"family", "name", "impl", "strategy", "stages", "batch", "spin_iters", "ns_per_item", "items_per_sec", "cpu_ns_per_item"} {
+		if _, ok := got.Cases[0][key]; !ok {
+			t.Fatalf("case lacks %q: %v", key, got.Cases[0])
+		}
+	}
+	for _, key := range []string{"strategy", "core_fraction"} {
+		if _, ok := got.Idle[0][key]; !ok {
+			t.Fatalf("idle entry lacks %q: %v", key, got.Idle[0])
+		}
+	}
+}
