@@ -161,15 +161,19 @@ type PipelineIdle struct {
 
 // CPUSample is what `report cpu-sample` measured of the server process.
 type CPUSample struct {
-	Version      int         `json:"version"`
-	Pid          int         `json:"pid"`
-	Phase        string      `json:"phase"`
-	DelayS       float64     `json:"delay_s"`
-	WindowS      float64     `json:"window_s"`
-	CPUS         float64     `json:"cpu_s"`
-	CoreFraction float64     `json:"core_fraction"`
-	ResolutionS  float64     `json:"resolution_s"`
-	Samples      []CPUSeries `json:"samples,omitempty"`
+	Version      int     `json:"version"`
+	Pid          int     `json:"pid"`
+	Phase        string  `json:"phase"`
+	DelayS       float64 `json:"delay_s"`
+	WindowS      float64 `json:"window_s"`
+	CPUS         float64 `json:"cpu_s"`
+	CoreFraction float64 `json:"core_fraction"`
+	ResolutionS  float64 `json:"resolution_s"`
+	// MachineBusyCores is the whole machine's busy CPU over the same window
+	// (/proc/stat; 0 when unavailable): on a shared machine, the server and
+	// the load tester are not the only users.
+	MachineBusyCores float64     `json:"machine_busy_cores"`
+	Samples          []CPUSeries `json:"samples,omitempty"`
 }
 
 // CPUSeries is one point of a CPU sample: cumulative process CPU at t_s.

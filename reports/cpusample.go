@@ -3,6 +3,9 @@ package reports
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"weaseldb/internal/procstat"
@@ -42,6 +45,7 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 	if err != nil {
 		return nil, fmt.Errorf("cpu sample pid %d at start: %w", opts.Pid, err)
 	}
+	busy0, busyErr := machineBusy(procStatPath)
 	s := &CPUSample{Version: 1, Pid: opts.Pid, Phase: opts.Phase, DelayS: opts.Delay.Seconds(),
 		ResolutionS: procstat.ClockTick.Seconds(), Samples: []CPUSeries{{TS: 0, CPUS: 0}}}
 	end := start.Add(opts.Window)
@@ -63,6 +67,9 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 			s.WindowS = elapsed.Seconds()
 			s.CPUS = (cpu - cpu0).Seconds()
 			s.CoreFraction = s.CPUS / s.WindowS
+			if busy1, err := machineBusy(procStatPath); err == nil && busyErr == nil {
+				s.MachineBusyCores = (busy1 - busy0).Seconds() / s.WindowS
+			}
 			return s, nil
 		}
 	}
@@ -80,4 +87,34 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+const procStatPath = "/proc/stat"
+
+// machineBusy returns the CPU time all cores spent busy since boot: the
+// aggregate "cpu" line of /proc/stat, user+nice+system+irq+softirq+steal
+// (idle and iowait excluded; guest time is already inside user).
+func machineBusy(path string) (time.Duration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseMachineBusy(data)
+}
+
+func parseMachineBusy(data []byte) (time.Duration, error) {
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: first line %q is not the aggregate cpu line", line)
+	}
+	var ticks uint64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system irq softirq steal
+		v, err := strconv.ParseUint(fields[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat field %d: %w", i, err)
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * procstat.ClockTick, nil
 }

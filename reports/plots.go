@@ -246,12 +246,27 @@ func waitStrategyCases(pb *PipelineBench) []int {
 	return idx
 }
 
-// caseLabel names a bench_pipeline case on a plot axis.
+// caseLabel names a bench_pipeline case in the report's table.
 func caseLabel(c PipelineCase) string {
 	if c.Name != "" {
 		return c.Name
 	}
 	return c.Strategy
+}
+
+// shortLabel names a case on a plot axis: the strategy for the pipeline,
+// the implementation for the baselines it is compared with.
+func shortLabel(c PipelineCase) string {
+	hasStrategy := c.Strategy != "" && c.Strategy != "-"
+	switch {
+	case hasStrategy && (c.Impl == "" || c.Impl == "pipeline"):
+		return c.Strategy
+	case hasStrategy:
+		return c.Impl + " " + c.Strategy
+	case c.Impl != "":
+		return c.Impl
+	}
+	return caseLabel(c)
 }
 
 // plotWaitStrategies draws items/s and CPU per item for the wait-strategy
@@ -262,7 +277,7 @@ func plotWaitStrategies(path string, pb *PipelineBench, idx []int) error {
 	cpu := make(plotter.Values, len(idx))
 	for i, ci := range idx {
 		c := pb.Cases[ci]
-		labels[i] = caseLabel(c)
+		labels[i] = shortLabel(c)
 		rate[i] = c.ItemsPerSec / 1e6
 		cpu[i] = c.CPUNsPerItem
 	}

@@ -83,7 +83,7 @@ type writer struct {
 
 	// Figures shared between sections.
 	rps, workNs, theoMax, efficiency, loadedCores, cpuPerReq, idleCores *Figure
-	ioThreads, iterations, machineBusy, targetIters                     *Figure
+	ioThreads, iterations, harnessBusy, machineBusy, targetIters        *Figure
 	hist                                                                histogramStats
 }
 
@@ -161,8 +161,11 @@ func (w *writer) collect() {
 		}
 	}
 	if s := r.ServerLoaded; s != nil && r.Load.ClientCPUCores > 0 {
-		w.machineBusy = fig(w.book.derive("Server and load tester CPU together", s.CoreFraction+r.Load.ClientCPUCores, "cores", 2,
+		w.harnessBusy = fig(w.book.derive("Server and load tester CPU together", s.CoreFraction+r.Load.ClientCPUCores, "cores", 2,
 			"server_cpu_loaded.json core_fraction + load.json client_cpu_cores"))
+	}
+	if s := r.ServerLoaded; s != nil && s.MachineBusyCores > 0 {
+		w.machineBusy = fig(w.book.add("Whole machine's busy CPU under load", s.MachineBusyCores, 1, "cores", 2, ServerCPULoaded, "machine_busy_cores"))
 	}
 	if s := r.ServerIdle; s != nil {
 		w.idleCores = fig(w.book.add("Server CPU when idle", s.CoreFraction, 100, "% of one core", 2, ServerCPUIdle, "core_fraction"))

@@ -231,6 +231,15 @@ func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 		return load.RequestsPerSec / SeedRequestsPerSec * 100
 	case "Server and load tester CPU together":
 		return loaded.CoreFraction + load.ClientCPUCores
+	case "Cost per iteration, timed run":
+		return workNs / float64(work.Iterations)
+	case "Cost per iteration, calibration":
+		var target CPUWork
+		readArtifact(t, dir, CPUWorkTargetFile, &target)
+		cost, _ := target.Cost()
+		return cost / float64(target.Iterations)
+	case "Other processes' CPU under load":
+		return loaded.MachineBusyCores - loaded.CoreFraction - load.ClientCPUCores
 	case "Share of server CPU spent on the configured work":
 		return workNs / perRequest * 100
 	}

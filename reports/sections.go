@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -157,6 +158,7 @@ func (w *writer) healthCheck() error {
 			w.targetIters.Ref(),
 			w.book.add("Cost of the calibrated iterations", cost, 1, "ns", 0, CPUWorkTargetFile, field).Ref(),
 			int(target), SeedWorkIterations)
+		w.calibrationCheck(t)
 	}
 	w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request)\n", ref(w.theoMax))
 	w.p("- **CPU work efficiency**: %s (CPU work ÷ theoretical maximum: the share of the resolve thread's time spent on the configured work)\n", ref(w.efficiency))
@@ -168,15 +170,7 @@ func (w *writer) healthCheck() error {
 		}
 		w.p("\n")
 	}
-	if cores := float64(w.run.Manifest.Machine.Cores); w.machineBusy != nil && w.efficiency != nil && cores > 0 {
-		if w.machineBusy.Value >= 0.85*cores {
-			w.p("- **What bounds throughput here**: the server and the load tester together kept %s busy out of %d cores, while the resolve thread spent %s of its time on the configured work: the shared cores, not the resolve stage, set the pace\n",
-				ref(w.machineBusy), int(cores), ref(w.efficiency))
-		} else {
-			w.p("- **What bounds throughput here**: the server and the load tester together used %s of %d cores, so CPU was left over; the limit is elsewhere (a serial stage, the closed loop of the load tester's connections, or scheduling)\n",
-				ref(w.machineBusy), int(cores))
-		}
-	}
+	w.boundLine()
 	w.p("- **Pipeline stages**: Sequence (versions, request-id dedupe) → Resolve (CPU work) → Persist (response) → Release (send)\n")
 	w.p("- **CPU usage when idle**: %s\n\n", ref(w.idleCores))
 	return nil
@@ -282,8 +276,8 @@ func (w *writer) seedComparison() error {
 	w.p("| cores | not stated (a larger machine) | %d |\n\n", m.Machine.Cores)
 	w.p("Why the numbers differ:\n\n")
 	w.p("1. **Cores.** This machine has %d cores for %d server threads and %d load-tester threads. The seed's %d I/O threads assume a core each; here they time-share, and the load tester takes CPU from the same cores.", m.Machine.Cores, t.io+t.pipeline, t.network+t.connect, SeedIOThreads)
-	if w.machineBusy != nil {
-		w.p(" During the load the server and the load tester together used %s of the %d cores.", ref(w.machineBusy), m.Machine.Cores)
+	if w.harnessBusy != nil {
+		w.p(" During the load the server and the load tester together used %s of the %d cores.", ref(w.harnessBusy), m.Machine.Cores)
 	}
 	w.p("\n")
 	if w.run.Load.ClientBound {
@@ -297,7 +291,15 @@ func (w *writer) seedComparison() error {
 	}
 	w.p(". Efficiency uses the cost measured here.\n")
 	w.p("4. **Implementation.** This is the Go server (epoll loops through golang.org/x/sys, a generic ring pipeline); the seed is C++. This run does not isolate that factor.\n")
-	w.p("5. **Shared machine.** Other work may have run on the machine at the same time; the per-interval throughput plot shows how steady the run was.\n\n")
+	w.p("5. **Shared machine.** ")
+	if w.machineBusy != nil && w.harnessBusy != nil {
+		other := w.book.derive("Other processes' CPU under load", w.machineBusy.Value-w.harnessBusy.Value, "cores", 2,
+			"server_cpu_loaded.json machine_busy_cores − (core_fraction + load.json client_cpu_cores)")
+		w.p("Other processes used about %s during the load (whole machine %s minus server and load tester %s). ", other.Ref(), ref(w.machineBusy), ref(w.harnessBusy))
+	} else {
+		w.p("Other work may have run on the machine at the same time. ")
+	}
+	w.p("The per-interval throughput plot shows how steady the run was.\n\n")
 	return nil
 }
 
@@ -361,4 +363,52 @@ func (w *writer) sources() error {
 	}
 	w.p("\n")
 	return nil
+}
+
+// boundLine says what limited throughput: the cores, when the machine was
+// busy, or something else, when CPU was left over. It uses the whole
+// machine's busy CPU when measured (other users count too), else the server
+// and the load tester together.
+func (w *writer) boundLine() {
+	cores := float64(w.run.Manifest.Machine.Cores)
+	busy := w.machineBusy
+	if busy == nil {
+		busy = w.harnessBusy
+	}
+	if busy == nil || cores <= 0 {
+		return
+	}
+	w.p("- **What bounds throughput here**: ")
+	if w.machineBusy != nil {
+		w.p("the machine's cores were busy %s of %d on average during the load", ref(w.machineBusy), int(cores))
+		if w.harnessBusy != nil {
+			w.p(" (the server and the load tester: %s; the rest is other processes)", ref(w.harnessBusy))
+		}
+	} else {
+		w.p("the server and the load tester together used %s of %d cores", ref(w.harnessBusy), int(cores))
+	}
+	if busy.Value >= 0.85*cores {
+		w.p(", while the resolve thread spent %s of its time on the configured work: the shared cores, not the resolve stage, set the pace\n", ref(w.efficiency))
+	} else {
+		w.p(", so CPU was left over; the limit is elsewhere (a serial stage, the closed loop of the load tester's connections, or scheduling)\n")
+	}
+}
+
+// calibrationCheck flags a calibration whose cost per iteration disagrees with
+// the timing of ok_resolve_iterations: the spin's cost is linear, so the two
+// should agree unless the machine was noisy during one of them.
+func (w *writer) calibrationCheck(target *CPUWork) {
+	work := w.run.CPUWork
+	if work == nil || work.Iterations <= 0 || target.Iterations <= 0 {
+		return
+	}
+	workCost, workField := work.Cost()
+	targetCost, targetField := target.Cost()
+	a, b := workCost/float64(work.Iterations), targetCost/float64(target.Iterations)
+	if math.Abs(a-b) <= 0.25*math.Max(a, b) {
+		return
+	}
+	fa := w.book.derive("Cost per iteration, timed run", a, "ns", 3, "cpu_work.json "+workField+" ÷ iterations")
+	fb := w.book.derive("Cost per iteration, calibration", b, "ns", 3, "cpu_work_target.json "+targetField+" ÷ iterations")
+	w.p("- **The calibration disagrees with the timed run**: %s per iteration in the timed run, %s in the calibration. The cost is linear in iterations, so one of the two is off (a busy machine, a changing clock, or a fixed per-call overhead); read the calibrated iteration count with caution\n", fa.Ref(), fb.Ref())
 }

@@ -73,7 +73,7 @@ func main() {
 	write(dir, "cpu_work.json", map[string]any{"iterations": 4000, "ns_per_call_median": 1093.4, "ns_per_call_min": 1071.2, "ns_per_call_max": 1188.9, "runs": 15, "cpu_ns_per_call_median": 1088.6})
 	write(dir, "cpu_work_target.json", map[string]any{"iterations": 2707, "target_ns": 740, "ns_per_call_median": 741.8, "ns_per_call_min": 728.5, "ns_per_call_max": 802.3, "runs": 15, "cpu_ns_per_call_median": 739.6})
 	write(dir, "server_cpu_loaded.json", map[string]any{"version": 1, "pid": 4242, "phase": "loaded", "delay_s": 2, "window_s": 17.003,
-		"cpu_s": 20.91, "core_fraction": 20.91 / 17.003, "resolution_s": 0.01})
+		"cpu_s": 20.91, "core_fraction": 20.91 / 17.003, "resolution_s": 0.01, "machine_busy_cores": 1.97})
 	write(dir, "server_cpu_idle.json", map[string]any{"version": 1, "pid": 4242, "phase": "idle", "delay_s": 1, "window_s": 5.001,
 		"cpu_s": 0.01, "core_fraction": 0.01 / 5.001, "resolution_s": 0.01})
 	var cases []map[string]any
