@@ -111,7 +111,8 @@ type netThread struct {
 	stopping    atomic.Bool
 
 	// Open loop.
-	schedStart int64
+	schedStart int64   // offset of this thread's schedule, then its start once scheduling
+	scheduling bool    // the first connection is up: requests are being scheduled
 	interval   float64 // ns between this thread's intended sends
 	k          uint64  // index of the next intended send
 	freeConns  []*conn
@@ -153,8 +154,8 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		}
 		threads := float64(r.cfg.NetworkThreads)
 		t.interval = threads * 1e9 / r.cfg.Rate
-		// Threads interleave: thread i starts i/rate after thread 0.
-		t.schedStart = r.startNs + int64(float64(id)*1e9/r.cfg.Rate)
+		// Threads interleave: thread i starts i/rate after its first connection.
+		t.schedStart = int64(float64(id) * 1e9 / r.cfg.Rate)
 	}
 	if r.tmpl.dynamic() {
 		t.rend = newRenderer(id, r.cfg.NetworkThreads, uint64(r.seed))
@@ -232,7 +233,7 @@ func (t *netThread) loop() {
 			t.dispatch(&t.evs[i])
 		}
 		now := t.now()
-		if t.tfd >= 0 {
+		if t.scheduling {
 			t.schedule(now)
 		}
 		if now >= nextSweep {
@@ -361,6 +362,10 @@ func (t *netThread) finishConnect(c *conn) {
 	now := t.now()
 	c.lastProgress = now
 	if t.tfd >= 0 {
+		if !t.scheduling { // the schedule starts with the first connection, so connect time is not charged as latency
+			t.scheduling = true
+			t.schedStart += now
+		}
 		t.offerFree(c)
 		return
 	}

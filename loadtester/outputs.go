@@ -95,6 +95,9 @@ func (r *runner) writeVegeta(res *Result) (string, error) {
 	enc := vegeta.NewEncoder(w)
 	url, method := r.cfg.TargetURL(), r.cfg.Method
 	bytesOut := uint64(len(r.tmpl.static))
+	if sent := res.Requests + res.Errors; r.tmpl.dynamic() && sent > 0 {
+		bytesOut = uint64(res.BytesOut / sent) // requests differ: the mean size
+	}
 	for i, s := range all {
 		v := vegeta.Result{Attack: "load_tester", Seq: uint64(i), Code: s.code,
 			Timestamp: r.base.Add(time.Duration(s.start)), Latency: time.Duration(s.latency),

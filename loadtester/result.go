@@ -160,7 +160,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 	l := r.Latency
 	fmt.Fprintf(w, "  latency       p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 		fmtNs(l.P50), fmtNs(l.P90), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max), fmtNs(int64(l.Mean)))
-	fmt.Fprintf(w, "  connections   %d opened\n", r.ConnectionsOpened)
+	open := 0
+	if n := len(r.Intervals); n > 0 {
+		open = r.Intervals[n-1].OpenConnections
+	}
+	fmt.Fprintf(w, "  connections   %d open at the end, %d opened during the measured run\n", open, r.ConnectionsOpened)
 	if len(r.ErrorsByKind) > 0 {
 		keys := make([]string, 0, len(r.ErrorsByKind))
 		for k := range r.ErrorsByKind {

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of build/load_tester with wrk against nginx
+# (1 worker, `return 200`), as in shared/ANCHORS.md: loopback TCP, one client
+# thread, 100 connections, unpipelined and 16-deep pipelined, alternating the
+# contenders (A B A B ...), medians over the rounds.
+#
+# Usage: scripts/compare_load_tester.sh [ROUNDS] [SECONDS]   (defaults 3 and 4)
+# Needs: wrk, nginx, /usr/bin/time, build/load_tester (make build).
+# Prints req/s and client CPU per request (user+system of the client process,
+# from the kernel via /usr/bin/time, divided by the requests it reports).
+set -euo pipefail
+
+ROUNDS=${1:-3}
+SECS=${2:-4}
+CONNS=100
+DEPTH=16
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LT=${LOAD_TESTER:-$ROOT/build/load_tester}
+
+for tool in wrk nginx /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "compare_load_tester: $tool not found (apt-get install -y wrk nginx-light time)" >&2; exit 1; }
+done
+[ -x "$LT" ] || { echo "compare_load_tester: $LT not built (make build)" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+NGINX_PID=""
+cleanup() {
+    if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$WORK/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log;
+events { worker_connections 8192; use epoll; multi_accept on; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/body;
+  proxy_temp_path $WORK/proxy;
+  fastcgi_temp_path $WORK/fastcgi;
+  uwsgi_temp_path $WORK/uwsgi;
+  scgi_temp_path $WORK/scgi;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$PORT backlog=4096;
+    location /ok { return 200 '{"status":"ok"}'; }
+  }
+}
+NGINX
+cat >"$WORK/pipeline.lua" <<'LUA'
+init = function(args)
+   local r = {}
+   for i = 1, 16 do r[i] = wrk.format(nil, "/ok") end
+   req = table.concat(r)
+end
+request = function() return req end
+LUA
+
+nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
+NGINX_PID=$!
+for _ in $(seq 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    sleep 0.1
+done
+URL="http://127.0.0.1:$PORT/ok"
+
+# run_wrk EXTRA...: prints "req_per_s cpu_s requests"
+run_wrk() {
+    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" wrk -t1 -c$CONNS -d${SECS}s "$@" "$URL" >"$WORK/out" 2>&1
+    awk -v t="$(awk '/^CPU/{print $2+$3}' "$WORK/time")" '
+        /requests in/ {n=$1} /^Requests\/sec/ {r=$2}
+        END {print r, t, n}' "$WORK/out"
+}
+# run_lt EXTRA...: same for load_tester
+run_lt() {
+    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "$LT" --port "$PORT" --path /ok --concurrency $CONNS \
+        --network-threads 1 --duration "$SECS" --json "$WORK/lt.json" --quiet "$@" >"$WORK/out" 2>&1 || true
+    python3 - "$WORK/lt.json" "$(awk '/^CPU/{print $2+$3}' "$WORK/time")" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["requests_per_sec"], sys.argv[2], r["requests"], r["errors"], r["client_bound"], sep=" ")
+PY
+}
+
+declare -A RPS CPU
+record() { # name line
+    local name=$1; shift
+    read -r rps cpu n rest <<<"$*"
+    RPS[$name]+="$rps "
+    CPU[$name]+="$(awk -v c="$cpu" -v n="$n" 'BEGIN{printf "%.0f", (n>0? c*1e9/n : 0)}') "
+    printf '  %-16s %10.0f req/s  %6.0f ns CPU/request  %s\n' "$name" "$rps" "$(awk -v c="$cpu" -v n="$n" 'BEGIN{print (n>0? c*1e9/n : 0)}')" "$rest"
+}
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print (NR%2? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "nginx 1 worker on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s, alternating; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+for round in $(seq "$ROUNDS"); do
+    echo "round $round"
+    record wrk "$(run_wrk)"
+    record load_tester "$(run_lt)"
+    record wrk_pipe16 "$(run_wrk -s "$WORK/pipeline.lua")"
+    record lt_pipe16 "$(run_lt --pipeline $DEPTH)"
+done
+
+echo
+echo "medians over $ROUNDS rounds:"
+for name in wrk load_tester wrk_pipe16 lt_pipe16; do
+    printf '  %-16s %10.0f req/s  %6.0f ns CPU/request\n' "$name" "$(echo "${RPS[$name]}" | median)" "$(echo "${CPU[$name]}" | median)"
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b>0? a/b : 0)}'; }
+W=$(echo "${RPS[wrk]}" | median); L=$(echo "${RPS[load_tester]}" | median)
+WC=$(echo "${CPU[wrk]}" | median); LC=$(echo "${CPU[load_tester]}" | median)
+WP=$(echo "${RPS[wrk_pipe16]}" | median); LP=$(echo "${RPS[lt_pipe16]}" | median)
+echo
+echo "load_tester / wrk, unpipelined:  req/s $(ratio "$L" "$W")x (bar >= 1.0), CPU per request $(ratio "$LC" "$WC")x (bar <= 1.0)"
+echo "load_tester / wrk, pipeline $DEPTH:   req/s $(ratio "$LP" "$WP")x (bar >= 1.0)"
