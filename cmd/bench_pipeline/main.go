@@ -20,11 +20,13 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/server/affinity"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/pipeline/pipebench"
 )
 
 type options struct {
+	cpus     []int // producer, then stage 0, stage 1; empty: no pinning
 	quick    bool
 	runs     int
 	idle     time.Duration
@@ -61,6 +63,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.idle, "idle", 0, "how long each strategy's pipeline sits idle while its CPU is measured (default 2s, or 500ms with --quick; 0s with --families skipping wait_strategy)")
 	fs.StringVar(&families, "families", strings.Join(allFamilies(), ","), "comma-separated families to run")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
+	var cpus string
+	fs.StringVar(&cpus, "cpus", "", "pin threads: `P,S0,S1` = the producer's CPU, then stage 0's and stage 1's (checked against the allowed set; a CPU may repeat)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench_pipeline [--quick] [--json FILE] [flags]\n\n")
 		fmt.Fprintf(stderr, "Runs the ThreadPipeline benchmark families and the same cases over Go channels\n(one item per send, and slices of the batch size), prints a table, and measures\neach wait strategy's idle CPU.\n\nflags:\n")
@@ -85,6 +89,24 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if len(o.families) == 0 {
 		return o, errors.New("--families: name at least one family")
 	}
+	if cpus != "" {
+		list, err := affinity.ParseCPUList(cpus)
+		if err != nil {
+			return o, fmt.Errorf("--cpus: %w", err)
+		}
+		if need := 1 + maxStages(o.families); len(list) < need {
+			return o, fmt.Errorf("--cpus %s: need %d CPUs (the producer, then one per stage)", cpus, need)
+		}
+		allowed, err := affinity.AllowedCPUs()
+		if err != nil {
+			return o, err
+		}
+		distinct := slices.Compact(slices.Sorted(slices.Values(list)))
+		if err := affinity.Validate(distinct, allowed); err != nil {
+			return o, fmt.Errorf("--cpus: %w", err)
+		}
+		o.cpus = list
+	}
 	if o.runs < 0 || o.idle < 0 {
 		return o, errors.New("--runs and --idle must not be negative")
 	}
@@ -101,6 +123,36 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// maxStages is the most stages any chosen family's cases use.
+func maxStages(families []string) int {
+	n := 1
+	for _, c := range pipebench.AllCases() {
+		if slices.Contains(families, c.Family) {
+			n = max(n, c.Stages)
+		}
+	}
+	return n
+}
+
+// pin locks the calling goroutine (the producer) to o.cpus[0] and returns
+// the hooks that pin each stage goroutine; it raises GOMAXPROCS so every
+// pinned thread has a P and the rest one more. The producer's thread stays
+// locked for the life of the process; stage threads end with their
+// goroutines.
+func pin(o options) (pipebench.Hooks, error) {
+	if len(o.cpus) == 0 {
+		return pipebench.Hooks{}, nil
+	}
+	runtime.GOMAXPROCS(affinity.GOMAXPROCSFor(1+maxStages(o.families), runtime.GOMAXPROCS(0)))
+	if err := affinity.PinCurrentThread(o.cpus[:1]); err != nil {
+		return pipebench.Hooks{}, fmt.Errorf("pin the producer: %w", err)
+	}
+	stageCPUs := o.cpus[1:]
+	return pipebench.Hooks{StageStart: func(stage int) error {
+		return affinity.PinCurrentThread(stageCPUs[stage : stage+1])
+	}}, nil
 }
 
 // The JSON file (docs/CONTRACTS.md); fields beyond the contract's are extra.
@@ -135,14 +187,23 @@ type jsonOutput struct {
 	GOMAXPROCS int        `json:"gomaxprocs"`
 	NumCPU     int        `json:"num_cpu"`
 	GoVersion  string     `json:"go_version"`
+	CPUs       []int      `json:"cpus"`
 	Cases      []jsonCase `json:"cases"`
 	Idle       []jsonIdle `json:"idle"`
 }
 
 func run(o options, stdout io.Writer) error {
 	start := time.Now()
-	fmt.Fprintf(stdout, "bench_pipeline: GOMAXPROCS=%d, %d CPUs, %d runs per case%s\n",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.runs, map[bool]string{true: " (--quick)", false: ""}[o.quick])
+	hooks, err := pin(o)
+	if err != nil {
+		return err
+	}
+	pinned := "not pinned"
+	if len(o.cpus) > 0 {
+		pinned = fmt.Sprintf("producer on CPU %d, stages on CPUs %v", o.cpus[0], o.cpus[1:])
+	}
+	fmt.Fprintf(stdout, "bench_pipeline: GOMAXPROCS=%d, %d CPUs, %d runs per case%s, %s\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.runs, map[bool]string{true: " (--quick)", false: ""}[o.quick], pinned)
 	var results []pipebench.Result
 	family := ""
 	for _, c := range pipebench.AllCases() {
@@ -155,7 +216,7 @@ func run(o options, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "%-16s %-19s %6s %5s %11s %17s %14s %12s %8s\n",
 				"impl", "strategy", "batch", "spin", "ns/item", "spread(min-max)", "items/s", "cpu-ns/item", "ratio")
 		}
-		res, err := pipebench.Measure(c, pipebench.Options{Runs: o.runs})
+		res, err := pipebench.Measure(c, pipebench.Options{Runs: o.runs, Hooks: hooks})
 		if err != nil {
 			return err
 		}
@@ -171,7 +232,7 @@ func run(o options, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "\nidle CPU: the wait_strategy pipeline (2 stages) idle for %v after a run; process CPU over wall time\n", o.idle)
 		fmt.Fprintf(stdout, "%-19s %16s\n", "strategy", "% of one core")
 		for _, s := range pipeline.Strategies() {
-			r, err := pipebench.MeasureIdle(s, o.idle, pipebench.Hooks{})
+			r, err := pipebench.MeasureIdle(s, o.idle, hooks)
 			if err != nil {
 				return err
 			}
@@ -210,6 +271,7 @@ func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResul
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		NumCPU:     runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
+		CPUs:       o.cpus,
 		Cases:      []jsonCase{},
 		Idle:       []jsonIdle{},
 	}

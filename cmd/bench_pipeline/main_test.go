@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/server/affinity"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -29,6 +32,9 @@ func TestParseArgs(t *testing.T) {
 		{"no family", []string{"--families", ","}, "at least one family", 0, 0, 0, false},
 		{"stray argument", []string{"extra"}, "unexpected argument", 0, 0, 0, false},
 		{"negative runs", []string{"--runs", "-1"}, "must not be negative", 0, 0, 0, false},
+		{"too few CPUs", []string{"--cpus", "0,0"}, "need 3 CPUs", 0, 0, 0, false},
+		{"unavailable CPU", []string{"--cpus", "0,0,100000"}, "not available to this process (allowed: ", 0, 0, 0, false},
+		{"bad CPU list", []string{"--cpus", "x"}, "bad CPU", 0, 0, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,5 +94,35 @@ func TestRunWritesTableAndJSON(t *testing.T) {
 		if _, ok := got.Idle[0][key]; !ok {
 			t.Fatalf("idle entry lacks %q: %v", key, got.Idle[0])
 		}
+	}
+}
+
+// --cpus pins the producer and each stage thread; a run still completes.
+func TestRunPinned(t *testing.T) {
+	allowed, err := affinity.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := allowed[len(allowed)-1]
+	list := fmt.Sprintf("%d,%d,%d", allowed[0], last, last)
+	o, err := parseArgs([]string{"--cpus", list, "--families", "wait_strategy", "--runs", "1", "--idle", "50ms"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The producer is pinned on the calling goroutine's thread, which stays
+	// locked: run it on a goroutine of its own so the test's thread is spared.
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	go func() { done <- run(o, &out) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("pinned run did not finish")
+	}
+	if !strings.Contains(out.String(), "producer on CPU") {
+		t.Fatalf("output does not say how it pinned:\n%s", out.String())
 	}
 }
