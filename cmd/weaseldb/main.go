@@ -39,6 +39,8 @@ func run(args []string) int {
 	path := fs.String("config", "", "TOML config file (see docs/config.md)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful stop may take before open connections are closed")
 	directWrites := fs.Bool("direct-writes", true, "let release threads write responses to sockets themselves (false: always hand them to the event loop)")
+	pipelineSpin := fs.Duration("pipeline-spin", 0, "commit pipeline spin before a stage parks (0: pipeline default, negative: park at once)")
+	noYield := fs.Bool("no-yield", false, "do not yield the loop's P to the pipeline after each push")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -80,7 +82,7 @@ func run(args []string) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	srv, err := app.New(cfg, app.Options{DisableDirectWrites: !*directWrites})
+	srv, err := app.New(cfg, app.Options{DisableDirectWrites: !*directWrites, PipelineSpin: *pipelineSpin, NoYieldAfterPush: *noYield})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
 		return 1

@@ -26,6 +26,7 @@ type Server struct {
 	commit    *commit.Pipeline
 	started   bool
 	stopped   bool
+	yield     bool
 }
 
 // Options are knobs for tests and benchmarks that the config file does not
@@ -34,6 +35,13 @@ type Options struct {
 	// DisableDirectWrites makes release threads always hand responses to
 	// the loops (the straightforward design) instead of writing themselves.
 	DisableDirectWrites bool
+	// PipelineSpin is the commit pipeline's spin before a stage parks: 0
+	// the default (park at once for WaitIfStageEmpty with yielding loops,
+	// the pipeline's default otherwise), negative park at once.
+	PipelineSpin time.Duration
+	// NoYieldAfterPush keeps a loop running after it pushed a batch instead
+	// of yielding its P to the stage goroutines it just woke.
+	NoYieldAfterPush bool
 	// Loop overrides event-loop options (zero fields: defaults).
 	Loop eventloop.Options
 	// OnLoopError hears about an event loop that panicked (default: stderr).
@@ -48,7 +56,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit.pipeline_wait_strategy: %w", err)
 	}
-	s := &Server{cfg: cfg, Metrics: metrics.New()}
+	s := &Server{cfg: cfg, Metrics: metrics.New(), yield: !opt.NoYieldAfterPush}
 	for _, iface := range cfg.Server.Interfaces {
 		var ln *eventloop.Listener
 		var err error
@@ -65,12 +73,19 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		s.listeners = append(s.listeners, ln)
 	}
 	direct := !opt.DisableDirectWrites
+	spin := opt.PipelineSpin
+	if spin == 0 && strategy == pipeline.WaitIfStageEmpty && !opt.NoYieldAfterPush {
+		// The stages run on the P their producer yields: a stage that spins
+		// before parking only delays the next stage, readied on the same P.
+		spin = -1
+	}
 	s.commit, err = commit.New(commit.Options{
 		WaitStrategy:        strategy,
 		ReleaseThreads:      cfg.Commit.PipelineReleaseThreads,
 		OkResolveIterations: cfg.Benchmark.OkResolveIterations,
 		DirectWrites:        direct,
 		Metrics:             s.Metrics,
+		SpinBeforePark:      spin,
 	})
 	if err != nil {
 		s.closeListeners()
@@ -137,21 +152,33 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 // CommittedVersion is the pipeline's committed version.
 func (s *Server) CommittedVersion() int64 { return s.commit.CommittedVersion() }
 
-// TuneGOMAXPROCS raises GOMAXPROCS so that event loops blocked in
-// epoll_wait never hold every P. A goroutine in a raw syscall keeps its P
-// until sysmon retakes it (20 µs to 10 ms); the pipeline's stages park
-// Go-natively (no P held), so NumCPU + io_threads Ps leave the CPUs' worth
-// of Ps to runnable goroutines. A GOMAXPROCS environment variable wins.
-// It returns the value in effect.
+// TuneGOMAXPROCS sets GOMAXPROCS for the configured design and returns the
+// value in effect. A GOMAXPROCS environment variable wins.
+//
+// WaitIfStageEmpty: one P per event loop. A loop that pushed a batch yields
+// its P (see handler.OnTurnEnd), and the stage goroutines, which park at
+// once instead of spinning, run on it as goroutine switches. A spare P
+// would not add parallelism but would cost an OS context switch per batch:
+// every goready with an idle P wakes another thread (wakep) that finds
+// nothing to do and sleeps again.
+//
+// WaitIfUpstreamIdle and Never spin, so every stage goroutine needs a P of
+// its own besides the loops' (these strategies are meant for dedicated
+// cores): io_threads + 3 + release threads.
+//
+// Either way no P is needed for a loop blocked in epoll_wait: a goroutine
+// in a raw syscall keeps its P until sysmon retakes it (20 µs to 10 ms), but
+// in this design nothing is left runnable behind a loop that goes to sleep.
 func TuneGOMAXPROCS(cfg config.Config) int {
 	if v, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && v > 0 {
 		return runtime.GOMAXPROCS(0)
 	}
-	want := runtime.NumCPU() + cfg.Server.IOThreads
-	if want > runtime.GOMAXPROCS(0) {
-		runtime.GOMAXPROCS(want)
+	want := max(1, cfg.Server.IOThreads)
+	if cfg.Commit.PipelineWaitStrategy != config.WaitIfStageEmpty {
+		want += 3 + cfg.Commit.PipelineReleaseThreads
 	}
-	return runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(want)
+	return want
 }
 
 // ErrClosed is returned by operations on a server that was shut down.

@@ -56,6 +56,9 @@ type Options struct {
 	OkResolveIterations int
 	LgSlotCount         int  // ring size 2^LgSlotCount; 0 means 16
 	DirectWrites        bool // release threads may write to sockets themselves
+	// SpinBeforePark is the pipeline's spin before a stage parks (see
+	// pipeline.Options); 0: the pipeline's default, negative: park at once.
+	SpinBeforePark time.Duration
 	Metrics             *metrics.Metrics
 }
 
@@ -85,7 +88,8 @@ func New(opt Options) (*Pipeline, error) {
 	if opt.Metrics == nil {
 		opt.Metrics = metrics.New()
 	}
-	p, err := pipeline.New[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount)
+	p, err := pipeline.NewWithOptions[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
+		pipeline.Options{SpinBeforePark: opt.SpinBeforePark})
 	if err != nil {
 		return nil, fmt.Errorf("commit pipeline: %w", err)
 	}

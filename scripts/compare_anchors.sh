@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of weaseldb's GET /ok with its two anchors
+# (docs/weaseldb.md, ../shared/ANCHORS.md): nginx with 1 worker answering
+# `return 200`, and a minimal Go net/http server (cmd/nethttp_ok).
+# Load: wrk -t1 -c100 over loopback TCP, DURATION s per run, contenders
+# alternated (A B C A B C ...) ROUNDS times; medians, then the ratios.
+# weaseldb runs with io_threads=1, pipeline_release_threads=1,
+# ok_resolve_iterations=0 and WAIT_STRATEGY (default WaitIfStageEmpty).
+#
+# Usage: scripts/compare_anchors.sh        (env: DURATION=4 ROUNDS=3 CONNS=100
+#        WAIT_STRATEGY=WaitIfStageEmpty WEASELDB_ARGS="" IDLE=1 to also
+#        measure weaseldb's CPU with 100 idle keep-alive connections)
+set -euo pipefail
+
+DURATION=${DURATION:-4}
+ROUNDS=${ROUNDS:-3}
+CONNS=${CONNS:-100}
+WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
+WEASELDB_ARGS=${WEASELDB_ARGS:-}
+IDLE=${IDLE:-0}
+PORT_NGINX=${PORT_NGINX:-18201}
+PORT_GO=${PORT_GO:-18202}
+PORT_WDB=${PORT_WDB:-18203}
+
+for tool in wrk nginx go; do
+  command -v "$tool" >/dev/null || { echo "compare_anchors: $tool not found (apt-get install -y wrk nginx-light)" >&2; exit 1; }
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/compare_anchors.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== building into $work"
+(cd "$root" && go build -trimpath -o "$work/weaseldb" ./cmd/weaseldb && go build -trimpath -o "$work/nethttp_ok" ./cmd/nethttp_ok)
+
+mkdir -p "$work/nginx"
+cat >"$work/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 8192; use epoll; multi_accept on; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$PORT_NGINX backlog=4096;
+    location /ok { return 200 '{"status":"ok"}'; }
+  }
+}
+NGINX
+
+cat >"$work/weaseldb.toml" <<TOML
+[server]
+interfaces = [{ type = "tcp", address = "127.0.0.1", port = $PORT_WDB }]
+io_threads = 1
+[commit]
+pipeline_wait_strategy = "$WAIT_STRATEGY"
+pipeline_release_threads = 1
+[benchmark]
+ok_resolve_iterations = 0
+TOML
+
+nginx -c "$work/nginx/nginx.conf" 2>"$work/nginx.stderr" & pids+=($!)
+"$work/nethttp_ok" --addr "127.0.0.1:$PORT_GO" >"$work/nethttp.log" 2>&1 & pids+=($!)
+# shellcheck disable=SC2086
+"$work/weaseldb" --config "$work/weaseldb.toml" $WEASELDB_ARGS >"$work/weaseldb.log" 2>&1 & wdb_pid=$!; pids+=($wdb_pid)
+
+wait_port() {
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "compare_anchors: nothing listens on port $1" >&2; exit 1
+}
+wait_port "$PORT_NGINX"; wait_port "$PORT_GO"; wait_port "$PORT_WDB"
+grep -E "GOMAXPROCS|ready" "$work/weaseldb.log" | sed 's/^/   /'
+
+declare -A results
+run_wrk() { # name port -> req/s
+  wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$2/ok" | awk '/Requests\/sec/ {print $2}'
+}
+names=(nginx nethttp weaseldb)
+ports=("$PORT_NGINX" "$PORT_GO" "$PORT_WDB")
+echo "== wrk -t1 -c$CONNS -d${DURATION}s, $ROUNDS rounds, alternating"
+for r in $(seq 1 "$ROUNDS"); do
+  for i in 0 1 2; do
+    rps=$(run_wrk "${names[$i]}" "${ports[$i]}")
+    results[${names[$i]}]="${results[${names[$i]}]:-} $rps"
+    printf '   round %d %-9s %12s req/s\n' "$r" "${names[$i]}" "$rps"
+  done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+m_nginx=$(echo "${results[nginx]}" | median)
+m_go=$(echo "${results[nethttp]}" | median)
+m_wdb=$(echo "${results[weaseldb]}" | median)
+echo "== medians (req/s): nginx $m_nginx  nethttp $m_go  weaseldb $m_wdb"
+awk -v w="$m_wdb" -v n="$m_nginx" -v g="$m_go" 'BEGIN {
+  printf "weaseldb / nginx   = %.2f   (bar: >= 0.80)\n", w / n
+  printf "weaseldb / nethttp = %.2f   (bar: >= 1.50)\n", w / g
+}'
+
+if [ "$IDLE" = "1" ]; then
+  command -v python3 >/dev/null || { echo "compare_anchors: IDLE=1 needs python3" >&2; exit 1; }
+  echo "== weaseldb CPU with $CONNS idle keep-alive connections over 10 s"
+  python3 - "$PORT_WDB" "$CONNS" "$wdb_pid" <<'PY'
+import os, socket, sys, time
+port, n, pid = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+conns = []
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.recv(4096)
+    conns.append(s)
+def cpu():
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+time.sleep(1)
+c0, t0 = cpu(), time.time()
+time.sleep(10)
+c1, t1 = cpu(), time.time()
+print(f"idle CPU: {100 * (c1 - c0) / (t1 - t0):.2f}% of one core (bar: <= 0.5%), {c1 - c0:.2f} s CPU in {t1 - t0:.1f} s")
+PY
+fi
