@@ -59,7 +59,7 @@ type Options struct {
 	// SpinBeforePark is the pipeline's spin before a stage parks (see
 	// pipeline.Options); 0: the pipeline's default, negative: park at once.
 	SpinBeforePark time.Duration
-	Metrics             *metrics.Metrics
+	Metrics        *metrics.Metrics
 }
 
 // Pipeline runs the stage goroutines.
