@@ -126,7 +126,10 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 	}
 	common := []string{"BUILD_DIR=" + bin, "FAKE_RUN=" + fakeRun, "DURATION=2"}
 
+	// The two full runs mostly sleep (the fake load, the idle window): run
+	// them side by side, after the quick failure cases.
 	t.Run("success", func(t *testing.T) {
+		t.Parallel()
 		r := runScript(t, 60*time.Second, t.TempDir(), common...)
 		if r.err != nil {
 			t.Fatalf("script failed: %v\n%s", r.err, r.stderr.String())
@@ -153,6 +156,7 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 	})
 
 	t.Run("server exits non-zero", func(t *testing.T) {
+		t.Parallel()
 		r := runScript(t, 60*time.Second, t.TempDir(), append(common, "FAKE_SERVER_EXIT=3")...)
 		if r.err == nil {
 			t.Fatal("script succeeded although the server exited 3")
@@ -170,6 +174,7 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 		if r.err == nil || !strings.Contains(r.stderr.String(), "server not ready after 1s") {
 			t.Fatalf("err %v, stderr:\n%s", r.err, r.stderr.String())
 		}
+		// Parallel subtests start only after this one, so no other fake server runs now.
 		if out, _ := exec.Command("pgrep", "-f", filepath.Join(bin, "weaseldb")).Output(); len(out) > 0 {
 			t.Errorf("fake server left running: pids %s", out)
 		}
