@@ -92,10 +92,13 @@ func TestRequestsPerConnChurn(t *testing.T) {
 }
 
 func TestRateModeHoldsRate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("timing assertion: the race detector slows the client several-fold; TestRateModeHoldsRate runs in the non-race suite")
-	}
 	const rate = 2000
+	tolerance := 0.02
+	if raceEnabled {
+		// The race detector slows the client several-fold on a shared
+		// machine; the 2% bar is checked by the non-race suite.
+		tolerance = 0.10
+	}
 	s := startTestServer(t, "tcp", nil)
 	cfg := testConfig(s)
 	cfg.Rate = rate
@@ -106,8 +109,17 @@ func TestRateModeHoldsRate(t *testing.T) {
 	if res.Errors != 0 {
 		t.Fatalf("errors: %v", res.ErrorsByKind)
 	}
-	if got := res.RequestsPerSec; got < rate*0.98 || got > rate*1.02 {
-		t.Errorf("%.1f req/s, want %d within 2%%", got, rate)
+	if got := res.RequestsPerSec; got < rate*(1-tolerance) || got > rate*(1+tolerance) {
+		t.Errorf("%.1f req/s, want %d within %.0f%%", got, rate, 100*tolerance)
+	}
+	// A thread without a connection would never send its share: with one
+	// connection and two threads asked, half the rate would go missing.
+	// (One connection to the test server may itself fall a little short on
+	// a busy machine, hence the loose bound.)
+	cfg.Concurrency, cfg.Pipeline, cfg.NetworkThreads, cfg.Duration = 1, 8, 2, time.Second
+	res = runOK(t, cfg)
+	if got := res.RequestsPerSec; got < rate*0.75 {
+		t.Errorf("1 connection, 2 threads: %.1f req/s of %d: a thread's share went missing", got, rate)
 	}
 }
 
