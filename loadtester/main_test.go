@@ -157,7 +157,11 @@ func TestBinarySIGINTWritesWhatWasMeasured(t *testing.T) {
 
 // TestAgainstWeaselDB drives the real server when it has been built.
 func TestAgainstWeaselDB(t *testing.T) {
-	bin, err := filepath.Abs("../build/weaseldb")
+	bin := os.Getenv("WEASELDB_BIN") // a binary elsewhere than build/
+	if bin == "" {
+		bin = "../build/weaseldb"
+	}
+	bin, err := filepath.Abs(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
