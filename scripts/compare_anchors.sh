@@ -87,18 +87,33 @@ wait_port() {
 wait_port "$PORT_NGINX"; wait_port "$PORT_GO"; wait_port "$PORT_WDB"
 grep -E "GOMAXPROCS|ready" "$work/weaseldb.log" | sed 's/^/   /'
 
+# The process that serves: nginx's worker, not its master.
+nginx_master=$(cat "$work/nginx/nginx.pid")
+nginx_worker=$(pgrep -P "$nginx_master" | head -1)
+go_pid=${pids[1]}
+
+# CPU ticks (user+system) and context switches (all threads) of a process:
+# steadier than req/s on a shared machine, so they are printed too.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'; }
+
 declare -A results
-run_wrk() { # name port -> req/s
-  wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$2/ok" | awk '/Requests\/sec/ {print $2}'
-}
 names=(nginx nethttp weaseldb)
 ports=("$PORT_NGINX" "$PORT_GO" "$PORT_WDB")
+procs=("$nginx_worker" "$go_pid" "$wdb_pid")
+hz=$(getconf CLK_TCK)
 echo "== wrk -t1 -c$CONNS -d${DURATION}s, $ROUNDS rounds, alternating"
 for r in $(seq 1 "$ROUNDS"); do
   for i in 0 1 2; do
-    rps=$(run_wrk "${names[$i]}" "${ports[$i]}")
+    p=${procs[$i]}
+    t0=$(ticks "$p"); c0=$(switches "$p")
+    out=$(wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:${ports[$i]}/ok")
+    t1=$(ticks "$p"); c1=$(switches "$p")
+    rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+    reqs=$(echo "$out" | awk '/requests in/ {print $1}')
     results[${names[$i]}]="${results[${names[$i]}]:-} $rps"
-    printf '   round %d %-9s %12s req/s\n' "$r" "${names[$i]}" "$rps"
+    awk -v r="$r" -v n="${names[$i]}" -v rps="$rps" -v q="$reqs" -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v hz="$hz" \
+      'BEGIN {printf "   round %d %-9s %12s req/s   server CPU %5.2f us/req   %6.1f context switches/1000 req\n", r, n, rps, 1e6 * t / hz / q, 1000 * c / q}'
   done
 done
 

@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var binary string
@@ -91,11 +94,15 @@ func TestUnbindablePortExits1(t *testing.T) {
 	}
 }
 
-// SIGTERM: the server answers, exits 0 and removes its unix socket file.
-func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "w.sock")
-	cfg := fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }, { type = \"unix\", path = %q }]\n[commit]\npipeline_wait_strategy = \"WaitIfStageEmpty\"\n", sock)
+type running struct {
+	cmd   *exec.Cmd
+	lines chan string
+	addrs []string // "tcp 127.0.0.1:PORT", "unix /path"
+}
+
+// startBinary runs the server with cfg and waits for its ready line.
+func startBinary(t *testing.T, cfg string) *running {
+	t.Helper()
 	cmd := exec.Command(binary, "--config", writeConfig(t, cfg))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -106,26 +113,38 @@ func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := make(chan string, 100)
+	r := &running{cmd: cmd, lines: make(chan string, 100)}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			lines <- sc.Text()
+			r.lines <- sc.Text()
 		}
-		close(lines)
+		close(r.lines)
 	}()
 	ready := time.After(15 * time.Second)
-	for done := false; !done; {
+	for {
 		select {
-		case l, ok := <-lines:
+		case l, ok := <-r.lines:
 			if !ok {
 				t.Fatal("server exited before ready")
 			}
-			done = l == "weaseldb: ready"
+			if a, found := strings.CutPrefix(l, "weaseldb: listening on "); found {
+				r.addrs = append(r.addrs, a)
+			}
+			if l == "weaseldb: ready" {
+				return r
+			}
 		case <-ready:
 			t.Fatal("no ready line in 15 s")
 		}
 	}
+}
+
+// SIGTERM: the server answers, exits 0 and removes its unix socket file.
+func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "w.sock")
+	r := startBinary(t, fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }, { type = \"unix\", path = %q }]\n[commit]\npipeline_wait_strategy = \"WaitIfStageEmpty\"\n", sock))
 	c, err := net.DialTimeout("unix", sock, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -136,12 +155,12 @@ func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "HTTP/1.1 200" {
 		t.Fatalf("%q %v", buf, err)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	r.cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
 	go func() {
-		for range lines {
+		for range r.lines {
 		}
-		exited <- cmd.Wait()
+		exited <- r.cmd.Wait()
 	}()
 	select {
 	case err := <-exited:
@@ -154,8 +173,67 @@ func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatalf("socket file still there: %v", err)
 	}
-	// The idle keep-alive connection was closed by the server.
 	if _, err := io.Copy(io.Discard, c); err != nil { // the rest of the response, then EOF
 		t.Fatalf("connection not closed cleanly after exit: %v", err)
+	}
+}
+
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	u, _ := strconv.Atoi(f[11])
+	s, _ := strconv.Atoi(f[12])
+	return u + s
+}
+
+// Out of descriptors (EMFILE on accept): the server backs off instead of
+// spinning on the readable listener, and serves the waiting clients once
+// descriptors are available again.
+func TestEMFILEBacksOffAndRecovers(t *testing.T) {
+	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\n[commit]\npipeline_wait_strategy = \"WaitIfStageEmpty\"\n")
+	addr := strings.TrimPrefix(r.addrs[0], "tcp ")
+	pid := r.cmd.Process.Pid
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Skipf("cannot count the server's descriptors: %v", err)
+	}
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
+		t.Skipf("prlimit: %v", err)
+	}
+	low := unix.Rlimit{Cur: uint64(len(fds)), Max: old.Max}
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &low, nil); err != nil {
+		t.Skipf("prlimit: %v", err)
+	}
+	var conns []net.Conn
+	for i := 0; i < 20; i++ {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second) // completes in the backlog
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c, "GET /ok HTTP/1.1\r\n\r\n")
+		conns = append(conns, c)
+	}
+	t0 := cpuTicks(t, pid)
+	start := time.Now()
+	time.Sleep(time.Second)
+	used := float64(cpuTicks(t, pid)-t0) / 100 / time.Since(start).Seconds()
+	if used > 0.05 {
+		t.Errorf("server used %.0f%% of a core while out of descriptors: spinning", used*100)
+	}
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range conns {
+		buf := make([]byte, 12)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "HTTP/1.1 200" {
+			t.Fatalf("connection %d after recovery: %q %v", i, buf, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,6 +44,9 @@ func (h *lineHandler) OnData(c *Conn, in []byte) int {
 		}
 		line := append([]byte(nil), in[used:used+i+1]...)
 		used += i + 1
+		if bytes.Equal(line, []byte("panic\n")) {
+			panic("test handler panics on request")
+		}
 		seq := c.NextSeq()
 		if bytes.Equal(line, []byte("close\n")) {
 			c.Reply(seq, line, true)
@@ -59,6 +63,10 @@ func (h *lineHandler) OnData(c *Conn, in []byte) int {
 }
 
 func startLineServer(t *testing.T, loops, workers int, direct bool, opt Options) (*Server, *lineHandler, string) {
+	return startLineServerReport(t, loops, workers, direct, opt, func(err error) { t.Errorf("loop: %v", err) })
+}
+
+func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Options, report func(error)) (*Server, *lineHandler, string) {
 	t.Helper()
 	ln, err := ListenTCP("127.0.0.1", 0)
 	if err != nil {
@@ -66,7 +74,7 @@ func startLineServer(t *testing.T, loops, workers int, direct bool, opt Options)
 	}
 	h := &lineHandler{work: make(chan lineJob, 1<<16)}
 	opt.DirectWrites = direct
-	srv, err := NewServer([]*Listener{ln}, loops, opt, func(int) Handler { return h }, func(err error) { t.Errorf("loop: %v", err) })
+	srv, err := NewServer([]*Listener{ln}, loops, opt, func(int) Handler { return h }, report)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +110,7 @@ func startLineServer(t *testing.T, loops, workers int, direct bool, opt Options)
 		}(uint64(w))
 	}
 	t.Cleanup(func() {
-		if err := srv.Stop(3 * time.Second); err != nil {
+		if err := srv.Stop(3 * time.Second); err != nil && !strings.Contains(err.Error(), "test handler panics") {
 			t.Errorf("stop: %v", err)
 		}
 		close(h.work)
@@ -417,4 +425,35 @@ func TestConnMask(t *testing.T) {
 			t.Errorf("connMask(%v) = %#x, want %#x", tc.out, got, tc.want)
 		}
 	}
+}
+
+// A loop whose handler panics is contained: the panic is reported, that
+// loop's connections are closed, and the other loop keeps accepting and
+// serving.
+func TestPanickingLoopIsContained(t *testing.T) {
+	reported := make(chan error, 4)
+	srv, _, addr := startLineServerReport(t, 2, 1, true, Options{}, func(err error) { reported <- err })
+	victim := dial(t, addr)
+	victim.Write([]byte("panic\n"))
+	select {
+	case err := <-reported:
+		if !strings.Contains(err.Error(), "test handler panics") {
+			t.Fatalf("report: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("panic not reported")
+	}
+	if _, err := readAll(victim); err != nil && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("victim connection: %v", err)
+	}
+	for i := 0; i < 20; i++ {
+		c := dial(t, addr)
+		c.Write([]byte("hello\n"))
+		got, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || got != "hello\n" {
+			t.Fatalf("after the panic, connection %d: %q %v", i, got, err)
+		}
+		c.Close()
+	}
+	_ = srv
 }

@@ -109,15 +109,16 @@ type Loop struct {
 	lnResume  []int64 // monotonic ns when a paused listener is re-added
 
 	// Loop goroutine only.
-	conns     []*Conn // by descriptor number
-	nconns    int
-	ready     []*Conn
-	lingering []*Conn
-	events    []unix.EpollEvent
-	scratch   []byte
-	iov       []unix.Iovec
-	stopSeen  bool
-	deadline  int64 // shutdown: force-close after this (monotonic ns); 0: none
+	conns           []*Conn // by descriptor number
+	nconns          int
+	ready           []*Conn
+	lingering       []*Conn
+	events          []unix.EpollEvent
+	scratch         []byte
+	iov             []unix.Iovec
+	stopSeen        bool
+	acceptErrLogged bool
+	deadline        int64 // shutdown: force-close after this (monotonic ns); 0: none
 
 	wakePending atomic.Int32
 	postMu      sync.Mutex
@@ -127,9 +128,10 @@ type Loop struct {
 	stopBy      atomic.Int64
 
 	// Counters for tests and metrics.
-	Accepted    atomic.Int64
-	StaleEvents atomic.Int64
-	Wakeups     atomic.Int64
+	Accepted     atomic.Int64
+	StaleEvents  atomic.Int64
+	AcceptPauses atomic.Int64
+	Wakeups      atomic.Int64
 
 	done chan struct{}
 	err  error
@@ -495,7 +497,11 @@ func (l *Loop) acceptFrom(i int) {
 				// and come back after a timed back-off.
 				l.removeListener(i)
 				l.lnResume[i] = monoNow() + int64(l.opt.AcceptBackoff)
-				fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v; pausing accepts for %v\n", l.id, ln.addr, err, l.opt.AcceptBackoff)
+				l.AcceptPauses.Add(1)
+				if !l.acceptErrLogged {
+					l.acceptErrLogged = true // once per streak, not every back-off
+					fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v; pausing accepts for %v at a time\n", l.id, ln.addr, err, l.opt.AcceptBackoff)
+				}
 				return
 			default:
 				fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v\n", l.id, ln.addr, err)
@@ -503,6 +509,7 @@ func (l *Loop) acceptFrom(i int) {
 			}
 		}
 		l.Accepted.Add(1)
+		l.acceptErrLogged = false
 		if !ln.unix {
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		}
