@@ -240,7 +240,9 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, s *eventlo
 			continue
 		}
 		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))
-		s.Send(e.Conn, e.Seq, e.Resp, !e.KeepAlive)
+		if e.Conn != nil { // nil only in tests
+			s.Send(e.Conn, e.Seq, e.Resp, !e.KeepAlive)
+		}
 		// Drop the references the ring slot would keep alive. Kind stays:
 		// it is the only field other release threads may read.
 		e.Conn, e.RequestID, e.Resp, e.Payload = nil, nil, nil, nil
