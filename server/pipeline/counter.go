@@ -28,17 +28,24 @@ const pollsPerCanSpin = 4
 //
 // Waiting is Go-native parking, not a raw futex: a goroutine blocked in a
 // futex syscall keeps its P until sysmon retakes it (20 µs to 10 ms), so with
-// more blocked goroutines than GOMAXPROCS a hand-off costs tens of µs (see
+// more blocked goroutines than GOMAXPROCS a hand-off costs far more (see
 // BenchmarkHandoff and docs/bench_pipeline.md). A goroutine parked on a
 // sync.Cond gives its P back at once.
 //
-// No wake-up is lost: a waiter increments waiters, then re-checks v under mu
-// before sleeping; a publisher stores v, then reads waiters. Go's atomics are
-// sequentially consistent, so either the waiter sees the new v or the
-// publisher sees the waiter and broadcasts under mu.
+// No wake-up is lost. A waiter, holding mu, increments waiters and then
+// checks v, before every Wait; a publisher stores v and then reads waiters.
+// Go's atomics are sequentially consistent, so either the waiter's check sees
+// the new v, or the publisher sees a non-zero count and wakes. The waker
+// takes the count with Swap(0) and broadcasts under mu; since the waiter
+// holds mu from its increment until Wait releases it, a count taken by any
+// waker is always followed by a broadcast that reaches the waiter. Taking the
+// count means publishers that follow skip the wake while the woken
+// goroutines have not yet run. A waiter that finds v changed leaves its
+// increment behind (costing at most one needless broadcast): decrementing it
+// could cancel a later waiter's count.
 type counter struct {
 	v       atomic.Uint64
-	waiters atomic.Int32 // goroutines parked (or about to park) on v
+	waiters atomic.Int32 // increments by waiters not yet woken (may overcount)
 	mu      sync.Mutex
 	cond    sync.Cond
 }
@@ -56,6 +63,9 @@ func (c *counter) publish(x uint64) {
 
 // wake is publish's slow path, kept apart so publish inlines.
 func (c *counter) wake() {
+	if c.waiters.Swap(0) == 0 {
+		return // another publisher took the count and is broadcasting
+	}
 	c.mu.Lock()
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -63,16 +73,15 @@ func (c *counter) wake() {
 
 // park blocks until v differs from seen and returns the value seen then.
 func (c *counter) park(seen uint64) uint64 {
-	c.waiters.Add(1)
 	c.mu.Lock()
-	v := c.v.Load()
-	for v == seen {
+	defer c.mu.Unlock()
+	for {
+		c.waiters.Add(1)
+		if v := c.v.Load(); v != seen {
+			return v
+		}
 		c.cond.Wait()
-		v = c.v.Load()
 	}
-	c.mu.Unlock()
-	c.waiters.Add(-1)
-	return v
 }
 
 // paddedCounter keeps each counter's hot fields on lines of their own.

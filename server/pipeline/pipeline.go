@@ -72,9 +72,13 @@ type Pipeline[T any] struct {
 	mask     uint64
 	ring     []T
 
-	slots   paddedCounter // reserved by producers (CAS)
-	pushes  paddedCounter // published by producers, in order
-	threads []threadState
+	slots  paddedCounter // reserved by producers (CAS)
+	pushes paddedCounter // published by producers, in order
+	// freedCache is a lower bound of every last-stage thread's pops, so a
+	// producer reads those (lines the last stage writes on every release)
+	// only when the bound says the ring may be full. It only ever lags.
+	freedCache paddedCounter
+	threads    []threadState
 }
 
 // threadState is one stage goroutine's published position and its own
@@ -199,12 +203,18 @@ func (p *Pipeline[T]) Push(n int, block bool) ProducerBatch[T] {
 	for {
 		begin := p.slots.v.Load()
 		end := begin + count
-		if t, seen := p.lastStageBehind(end); t != nil {
-			if !block {
-				return ProducerBatch[T]{}
+		// Signed: begin may be stale (other producers reserved, published
+		// and saw it consumed since), putting freed past end; then there is
+		// room, and the CAS below fails and retries.
+		if int64(end-p.freedCache.v.Load()) > int64(p.size) {
+			t, seen := p.lastStageBehind(end)
+			if t != nil {
+				if !block {
+					return ProducerBatch[T]{}
+				}
+				p.waitChange(&t.pops, seen, p.opts.SpinBeforePark)
+				continue
 			}
-			p.waitChange(&t.pops, seen, p.opts.SpinBeforePark)
-			continue
 		}
 		if p.slots.v.CompareAndSwap(begin, end) {
 			return ProducerBatch[T]{p: p, ring: p.ring, mask: p.mask, begin: begin, end: end}
@@ -212,21 +222,27 @@ func (p *Pipeline[T]) Push(n int, block bool) ProducerBatch[T] {
 	}
 }
 
-// lastStageBehind returns a last-stage thread that still holds a slot below
-// end-size (so reserving up to end would overwrite an item it has not
-// released) and the position it was seen at; nil if there is room.
+// lastStageBehind refreshes freedCache from the last stage's threads and
+// returns one that still holds a slot below end-size (so reserving up to end
+// would overwrite an item it has not released), with the position it was
+// seen at; nil if there is room.
 func (p *Pipeline[T]) lastStageBehind(end uint64) (*threadState, uint64) {
 	last := len(p.stages) - 1
+	var behind *threadState
+	var seen uint64
+	freed := uint64(math.MaxUint64)
 	for i := p.offsets[last]; i < len(p.threads); i++ {
 		t := &p.threads[i]
-		// Signed: begin may be stale (other producers reserved, published
-		// and saw it consumed since), putting pops past end; then there is
-		// room and the CAS that follows fails and retries.
-		if pops := t.pops.v.Load(); int64(end-pops) > int64(p.size) {
-			return t, pops
+		pops := t.pops.v.Load()
+		freed = min(freed, pops)
+		if behind == nil && int64(end-pops) > int64(p.size) {
+			behind, seen = t, pops
 		}
 	}
-	return nil, 0
+	// Racing producers may store an older bound over a newer one; a lower
+	// bound only costs another refresh, never an overwrite.
+	p.freedCache.v.Store(freed)
+	return behind, seen
 }
 
 // Release publishes the batch to stage 0, after every batch reserved before
