@@ -167,6 +167,11 @@ func plotHistogram(path string, h *hdrhistogram.Histogram, u latencyUnit) error 
 		hist := &plotter.Histogram{Bins: bins, Width: bins[0].Max - bins[0].Min, FillColor: colorBlue, LineStyle: plotter.DefaultLineStyle}
 		hist.LineStyle.Width = vg.Points(0.5)
 		p.Add(hist)
+		tallest := 0.0
+		for _, b := range bins {
+			tallest = math.Max(tallest, b.Weight)
+		}
+		p.Y.Max = tallest * 1.08 // headroom below the title
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}

@@ -22,7 +22,7 @@
 #   QUICK [auto]              1: bench_pipeline --quick (auto: when DURATION < 60)
 #   CONFIG [testdata/test_benchmark_config.toml]
 #   TCP_ADDRESS [127.0.0.1]   the config's TCP interface is rebound here (the load uses the unix socket)
-#   TCP_PORT [0: keep the config's]
+#   TCP_PORT [auto: a free loopback port; 0 keeps the config's]
 #   NOFILE [65536]            descriptor limit to ask for (best effort)
 #   BUILD_DIR [build]  RUN_DIR [reports/runs/<UTC time>, git-ignored]
 #   REPORT_OUT [reports/threading_performance_report.md]
@@ -57,7 +57,7 @@ READY_TIMEOUT=${READY_TIMEOUT:-15}
 QUICK=${QUICK:-auto}
 CONFIG=${CONFIG:-testdata/test_benchmark_config.toml}
 TCP_ADDRESS=${TCP_ADDRESS:-127.0.0.1}
-TCP_PORT=${TCP_PORT:-0}
+TCP_PORT=${TCP_PORT:-auto}
 NOFILE=${NOFILE:-65536}
 BUILD_DIR=${BUILD_DIR:-build}
 RUN_DIR=${RUN_DIR:-reports/runs/$(date -u +%Y%m%dT%H%M%SZ)}
@@ -69,10 +69,11 @@ die() { printf 'reproduce_threading_report: %s\n' "$*" >&2; exit 1; }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 for knob in DURATION CONCURRENCY REQUESTS_PER_CONN CONNECT_THREADS NETWORK_THREADS \
-    STATS_INTERVAL CPU_WORK_ITERATIONS IDLE_SECONDS READY_TIMEOUT TCP_PORT; do
+    STATS_INTERVAL CPU_WORK_ITERATIONS IDLE_SECONDS READY_TIMEOUT; do
     is_uint "${!knob}" || die "$knob must be a non-negative integer, got '${!knob}'"
 done
 ((DURATION >= 1)) || die "DURATION must be at least 1 second"
+[[ $TCP_PORT == auto ]] || is_uint "$TCP_PORT" || die "TCP_PORT must be auto or a port number, got '$TCP_PORT'"
 ((IDLE_SECONDS >= 5)) || die "IDLE_SECONDS must be at least 5 (idle CPU is measured for at least 5 s)"
 if [[ $QUICK == auto ]]; then
     if ((DURATION < 60)); then QUICK=1; else QUICK=0; fi
@@ -201,7 +202,8 @@ step cpu_work_target "$BIN/bench_cpu_work" --target "$CPU_WORK_TARGET" --json "$
 
 # The server runs in RUN_DIR, so the config's relative unix socket path
 # (weaseldb.sock) lands there. Its TCP interface is rebound to TCP_ADDRESS
-# (loopback by default): this run only uses the unix socket.
+# (loopback by default) on TCP_PORT (a free port by default, so runs at the
+# same time do not collide): this run only uses the unix socket.
 SERVER_CONFIG="$RUN_DIR/server_config.toml"
 step server_config "$BIN/report" config --in "$CONFIG" --out "$SERVER_CONFIG" \
     --tcp-address "$TCP_ADDRESS" --tcp-port "$TCP_PORT" || exit 1

@@ -10,9 +10,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -25,7 +27,7 @@ const usage = `usage:
   report manifest --run DIR --config FILE --steps FILE [--duration S] [--quick]
                   [--server-exit N] [--nofile LIMIT] [--server-gomaxprocs N]
                   [--started RFC3339] [--out FILE]
-  report config --in FILE --out FILE [--tcp-address ADDR] [--tcp-port N]
+  report config --in FILE --out FILE [--tcp-address ADDR] [--tcp-port N|auto]
 `
 
 func main() {
@@ -177,17 +179,37 @@ func adjustConfig(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "TOML config to copy")
 	out := fs.String("out", "", "where to write the adjusted copy")
 	addr := fs.String("tcp-address", "", "address for every TCP interface (empty: keep)")
-	port := fs.Int("tcp-port", 0, "port for every TCP interface (0: keep)")
+	portFlag := fs.String("tcp-port", "0", "port for every TCP interface: N, 0 to keep the config's, or auto for a free loopback port")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *in == "" || *out == "" || *port < 0 || *port > 65535 {
+	port, err := parsePort(*portFlag)
+	if *in == "" || *out == "" || err != nil {
 		fs.Usage()
-		return errors.New("config needs --in and --out, and --tcp-port in 0..65535")
+		return fmt.Errorf("config needs --in and --out, and --tcp-port auto or 0..65535 (%v)", err)
 	}
-	if err := reports.AdjustConfig(*in, *out, reports.ConfigAdjustment{TCPAddress: *addr, TCPPort: *port}); err != nil {
+	if err := reports.AdjustConfig(*in, *out, reports.ConfigAdjustment{TCPAddress: *addr, TCPPort: port}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: wrote %s\n", *out)
 	return nil
+}
+
+// parsePort reads --tcp-port. "auto" asks the kernel for a free loopback port,
+// so two runs at once do not collide on the config's fixed port (the load
+// itself uses the unix socket).
+func parsePort(s string) (int, error) {
+	if s == "auto" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port, nil
+	}
+	port, err := strconv.Atoi(s)
+	if err != nil || port < 0 || port > 65535 {
+		return 0, fmt.Errorf("port %q", s)
+	}
+	return port, nil
 }

@@ -43,6 +43,7 @@ func TestBadArguments(t *testing.T) {
 		{"manifest without config", []string{"manifest", "--run", "x", "--steps", "y"}},
 		{"config without out", []string{"config", "--in", "x.toml"}},
 		{"config bad port", []string{"config", "--in", "x.toml", "--out", "y", "--tcp-port", "70000"}},
+		{"config port not a number", []string{"config", "--in", "x.toml", "--out", "y", "--tcp-port", "eighty"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,5 +109,21 @@ func TestManifestAndConfigCommands(t *testing.T) {
 	}
 	if _, ok := m.Config.Values["server"]; !ok {
 		t.Errorf("config values lack [server]: %v", m.Config.Values)
+	}
+}
+
+func TestParsePort(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		want    int
+		wantErr bool
+	}{{"0", 0, false}, {"8123", 8123, false}, {"65536", 0, true}, {"-1", 0, true}, {"x", 0, true}} {
+		got, err := parsePort(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("parsePort(%q) = %d, %v", tt.in, got, err)
+		}
+	}
+	if p, err := parsePort("auto"); err != nil || p <= 0 {
+		t.Errorf("parsePort(auto) = %d, %v", p, err)
 	}
 }

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -196,17 +194,6 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 	})
 }
 
-// freePort returns a loopback TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestScriptRealBinaries runs the whole reproduction for 3 s of load with the
 // binaries `make build` put in build/. It checks behaviour, not speed.
 func TestScriptRealBinaries(t *testing.T) {
@@ -223,8 +210,7 @@ func TestScriptRealBinaries(t *testing.T) {
 			t.Skipf("build/%s missing (run make build): skipping the end-to-end script run", b)
 		}
 	}
-	r := runScript(t, 150*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=3",
-		"TCP_PORT="+strconv.Itoa(freePort(t)))
+	r := runScript(t, 150*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=3")
 	if r.err != nil {
 		t.Fatalf("script failed: %v\nstderr:\n%s", r.err, r.stderr.String())
 	}
