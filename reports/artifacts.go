@@ -119,18 +119,10 @@ type CPUWork struct {
 	NsPerCallMin    float64         `json:"ns_per_call_min"`
 	NsPerCallMax    float64         `json:"ns_per_call_max"`
 	Runs            json.RawMessage `json:"runs"`
-	// CPUNsPerCallMedian is the median CPU time per call (0 when absent).
-	// Preemption on a busy machine inflates wall time but not CPU time.
-	CPUNsPerCallMedian float64 `json:"cpu_ns_per_call_median"`
-}
-
-// Cost returns the cost of one call the report uses: the median CPU time
-// when bench_cpu_work recorded it, else the median wall time; field names it.
-func (c *CPUWork) Cost() (ns float64, field string) {
-	if c.CPUNsPerCallMedian > 0 {
-		return c.CPUNsPerCallMedian, "cpu_ns_per_call_median"
-	}
-	return c.NsPerCallMedian, "ns_per_call_median"
+	// WallNsPerCallMedian is the wall-clock median (0 when absent);
+	// NsPerCallMedian is the measuring thread's CPU time, which preemption on
+	// a busy machine does not inflate (docs/bench_cpu_work.md).
+	WallNsPerCallMedian float64 `json:"wall_ns_per_call_median"`
 }
 
 // PipelineBench is build/bench_pipeline's --json output.

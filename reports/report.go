@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -138,7 +139,7 @@ func (w *writer) collect() {
 		}
 	}
 	if cw := r.CPUWork; cw != nil {
-		cost, field := cw.Cost()
+		cost, field := cw.NsPerCallMedian, "ns_per_call_median"
 		if iters == 0 || int(iters) == cw.Iterations {
 			w.workNs = fig(w.book.add(fmt.Sprintf("CPU work per /ok request (%d iterations, median)", cw.Iterations), cost, 1, "ns", 0, CPUWorkFile, field))
 		} else if cw.Iterations > 0 {
@@ -223,8 +224,11 @@ func (w *writer) summary() error {
 	w.p("**Compared with the seed.** The seed report measured about %s and about %s CPU work efficiency with %s I/O threads. ",
 		seedRPS.Ref(), w.book.add("Seed CPU work efficiency", SeedEfficiencyPct, 1, "%", 0, seedArtifact, "Health Check Pipeline (~61%)").Ref(),
 		w.book.add("Seed I/O threads", SeedIOThreads, 1, "", 0, seedArtifact, "Throughput (8 I/O threads)").Ref())
-	w.p("This run reached %s of the seed's throughput. The main reasons are listed in [Where this run differs from the seed](#where-this-run-differs-from-the-seed); the first is that this machine has %d cores shared by the server and the load tester.\n\n",
-		ratio.Ref(), m.Machine.Cores)
+	w.p("This run reached %s of the seed's throughput. The main reasons are listed in [Where this run differs from the seed](#where-this-run-differs-from-the-seed); the first is that this machine has %d cores shared by the server, the load tester", ratio.Ref(), m.Machine.Cores)
+	if w.machineBusy != nil && w.harnessBusy != nil && w.machineBusy.Value-w.harnessBusy.Value >= 0.2 {
+		w.p(" and, during this run, other processes")
+	}
+	w.p(".\n\n")
 	return nil
 }
 
@@ -317,6 +321,12 @@ func sortedKeys[V any](m map[string]V) []string {
 // formatAny prints a config value for a table.
 func formatAny(v any) string {
 	switch x := v.(type) {
+	case []any, map[string]any:
+		data, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprintf("`%v`", x)
+		}
+		return "`" + string(data) + "`"
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 			return fmt.Sprintf("%d", int64(x))

@@ -221,9 +221,6 @@ func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 	readArtifact(t, dir, ServerCPULoaded, &loaded)
 	perRequest := loaded.CoreFraction * 1e9 / load.RequestsPerSec
 	workNs := work.NsPerCallMedian
-	if work.CPUNsPerCallMedian > 0 {
-		workNs = work.CPUNsPerCallMedian
-	}
 	switch row.name {
 	case "Theoretical maximum CPU time per request":
 		return 1e9 / load.RequestsPerSec
@@ -240,8 +237,7 @@ func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 	case "Cost per iteration, calibration":
 		var target CPUWork
 		readArtifact(t, dir, CPUWorkTargetFile, &target)
-		cost, _ := target.Cost()
-		return cost / float64(target.Iterations)
+		return target.NsPerCallMedian / float64(target.Iterations)
 	case "Other processes' CPU under load":
 		return loaded.MachineBusyCores - loaded.CoreFraction - load.ClientCPUCores
 	case "Share of server CPU spent on the configured work":

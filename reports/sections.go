@@ -124,7 +124,7 @@ func (w *writer) architecture() error {
 	w.p("  Sequence (1) -> Resolve (1, spins ok_resolve_iterations for /ok) -> Persist (1) -> Release (%d)\n", t.release)
 	w.p("  -> response handed back to the connection's owning loop -> writev\n")
 	w.p("```\n\n")
-	w.p("- Server: %d I/O threads + %d pipeline threads = %d busy threads under load\n", t.io, t.pipeline, t.io+t.pipeline)
+	w.p("- Server: %d I/O threads + %d pipeline threads = %d threads\n", t.io, t.pipeline, t.io+t.pipeline)
 	w.p("- Load tester on the same machine: %d network threads + %d connect threads\n", t.network, t.connect)
 	total := t.io + t.pipeline + t.network
 	if cores > 0 && total > cores {
@@ -140,9 +140,9 @@ func (w *writer) healthCheck() error {
 	w.p("- **Configurable CPU work**: %s", ref(w.workNs))
 	if w.iterations != nil {
 		w.p(" (%s, timed by `bench_cpu_work`", ref(w.iterations))
-		if cw := w.run.CPUWork; cw != nil && cw.CPUNsPerCallMedian > 0 {
+		if cw := w.run.CPUWork; cw != nil && cw.WallNsPerCallMedian > 0 {
 			w.p("; median CPU time per call, which preemption on a busy machine does not inflate; the median wall time was %s",
-				w.book.add("Wall time per call of the CPU work", cw.NsPerCallMedian, 1, "ns", 0, CPUWorkFile, "ns_per_call_median").Ref())
+				w.book.add("Wall time per call of the CPU work", cw.WallNsPerCallMedian, 1, "ns", 0, CPUWorkFile, "wall_ns_per_call_median").Ref())
 		}
 		w.p(")")
 	}
@@ -152,7 +152,7 @@ func (w *writer) healthCheck() error {
 		if target == 0 {
 			target = SeedWorkNs
 		}
-		cost, field := t.Cost()
+		cost, field := t.NsPerCallMedian, "ns_per_call_median"
 		w.targetIters = fig(w.book.add("Iterations costing the target", float64(t.Iterations), 1, "iterations", 0, CPUWorkTargetFile, "iterations"))
 		w.p("- **Calibration**: %s cost %s here (the seed's %d ns took %d iterations)\n",
 			w.targetIters.Ref(),
@@ -272,7 +272,7 @@ func (w *writer) seedComparison() error {
 	w.p("| CPU work efficiency | ~61%% | %s |\n", ref(w.efficiency))
 	w.p("| CPU work per request | 740 ns (4000 iterations) | %s |\n", ref(w.workNs))
 	w.p("| I/O threads | 8 | %s |\n", ref(w.ioThreads))
-	w.p("| load duration | 30 s | %d s requested |\n", int(m.DurationS))
+	w.p("| load duration | 30 s | %s requested |\n", w.book.add("Requested load duration", m.DurationS, 1, "s", 0, ManifestFile, "duration_s").Ref())
 	w.p("| cores | not stated (a larger machine) | %d |\n\n", m.Machine.Cores)
 	w.p("Why the numbers differ:\n\n")
 	w.p("1. **Cores.** This machine has %d cores for %d server threads and %d load-tester threads. The seed's %d I/O threads assume a core each; here they time-share, and the load tester takes CPU from the same cores.", m.Machine.Cores, t.io+t.pipeline, t.network+t.connect, SeedIOThreads)
@@ -402,13 +402,11 @@ func (w *writer) calibrationCheck(target *CPUWork) {
 	if work == nil || work.Iterations <= 0 || target.Iterations <= 0 {
 		return
 	}
-	workCost, workField := work.Cost()
-	targetCost, targetField := target.Cost()
-	a, b := workCost/float64(work.Iterations), targetCost/float64(target.Iterations)
+	a, b := work.NsPerCallMedian/float64(work.Iterations), target.NsPerCallMedian/float64(target.Iterations)
 	if math.Abs(a-b) <= 0.25*math.Max(a, b) {
 		return
 	}
-	fa := w.book.derive("Cost per iteration, timed run", a, "ns", 3, "cpu_work.json "+workField+" ÷ iterations")
-	fb := w.book.derive("Cost per iteration, calibration", b, "ns", 3, "cpu_work_target.json "+targetField+" ÷ iterations")
+	fa := w.book.derive("Cost per iteration, timed run", a, "ns", 3, "cpu_work.json ns_per_call_median ÷ iterations")
+	fb := w.book.derive("Cost per iteration, calibration", b, "ns", 3, "cpu_work_target.json ns_per_call_median ÷ iterations")
 	w.p("- **The calibration disagrees with the timed run**: %s per iteration in the timed run, %s in the calibration. The cost is linear in iterations, so one of the two is off (a busy machine, a changing clock, or a fixed per-call overhead); read the calibrated iteration count with caution\n", fa.Ref(), fb.Ref())
 }
