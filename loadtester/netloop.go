@@ -457,7 +457,7 @@ func (t *netThread) complete(c *conn, now int64) {
 	status := min(c.parser.status, maxStatus)
 	t.stats.status[status]++
 	if t.samples != nil {
-		t.samples.add(sample{start: start, latency: latency, code: uint16(status)}, t.r.measureStart.Load())
+		t.samples.add(sample{start: start, latency: latency, code: uint16(status)}, t.r.measureStart.Load(), t.r.measureEnd.Load())
 	}
 }
 
@@ -628,7 +628,7 @@ func (t *netThread) sampleError(now, start int64, kind errorKind) {
 		if start == 0 {
 			start = now
 		}
-		t.samples.add(sample{start: start, latency: now - start, errKind: kind + 1}, t.r.measureStart.Load())
+		t.samples.add(sample{start: start, latency: now - start, errKind: kind + 1}, t.r.measureStart.Load(), t.r.measureEnd.Load())
 	}
 }
 

@@ -38,9 +38,10 @@ type runner struct {
 	tmpl         *requestTemplate
 	family       int
 	sockaddr     unix.Sockaddr
-	base         time.Time // clock origin of every ns timestamp
-	startNs      int64     // when the load started (ns since base)
-	measureStart atomic.Int64
+	base         time.Time    // clock origin of every ns timestamp
+	startNs      int64        // when the load started (ns since base)
+	measureStart atomic.Int64 // the measured window, for --vegeta samples
+	measureEnd   atomic.Int64
 	seed         int64
 	threads      []*netThread
 	connReqs     chan connRequest
@@ -90,6 +91,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 	}
 	r.startNs = int64(time.Since(r.base))
 	r.measureStart.Store(r.startNs + int64(cfg.Warmup))
+	r.measureEnd.Store(r.startNs + int64(cfg.Warmup+cfg.Duration))
 	for i := range cfg.NetworkThreads {
 		t, err := newNetThread(r, i)
 		if err != nil {
@@ -128,7 +130,9 @@ func (r *runner) drive(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter)
 	// last interval; responses that land while the threads stop are outside
 	// the window and are not counted.
 	if interrupted {
-		c.finalInterval(int64(time.Since(r.base)), out, hdrLog)
+		cut := int64(time.Since(r.base))
+		r.measureEnd.Store(cut)
+		c.finalInterval(cut, out, hdrLog)
 	}
 	endNs := c.lastNs
 	cpuEnd, _ := procstat.SelfCPU()
@@ -230,6 +234,7 @@ func (c *collector) startMeasuring(now int64) {
 	c.measuring = true
 	c.measureNs = now
 	c.r.measureStart.Store(now)
+	c.r.measureEnd.Store(now + int64(c.r.cfg.Duration))
 	c.cpuStart, _ = procstat.SelfCPU()
 }
 

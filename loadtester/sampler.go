@@ -22,10 +22,10 @@ type sampler struct {
 
 func newSampler(max int) *sampler { return &sampler{max: max, stride: 1} }
 
-// add offers a result; results that started before measureStart (warm-up)
-// are ignored.
-func (s *sampler) add(x sample, measureStart int64) {
-	if x.start < measureStart {
+// add offers a result; results that ended outside the measured window
+// [from, to] (the warm-up, the stop) are ignored, as the totals ignore them.
+func (s *sampler) add(x sample, from, to int64) {
+	if end := x.start + x.latency; end < from || end > to {
 		return
 	}
 	s.seen++
