@@ -8,7 +8,8 @@
 # ok_resolve_iterations=0 and WAIT_STRATEGY (default WaitIfStageEmpty).
 #
 # Usage: scripts/compare_anchors.sh        (env: DURATION=4 ROUNDS=3 CONNS=100
-#        WAIT_STRATEGY=WaitIfStageEmpty WEASELDB_ARGS="" IDLE=1 to also
+#        WAIT_STRATEGY=WaitIfStageEmpty WEASELDB_ARGS="" WEASELDB_ENV="" (e.g.
+#        GOMAXPROCS=3, for weaseldb only) IDLE=1 to also
 #        measure weaseldb's CPU with 100 idle keep-alive connections)
 set -euo pipefail
 
@@ -17,6 +18,7 @@ ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-100}
 WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
 WEASELDB_ARGS=${WEASELDB_ARGS:-}
+WEASELDB_ENV=${WEASELDB_ENV:-}
 IDLE=${IDLE:-0}
 PORT_NGINX=${PORT_NGINX:-18201}
 PORT_GO=${PORT_GO:-18202}
@@ -75,7 +77,7 @@ TOML
 nginx -c "$work/nginx/nginx.conf" 2>"$work/nginx.stderr" & pids+=($!)
 "$work/nethttp_ok" --addr "127.0.0.1:$PORT_GO" >"$work/nethttp.log" 2>&1 & pids+=($!)
 # shellcheck disable=SC2086
-"$work/weaseldb" --config "$work/weaseldb.toml" $WEASELDB_ARGS >"$work/weaseldb.log" 2>&1 & wdb_pid=$!; pids+=($wdb_pid)
+env $WEASELDB_ENV "$work/weaseldb" --config "$work/weaseldb.toml" $WEASELDB_ARGS >"$work/weaseldb.log" 2>&1 & wdb_pid=$!; pids+=($wdb_pid)
 
 wait_port() {
   for _ in $(seq 1 100); do
