@@ -43,7 +43,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	}
 	var loadArgs stringList
 	var jsonPath string
-	var quiet bool
+	var quiet, printConfig bool
 	fs.StringVar(&o.A, "a", "", "server binary A, the reference (A/B mode)")
 	fs.StringVar(&o.ARef, "a-ref", "", "build A from this git ref in a temporary worktree (A/B mode)")
 	fs.StringVar(&o.B, "b", o.B, "server binary B, the candidate")
@@ -74,6 +74,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.BoolVar(&o.AllowOtherMachine, "allow-other-machine", false, "compare with a baseline recorded on another machine")
 	fs.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+	fs.BoolVar(&printConfig, "print-default-config", false, "print the built-in server config and exit")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -83,6 +84,10 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gate: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if printConfig {
+		stdout.Write(gate.DefaultConfig())
+		return 0
 	}
 	o.LoadArgs = loadArgs
 	o.Command = "gate " + strings.Join(args, " ")

@@ -16,6 +16,7 @@ func TestFlags(t *testing.T) {
 		output string
 	}{
 		{"help", []string{"--help"}, 0, "usage: gate"},
+		{"default config", []string{"--print-default-config"}, 0, "ok_resolve_iterations = 0"},
 		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
 		{"a and a-ref", []string{"--a", "x", "--a-ref", "HEAD"}, 2, "not both"},

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Validates the regression gate's defaults on this machine (issue 6, "Done when"):
+#   - A/A (build/weaseldb as both A and B) passes in >= 19 of 20 gate runs;
+#   - a B made 25% slower (ok_resolve_iterations raised) fails in >= 19 of 20;
+#   - one gate run with the defaults takes <= 60 s.
+# A/A and slow runs alternate, so both see the same machine. About 45 s per
+# gate run: RUNS=20 takes ~30 minutes, plus ~2 minutes of calibration.
+#
+# Usage: scripts/gate_validation.sh            (RUNS=20, calibrates ITER)
+#        RUNS=3 ITER=9000 scripts/gate_validation.sh   (a quick check)
+# Env: RUNS, ITER (skip calibration), TARGET (slowdown ratio, 0.75),
+#      BUILD_DIR (build), OUT (build/gate_validation), GATE_ARGS (extra flags
+#      for every gate run; the defaults are what is being validated).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-20}
+TARGET=${TARGET:-0.75}
+BUILD_DIR=${BUILD_DIR:-build}
+OUT=${OUT:-$BUILD_DIR/gate_validation}
+GATE_ARGS=${GATE_ARGS:-}
+GATE="$BUILD_DIR/gate"
+SERVER="$BUILD_DIR/weaseldb"
+
+for bin in "$GATE" "$SERVER" "$BUILD_DIR/load_tester"; do
+  [ -x "$bin" ] || { echo "gate_validation: $bin missing (run make build)" >&2; exit 1; }
+done
+mkdir -p "$OUT"
+
+# slow_config N: the gate's default config with ok_resolve_iterations = N.
+slow_config() {
+  local cfg="$OUT/slow_$1.toml"
+  "$GATE" --print-default-config | sed "s/^ok_resolve_iterations = .*/ok_resolve_iterations = $1/" >"$cfg"
+  grep -q "^ok_resolve_iterations = $1\$" "$cfg" || { echo "gate_validation: could not set ok_resolve_iterations" >&2; exit 1; }
+  echo "$cfg"
+}
+
+# ratio_of FILE: the "ratio B/A" number from a gate table.
+ratio_of() { awk '/^ratio B\//{print $3; exit}' "$1"; }
+
+# Calibration: find ok_resolve_iterations that makes B ~25% slower, by A/B
+# gate runs (8 rounds each). Model: 1/ratio - 1 = c * ITER. On a noisy
+# machine single measurements of c scatter, so each step pools every
+# estimate so far (their median) instead of trusting the last one.
+if [ -z "${ITER:-}" ]; then
+  ITER=8000
+  estimates=()
+  for step in 1 2 3 4; do
+    cfg=$(slow_config "$ITER")
+    "$GATE" --quiet --a "$SERVER" --b "$SERVER" --b-config "$cfg" --rounds 8 $GATE_ARGS >"$OUT/calibrate_$step.txt" || true
+    r=$(ratio_of "$OUT/calibrate_$step.txt")
+    echo "calibration $step: ok_resolve_iterations=$ITER -> ratio ${r:-?}"
+    [ -n "$r" ] || { echo "gate_validation: calibration run failed:" >&2; tail -1 "$OUT/calibrate_$step.txt" >&2; exit 1; }
+    estimates+=("$(awk -v n="$ITER" -v r="$r" 'BEGIN { if (r >= 0.99) r = 0.99; printf "%.6g", (1 / r - 1) / n }')")
+    ITER=$(printf '%s\n' "${estimates[@]}" | sort -g | awk -v t="$TARGET" '{ a[n++] = $1 } END {
+      c = (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
+      print int((1 / t - 1) / c) }')
+  done
+fi
+SLOW_CFG=$(slow_config "$ITER")
+echo "slowed B: ok_resolve_iterations=$ITER ($SLOW_CFG)"
+
+aa_pass=0; aa_other=""; slow_fail=0; slow_other=""; max_s=0; slow_ratios=()
+for i in $(seq 1 "$RUNS"); do
+  for kind in aa slow; do
+    extra=()
+    [ "$kind" = slow ] && extra=(--b-config "$SLOW_CFG")
+    t0=$(date +%s.%N)
+    set +e
+    "$GATE" --quiet --a "$SERVER" --b "$SERVER" "${extra[@]}" $GATE_ARGS --json "$OUT/${kind}_$i.json" >"$OUT/${kind}_$i.txt"
+    code=$?
+    set -e
+    t1=$(date +%s.%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    max_s=$(awk -v a="$max_s" -v b="$secs" 'BEGIN { print (b > a) ? b : a }')
+    r=$(ratio_of "$OUT/${kind}_$i.txt")
+    echo "$kind $i: exit $code, ratio ${r:--}, ${secs}s: $(grep '^verdict:' "$OUT/${kind}_$i.txt" | cut -c1-160)"
+    if [ "$kind" = aa ]; then
+      if [ $code -eq 0 ]; then aa_pass=$((aa_pass + 1)); else aa_other="$aa_other $i:exit$code"; fi
+    else
+      [ -n "$r" ] && slow_ratios+=("$r")
+      if [ $code -eq 1 ]; then slow_fail=$((slow_fail + 1)); else slow_other="$slow_other $i:exit$code"; fi
+    fi
+  done
+done
+
+median_slow=$(printf '%s\n' "${slow_ratios[@]:-}" | sort -g | awk 'NF { a[n++] = $1 } END {
+  if (n == 0) { print "-"; exit }
+  print (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }')
+echo
+echo "== gate validation ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "A/A passes:          $aa_pass of $RUNS (want >= $(((RUNS * 19 + 19) / 20)))${aa_other:+; others:$aa_other}"
+echo "25% slower B fails:  $slow_fail of $RUNS (want >= $(((RUNS * 19 + 19) / 20)))${slow_other:+; others:$slow_other}"
+echo "slowed B: ok_resolve_iterations=$ITER, median measured ratio B/A $median_slow (target $TARGET)"
+echo "longest gate run:    ${max_s}s (want <= 60)"
+echo "results: $OUT"
