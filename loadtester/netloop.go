@@ -67,6 +67,7 @@ type conn struct {
 	partial         []byte // an incomplete response head, kept between reads
 	connectDeadline int64
 	inFreeList      bool // open loop: on the thread's list of connections with room
+	onReadyList     bool // used its read budget with bytes maybe left (hazard #5)
 	dirty           bool // open loop: has requests to flush this turn
 }
 
@@ -109,6 +110,9 @@ type netThread struct {
 	spareInbox  []handoff // loop only
 	wakePending atomic.Bool
 	stopping    atomic.Bool
+
+	ready     []*conn // connections to read again before the next blocking wait
+	readyScan []*conn
 
 	// Open loop.
 	schedStart int64   // offset of this thread's schedule, then its start once scheduling
@@ -232,6 +236,7 @@ func (t *netThread) loop() {
 		for i := range n {
 			t.dispatch(&t.evs[i])
 		}
+		t.serveReady()
 		now := t.now()
 		if t.scheduling {
 			t.schedule(now)
@@ -253,8 +258,8 @@ func (t *netThread) wait() int {
 	evs := t.evs
 	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
 		uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-	if errno == 0 && n > 0 {
-		return int(n)
+	if errno == 0 && n > 0 || len(t.ready) > 0 {
+		return int(max(n, 0)) // with connections still to read, never block
 	}
 	m, err := unix.EpollWait(t.epfd, evs, int(sweepInterval/time.Millisecond))
 	if err != nil { // EINTR is routine (the runtime's signals): poll again
@@ -372,10 +377,37 @@ func (t *netThread) finishConnect(c *conn) {
 	t.topUp(c, now)
 }
 
+// readBudget is the most full reads one connection gets per loop turn, so a
+// connection streaming a large body cannot starve the others (hazard #5).
+const readBudget = 8
+
+// serveReady reads again from connections that used their budget.
+func (t *netThread) serveReady() {
+	if len(t.ready) == 0 {
+		return
+	}
+	t.readyScan, t.ready = t.ready, t.readyScan[:0]
+	for i, c := range t.readyScan {
+		c.onReadyList = false
+		if c.state == connActive {
+			t.onReadable(c, false)
+		}
+		t.readyScan[i] = nil
+	}
+}
+
 // onReadable reads until EAGAIN or a short read (a later arrival raises a new
 // edge), parses every response, and tops the pipeline up after each read.
+// After readBudget full reads it queues c on the ready list instead.
 func (t *netThread) onReadable(c *conn, hangup bool) {
-	for c.state == connActive {
+	for reads := 0; c.state == connActive; reads++ {
+		if reads == readBudget {
+			if !c.onReadyList {
+				c.onReadyList = true
+				t.ready = append(t.ready, c)
+			}
+			return
+		}
 		off := copy(t.rbuf, c.partial)
 		n, errno := rawRead(c.fd, t.rbuf[off:])
 		if errno == unix.EAGAIN {

@@ -95,3 +95,32 @@ func BenchmarkRenderDynamic(b *testing.B) {
 		buf = r.appendRequest(buf[:0], tmpl)
 	}
 }
+
+// FuzzRequestTemplate: any body, placeholders or not, renders a request
+// whose Content-Length matches the body net/http reads back.
+func FuzzRequestTemplate(f *testing.F) {
+	f.Add([]byte(`{"id":"{{seq}}"}`))
+	f.Add([]byte(`{{uuid}}{{`))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		tmpl, err := newRequestTemplate("POST", "/v1/commit", "h", nil, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := tmpl.static
+		if tmpl.dynamic() {
+			raw = newRenderer(0, 1, 1).appendRequest(nil, tmpl)
+		}
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		got, err := io.ReadAll(req.Body)
+		if err != nil || int64(len(got)) != req.ContentLength {
+			t.Fatalf("body %d bytes, Content-Length %d, err %v", len(got), req.ContentLength, err)
+		}
+		if !tmpl.dynamic() && !bytes.Equal(got, body) {
+			t.Fatalf("static body changed: %q -> %q", body, got)
+		}
+	})
+}
