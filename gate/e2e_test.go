@@ -55,6 +55,11 @@ func runGate(t *testing.T, o Options) *Result {
 func TestGateABWithFakes(t *testing.T) {
 	t.Run("A/A passes", func(t *testing.T) {
 		o := quickOptions(t)
+		// A relative path must survive the server running in a temp dir.
+		wd, _ := os.Getwd()
+		if rel, err := filepath.Rel(wd, o.A); err == nil {
+			o.A = rel
+		}
 		r := runGate(t, o)
 		if r.Verdict != Pass || r.ExitCode != 0 {
 			t.Fatalf("A/A: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)

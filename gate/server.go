@@ -142,7 +142,14 @@ func StartServer(spec ServerSpec) (*Server, error) {
 	}
 	s := &Server{Name: spec.Name, Binary: spec.Binary, Target: target,
 		output: newTailBuffer(20), exited: make(chan struct{})}
-	s.cmd = exec.Command(spec.Binary, "--config", cfgPath)
+	bin := spec.Binary
+	if strings.ContainsRune(bin, '/') {
+		// The server runs in spec.Dir: a relative path must not move with it.
+		if bin, err = filepath.Abs(bin); err != nil {
+			return nil, fmt.Errorf("server %s: %w", spec.Name, err)
+		}
+	}
+	s.cmd = exec.Command(bin, "--config", cfgPath)
 	s.cmd.Dir = spec.Dir
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stdout goes through a writer (not StdoutPipe) so that Wait returns only

@@ -117,8 +117,15 @@ func besideMe(name, fallback string) string {
 		return fallback
 	}
 	p := filepath.Join(filepath.Dir(exe), name)
-	if st, err := os.Stat(p); err == nil && !st.IsDir() {
-		return p
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
+		return fallback
 	}
-	return fallback
+	// Relative to the working directory when below it: the path is recorded
+	// in baselines, which should not name one checkout's location.
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
 }
