@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/procstat"
 )
 
 // lineHandler answers each "\n"-terminated line with the same line, through
@@ -277,6 +279,16 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 			break
 		} else {
 			last = n
+		}
+	}
+	// Stalled: no busy-polling of the blocked socket (EPOLLOUT only).
+	cpu0, err0 := procstat.SelfCPU()
+	wall0 := time.Now()
+	time.Sleep(time.Second)
+	cpu1, err1 := procstat.SelfCPU()
+	if err0 == nil && err1 == nil {
+		if frac := float64(cpu1-cpu0) / float64(time.Since(wall0)); frac > 0.10 {
+			t.Errorf("process used %.0f%% of a core while the client was stalled: busy-polling", frac*100)
 		}
 	}
 	close(stop)
