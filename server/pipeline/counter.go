@@ -66,9 +66,24 @@ func (c *counter) wake() {
 	if c.waiters.Swap(0) == 0 {
 		return // another publisher took the count and is broadcasting
 	}
+	// The woken goroutines go to this P's run queue (runnext). An idle or
+	// spinning P steals them within microseconds; but when every other P
+	// is busy and this goroutine next blocks in a syscall (an event loop's
+	// epoll_wait), they wait there until sysmon retakes the P: 20 µs,
+	// growing to 10 ms when sysmon has been idle (TestWokenGoroutineIsNot-
+	// Stranded). So when nobody else can take them, yield this P to them.
+	// runtimeCanSpin, asked before they are queued, is true exactly when
+	// some other P is busy and none is idle or spinning (for GOMAXPROCS 2;
+	// with more Ps it errs towards yielding). Wakes only happen after a
+	// goroutine parked, i.e. at low load, so the yield costs no throughput
+	// where throughput matters.
+	yield := runtimeCanSpin(0) || runtime.GOMAXPROCS(0) == 1
 	c.mu.Lock()
 	c.cond.Broadcast()
 	c.mu.Unlock()
+	if yield {
+		runtime.Gosched()
+	}
 }
 
 // park blocks until v differs from seen and returns the value seen then.
