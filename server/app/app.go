@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"weaseldb/server/affinity"
 	"weaseldb/server/commit"
 	"weaseldb/server/config"
 	"weaseldb/server/eventloop"
@@ -86,6 +87,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		DirectWrites:        direct,
 		Metrics:             s.Metrics,
 		SpinBeforePark:      spin,
+		StageCPUs:           cfg.Commit.PipelineCPUs,
 	})
 	if err != nil {
 		s.closeListeners()
@@ -177,8 +179,26 @@ func TuneGOMAXPROCS(cfg config.Config) int {
 	if cfg.Commit.PipelineWaitStrategy != config.WaitIfStageEmpty {
 		want += 3 + cfg.Commit.PipelineReleaseThreads
 	}
+	if pinned := pinnedThreads(cfg); pinned > 0 {
+		want = affinity.GOMAXPROCSFor(pinned, want)
+	}
 	runtime.GOMAXPROCS(want)
 	return want
+}
+
+// pinnedThreads counts the goroutines the config locks to CPUs.
+func pinnedThreads(cfg config.Config) int {
+	n := 0
+	if len(cfg.Server.IOCPUs) > 0 {
+		n += cfg.Server.IOThreads
+	}
+	threads := []int{1, 1, 1, cfg.Commit.PipelineReleaseThreads}
+	for s, cpus := range cfg.Commit.PipelineCPUs {
+		if s < len(threads) && len(cpus) > 0 {
+			n += threads[s]
+		}
+	}
+	return n
 }
 
 // ErrClosed is returned by operations on a server that was shut down.

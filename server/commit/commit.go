@@ -7,11 +7,13 @@ package commit
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"weaseldb/server/affinity"
 	"weaseldb/server/cpuwork"
 	"weaseldb/server/eventloop"
 	"weaseldb/server/http1"
@@ -59,7 +61,12 @@ type Options struct {
 	// SpinBeforePark is the pipeline's spin before a stage parks (see
 	// pipeline.Options); 0: the pipeline's default, negative: park at once.
 	SpinBeforePark time.Duration
-	Metrics        *metrics.Metrics
+	// StageCPUs pins thread t of stage s to StageCPUs[s][t % len]; an empty
+	// list leaves that stage unpinned. A pinned stage cannot run on the
+	// thread of the loop that pushed (so every hop to it is an OS context
+	// switch): pinning is for dedicated cores with a spinning strategy.
+	StageCPUs [][]int
+	Metrics   *metrics.Metrics
 }
 
 // Pipeline runs the stage goroutines.
@@ -144,6 +151,12 @@ func (cp *Pipeline) CommittedVersion() int64 { return cp.committed.Load() }
 // stages, its own for a release thread).
 func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch[Entry], int) int) {
 	defer cp.wg.Done()
+	if stage < len(cp.opt.StageCPUs) && len(cp.opt.StageCPUs[stage]) > 0 {
+		cpus := cp.opt.StageCPUs[stage]
+		if err := affinity.PinCurrentThread([]int{cpus[thread%len(cpus)]}); err != nil {
+			fmt.Fprintf(os.Stderr, "weaseldb: commit stage %s thread %d: %v\n", metrics.StageNames[stage], thread, err)
+		}
+	}
 	want := cp.opt.ReleaseThreads
 	if stage == 3 {
 		want = 1

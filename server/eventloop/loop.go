@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"weaseldb/server/affinity"
 )
 
 // Handler is the protocol on top of the loop. Every method runs on the
@@ -317,11 +318,10 @@ func (l *Loop) run(report func(error)) {
 		}
 	}()
 	if len(l.opt.IOCPUs) > 0 {
-		runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-		var set unix.CPUSet
-		set.Set(l.opt.IOCPUs[l.id%len(l.opt.IOCPUs)])
-		if err := unix.SchedSetaffinity(0, &set); err != nil && report != nil {
-			report(fmt.Errorf("event loop %d: pin to cpu %d: %w", l.id, l.opt.IOCPUs[l.id%len(l.opt.IOCPUs)], err))
+		// Locked and never unlocked: the pinned thread ends with the goroutine.
+		cpu := l.opt.IOCPUs[l.id%len(l.opt.IOCPUs)]
+		if err := affinity.PinCurrentThread([]int{cpu}); err != nil && report != nil {
+			report(fmt.Errorf("event loop %d: %w", l.id, err))
 		}
 	}
 	for {
