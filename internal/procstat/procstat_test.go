@@ -100,6 +100,15 @@ func TestThreadCPUCountsOnlyThisThread(t *testing.T) {
 	}
 }
 
+// TestHelperBurn is not a test: TestPidCPU runs this test binary again
+// with PROCSTAT_BURN=1 so that it burns CPU as a child process.
+func TestHelperBurn(t *testing.T) {
+	if os.Getenv("PROCSTAT_BURN") != "1" {
+		t.Skip("helper process for TestPidCPU")
+	}
+	burn(30 * time.Second) // killed by the parent long before
+}
+
 func TestPidCPU(t *testing.T) {
 	if _, err := PidCPU(os.Getpid()); err != nil {
 		t.Fatalf("own pid: %v", err)
@@ -107,17 +116,15 @@ func TestPidCPU(t *testing.T) {
 	if _, err := PidCPU(-1); err == nil {
 		t.Fatal("PidCPU(-1) did not fail")
 	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh to run a child process")
-	}
-	// A child that burns about 0.3 s of CPU, then sleeps so we can read it.
-	cmd := exec.Command(sh, "-c", `i=0; end=$(( $(date +%s) + 1 )); while [ $(date +%s) -lt $end ]; do i=$((i+1)); done; sleep 5`)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBurn$")
+	cmd.Env = append(os.Environ(), "PROCSTAT_BURN=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(4 * time.Second)
+	// The child needs one clock tick (10 ms) of CPU to show; give a loaded
+	// machine plenty of time.
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		d, err := PidCPU(cmd.Process.Pid)
 		if err != nil {
@@ -126,7 +133,7 @@ func TestPidCPU(t *testing.T) {
 		if d > 0 {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("child's CPU stayed 0 while it burned")
 }
