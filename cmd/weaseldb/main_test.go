@@ -237,3 +237,38 @@ func TestEMFILEBacksOffAndRecovers(t *testing.T) {
 		}
 	}
 }
+
+// With 100 idle keep-alive connections the server sleeps: no periodic
+// wake-ups, no spinning stages (the bar is 0.5% of a core over 10 s;
+// this shorter check allows 2% for a noisy machine).
+func TestIdleServerUsesNoCPU(t *testing.T) {
+	for _, strategy := range []string{"WaitIfStageEmpty", "WaitIfUpstreamIdle"} {
+		t.Run(strategy, func(t *testing.T) {
+			r := startBinary(t, fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\n[commit]\npipeline_wait_strategy = %q\n", strategy))
+			addr := strings.TrimPrefix(r.addrs[0], "tcp ")
+			for i := 0; i < 100; i++ {
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(20 * time.Second))
+				io.WriteString(c, "GET /ok HTTP/1.1\r\n\r\n")
+				buf := make([]byte, 12)
+				if _, err := io.ReadFull(c, buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // past the stages' idle spin
+			pid := r.cmd.Process.Pid
+			t0 := cpuTicks(t, pid)
+			start := time.Now()
+			time.Sleep(2 * time.Second)
+			frac := float64(cpuTicks(t, pid)-t0) / 100 / time.Since(start).Seconds()
+			t.Logf("idle CPU: %.2f%% of one core", frac*100)
+			if frac > 0.02 {
+				t.Errorf("idle server used %.1f%% of a core", frac*100)
+			}
+		})
+	}
+}

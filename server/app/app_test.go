@@ -485,3 +485,22 @@ func TestTwoThousandConnections(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestExpectContinue(t *testing.T) {
+	ts := startServer(t, nil)
+	both(t, ts, func(t *testing.T, dial func() net.Conn) {
+		c := dial()
+		io.WriteString(c, "POST /v1/commit HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+			t.Fatalf("%q %v", line, err)
+		}
+		br.ReadString('\n')
+		io.WriteString(c, "{}")
+		resp, _ := readResponse(t, br)
+		if resp.StatusCode != 501 {
+			t.Fatalf("%d", resp.StatusCode)
+		}
+	})
+}

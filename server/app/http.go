@@ -24,8 +24,11 @@ type handler struct {
 }
 
 type connState struct {
-	parser *http1.Parser
+	parser       *http1.Parser
+	continueSent bool // 100 Continue sent for the request being read
 }
+
+var continueResponse = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 func newHandler(s *Server) *handler { return &handler{s: s} }
 
@@ -72,8 +75,15 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 			return len(in)
 		}
 		if n == 0 {
+			if !st.continueSent && st.parser.WantsContinue() {
+				// Headers complete, body to come, Expect: 100-continue. If an
+				// earlier response is still pending, skip it: the client
+				// sends the body after its own timeout.
+				st.continueSent = c.SendInterim(continueResponse)
+			}
 			break
 		}
+		st.continueSent = false
 		off += n
 		h.route(c, &h.req, now)
 		if !h.req.KeepAlive {

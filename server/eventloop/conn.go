@@ -104,6 +104,23 @@ func (c *Conn) Reply(seq uint64, data []byte, closeAfter bool) {
 	c.needFlush = true
 }
 
+// SendInterim queues bytes that belong to no numbered response, such as
+// "HTTP/1.1 100 Continue", but only when every numbered request's response
+// is already queued, so they cannot overtake one (loop goroutine only).
+// It reports whether the bytes were queued.
+func (c *Conn) SendInterim(data []byte) bool {
+	c.mu.Lock()
+	ok := !c.closed && !c.closeQueued && c.nextSend == c.nextSeq
+	if ok {
+		c.appendOutLocked(data)
+	}
+	c.mu.Unlock()
+	if ok {
+		c.needFlush = true
+	}
+	return ok
+}
+
 // StopInput ends request parsing on this connection (loop goroutine only):
 // after a request that closes it, a malformed request, or at shutdown. Input
 // that follows is discarded; owed responses are still written.
