@@ -504,3 +504,20 @@ func TestExpectContinue(t *testing.T) {
 		}
 	})
 }
+
+// HTTP/1.0 with Connection: keep-alive: the response says so, and the
+// connection stays open for the next request.
+func TestHTTP10KeepAlive(t *testing.T) {
+	ts := startServer(t, nil)
+	both(t, ts, func(t *testing.T, dial func() net.Conn) {
+		c := dial()
+		br := bufio.NewReader(c)
+		for i := 0; i < 2; i++ {
+			io.WriteString(c, "GET /ok HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+			resp, body := readResponse(t, br)
+			if resp.StatusCode != 200 || body != `{"status":"ok"}` || resp.Close || resp.Header.Get("Connection") != "keep-alive" {
+				t.Fatalf("request %d: %d %q close=%v", i, resp.StatusCode, body, resp.Close)
+			}
+		}
+	})
+}

@@ -170,7 +170,7 @@ func (h *handler) notImplemented(c *eventloop.Conn, seq uint64, r *http1.Request
 }
 
 func (h *handler) enqueue(c *eventloop.Conn, seq uint64, r *http1.Request, kind commit.Kind, route metrics.Route, now time.Time) {
-	e := commit.Entry{Kind: kind, Conn: c, Seq: seq, KeepAlive: r.KeepAlive, Route: route, Start: now}
+	e := commit.Entry{Kind: kind, Conn: c, Seq: seq, KeepAlive: r.KeepAlive, HTTP10: r.Version == http1.HTTP10, Route: route, Start: now}
 	if r.RequestID != nil {
 		e.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
 	}
@@ -178,7 +178,7 @@ func (h *handler) enqueue(c *eventloop.Conn, seq uint64, r *http1.Request, kind 
 }
 
 func (h *handler) local(c *eventloop.Conn, seq uint64, r *http1.Request, route metrics.Route, status int, body []byte, now time.Time) {
-	c.Reply(seq, http1.AppendResponse(nil, status, "application/json", body, r.RequestID, r.KeepAlive), !r.KeepAlive)
+	c.Reply(seq, commit.BuildResponse(nil, status, "application/json", body, r.RequestID, r.KeepAlive, r.Version == http1.HTTP10), !r.KeepAlive)
 	h.s.Metrics.Request(route, status, time.Since(now))
 }
 
@@ -190,6 +190,6 @@ func (h *handler) metrics(c *eventloop.Conn, seq uint64, r *http1.Request, now t
 		h.local(c, seq, r, metrics.RouteMetrics, 500, errorBody(err.Error()), now)
 		return
 	}
-	c.Reply(seq, http1.AppendResponse(nil, 200, metrics.ContentType, body, r.RequestID, r.KeepAlive), !r.KeepAlive)
+	c.Reply(seq, commit.BuildResponse(nil, 200, metrics.ContentType, body, r.RequestID, r.KeepAlive, r.Version == http1.HTTP10), !r.KeepAlive)
 	h.s.Metrics.Request(metrics.RouteMetrics, 200, time.Since(now))
 }

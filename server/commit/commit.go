@@ -6,8 +6,10 @@
 package commit
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,7 @@ type Entry struct {
 	Conn      *eventloop.Conn
 	Seq       uint64 // the request's number on its connection
 	KeepAlive bool
+	HTTP10    bool   // the client speaks HTTP/1.0 (keep-alive must then be announced)
 	RequestID []byte // copied out of the read buffer; nil if none
 	Route     metrics.Route
 	Start     time.Time // when the request was parsed (for the latency metric)
@@ -83,6 +86,20 @@ type Pipeline struct {
 // request id): built once and shared read-only by every connection.
 var okBody = []byte(`{"status":"ok"}`)
 var okResponse = http1.AppendResponse(nil, 200, "application/json", okBody, nil, true)
+
+// BuildResponse is http1.AppendResponse, plus "Connection: keep-alive" for
+// an HTTP/1.0 client that asked to keep the connection (HTTP/1.0 closes
+// after a response unless told otherwise).
+func BuildResponse(dst []byte, status int, contentType string, body, requestID []byte, keepAlive, http10 bool) []byte {
+	start := len(dst)
+	dst = http1.AppendResponse(dst, status, contentType, body, requestID, keepAlive)
+	if keepAlive && http10 {
+		if i := bytes.Index(dst[start:], []byte("\r\n")); i >= 0 {
+			dst = slices.Insert(dst, start+i+2, []byte("Connection: keep-alive\r\n")...)
+		}
+	}
+	return dst
+}
 
 // New starts the stage goroutines.
 func New(opt Options) (*Pipeline, error) {
@@ -223,16 +240,16 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			shutdowns++
 		case KindOK:
 			e.Status = 200
-			if e.KeepAlive && e.RequestID == nil {
+			if e.KeepAlive && e.RequestID == nil && !e.HTTP10 {
 				e.Resp = okResponse
 			} else {
-				e.Resp = http1.AppendResponse(nil, 200, "application/json", okBody, e.RequestID, e.KeepAlive)
+				e.Resp = BuildResponse(nil, 200, "application/json", okBody, e.RequestID, e.KeepAlive, e.HTTP10)
 			}
 		case KindVersion:
 			e.Status = 200
 			body := strconv.AppendInt([]byte(`{"version":`), e.Version, 10)
 			body = append(body, `,"leader":""}`...)
-			e.Resp = http1.AppendResponse(make([]byte, 0, 160+len(body)), 200, "application/json", body, e.RequestID, e.KeepAlive)
+			e.Resp = BuildResponse(make([]byte, 0, 160+len(body)), 200, "application/json", body, e.RequestID, e.KeepAlive, e.HTTP10)
 		}
 	}
 	return shutdowns
