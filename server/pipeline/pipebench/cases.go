@@ -58,10 +58,14 @@ func (c Case) StrategyName() string {
 // the seed's file does not show the other two families' constants, so these
 // are ours.
 const (
-	SingleStageSpin   = 100
-	SingleStageBatch  = 1
-	BatchSpin         = 100
-	BatchItems        = 100_000
+	SingleStageSpin  = 100
+	SingleStageBatch = 1
+	BatchSpin        = 100
+	BatchItems       = 100_000
+	// BatchNoSpinItems is larger: without spin work an item costs a few ns,
+	// and a run of 100,000 would last well under a millisecond, so one
+	// preemption by a neighbour would decide it.
+	BatchNoSpinItems  = 1_000_000
 	BatchLgSlots      = 10
 	WaitStrategyItems = 50_000
 	WaitStrategyLg    = 8
@@ -83,14 +87,15 @@ func AllCases() []Case {
 		})
 	}
 	for _, fam := range []struct {
-		name string
-		spin int
-	}{{FamilyBatch, 0}, {FamilyBatchSpin, BatchSpin}} {
+		name  string
+		spin  int
+		items int
+	}{{FamilyBatch, 0, BatchNoSpinItems}, {FamilyBatchSpin, BatchSpin, BatchItems}} {
 		for _, batch := range BatchSizes {
 			for _, impl := range Impls() {
 				cases = append(cases, Case{
 					Family: fam.name, Impl: impl, Strategy: pipeline.WaitIfStageEmpty,
-					Stages: 1, Batch: batch, SpinIters: fam.spin, Items: BatchItems, LgSlots: BatchLgSlots,
+					Stages: 1, Batch: batch, SpinIters: fam.spin, Items: fam.items, LgSlots: BatchLgSlots,
 				})
 			}
 		}
