@@ -48,9 +48,14 @@ type counter struct {
 	waiters atomic.Int32 // increments by waiters not yet woken (may overcount)
 	mu      sync.Mutex
 	cond    sync.Cond
+	oneP    bool // GOMAXPROCS was 1 at init: a waker always yields
 }
 
-func (c *counter) init() { c.cond.L = &c.mu }
+func (c *counter) init() {
+	c.cond.L = &c.mu
+	// Read once: runtime.GOMAXPROCS(0) takes the scheduler's global lock.
+	c.oneP = runtime.GOMAXPROCS(0) == 1
+}
 
 // publish stores x and wakes parked waiters. With nobody parked it costs one
 // store and one load of a line the caller already owns.
@@ -77,7 +82,7 @@ func (c *counter) wake() {
 	// with more Ps it errs towards yielding). Wakes only happen after a
 	// goroutine parked, i.e. at low load, so the yield costs no throughput
 	// where throughput matters.
-	yield := runtimeCanSpin(0) || runtime.GOMAXPROCS(0) == 1
+	yield := c.oneP || runtimeCanSpin(0)
 	c.mu.Lock()
 	c.cond.Broadcast()
 	c.mu.Unlock()
