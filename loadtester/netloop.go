@@ -68,6 +68,7 @@ type conn struct {
 	connectDeadline int64
 	inFreeList      bool // open loop: on the thread's list of connections with room
 	onReadyList     bool // used its read budget with bytes maybe left (hazard #5)
+	peerClosed      bool // RDHUP/HUP seen: read on to EOF, short reads included
 	dirty           bool // open loop: has requests to flush this turn
 }
 
@@ -305,7 +306,10 @@ func (t *netThread) dispatch(ev *unix.EpollEvent) {
 		}
 	}
 	if ev.Events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-		t.onReadable(c, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
+		if ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			c.peerClosed = true
+		}
+		t.onReadable(c)
 	}
 	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && len(c.pending) > 0 {
 		t.flush(c)
@@ -401,7 +405,7 @@ func (t *netThread) serveReady() {
 	for i, c := range t.readyScan {
 		c.onReadyList = false
 		if c.state == connActive {
-			t.onReadable(c, false)
+			t.onReadable(c)
 		}
 		t.readyScan[i] = nil
 	}
@@ -410,7 +414,7 @@ func (t *netThread) serveReady() {
 // onReadable reads until EAGAIN or a short read (a later arrival raises a new
 // edge), parses every response, and tops the pipeline up after each read.
 // After readBudget full reads it queues c on the ready list instead.
-func (t *netThread) onReadable(c *conn, hangup bool) {
+func (t *netThread) onReadable(c *conn) {
 	for reads := 0; c.state == connActive; reads++ {
 		if reads == readBudget {
 			if !c.onReadyList {
@@ -447,7 +451,7 @@ func (t *netThread) onReadable(c *conn, hangup bool) {
 		} else {
 			t.topUp(c, now)
 		}
-		if off+n < len(t.rbuf) && !hangup {
+		if off+n < len(t.rbuf) && !c.peerClosed {
 			return
 		}
 	}

@@ -323,6 +323,19 @@ func TestStatusAndConnectionCloseCounted(t *testing.T) {
 		t.Errorf("requests %d, errors %v", res.Requests, res.ErrorsByKind)
 	}
 
+	// A body delimited by the server's close (no length): the FIN arrives
+	// with the data, and the response must still complete (hazard #4).
+	s3 := startTestServer(t, "tcp", func(s *testServer) {
+		s.closeEvery = 1
+		s.respond = func(w *bytes.Buffer) { w.WriteString("HTTP/1.1 200 OK\r\n\r\nuntil close") }
+	})
+	cfg = testConfig(s3)
+	cfg.Duration = 300 * time.Millisecond
+	res = runOK(t, cfg)
+	if res.Requests == 0 || res.Errors != 0 || res.ConnectionsOpened < res.Requests-int64(cfg.Concurrency) {
+		t.Errorf("body until close: requests %d, opened %d, errors %v", res.Requests, res.ConnectionsOpened, res.ErrorsByKind)
+	}
+
 	s2 := startTestServer(t, "tcp", func(s *testServer) { s.closeEvery = 5 })
 	cfg = testConfig(s2)
 	cfg.Duration = 300 * time.Millisecond
