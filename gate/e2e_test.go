@@ -82,18 +82,24 @@ func TestGateABWithFakes(t *testing.T) {
 }
 
 // TestGateRoundOrderAlternates: A B, then B A, so neither side always
-// follows the other.
+// follows the other; with fresh servers per round too.
 func TestGateRoundOrderAlternates(t *testing.T) {
-	o := quickOptions(t)
-	o.Rounds = 4
-	o.Tolerance = 0.3
-	r := runGate(t, o)
-	var order []string
-	for _, run := range r.Runs {
-		order = append(order, run.Side)
-	}
-	if got := strings.Join(order, ""); got != "ABBAABBA" {
-		t.Errorf("run order %s, want ABBAABBA", got)
+	for _, restart := range []bool{false, true} {
+		o := quickOptions(t)
+		o.Rounds = 4
+		o.Tolerance = 0.3
+		o.RestartEachRound = restart
+		r := runGate(t, o)
+		var order []string
+		for _, run := range r.Runs {
+			order = append(order, run.Side)
+		}
+		if got := strings.Join(order, ""); got != "ABBAABBA" {
+			t.Errorf("restart=%v: run order %s, want ABBAABBA", restart, got)
+		}
+		if r.Verdict != Pass || len(r.Warnings) > 0 {
+			t.Errorf("restart=%v: %s (%s): %s; warnings %v", restart, r.Verdict, r.ReasonCode, r.Reason, r.Warnings)
+		}
 	}
 }
 

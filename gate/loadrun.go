@@ -22,6 +22,7 @@ type LoadResult struct {
 	DurationS         float64 `json:"duration_s"`
 	RequestsPerSec    float64 `json:"requests_per_sec"`
 	ClientCPUFraction float64 `json:"client_cpu_fraction"`
+	ClientCPUS        float64 `json:"client_cpu_s"`
 	ClientBound       bool    `json:"client_bound"`
 	ClientBoundReason string  `json:"client_bound_reason"`
 	LatencyNs         struct {

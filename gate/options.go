@@ -27,18 +27,21 @@ type Options struct {
 	AConfig string // per-side override (for experiments such as a slowed B)
 	BConfig string
 
-	LoadTester   string
-	Network      string // "unix" or "tcp"
-	Rounds       int
-	Duration     time.Duration // measured part of one run
-	Warmup       time.Duration // load_tester --warmup of each run, excluded
-	WarmupRun    time.Duration // one discarded run per server after it starts
-	Concurrency  int
-	Threads      int
-	Path         string
-	LoadArgs     []string
-	ReadyLine    string
-	StartTimeout time.Duration
+	LoadTester  string
+	Network     string // "unix" or "tcp"
+	Rounds      int
+	Duration    time.Duration // measured part of one run
+	Warmup      time.Duration // load_tester --warmup of each run, excluded
+	WarmupRun   time.Duration // one discarded run per server after it starts
+	Concurrency int
+	Threads     int
+	Path        string
+	LoadArgs    []string
+	// RestartEachRound starts fresh servers every round (in the round's
+	// order) instead of keeping them for the whole run.
+	RestartEachRound bool
+	ReadyLine        string
+	StartTimeout     time.Duration
 
 	Tolerance float64
 	Level     float64 // confidence level of the bootstrap interval

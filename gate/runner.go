@@ -28,6 +28,10 @@ type RunRecord struct {
 	ClientBound    bool    `json:"client_bound"`
 	ClientBoundWhy string  `json:"client_bound_reason,omitempty"`
 	ClientCPU      float64 `json:"client_cpu_fraction"`
+	// ServerCPU is the cores the measured server used over the whole
+	// load_tester run (warm-up included), from the kernel's accounting.
+	ServerCPU  float64 `json:"server_cpu"`
+	ClientCPUS float64 `json:"client_cpu_s"`
 	// OtherServerCPU is the CPU (in cores) the server not being measured
 	// used during this run: it should idle at ~0, or it stole from this one.
 	OtherServerCPU float64 `json:"other_server_cpu,omitempty"`
@@ -281,6 +285,12 @@ type sideRun struct {
 
 func (m *measurement) startAll(sides []*sideRun) bool {
 	for _, s := range sides {
+		if s.server != nil {
+			if err := s.server.Stop(5 * time.Second); err != nil {
+				m.r.Warnings = append(m.r.Warnings, fmt.Sprintf("server %s restart: %v", s.name, err))
+			}
+			s.server = nil
+		}
 		srv, err := StartServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config,
 			Network: m.o.Network, Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout})
 		if err != nil {
@@ -288,7 +298,9 @@ func (m *measurement) startAll(sides []*sideRun) bool {
 			return false
 		}
 		s.server = srv
-		m.logf("server %s (%s) ready on %s", s.name, s.binary, srv.Target)
+		if !m.o.RestartEachRound {
+			m.logf("server %s (%s) ready on %s", s.name, s.binary, srv.Target)
+		}
 	}
 	return true
 }
@@ -337,6 +349,9 @@ func (m *measurement) measureRounds(ctx context.Context, sides []*sideRun) {
 		if len(sides) == 2 && round%2 == 0 {
 			order = []*sideRun{sides[1], sides[0]}
 		}
+		if m.o.RestartEachRound && round > 1 && !m.startAll(order) {
+			return
+		}
 		var line []string
 		for _, s := range order {
 			rec, ok := m.measureOne(ctx, round, s, sides)
@@ -360,6 +375,7 @@ func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sid
 	if other != nil {
 		otherBefore, _ = procstat.PidCPU(other.server.Pid())
 	}
+	selfBefore, selfErr := procstat.PidCPU(s.server.Pid())
 	began := time.Now()
 	res, err := RunLoad(ctx, m.loadSpec(s))
 	if err != nil {
@@ -368,7 +384,10 @@ func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sid
 	}
 	rec := RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
 		Errors: res.Errors, ClientBound: res.ClientBound, ClientBoundWhy: res.ClientBoundReason,
-		ClientCPU: res.ClientCPUFraction}
+		ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS}
+	if after, err := procstat.PidCPU(s.server.Pid()); err == nil && selfErr == nil {
+		rec.ServerCPU = (after - selfBefore).Seconds() / time.Since(began).Seconds()
+	}
 	if other != nil {
 		if after, err := procstat.PidCPU(other.server.Pid()); err == nil {
 			rec.OtherServerCPU = (after - otherBefore).Seconds() / time.Since(began).Seconds()
