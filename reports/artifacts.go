@@ -174,13 +174,6 @@ type CPUSeries struct {
 	CPUS float64 `json:"cpu_s"`
 }
 
-// WaitStrategies is the optional result of issue 7's server runs across wait
-// strategies on shared and dedicated cores. Its rows are rendered as given.
-type WaitStrategies struct {
-	Runs []map[string]any `json:"runs"`
-	Note string           `json:"note,omitempty"`
-}
-
 // Run is every artifact of one run directory. Optional artifacts are nil when
 // their file is absent; the report then says the step was not measured.
 type Run struct {

@@ -97,7 +97,7 @@ func TestReportStructure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, phrase := range []string{"Oversubscribed", "825,000 req/s", "Not run: this run has no `wait_strategies.json`", run.Manifest.Machine.CPUModel, "make build"} {
+	for _, phrase := range []string{"Oversubscribed", "825,000 req/s", "Only shared cores were measured", run.Manifest.Machine.CPUModel, "make build"} {
 		if !strings.Contains(md, phrase) {
 			t.Errorf("report lacks %q", phrase)
 		}
@@ -328,8 +328,8 @@ func TestReportImages(t *testing.T) {
 	md, res := render(t, recordedRun)
 	dir := filepath.Dir(res.Markdown)
 	links := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+\.png)\)`).FindAllStringSubmatch(md, -1)
-	if len(links) != 5 {
-		t.Fatalf("report links %d images, want 5", len(links))
+	if len(links) != 6 {
+		t.Fatalf("report links %d images, want 6", len(links))
 	}
 	for _, l := range links {
 		f, err := os.Open(filepath.Join(dir, l[1]))
@@ -341,7 +341,7 @@ func TestReportImages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s is not a PNG: %v", l[1], err)
 		}
-		w, h := PlotPixels(strings.HasSuffix(l[1], WaitStrategiesPNG))
+		w, h := PlotPixels(strings.HasSuffix(l[1], WaitStrategiesPNG) || strings.HasSuffix(l[1], WaitCoresPNG))
 		if cfg.Width != w || cfg.Height != h {
 			t.Errorf("%s is %dx%d, want %dx%d", l[1], cfg.Width, cfg.Height, w, h)
 		}
@@ -380,27 +380,8 @@ next:
 	return dst
 }
 
-func TestWaitStrategiesSectionWhenPresent(t *testing.T) {
-	dir := copyRun(t)
-	ws := `{"note": "Server runs, 10 s each.", "runs": [{"strategy": "Never", "cores": "dedicated", "requests_per_sec": 51234.5}]}`
-	if err := os.WriteFile(filepath.Join(dir, WaitStrategiesFile), []byte(ws), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	md, _ := render(t, dir)
-	_, section, _ := strings.Cut(md, "### Wait strategies on shared and dedicated cores\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	for _, want := range []string{"Server runs, 10 s each.", "| cores | requests_per_sec | strategy | field |", "| `dedicated` | 51234.5 | `Never` | `wait_strategies.json` `runs[0]` |"} {
-		if !strings.Contains(section, want) {
-			t.Errorf("wait-strategy section lacks %q:\n%s", want, section)
-		}
-	}
-	if strings.Contains(section, "Not run") {
-		t.Error("section says not run although the artifact is present")
-	}
-}
-
 func TestOptionalArtifactsMissing(t *testing.T) {
-	dir := copyRun(t, CPUWorkFile, CPUWorkTargetFile, ServerCPULoaded, ServerCPUIdle, PipelineBenchFile, HdrLogFile)
+	dir := copyRun(t, CPUWorkFile, CPUWorkTargetFile, ServerCPULoaded, ServerCPUIdle, PipelineBenchFile, HdrLogFile, WaitStrategiesFile)
 	md, res := render(t, dir)
 	for _, want := range []string{"Not measured: neither", "Not measured: `bench_pipeline.json` is not in this run", "No HdrHistogram interval log", "**CPU work efficiency**: not measured"} {
 		if !strings.Contains(md, want) {

@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -231,35 +230,6 @@ func (w *writer) pipelineBench() error {
 		return w.image(WaitStrategiesPNG, "Wait strategy comparison", func(p string) error { return plotWaitStrategies(p, pb, idx) })
 	}
 	w.p("_No wait-strategy family in `%s`: no comparison plot._\n\n", PipelineBenchFile)
-	return nil
-}
-
-func (w *writer) waitStrategiesSection() error {
-	w.p("### Wait strategies on shared and dedicated cores\n\n")
-	ws := w.run.WaitStrategies
-	if ws == nil || len(ws.Runs) == 0 {
-		w.p("_Not run: this run has no `%s` (server runs across wait strategies on shared and dedicated cores)._\n\n", WaitStrategiesFile)
-		return nil
-	}
-	if ws.Note != "" {
-		w.p("%s\n\n", ws.Note)
-	}
-	keys := map[string]bool{}
-	for _, run := range ws.Runs {
-		for k := range run {
-			keys[k] = true
-		}
-	}
-	cols := sortedKeys(keys)
-	w.p("| %s | field |\n|%s---|\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
-	for i, run := range ws.Runs {
-		cells := make([]string, len(cols))
-		for j, c := range cols {
-			cells[j] = formatAny(run[c])
-		}
-		w.p("| %s | `%s` `runs[%d]` |\n", strings.Join(cells, " | "), WaitStrategiesFile, i)
-	}
-	w.p("\n")
 	return nil
 }
 

@@ -27,6 +27,8 @@
 #   BUILD_DIR [build]  RUN_DIR [reports/runs/<UTC time>, git-ignored]
 #   REPORT_OUT [reports/threading_performance_report.md]
 #   SKIP_BUILD [0]            1: use the binaries already in BUILD_DIR
+#   WAIT_STRATEGIES [1]       0: skip the wait-strategy comparison
+#                             (scripts/compare_wait_strategies.sh; its WS_* knobs apply)
 #
 # Exits non-zero if any step failed; the report is still written when the load
 # test produced its result, and it names the failed steps.
@@ -63,6 +65,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 RUN_DIR=${RUN_DIR:-reports/runs/$(date -u +%Y%m%dT%H%M%SZ)}
 REPORT_OUT=${REPORT_OUT:-reports/threading_performance_report.md}
 SKIP_BUILD=${SKIP_BUILD:-0}
+WAIT_STRATEGIES=${WAIT_STRATEGIES:-1}
 
 log() { printf '=== %s\n' "$*" >&2; }
 die() { printf 'reproduce_threading_report: %s\n' "$*" >&2; exit 1; }
@@ -286,6 +289,15 @@ if [[ -x $BIN/bench_pipeline ]]; then
     step bench_pipeline timeout --kill-after=10 300 "$BIN/bench_pipeline" "${PIPELINE_ARGS[@]}"
 else
     step bench_pipeline "$BIN/bench_pipeline" "${PIPELINE_ARGS[@]}"
+fi
+
+# Each wait strategy on shared cores, and on dedicated cores where this machine
+# has enough CPUs (about 40 s with the defaults): wait_strategies.json.
+if [[ $WAIT_STRATEGIES != 0 ]]; then
+    step wait_strategies env SKIP_BUILD=1 BUILD_DIR="$BIN" RUN_DIR="$RUN_DIR" \
+        timeout --kill-after=10 300 scripts/compare_wait_strategies.sh
+else
+    log "wait_strategies: skipped (WAIT_STRATEGIES=0)"
 fi
 
 # The server may set its own GOMAXPROCS; it says so in its log.

@@ -28,6 +28,8 @@ const usage = `usage:
                   [--server-exit N] [--nofile LIMIT] [--server-gomaxprocs N]
                   [--started RFC3339] [--out FILE]
   report config --in FILE --out FILE [--tcp-address ADDR] [--tcp-port N|auto]
+  report wait-strategies --run DIR [--bin build] [--duration 5] [--warmup 1] [--idle 3]
+                  [--cores shared,dedicated] [--strategies LIST] [--plan] [--allowed-cpus LIST]
 `
 
 func main() {
@@ -51,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return manifest(args[1:], stdout, stderr)
 		case "config":
 			return adjustConfig(args[1:], stdout, stderr)
+		case "wait-strategies":
+			return waitStrategies(args[1:], stdout, stderr)
 		}
 	}
 	return generate(args, stdout, stderr)

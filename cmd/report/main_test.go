@@ -22,7 +22,7 @@ func TestGenerateCommand(t *testing.T) {
 	if err := run([]string{"--run", recordedRun, "--out", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "5 plots") {
+	if !strings.Contains(stdout.String(), "6 plots") {
 		t.Errorf("stdout = %q", stdout.String())
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "img", reports.ThroughputPNG)); err != nil {

@@ -34,7 +34,7 @@ func runScript(t *testing.T, timeout time.Duration, dir string, env ...string) *
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", script)
-	cmd.Env = append(os.Environ(), "RUN_DIR="+r.runDir, "REPORT_OUT="+r.report, "SKIP_BUILD=1")
+	cmd.Env = append(os.Environ(), "RUN_DIR="+r.runDir, "REPORT_OUT="+r.report, "SKIP_BUILD=1", "WAIT_STRATEGIES=0")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -210,7 +210,8 @@ func TestScriptRealBinaries(t *testing.T) {
 			t.Skipf("build/%s missing (run make build): skipping the end-to-end script run", b)
 		}
 	}
-	r := runScript(t, 150*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=3")
+	r := runScript(t, 150*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=3",
+		"WAIT_STRATEGIES=1", "WS_STRATEGIES=WaitIfStageEmpty", "WS_CORES=shared", "WS_DURATION=2", "WS_WARMUP=0", "WS_IDLE=1")
 	if r.err != nil {
 		t.Fatalf("script failed: %v\nstderr:\n%s", r.err, r.stderr.String())
 	}
@@ -222,8 +223,9 @@ func TestScriptRealBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Load.Requests <= 0 || run.ServerIdle == nil || run.ServerLoaded == nil || run.Pipeline == nil {
-		t.Errorf("incomplete run: requests %d, idle %v, loaded %v, pipeline %v", run.Load.Requests, run.ServerIdle, run.ServerLoaded, run.Pipeline != nil)
+	if run.Load.Requests <= 0 || run.ServerIdle == nil || run.ServerLoaded == nil || run.Pipeline == nil || run.WaitStrategies == nil {
+		t.Errorf("incomplete run: requests %d, idle %v, loaded %v, pipeline %v, wait strategies %v",
+			run.Load.Requests, run.ServerIdle, run.ServerLoaded, run.Pipeline != nil, run.WaitStrategies != nil)
 	}
 	if _, err := os.Stat(r.report); err != nil {
 		t.Errorf("no report: %v", err)
