@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"weaseldb/server/eventloop"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
+	"weaseldb/server/store"
 )
 
 // Server is a configured weaseldb server.
@@ -25,6 +27,10 @@ type Server struct {
 	listeners []*eventloop.Listener
 	loops     *eventloop.Server
 	commit    *commit.Pipeline
+	store     *store.Store
+	handlers  []*handler // by loop index
+	keepalive time.Duration
+	endGrace  time.Duration
 	started   bool
 	stopped   bool
 	yield     bool
@@ -47,6 +53,10 @@ type Options struct {
 	Loop eventloop.Options
 	// OnLoopError hears about an event loop that panicked (default: stderr).
 	OnLoopError func(error)
+	// SubscriberEndGrace: how long an ended subscription stream may take
+	// to deliver its final line before its connection is closed anyway
+	// (default DefaultSubscriberEndGrace).
+	SubscriberEndGrace time.Duration
 }
 
 // New binds every listener (a listener that cannot bind is an error naming
@@ -57,7 +67,17 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit.pipeline_wait_strategy: %w", err)
 	}
-	s := &Server{cfg: cfg, Metrics: metrics.New(), yield: !opt.NoYieldAfterPush}
+	if err := CheckCPUs(cfg); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, Metrics: metrics.New(), yield: !opt.NoYieldAfterPush,
+		store:     store.New(store.OptionsFromConfig(cfg)),
+		keepalive: time.Duration(max(1, cfg.Subscription.KeepaliveIntervalSeconds)) * time.Second,
+		endGrace:  opt.SubscriberEndGrace,
+	}
+	if s.endGrace <= 0 {
+		s.endGrace = DefaultSubscriberEndGrace
+	}
 	for _, iface := range cfg.Server.Interfaces {
 		var ln *eventloop.Listener
 		var err error
@@ -88,6 +108,11 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		Metrics:             s.Metrics,
 		SpinBeforePark:      spin,
 		StageCPUs:           cfg.Commit.PipelineCPUs,
+		Store:               s.store,
+		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
+			s.handlers[c.Loop().ID()].register(c, sub)
+		},
+		OnPublish: s.notifyPublish,
 	})
 	if err != nil {
 		s.closeListeners()
@@ -103,14 +128,27 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		report = func(err error) { fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err) }
 	}
 	s.loops, err = eventloop.NewServer(s.listeners, cfg.Server.IOThreads, lo, func(int) eventloop.Handler {
-		return newHandler(s)
+		h := newHandler(s)
+		s.handlers = append(s.handlers, h)
+		return h
 	}, report)
 	if err != nil {
 		s.commit.Close()
 		s.closeListeners()
 		return nil, err
 	}
+	for i, l := range s.loops.Loops() {
+		s.handlers[i].loop = l
+	}
 	return s, nil
+}
+
+// notifyPublish wakes the loops that stream to subscribers (the persist
+// stage calls it after a batch appended to the subscription log).
+func (s *Server) notifyPublish() {
+	for _, h := range s.handlers {
+		h.notifyPublish()
+	}
 }
 
 func (s *Server) closeListeners() {
@@ -147,6 +185,7 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 	s.stopped = true
 	err := s.loops.Stop(timeout)
 	s.commit.Close()
+	s.store.Log.Close()
 	s.loops.Close()
 	return err
 }
@@ -171,8 +210,16 @@ func (s *Server) CommittedVersion() int64 { return s.commit.CommittedVersion() }
 // Either way no P is needed for a loop blocked in epoll_wait: a goroutine
 // in a raw syscall keeps its P until sysmon retakes it (20 µs to 10 ms), but
 // in this design nothing is left runnable behind a loop that goes to sleep.
+//
+// Pinned threads (io_cpus, pipeline_cpus) each hold a P whenever they run,
+// and a spinning one always: GOMAXPROCS is raised to cover every pinned
+// thread plus one for the rest (affinity.GOMAXPROCSFor), even over the
+// environment variable, which could otherwise starve a pinned thread.
 func TuneGOMAXPROCS(cfg config.Config) int {
 	if v, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && v > 0 {
+		if pinned := pinnedThreads(cfg); pinned > 0 {
+			runtime.GOMAXPROCS(affinity.GOMAXPROCSFor(pinned, runtime.GOMAXPROCS(0)))
+		}
 		return runtime.GOMAXPROCS(0)
 	}
 	want := max(1, cfg.Server.IOThreads)
@@ -184,6 +231,37 @@ func TuneGOMAXPROCS(cfg config.Config) int {
 	}
 	runtime.GOMAXPROCS(want)
 	return want
+}
+
+// CheckCPUs refuses a config that pins a thread to a CPU this process may
+// not use (its sched_getaffinity set, read at start), naming the key and
+// the allowed set, so the server fails at start instead of running unpinned.
+func CheckCPUs(cfg config.Config) error {
+	if pinnedThreads(cfg) == 0 {
+		return nil
+	}
+	allowed, err := affinity.AllowedCPUs()
+	if err != nil {
+		return err
+	}
+	check := func(key string, cpus []int) error {
+		for i, cpu := range cpus {
+			if !slices.Contains(allowed, cpu) {
+				return fmt.Errorf("%s[%d]: CPU %d is not available to this process (allowed: %s)",
+					key, i, cpu, affinity.FormatCPUList(allowed))
+			}
+		}
+		return nil
+	}
+	if err := check("server.io_cpus", cfg.Server.IOCPUs); err != nil {
+		return err
+	}
+	for s, cpus := range cfg.Commit.PipelineCPUs {
+		if err := check(fmt.Sprintf("commit.pipeline_cpus[%d]", s), cpus); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pinnedThreads counts the goroutines the config locks to CPUs.
