@@ -35,16 +35,7 @@ const (
 	// lateSendThreshold: an open-loop send this late while a connection was
 	// free means the client could not keep its schedule.
 	lateSendThreshold = int64(2 * time.Millisecond)
-	// spinBeforeSleep: in closed loop, a network thread that finds no event
-	// polls for this long before it sleeps. A sleeping client is woken by
-	// the server's every write and, on a busy machine, preempts the server
-	// to run: measured against nginx, a 30 µs poll cut the client's sleeps
-	// and nginx's involuntary context switches about 3-fold and did not
-	// raise the client's CPU per request. Open loop does not poll: its
-	// timer says when to wake. Polling time is accounted (spin) so it is
-	// not mistaken for work when judging whether the client was the limit.
-	spinBeforeSleep = int64(30 * time.Microsecond)
-	connInterest    = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+	connInterest      = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
 type connState uint8
@@ -137,9 +128,8 @@ type netThread struct {
 
 	samples *sampler // --vegeta only; read after the thread stops
 
-	// CPU of this thread (ThreadCPU), its wall time, and the time it spent
-	// polling for events before sleeping; written on exit.
-	cpu, wall, spin time.Duration
+	// CPU of this thread (ThreadCPU) and its wall time, written on exit.
+	cpu, wall time.Duration
 }
 
 func newNetThread(r *runner, id int) (*netThread, error) {
@@ -274,18 +264,6 @@ func (t *netThread) wait() int {
 	}
 	if n > 0 || len(t.ready) > 0 {
 		return int(n) // with connections still to read, never block
-	}
-	if t.tfd < 0 { // closed loop: poll a little before sleeping
-		start := t.now()
-		for now := start; now-start < spinBeforeSleep; now = t.now() {
-			n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
-				uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-			if errno == 0 && n > 0 {
-				t.spin += time.Duration(t.now() - start)
-				return int(n)
-			}
-		}
-		t.spin += time.Duration(t.now() - start)
 	}
 	// Block with a raw syscall too. The scheduler then keeps this thread's
 	// P while it sleeps (Run gives the other goroutines their own Ps), and

@@ -324,26 +324,15 @@ func (c *collector) result(endNs int64, cpuEnd time.Duration, interrupted bool) 
 	if dur > 0 {
 		res.ClientCPUCores = res.ClientCPUS / dur
 	}
+	usable := float64(min(cfg.NetworkThreads, runtime.NumCPU()))
+	res.ClientCPUFraction = res.ClientCPUCores / usable
 	if res.Requests > 0 {
 		res.ClientCPUNsPerReq = res.ClientCPUS * 1e9 / float64(res.Requests)
 	}
-	// Polling for events before sleeping is waiting, not work: it is taken
-	// out of the busy fractions that judge whether the client was the limit.
-	var spin, life float64
 	for _, t := range r.threads {
-		spin += t.spin.Seconds()
-		life = max(life, t.wall.Seconds())
 		if t.wall > 0 {
-			res.BusiestThreadCPU = max(res.BusiestThreadCPU, (t.cpu-t.spin).Seconds()/t.wall.Seconds())
+			res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.Seconds()/t.wall.Seconds())
 		}
-	}
-	if life > dur && life > 0 { // the threads ran a little longer than the window
-		spin *= dur / life
-	}
-	res.ClientSpinS = spin
-	usable := float64(min(cfg.NetworkThreads, runtime.NumCPU()))
-	if dur > 0 {
-		res.ClientCPUFraction = max(0, res.ClientCPUS-spin) / dur / usable
 	}
 	c.judgeClient(res)
 	return res
