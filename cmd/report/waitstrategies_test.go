@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"weaseldb/reports"
+	"weaseldb/server/affinity"
 	"weaseldb/server/config"
 )
 
@@ -125,5 +130,60 @@ func TestWaitStrategiesRealBinaries(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "WaitIfStageEmpty") {
 		t.Errorf("no table on stdout:\n%s", out.String())
+	}
+}
+
+// TestWaitStrategiesDedicatedPathRuns executes the dedicated-cores code path
+// for real on whatever CPUs this machine has: a hand-made plan reuses the
+// allowed CPUs (a real plan never does), so the pinned server config,
+// taskset for load_tester and bench_pipeline --cpus all run here too.
+func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the end-to-end comparison run")
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) not installed")
+	}
+	build, err := filepath.Abs("../../build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"weaseldb", "load_tester", "bench_pipeline"} {
+		if _, err := os.Stat(filepath.Join(build, b)); err != nil {
+			t.Skipf("build/%s missing (run make build)", b)
+		}
+	}
+	allowed, err := affinity.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := allowed[0], allowed[len(allowed)-1]
+	dedicated := reports.WaitRun{Strategy: "WaitIfStageEmpty", Cores: reports.CoresDedicated, Status: reports.StatusMeasured}
+	pipe, srv := reports.PlannedRun{WaitRun: dedicated}, reports.PlannedRun{WaitRun: dedicated}
+	pipe.Bench, pipe.ProducerCPU, pipe.StageCPUs = reports.BenchPipeline, a, []int{b, a}
+	srv.Bench, srv.IOCPUs, srv.PipelineCPUs, srv.LoadCPUs = reports.BenchServer, []int{a}, [][]int{{b}, {a}, {b}, {a}}, []int{b}
+	dir := t.TempDir()
+	o := &waitOptions{bin: build, runDir: dir, durationS: 2, idleS: 1, idleConns: 5, concurrency: 10, loadThreads: 1,
+		ioThreads: 1, release: 1, readyTimeout: 15 * time.Second}
+	r := &waitRunner{o: o, ws: &reports.WaitStrategies{}, log: io.Discard}
+	r.runAll([]reports.PlannedRun{pipe, srv})
+	if len(r.ws.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(r.ws.Runs))
+	}
+	for _, run := range r.ws.Runs {
+		if run.Status != reports.StatusMeasured || run.Throughput == nil || *run.Throughput <= 0 {
+			t.Errorf("%s on dedicated cores: %s %q", run.Bench, run.Status, run.Reason)
+		}
+	}
+	if g := r.ws.Runs[1].GOMAXPROCS; g < 6 {
+		t.Errorf("server GOMAXPROCS %d with 5 pinned threads, want at least 6", g)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "ws_server_WaitIfStageEmpty_dedicated.toml"))
+	if err != nil || !strings.Contains(string(cfg), fmt.Sprintf("io_cpus = [%d]", a)) {
+		t.Errorf("server config without its io_cpus (%v):\n%s", err, cfg)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "ws_pipeline_dedicated.log"))
+	if !strings.Contains(string(log), fmt.Sprintf("producer on CPU %d", a)) {
+		t.Errorf("bench_pipeline did not say it was pinned:\n%s", log)
 	}
 }
