@@ -17,6 +17,7 @@ import (
 	"weaseldb/server/eventloop"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
+	"weaseldb/server/store"
 )
 
 // Server is a configured weaseldb server.
@@ -26,6 +27,10 @@ type Server struct {
 	listeners []*eventloop.Listener
 	loops     *eventloop.Server
 	commit    *commit.Pipeline
+	store     *store.Store
+	handlers  []*handler // by loop index
+	keepalive time.Duration
+	endGrace  time.Duration
 	started   bool
 	stopped   bool
 	yield     bool
@@ -48,6 +53,10 @@ type Options struct {
 	Loop eventloop.Options
 	// OnLoopError hears about an event loop that panicked (default: stderr).
 	OnLoopError func(error)
+	// SubscriberEndGrace: how long an ended subscription stream may take
+	// to deliver its final line before its connection is closed anyway
+	// (default DefaultSubscriberEndGrace).
+	SubscriberEndGrace time.Duration
 }
 
 // New binds every listener (a listener that cannot bind is an error naming
@@ -61,7 +70,14 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 	if err := CheckCPUs(cfg); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, Metrics: metrics.New(), yield: !opt.NoYieldAfterPush}
+	s := &Server{cfg: cfg, Metrics: metrics.New(), yield: !opt.NoYieldAfterPush,
+		store:     store.New(store.OptionsFromConfig(cfg)),
+		keepalive: time.Duration(max(1, cfg.Subscription.KeepaliveIntervalSeconds)) * time.Second,
+		endGrace:  opt.SubscriberEndGrace,
+	}
+	if s.endGrace <= 0 {
+		s.endGrace = DefaultSubscriberEndGrace
+	}
 	for _, iface := range cfg.Server.Interfaces {
 		var ln *eventloop.Listener
 		var err error
@@ -92,6 +108,11 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		Metrics:             s.Metrics,
 		SpinBeforePark:      spin,
 		StageCPUs:           cfg.Commit.PipelineCPUs,
+		Store:               s.store,
+		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
+			s.handlers[c.Loop().ID()].register(c, sub)
+		},
+		OnPublish: s.notifyPublish,
 	})
 	if err != nil {
 		s.closeListeners()
@@ -107,14 +128,27 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		report = func(err error) { fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err) }
 	}
 	s.loops, err = eventloop.NewServer(s.listeners, cfg.Server.IOThreads, lo, func(int) eventloop.Handler {
-		return newHandler(s)
+		h := newHandler(s)
+		s.handlers = append(s.handlers, h)
+		return h
 	}, report)
 	if err != nil {
 		s.commit.Close()
 		s.closeListeners()
 		return nil, err
 	}
+	for i, l := range s.loops.Loops() {
+		s.handlers[i].loop = l
+	}
 	return s, nil
+}
+
+// notifyPublish wakes the loops that stream to subscribers (the persist
+// stage calls it after a batch appended to the subscription log).
+func (s *Server) notifyPublish() {
+	for _, h := range s.handlers {
+		h.notifyPublish()
+	}
 }
 
 func (s *Server) closeListeners() {
@@ -151,6 +185,7 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 	s.stopped = true
 	err := s.loops.Stop(timeout)
 	s.commit.Close()
+	s.store.Log.Close()
 	s.loops.Close()
 	return err
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -19,13 +20,17 @@ import (
 // pipeline in one push.
 type handler struct {
 	s       *Server
+	loop    *eventloop.Loop
 	pending []commit.Entry
 	req     http1.Request
+	subs    subscribers // GET /v1/subscribe streams on this loop
 }
 
 type connState struct {
 	parser       *http1.Parser
-	continueSent bool // 100 Continue sent for the request being read
+	continueSent bool        // 100 Continue sent for the request being read
+	streaming    bool        // a subscribe request took the connection: input is ignored
+	sub          *subscriber // its stream, once the pipeline started it
 }
 
 var continueResponse = []byte("HTTP/1.1 100 Continue\r\n\r\n")
@@ -38,6 +43,9 @@ func (h *handler) OnOpen(c *eventloop.Conn) {
 }
 
 func (h *handler) OnClose(c *eventloop.Conn) {
+	if st, ok := c.Ctx.(*connState); ok && st.sub != nil {
+		h.subs.closed(st.sub)
+	}
 	c.Ctx = nil
 	h.s.Metrics.ConnClosed()
 }
@@ -47,6 +55,14 @@ func (h *handler) OnClose(c *eventloop.Conn) {
 const maxPending = 4096
 
 func (h *handler) OnTurnEnd(*eventloop.Loop) {
+	if h.subs.active() {
+		h.serveSubscribers()
+	}
+	h.submit()
+}
+
+// submit pushes the collected requests to the pipeline in one push.
+func (h *handler) submit() {
 	if len(h.pending) == 0 {
 		return
 	}
@@ -66,6 +82,9 @@ func (h *handler) OnTurnEnd(*eventloop.Loop) {
 // OnData parses every complete request in `in`. Hand-written hot path.
 func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 	st := c.Ctx.(*connState)
+	if st.streaming {
+		return len(in) // a subscriber's connection carries no more requests
+	}
 	now := time.Now() // one clock read per read call, shared by its requests
 	off := 0
 	for off < len(in) && !c.Overloaded() {
@@ -90,8 +109,11 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 			c.StopInput() // Connection: close: nothing after it is answered
 			return len(in)
 		}
+		if st.streaming {
+			return len(in) // the subscription stream takes the connection
+		}
 		if len(h.pending) >= maxPending {
-			h.OnTurnEnd(nil)
+			h.submit()
 		}
 	}
 	return off
@@ -121,7 +143,6 @@ func errorBody(msg string) []byte {
 var (
 	bodyNotFound         = errorBody("not found")
 	bodyMethodNotAllowed = errorBody("method not allowed")
-	bodyNotImplemented   = errorBody("not implemented")
 )
 
 // route sends a parsed request to the pipeline or answers it on the loop.
@@ -148,25 +169,28 @@ func (h *handler) route(c *eventloop.Conn, r *http1.Request, now time.Time) {
 		}
 		h.metrics(c, seq, r, now)
 	case string(path) == "/v1/commit":
-		h.notImplemented(c, seq, r, metrics.RouteCommit, method == "POST", now)
+		if method != "POST" {
+			h.local(c, seq, r, metrics.RouteCommit, 405, bodyMethodNotAllowed, now)
+			return
+		}
+		h.commitRequest(c, seq, r, now)
 	case string(path) == "/v1/status":
-		h.notImplemented(c, seq, r, metrics.RouteStatus, method == "GET", now)
+		if method != "GET" {
+			h.local(c, seq, r, metrics.RouteStatus, 405, bodyMethodNotAllowed, now)
+			return
+		}
+		h.statusRequest(c, seq, r, now)
 	case string(path) == "/v1/subscribe":
-		h.notImplemented(c, seq, r, metrics.RouteSubscribe, method == "GET", now)
-	case len(path) > len("/v1/retention/") && string(path[:len("/v1/retention/")]) == "/v1/retention/":
-		h.notImplemented(c, seq, r, metrics.RouteRetention, method == "PUT" || method == "GET" || method == "DELETE", now)
+		if method != "GET" {
+			h.local(c, seq, r, metrics.RouteSubscribe, 405, bodyMethodNotAllowed, now)
+			return
+		}
+		h.subscribeRequest(c, seq, r, now)
+	case bytes.HasPrefix(path, []byte("/v1/retention")) && (len(path) == len("/v1/retention") || path[len("/v1/retention")] == '/'):
+		h.retentionRequest(c, seq, r, method, string(path[len("/v1/retention"):]), now)
 	default:
 		h.local(c, seq, r, metrics.RouteNotFound, 404, bodyNotFound, now)
 	}
-}
-
-// notImplemented answers a /v1 route whose issue has not landed yet.
-func (h *handler) notImplemented(c *eventloop.Conn, seq uint64, r *http1.Request, route metrics.Route, methodOK bool, now time.Time) {
-	if !methodOK {
-		h.local(c, seq, r, route, 405, bodyMethodNotAllowed, now)
-		return
-	}
-	h.local(c, seq, r, route, 501, bodyNotImplemented, now)
 }
 
 func (h *handler) enqueue(c *eventloop.Conn, seq uint64, r *http1.Request, kind commit.Kind, route metrics.Route, now time.Time) {

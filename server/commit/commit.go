@@ -12,27 +12,52 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"weaseldb/server/affinity"
+	"weaseldb/server/api"
 	"weaseldb/server/cpuwork"
 	"weaseldb/server/eventloop"
 	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
+	"weaseldb/server/store"
 )
 
-// Kind says what an entry asks for. Issue 8 adds commit, status and
-// subscribe kinds; an entry's Payload carries their parsed request.
+// Kind says what an entry asks for. The data routes' entries carry their
+// parsed request in Data.
 type Kind uint8
 
 // Entry kinds.
 const (
-	KindShutdown Kind = iota // one per release thread ends the pipeline
-	KindOK                   // GET /ok: spin work in resolve, {"status":"ok"}
-	KindVersion              // GET /v1/version: the committed version
+	KindShutdown        Kind = iota // one per release thread ends the pipeline
+	KindOK                          // GET /ok: spin work in resolve, {"status":"ok"}
+	KindVersion                     // GET /v1/version: the persisted version
+	KindCommit                      // POST /v1/commit: Data.Commit
+	KindStatus                      // GET /v1/status: Data.Status
+	KindSubscribe                   // GET /v1/subscribe: Data.FromVersion
+	KindRetentionPut                // PUT /v1/retention/{id}: Data.PolicyID, Data.Policy
+	KindRetentionGet                // GET /v1/retention/{id}
+	KindRetentionDelete             // DELETE /v1/retention/{id}
+	KindRetentionList               // GET /v1/retention
 )
+
+// Data is the parsed request of a data route and what the stages decided
+// about it. /ok and /v1/version carry none, so their ring slots stay small
+// and their path allocates nothing.
+type Data struct {
+	Commit      api.CommitRequest // KindCommit, parsed on the event loop
+	Status      api.StatusQuery   // KindStatus
+	FromVersion int64             // KindSubscribe
+	PolicyID    string            // KindRetention*
+	Policy      api.RetentionPolicy
+
+	// Set by the stages.
+	Duplicate bool                // sequence: the request id was seen within retention
+	Lookup    store.Lookup        // sequence: KindStatus
+	Result    api.CommitResult    // resolve (persist for a duplicate)
+	Sub       *store.Subscription // persist: KindSubscribe, nil when refused
+}
 
 // Entry is one request travelling through the pipeline (a ring slot).
 type Entry struct {
@@ -50,8 +75,8 @@ type Entry struct {
 	Status  int
 	Resp    []byte // the full HTTP response, built by persist
 
-	// Payload is the parsed request of kinds added later (issue 8).
-	Payload any
+	// Data is the request of the data routes (nil for /ok and /v1/version).
+	Data *Data
 }
 
 // Options configure the pipeline.
@@ -70,16 +95,28 @@ type Options struct {
 	// switch): pinning is for dedicated cores with a spinning strategy.
 	StageCPUs [][]int
 	Metrics   *metrics.Metrics
+	// Store is the state the stages own (see server/store); nil: a fresh
+	// store with the default options.
+	Store *store.Store
+	// OnSubscribe hands a started subscription to whoever streams it (the
+	// connection's event loop), after its response head was queued. Called
+	// by a release thread; nil drops subscriptions (tests).
+	OnSubscribe func(c *eventloop.Conn, sub *store.Subscription)
+	// OnPublish is called by the persist stage after a batch appended
+	// committed transactions to the subscription log (to wake the loops
+	// that stream to subscribers). It must not block.
+	OnPublish func()
 }
 
 // Pipeline runs the stage goroutines.
 type Pipeline struct {
-	opt       Options
-	p         *pipeline.Pipeline[Entry]
-	wg        sync.WaitGroup
-	committed atomic.Int64
-	pushMu    sync.Mutex
-	stopped   bool
+	opt     Options
+	st      *store.Store
+	p       *pipeline.Pipeline[Entry]
+	wg      sync.WaitGroup
+	pushMu  sync.Mutex
+	stopped bool
+	body    []byte // persist stage only: scratch for response bodies
 }
 
 // okResponse is GET /ok's answer for the common case (keep-alive, no
@@ -117,14 +154,18 @@ func New(opt Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit pipeline: %w", err)
 	}
-	cp := &Pipeline{opt: opt, p: p}
+	st := opt.Store
+	if st == nil {
+		st = store.New(store.Options{})
+	}
+	cp := &Pipeline{opt: opt, st: st, p: p}
 	cp.wg.Add(3 + opt.ReleaseThreads)
 	go cp.runStage(0, 0, cp.sequence)
 	go cp.runStage(1, 0, cp.resolve)
 	go cp.runStage(2, 0, cp.persist)
 	for t := 0; t < opt.ReleaseThreads; t++ {
-		s := eventloop.NewSender(opt.DirectWrites)
-		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry], thread int) int { return cp.release(b, thread, s) })
+		r := &releaser{s: eventloop.NewSender(opt.DirectWrites)}
+		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry], thread int) int { return cp.release(b, thread, r) })
 	}
 	return cp, nil
 }
@@ -160,8 +201,11 @@ func (cp *Pipeline) Close() {
 	cp.wg.Wait()
 }
 
-// CommittedVersion is the latest committed version.
-func (cp *Pipeline) CommittedVersion() int64 { return cp.committed.Load() }
+// CommittedVersion is the latest version persisted.
+func (cp *Pipeline) CommittedVersion() int64 { return cp.st.Persister.Version() }
+
+// Store is the state the stages own.
+func (cp *Pipeline) Store() *store.Store { return cp.st }
 
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
@@ -193,46 +237,58 @@ func (cp *Pipeline) owns(index uint64, thread int) bool {
 	return int(index%uint64(cp.opt.ReleaseThreads)) == thread
 }
 
-// sequence assigns versions (issue 8) and reads the committed version for
-// /v1/version.
+// sequence assigns versions to commits and looks status requests up. The
+// clock is read once per batch, and only when the batch has a data route.
 func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+	var now time.Time
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
 		case KindShutdown:
 			shutdowns++
-		case KindVersion:
-			e.Version = cp.committed.Load()
+		case KindCommit:
+			if now.IsZero() {
+				now = time.Now()
+			}
+			e.Version, e.Data.Duplicate = cp.st.Sequencer.Sequence(e.Data.Commit.RequestID, now)
+		case KindStatus:
+			if now.IsZero() {
+				now = time.Now()
+			}
+			q := &e.Data.Status
+			e.Data.Lookup = cp.st.Sequencer.LookupStatus(q.RequestID, q.MinVersion, now)
 		}
 	}
 	return shutdowns
 }
 
-func countShutdowns(b pipeline.StageBatch[Entry]) (n int) {
+// resolve checks the preconditions of commits; /ok spends its spin work
+// here. It must never block.
+func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
-		if b.At(i).Kind == KindShutdown {
-			n++
+		e := b.At(i)
+		switch e.Kind {
+		case KindShutdown:
+			shutdowns++
+		case KindOK:
+			if cp.opt.OkResolveIterations > 0 {
+				cpuwork.SpendCPUCycles(cp.opt.OkResolveIterations)
+			}
+		case KindCommit:
+			if !e.Data.Duplicate {
+				e.Data.Result = cp.st.Resolver.Resolve(e.Version, &e.Data.Commit)
+			}
 		}
 	}
-	return n
+	return shutdowns
 }
 
-// resolve checks preconditions (issue 8); /ok spends its spin work here.
-// It must never block.
-func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) int {
-	if cp.opt.OkResolveIterations <= 0 {
-		return countShutdowns(b)
-	}
-	for i := 0; i < b.Len(); i++ {
-		if b.At(i).Kind == KindOK {
-			cpuwork.SpendCPUCycles(cp.opt.OkResolveIterations)
-		}
-	}
-	return countShutdowns(b)
-}
-
-// persist builds each response.
+// persist applies commits and builds each response. After a batch with
+// commits it publishes the log once (waking the subscribers' loops through
+// OnPublish): subscribers cost this stage nothing per subscriber.
 func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+	var now time.Time
+	committed, appended := false, false
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -246,20 +302,47 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 				e.Resp = BuildResponse(nil, 200, "application/json", okBody, e.RequestID, e.KeepAlive, e.HTTP10)
 			}
 		case KindVersion:
-			e.Status = 200
-			body := strconv.AppendInt([]byte(`{"version":`), e.Version, 10)
-			body = append(body, `,"leader":""}`...)
-			e.Resp = BuildResponse(make([]byte, 0, 160+len(body)), 200, "application/json", body, e.RequestID, e.KeepAlive, e.HTTP10)
+			body := append(cp.body[:0], `{"version":`...)
+			body = strconv.AppendInt(body, cp.st.Persister.Version(), 10)
+			cp.body = append(body, `,"leader":""}`...)
+			cp.respond(e, 200, api.ContentTypeJSON, cp.body)
+		case KindCommit:
+			if now.IsZero() {
+				now = time.Now()
+			}
+			committed = true
+			appended = cp.persistCommit(e, now) || appended
+		default:
+			cp.persistData(e)
+		}
+	}
+	if committed {
+		cp.st.Persister.PublishBatch()
+		if appended && cp.opt.OnPublish != nil {
+			cp.opt.OnPublish()
 		}
 	}
 	return shutdowns
 }
 
+// releaser is one release thread's state.
+type releaser struct {
+	s    *eventloop.Sender
+	subs []startedSub
+}
+
+type startedSub struct {
+	c   *eventloop.Conn
+	sub *store.Subscription
+}
+
 // release sends the responses of the entries this thread owns (Index %
 // threads), grouped per connection by the Sender; a connection closed in
-// the meantime drops them safely.
-func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, s *eventloop.Sender) (shutdowns int) {
+// the meantime drops them safely. Subscriptions go to their streamer once
+// their response head is queued.
+func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *releaser) (shutdowns int) {
 	now := time.Now()
+	s := r.s
 	for i := 0; i < b.Len(); i++ {
 		if !cp.owns(b.Index(i), thread) {
 			continue
@@ -272,11 +355,19 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, s *eventlo
 		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))
 		if e.Conn != nil { // nil only in tests
 			s.Send(e.Conn, e.Seq, e.Resp, !e.KeepAlive)
+			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
+				r.subs = append(r.subs, startedSub{e.Conn, e.Data.Sub})
+			}
 		}
 		// Drop the references the ring slot would keep alive. Kind stays:
 		// it is the only field other release threads may read.
-		e.Conn, e.RequestID, e.Resp, e.Payload = nil, nil, nil, nil
+		e.Conn, e.RequestID, e.Resp, e.Data = nil, nil, nil, nil
 	}
 	s.Flush()
+	for i, st := range r.subs {
+		cp.opt.OnSubscribe(st.c, st.sub)
+		r.subs[i] = startedSub{}
+	}
+	r.subs = r.subs[:0]
 	return shutdowns
 }

@@ -33,6 +33,9 @@ type Conn struct {
 
 	// Ctx is the protocol's per-connection state (loop goroutine only).
 	Ctx any
+	// NotifyDrained asks for DrainHandler.OnDrained when the connection's
+	// output drains after a short write (loop goroutine only).
+	NotifyDrained bool
 
 	// Loop goroutine only.
 	in           []byte // input read but not yet consumed by the handler
@@ -120,6 +123,45 @@ func (c *Conn) SendInterim(data []byte) bool {
 	}
 	return ok
 }
+
+// Owed is the number of bytes queued and not yet written (any goroutine).
+func (c *Conn) Owed() int64 { return c.owed.Load() }
+
+// Closing tells whether the connection is closed or draining (loop
+// goroutine only): a stream should stop adding to it.
+func (c *Conn) Closing() bool { return c.isGone() || c.draining }
+
+// Stream appends data after every response already queued and writes what
+// it can at once (loop goroutine only): the body of a streamed response,
+// such as a /v1/subscribe chunk. It queues nothing and returns false while
+// a numbered request's response is still missing (the stream would overtake
+// it) or when the connection is closing. last ends the connection once the
+// bytes are written (then a linger, as after Connection: close). A short
+// write arms EPOLLOUT; with NotifyDrained set the handler hears when it
+// drained.
+func (c *Conn) Stream(data []byte, last bool) bool {
+	if c.Closing() {
+		return false
+	}
+	c.mu.Lock()
+	ok := !c.closed && !c.closeQueued && c.nextSend == c.nextSeq
+	if ok {
+		c.appendOutLocked(data)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	c.loop.flush(c)
+	if last && !c.isGone() {
+		c.loop.beginDrain(c)
+	}
+	return true
+}
+
+// Abort closes the connection now, dropping what it owes (loop goroutine
+// only): for a stream whose client stopped reading.
+func (c *Conn) Abort() { c.loop.closeConn(c) }
 
 // StopInput ends request parsing on this connection (loop goroutine only):
 // after a request that closes it, a malformed request, or at shutdown. Input

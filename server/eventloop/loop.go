@@ -31,6 +31,22 @@ type Handler interface {
 	OnClose(c *Conn)
 }
 
+// DrainHandler is implemented by a Handler that streams (GET /v1/subscribe):
+// OnDrained runs on the loop when a connection with NotifyDrained set has
+// written everything it owed after a short write (EPOLLOUT fired), so the
+// handler can give it more. It must not write to c itself (Stream from
+// OnTurnEnd instead): flush calls it.
+type DrainHandler interface {
+	OnDrained(c *Conn)
+}
+
+// StopHandler is implemented by a Handler that wants to speak last at
+// shutdown: OnStop runs on the loop when it begins to stop, before its
+// connections start draining, so streams can end with a final line.
+type StopHandler interface {
+	OnStop(l *Loop)
+}
+
 // Options tune the loops. Zero fields take the defaults of DefaultOptions.
 type Options struct {
 	EventBatchSize int           // events per epoll_wait
@@ -120,6 +136,8 @@ type Loop struct {
 	stopSeen        bool
 	acceptErrLogged bool
 	deadline        int64 // shutdown: force-close after this (monotonic ns); 0: none
+	timerAt         int64 // the handler's SetTimer (monotonic ns); 0: none
+	drainH          DrainHandler
 
 	wakePending atomic.Int32
 	postMu      sync.Mutex
@@ -164,6 +182,7 @@ func newLoop(id int, listeners []*Listener, h Handler, opt Options) (*Loop, erro
 		iov:       make([]unix.Iovec, 0, maxIovecs),
 		done:      make(chan struct{}),
 	}
+	l.drainH, _ = h.(DrainHandler)
 	if err := l.ctl(unix.EPOLL_CTL_ADD, wfd, unix.EPOLLIN|unix.EPOLLET, 0); err != nil {
 		l.closeFds()
 		return nil, fmt.Errorf("register eventfd: %w", err)
@@ -241,6 +260,22 @@ func (l *Loop) post(c *Conn) {
 	l.posts = append(l.posts, c)
 	l.postMu.Unlock()
 	l.wake()
+}
+
+// Wake makes the loop run a turn (and so OnTurnEnd) soon. Any goroutine;
+// cheap when a wake is already pending.
+func (l *Loop) Wake() { l.wake() }
+
+// SetTimer makes the loop run a turn at or soon after at (loop goroutine
+// only; it replaces the previous timer; the zero time clears it). The
+// handler re-arms it from OnTurnEnd: a loop without a timer sleeps until an
+// event, so a handler with nothing due costs no wake-ups.
+func (l *Loop) SetTimer(at time.Time) {
+	if at.IsZero() {
+		l.timerAt = 0
+		return
+	}
+	l.timerAt = max(1, int64(at.Sub(monoBase)))
 }
 
 func (l *Loop) wake() {
@@ -342,6 +377,9 @@ func (l *Loop) run(report func(error)) {
 		if l.wakePending.Load() != 0 {
 			l.drainPosts()
 		}
+		if l.timerAt != 0 && monoNow() >= l.timerAt {
+			l.timerAt = 0 // fired: the handler re-arms it if it still needs one
+		}
 		l.h.OnTurnEnd(l)
 		l.runTimers()
 		if l.stopReq.Load() && !l.stopSeen {
@@ -381,6 +419,7 @@ func (l *Loop) waitTimeout() int {
 	if l.stopSeen {
 		consider(l.deadline)
 	}
+	consider(l.timerAt)
 	if next < 0 {
 		return -1
 	}
@@ -679,7 +718,11 @@ func (l *Loop) flush(c *Conn) {
 	}
 	c.flushScheduled = !done
 	c.mu.Unlock()
+	wasArmed := c.outArmed
 	l.setOutArmed(c, !done)
+	if done && wasArmed && c.NotifyDrained && l.drainH != nil && !c.isGone() {
+		l.drainH.OnDrained(c)
+	}
 }
 
 // beginDrain stops reading requests; the connection closes once every
@@ -770,6 +813,9 @@ func (l *Loop) beginStop() {
 	l.deadline = l.stopBy.Load()
 	for i := range l.listeners {
 		l.removeListener(i)
+	}
+	if sh, ok := l.h.(StopHandler); ok {
+		sh.OnStop(l)
 	}
 	for _, c := range l.conns {
 		if c != nil {
