@@ -244,3 +244,20 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("result of a failed run: %v", err)
 	}
 }
+
+// TestGateInterrupted: a cancelled gate (SIGINT in cmd/gate) stops its
+// load run and servers and says why, promptly.
+func TestGateInterrupted(t *testing.T) {
+	o := quickOptions(t)
+	o.Rounds = 50
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	r := Run(ctx, o, nil)
+	if r.Verdict != CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
+		t.Fatalf("got %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v to stop", took)
+	}
+}

@@ -71,6 +71,7 @@ func RunLoad(ctx context.Context, l LoadSpec) (LoadResult, error) {
 	_ = os.Remove(l.JSONPath)
 	// Generous: start-up, connect timeout and the JSON write on a loaded machine.
 	limit := l.Warmup + l.Duration + 30*time.Second
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, l.Binary, l.Args()...)
@@ -79,7 +80,10 @@ func RunLoad(ctx context.Context, l LoadSpec) (LoadResult, error) {
 	cmd.Stderr = out
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
-	if ctx.Err() != nil {
+	switch {
+	case parent.Err() != nil:
+		return LoadResult{}, errors.New("interrupted")
+	case ctx.Err() != nil:
 		return LoadResult{}, fmt.Errorf("load_tester did not finish within %v", limit)
 	}
 	if err != nil {

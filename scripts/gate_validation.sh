@@ -6,9 +6,10 @@
 # A/A and slow runs alternate, so both see the same machine. About 45 s per
 # gate run: RUNS=20 takes ~30 minutes, plus ~2 minutes of calibration.
 #
-# Usage: scripts/gate_validation.sh            (RUNS=20, calibrates ITER)
-#        RUNS=3 ITER=9000 scripts/gate_validation.sh   (a quick check)
-# Env: RUNS, ITER (skip calibration), TARGET (slowdown ratio, 0.75),
+# Usage: scripts/gate_validation.sh            (RUNS=20, ITER=7000)
+#        RUNS=3 scripts/gate_validation.sh    (a quick check)
+#        CALIBRATE=1 scripts/gate_validation.sh   (search ITER first, ~3 min)
+# Env: RUNS, ITER, CALIBRATE, TARGET (slowdown ratio, 0.75),
 #      BUILD_DIR (build), OUT (build/gate_validation), GATE_ARGS (extra flags
 #      for every gate run; the defaults are what is being validated).
 set -euo pipefail
@@ -38,25 +39,30 @@ slow_config() {
 # ratio_of FILE: the "ratio B/A" number from a gate table.
 ratio_of() { awk '/^ratio B\//{print $3; exit}' "$1"; }
 
-# Calibration: find ok_resolve_iterations that makes B ~25% slower, by A/B
-# gate runs (8 rounds each). Model: 1/ratio - 1 = c * ITER. On a noisy
-# machine single measurements of c scatter, so each step pools every
-# estimate so far (their median) instead of trusting the last one.
-if [ -z "${ITER:-}" ]; then
-  ITER=8000
-  estimates=()
-  for step in 1 2 3 4; do
+# ok_resolve_iterations for a B ~25% slower. Measured here with the gate's
+# 8-round A/B runs (ratio B/A) at load average 5-8: 2500-3000 -> 0.72-1.26,
+# 3700 -> 0.91, 0.91, 4000 -> 0.75, 5000-5800 -> 0.59-0.88 (median 0.84),
+# 8000-9700 -> 0.52-0.94 (median 0.62). The effect is noisy and not linear,
+# hence a fixed default from the pooled figures; the summary prints the
+# slowdown the slow runs really measured, which is what the counts mean.
+# CALIBRATE=1 searches instead: double until B is too slow, then bisect,
+# keeping the tested value closest to the target.
+if [ -n "${CALIBRATE:-}" ] && [ -z "${ITER:-}" ]; then
+  ITER=4000; lo=0; hi=0; best=""; best_gap=9
+  for step in 1 2 3 4 5 6; do
     cfg=$(slow_config "$ITER")
     "$GATE" --quiet --a "$SERVER" --b "$SERVER" --b-config "$cfg" --rounds 8 $GATE_ARGS >"$OUT/calibrate_$step.txt" || true
     r=$(ratio_of "$OUT/calibrate_$step.txt")
     echo "calibration $step: ok_resolve_iterations=$ITER -> ratio ${r:-?}"
     [ -n "$r" ] || { echo "gate_validation: calibration run failed:" >&2; tail -1 "$OUT/calibrate_$step.txt" >&2; exit 1; }
-    estimates+=("$(awk -v n="$ITER" -v r="$r" 'BEGIN { if (r >= 0.99) r = 0.99; printf "%.6g", (1 / r - 1) / n }')")
-    ITER=$(printf '%s\n' "${estimates[@]}" | sort -g | awk -v t="$TARGET" '{ a[n++] = $1 } END {
-      c = (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
-      print int((1 / t - 1) / c) }')
+    gap=$(awk -v r="$r" -v t="$TARGET" 'BEGIN { d = r - t; print (d < 0) ? -d : d }')
+    if awk -v g="$gap" -v b="$best_gap" 'BEGIN { exit !(g < b) }'; then best=$ITER; best_gap=$gap; fi
+    if awk -v r="$r" -v t="$TARGET" 'BEGIN { exit !(r < t) }'; then hi=$ITER; else lo=$ITER; fi
+    if [ "$hi" -eq 0 ]; then ITER=$((ITER * 2)); else ITER=$(((lo + hi) / 2)); fi
   done
+  ITER=$best
 fi
+ITER=${ITER:-7000}
 SLOW_CFG=$(slow_config "$ITER")
 echo "slowed B: ok_resolve_iterations=$ITER ($SLOW_CFG)"
 
@@ -92,5 +98,7 @@ echo "== gate validation ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut
 echo "A/A passes:          $aa_pass of $RUNS (want >= $(((RUNS * 19 + 19) / 20)))${aa_other:+; others:$aa_other}"
 echo "25% slower B fails:  $slow_fail of $RUNS (want >= $(((RUNS * 19 + 19) / 20)))${slow_other:+; others:$slow_other}"
 echo "slowed B: ok_resolve_iterations=$ITER, median measured ratio B/A $median_slow (target $TARGET)"
+awk -v m="$median_slow" -v t="$TARGET" 'BEGIN { if (m != "-" && (m < t - 0.05 || m > t + 0.05))
+  printf "note: the slowed B measured %s, not %s: set ITER to aim closer\n", m, t }'
 echo "longest gate run:    ${max_s}s (want <= 60)"
 echo "results: $OUT"
