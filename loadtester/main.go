@@ -82,7 +82,7 @@ func newFlagSet(cfg *Config, url, body *string) *flag.FlagSet {
 	fs.IntVar(&cfg.RequestsPerConn, "requests-per-conn", 0, "close and replace a connection after `N` responses (0 keeps connections)")
 	fs.IntVar(&cfg.ConnectThreads, "connect-threads", cfg.ConnectThreads, "threads opening connections")
 	fs.IntVar(&cfg.NetworkThreads, "network-threads", cfg.NetworkThreads, "threads running epoll loops over the connections")
-	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "requests in flight per connection (`D`)")
+	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
