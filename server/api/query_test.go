@@ -57,3 +57,27 @@ func TestHTTPStatus(t *testing.T) {
 		t.Fatal("codes")
 	}
 }
+
+// FuzzParseQueries: any query is answered (a value or a *FieldError),
+// never a panic, and an accepted one holds only what was asked for.
+func FuzzParseQueries(f *testing.F) {
+	for _, s := range []string{"request_id=abc", "request_id=a%20b&min_version=12", "from_version=3", "from_version=-1", "x=1", "%zz", "request_id=a&request_id=b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if sq, err := ParseStatusQuery([]byte(q)); err == nil {
+			if sq.RequestID == "" || sq.MinVersion < 0 {
+				t.Fatalf("%q: accepted %+v", q, sq)
+			}
+		} else if _, ok := err.(*FieldError); !ok {
+			t.Fatalf("%q: %T %v", q, err, err)
+		}
+		if v, err := ParseSubscribeQuery([]byte(q)); err == nil {
+			if v < 0 {
+				t.Fatalf("%q: from_version %d", q, v)
+			}
+		} else if _, ok := err.(*FieldError); !ok {
+			t.Fatalf("%q: %T %v", q, err, err)
+		}
+	})
+}

@@ -56,6 +56,9 @@ func (h *handler) subscribeRequest(c *eventloop.Conn, seq uint64, r *http1.Reque
 		return
 	}
 	c.Ctx.(*connState).streaming = true
+	// The stream is the connection's last response and ends it: a
+	// Connection: close must not cut it after the head.
+	r.KeepAlive = true
 	h.enqueueData(c, seq, r, commit.KindSubscribe, metrics.RouteSubscribe, &commit.Data{FromVersion: from}, now)
 }
 

@@ -105,12 +105,12 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 		st.continueSent = false
 		off += n
 		h.route(c, &h.req, now)
+		if st.streaming {
+			return len(in) // the subscription stream takes the connection (and ends it)
+		}
 		if !h.req.KeepAlive {
 			c.StopInput() // Connection: close: nothing after it is answered
 			return len(in)
-		}
-		if st.streaming {
-			return len(in) // the subscription stream takes the connection
 		}
 		if len(h.pending) >= maxPending {
 			h.submit()

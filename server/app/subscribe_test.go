@@ -308,3 +308,25 @@ func TestManySubscribersAndDisconnects(t *testing.T) {
 		}
 	}
 }
+
+// Connection: close on a subscribe does not cut the stream after its head.
+func TestSubscribeWithConnectionClose(t *testing.T) {
+	ts := startServer(t, nil)
+	c, err := net.DialTimeout("unix", ts.unixPath, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, "GET /v1/subscribe HTTP/1.1\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	cl := dialClient(t, "tcp", ts.tcpAddr)
+	cl.mustDo(t, "POST", "/v1/commit", commitBody("", 0, nil, []string{writeOp("cc", "x")}))
+	s := &stream{t: t, c: c, resp: resp, br: bufio.NewReader(resp.Body)}
+	if m := s.nextTxn(); version(m) != 1 {
+		t.Fatalf("%v", m)
+	}
+}
