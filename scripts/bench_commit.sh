@@ -7,6 +7,8 @@
 #
 # Usage: scripts/bench_commit.sh            (env below)
 #   ROUNDS=3 DURATION=4 WARMUP=1 CONNS=50 NETWORK=tcp|unix
+#   SUBSCRIBERS=0   GET /v1/subscribe streams (curl, output discarded) kept
+#                   open during the runs, to see what streaming costs
 #   WEASELDB_CONFIG=testdata/default.toml  (interfaces are replaced by a free
 #   loopback port and a socket in a temporary folder)
 # Needs: go, python3. Builds build/weaseldb and build/load_tester.
@@ -27,8 +29,11 @@ go build -o build/weaseldb ./cmd/weaseldb
 go build -o build/load_tester ./cmd/load_tester
 
 WORK=$(mktemp -d)
+SUBSCRIBERS=${SUBSCRIBERS:-0}
 SERVER_PID=""
+SUB_PIDS=()
 cleanup() {
+    for pid in "${SUB_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
@@ -56,11 +61,16 @@ for _ in $(seq 100); do
 done
 grep -q 'weaseldb: ready' "$WORK/server.log" || { echo "bench_commit: server not ready" >&2; exit 1; }
 
+for _ in $(seq "$SUBSCRIBERS"); do
+    curl -sN "http://127.0.0.1:$PORT/v1/subscribe" >/dev/null &
+    SUB_PIDS+=($!)
+done
+
 if [ "$NETWORK" = unix ]; then TARGET=(--unix-socket "$SOCK"); else TARGET=(--host 127.0.0.1 --port "$PORT"); fi
 COMMON=(--concurrency "$CONNS" --duration "$DURATION" --warmup "$WARMUP" --quiet)
 BODY='{"request_id":"{{uuid}}","read_version":0,"operations":[{"type":"write","key":"a2V5","value":"dmFsdWU="}]}'
 
-echo "bench_commit: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of ${DURATION}s (+${WARMUP}s warm-up), $CONNS connections, $NETWORK"
+echo "bench_commit: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of ${DURATION}s (+${WARMUP}s warm-up), $CONNS connections, $NETWORK, $SUBSCRIBERS subscribers"
 failed=0
 for r in $(seq "$ROUNDS"); do
     for kind in ok commit; do
@@ -105,4 +115,9 @@ print(data.split(b"\r\n\r\n", 1)[1].decode())
 PY
 )
 echo "server version after the run: $VERSION"
+if [ "$SUBSCRIBERS" -gt 0 ]; then
+    alive=0
+    for pid in "${SUB_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+    echo "subscribers still streaming at the end: $alive of $SUBSCRIBERS (the others were cut as slow consumers)"
+fi
 exit $failed
