@@ -370,3 +370,25 @@ func TestConcurrentCommitters(t *testing.T) {
 		}
 	}
 }
+
+// Age retention: a policy of one second forgets request ids older than that.
+func TestStatusAcrossAgeRetention(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := dialClient(t, "unix", ts.unixPath)
+	if code, p := cl.mustDo(t, "PUT", "/v1/retention/short", `{"seconds": 1}`); code != 201 {
+		t.Fatalf("put policy: %d %v", code, p)
+	}
+	id := reqID("aged")
+	cl.mustDo(t, "POST", "/v1/commit", commitBody(id, 0, nil, []string{writeOp("aged", "x")}))
+	if _, st := cl.mustDo(t, "GET", "/v1/status?request_id="+id, ""); st["status"] != "committed" {
+		t.Fatalf("fresh: %v", st)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, st := cl.mustDo(t, "GET", "/v1/status?request_id="+id, ""); st["status"] != "log_truncated" {
+		t.Fatalf("after a second: %v", st)
+	}
+	// Retrying the commit now applies it again: its id was forgotten.
+	if _, m := cl.mustDo(t, "POST", "/v1/commit", commitBody(id, 0, nil, nil)); m["duplicate"] == true || m["status"] != "committed" {
+		t.Fatalf("retry after retention: %v", m)
+	}
+}
