@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"weaseldb/server/api"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
+	"weaseldb/server/store"
 )
 
 // Every entry passes every stage once, with more entries than ring slots,
@@ -69,5 +72,48 @@ func grep(s, sub string) string {
 func TestOkResponse(t *testing.T) {
 	if !strings.HasPrefix(string(okResponse), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(okResponse), "\r\n\r\n{\"status\":\"ok\"}") {
 		t.Fatalf("%q", okResponse)
+	}
+}
+
+// Commits pass the three deciding stages in version order: a write is
+// applied, a stale read conflicts and applies nothing, a repeated request
+// id is answered as a duplicate; publishes are once per batch.
+func TestCommitStagesApplyInOrder(t *testing.T) {
+	st := store.New(store.Options{})
+	m := metrics.New()
+	var publishes atomic.Int64
+	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m, Store: st,
+		OnPublish: func() { publishes.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(id string, readVersion int64, pre []api.Precondition, ops ...api.Operation) Entry {
+		d := &Data{Commit: api.CommitRequest{RequestID: id, ReadVersion: readVersion, Preconditions: pre, Operations: ops}}
+		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Start: time.Now(), Data: d}
+	}
+	write := api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("v1")}
+	cp.Submit([]Entry{
+		commit("request-0000000000000001", 0, nil, write),
+		commit("", 0, []api.Precondition{{Type: api.PointRead, Key: []byte("k")}},
+			api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("stale")}),
+		commit("request-0000000000000001", 0, nil, write),
+		commit("", 1, []api.Precondition{{Type: api.RangeRead, Begin: []byte("a"), End: []byte("z")}},
+			api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("v3")}),
+	})
+	cp.Close()
+	if v := cp.CommittedVersion(); v != 3 {
+		t.Fatalf("version %d, want 3 (the duplicate takes none)", v)
+	}
+	if value, version, ok := st.Persister.Get([]byte("k")); !ok || string(value) != "v3" || version != 3 {
+		t.Fatalf("k = %q at %d (%v)", value, version, ok)
+	}
+	out, _ := m.Encode()
+	for _, want := range []string{`route="commit"} 3`, `code="other",route="commit"} 1`} {
+		if !strings.Contains(grep(string(out), "requests_total"), want) {
+			t.Errorf("want %s in\n%s", want, grep(string(out), "requests_total"))
+		}
+	}
+	if n := publishes.Load(); n < 1 || n > 4 {
+		t.Fatalf("%d publishes for one push of 4 commits", n)
 	}
 }
