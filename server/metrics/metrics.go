@@ -36,7 +36,7 @@ var routeNames = [numRoutes]string{"ok", "version", "metrics", "commit", "status
 func (r Route) String() string { return routeNames[r] }
 
 // statuses with their own pre-resolved child; others count as "other".
-var statuses = []int{200, 400, 404, 405, 413, 500, 501, 503, 505}
+var statuses = []int{200, 201, 400, 404, 405, 409, 410, 413, 500, 501, 503, 505}
 
 // Stage names of the commit pipeline, in order.
 var StageNames = []string{"sequence", "resolve", "persist", "release"}
