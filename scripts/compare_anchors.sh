@@ -41,27 +41,9 @@ trap cleanup EXIT
 echo "== building into $work"
 (cd "$root" && go build -trimpath -o "$work/weaseldb" ./cmd/weaseldb && go build -trimpath -o "$work/nethttp_ok" ./cmd/nethttp_ok)
 
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 8192; use epoll; multi_accept on; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  keepalive_requests 100000000;
-  server {
-    listen 127.0.0.1:$PORT_NGINX backlog=4096;
-    location /ok { return 200 '{"status":"ok"}'; }
-  }
-}
-NGINX
+# shellcheck source=lib/nginx_anchor.sh
+. "$root/scripts/lib/nginx_anchor.sh"
+write_nginx_conf "$work/nginx" "$PORT_NGINX"
 
 cat >"$work/weaseldb.toml" <<TOML
 [server]

@@ -31,26 +31,9 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$WORK/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log;
-events { worker_connections 8192; use epoll; multi_accept on; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/body;
-  proxy_temp_path $WORK/proxy;
-  fastcgi_temp_path $WORK/fastcgi;
-  uwsgi_temp_path $WORK/uwsgi;
-  scgi_temp_path $WORK/scgi;
-  keepalive_requests 100000000;
-  server {
-    listen 127.0.0.1:$PORT backlog=4096;
-    location /ok { return 200 '{"status":"ok"}'; }
-  }
-}
-NGINX
+# shellcheck source=lib/nginx_anchor.sh
+. "$ROOT/scripts/lib/nginx_anchor.sh"
+write_nginx_conf "$WORK" "$PORT"
 cat >"$WORK/pipeline.lua" <<'LUA'
 init = function(args)
    local r = {}

@@ -1,0 +1,30 @@
+# Sourced by the comparison scripts: the nginx anchor exactly as
+# ../shared/ANCHORS.md runs it (1 worker, `return 200` with /ok's body).
+#
+# write_nginx_conf DIR PORT: writes DIR/nginx.conf with pid, logs and temp
+# paths inside DIR, listening on 127.0.0.1:PORT. Start it with
+# `nginx -c DIR/nginx.conf`; its master's pid lands in DIR/nginx.pid.
+write_nginx_conf() {
+  local dir=$1 port=$2
+  mkdir -p "$dir"
+  cat >"$dir/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 8192; use epoll; multi_accept on; }
+http {
+  access_log off;
+  client_body_temp_path $dir/body;
+  proxy_temp_path $dir/proxy;
+  fastcgi_temp_path $dir/fastcgi;
+  uwsgi_temp_path $dir/uwsgi;
+  scgi_temp_path $dir/scgi;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$port backlog=4096;
+    location /ok { return 200 '{"status":"ok"}'; }
+  }
+}
+NGINX
+}
