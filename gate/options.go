@@ -77,7 +77,7 @@ func DefaultOptions() Options {
 		Warmup:                 250 * time.Millisecond,
 		WarmupRun:              time.Second,
 		Concurrency:            64,
-		Threads:                1,
+		Threads:                2, // one thread saturates on a 2-core box: docs/gate.md
 		Path:                   "/ok",
 		ReadyLine:              "weaseldb: ready",
 		StartTimeout:           15 * time.Second,
