@@ -39,7 +39,8 @@ slow_config() {
 # ratio_of FILE: the "ratio B/A" number from a gate table.
 ratio_of() { awk '/^ratio B\//{print $3; exit}' "$1"; }
 
-# ok_resolve_iterations for a B ~25% slower. Measured here with the gate's
+# ok_resolve_iterations for a B ~25% slower (7000 measured 0.75-0.80 with
+# the default 2 load threads, quiet machine). Measured earlier with the gate's
 # 8-round A/B runs (ratio B/A) at load average 5-8: 2500-3000 -> 0.72-1.26,
 # 3700 -> 0.91, 0.91, 4000 -> 0.75, 5000-5800 -> 0.59-0.88 (median 0.84),
 # 8000-9700 -> 0.52-0.94 (median 0.62). The effect is noisy and not linear,
