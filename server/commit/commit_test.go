@@ -108,7 +108,7 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 		t.Fatalf("k = %q at %d (%v)", value, version, ok)
 	}
 	out, _ := m.Encode()
-	for _, want := range []string{`route="commit"} 3`, `code="other",route="commit"} 1`} {
+	for _, want := range []string{`route="commit"} 3`, `code="409",route="commit"} 1`} {
 		if !strings.Contains(grep(string(out), "requests_total"), want) {
 			t.Errorf("want %s in\n%s", want, grep(string(out), "requests_total"))
 		}
