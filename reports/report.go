@@ -224,9 +224,11 @@ func (w *writer) summary() error {
 	w.p("**Compared with the seed.** The seed report measured about %s and about %s CPU work efficiency with %s I/O threads. ",
 		seedRPS.Ref(), w.book.add("Seed CPU work efficiency", SeedEfficiencyPct, 1, "%", 0, seedArtifact, "Health Check Pipeline (~61%)").Ref(),
 		w.book.add("Seed I/O threads", SeedIOThreads, 1, "", 0, seedArtifact, "Throughput (8 I/O threads)").Ref())
-	w.p("This run reached %s of the seed's throughput. The main reasons are listed in [Where this run differs from the seed](#where-this-run-differs-from-the-seed); the first is that this machine has %d cores shared by the server, the load tester", ratio.Ref(), m.Machine.Cores)
+	w.p("This run reached %s of the seed's throughput. The main reasons are listed in [Where this run differs from the seed](#where-this-run-differs-from-the-seed); the first is that this machine has %d cores shared by the server", ratio.Ref(), m.Machine.Cores)
 	if w.machineBusy != nil && w.harnessBusy != nil && w.machineBusy.Value-w.harnessBusy.Value >= 0.2 {
-		w.p(" and, during this run, other processes")
+		w.p(", the load tester and, during this run, other processes")
+	} else {
+		w.p(" and the load tester")
 	}
 	w.p(".\n\n")
 	return nil
