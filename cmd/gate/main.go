@@ -60,7 +60,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "load_tester connections")
 	fs.IntVar(&o.Threads, "threads", o.Threads, "load_tester network threads")
 	fs.StringVar(&o.Path, "path", o.Path, "request path")
-	fs.BoolVar(&o.RestartEachRound, "restart", false, "start fresh servers every round (see docs/gate.md)")
+	fs.BoolVar(&o.RestartEachRound, "restart", o.RestartEachRound, "start fresh servers every round; --restart=false keeps one pair for the whole run (see docs/gate.md)")
 	fs.Var(&loadArgs, "load-arg", "extra load_tester flag (repeatable), e.g. --load-arg=--pipeline --load-arg=16")
 	fs.StringVar(&o.ReadyLine, "ready-line", o.ReadyLine, "stdout line that says the server accepts")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", o.StartTimeout, "wait this long for the ready line")
