@@ -41,8 +41,12 @@ func WriteTable(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "ratio B/%s %.3f  %.0f%% CI [%.3f, %.3f] (%s bootstrap, %d resamples)  Mann-Whitney p(B<A)=%.3g\n",
 			r.A.Name, r.CI.Ratio, r.CI.Level*100, r.CI.Low, r.CI.High, pairing, r.CI.Resamples, r.Rank.P)
 	}
-	fmt.Fprintf(w, "tolerance %.0f%%: regression below %.3f; a pass needs the CI above %.3f\n",
-		r.Policy.Tolerance*100, r.Policy.Floor, r.Policy.PassFloor)
+	// A tolerance of 40% or more leaves no floor: say so rather than print a negative ratio.
+	passRule := "a pass needs no CI floor"
+	if r.Policy.PassFloor > 0 {
+		passRule = fmt.Sprintf("a pass needs the CI above %.3f", r.Policy.PassFloor)
+	}
+	fmt.Fprintf(w, "tolerance %.0f%%: regression below %.3f; %s\n", r.Policy.Tolerance*100, r.Policy.Floor, passRule)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
