@@ -104,6 +104,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		WaitStrategy:        strategy,
 		ReleaseThreads:      cfg.Commit.PipelineReleaseThreads,
 		OkResolveIterations: cfg.Benchmark.OkResolveIterations,
+		OkResolveSpin:       time.Duration(cfg.Benchmark.OkResolveSpinNs),
 		DirectWrites:        direct,
 		Metrics:             s.Metrics,
 		SpinBeforePark:      spin,

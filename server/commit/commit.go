@@ -84,8 +84,9 @@ type Options struct {
 	WaitStrategy        pipeline.WaitStrategy
 	ReleaseThreads      int
 	OkResolveIterations int
-	LgSlotCount         int  // ring size 2^LgSlotCount; 0 means 16
-	DirectWrites        bool // release threads may write to sockets themselves
+	OkResolveSpin       time.Duration // busy-wait per /ok on the clock (after the iterations)
+	LgSlotCount         int           // ring size 2^LgSlotCount; 0 means 16
+	DirectWrites        bool          // release threads may write to sockets themselves
 	// SpinBeforePark is the pipeline's spin before a stage parks (see
 	// pipeline.Options); 0: the pipeline's default, negative: park at once.
 	SpinBeforePark time.Duration
@@ -273,6 +274,9 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 		case KindOK:
 			if cp.opt.OkResolveIterations > 0 {
 				cpuwork.SpendCPUCycles(cp.opt.OkResolveIterations)
+			}
+			if cp.opt.OkResolveSpin > 0 {
+				cpuwork.SpinFor(cp.opt.OkResolveSpin)
 			}
 		case KindCommit:
 			if !e.Data.Duplicate {

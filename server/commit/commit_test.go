@@ -117,3 +117,24 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 		t.Fatalf("%d publishes for one push of 4 commits", n)
 	}
 }
+
+// OkResolveSpin is spent once per /ok in the (single) resolve stage, so n
+// requests take at least n times the spin: a lower bound, which cannot be
+// met by skipping the spin and does not depend on the machine's speed.
+func TestOkResolveSpinIsPerRequest(t *testing.T) {
+	const n, spin = 20, 2 * time.Millisecond
+	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, OkResolveSpin: spin, Metrics: metrics.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]Entry, n)
+	for i := range batch {
+		batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK, Start: time.Now()}
+	}
+	start := time.Now()
+	cp.Submit(batch)
+	cp.Close()
+	if got := time.Since(start); got < n*spin {
+		t.Fatalf("%d requests with %v of spin each passed in %v", n, spin, got)
+	}
+}

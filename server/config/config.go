@@ -81,6 +81,11 @@ type SubscriptionConfig struct {
 // BenchmarkConfig is the [benchmark] section.
 type BenchmarkConfig struct {
 	OkResolveIterations int
+	// OkResolveSpinNs is a busy-wait measured on the clock rather than in
+	// loop iterations: a fixed cost per request whatever the core's speed,
+	// so a deliberate slowdown (the gate's validation) does not move with a
+	// noisy neighbour the way an iteration count does.
+	OkResolveSpinNs int64
 }
 
 // Config is the whole effective configuration.

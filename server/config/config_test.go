@@ -62,6 +62,7 @@ var intKeys = []intKey{
 	{"subscription", "max_buffer_size_bytes", 1, -1, func(c Config) int64 { return c.Subscription.MaxBufferSizeBytes }},
 	{"subscription", "keepalive_interval_seconds", 1, 3600, func(c Config) int64 { return int64(c.Subscription.KeepaliveIntervalSeconds) }},
 	{"benchmark", "ok_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.OkResolveIterations) }},
+	{"benchmark", "ok_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.OkResolveSpinNs }},
 }
 
 func TestIntegerBounds(t *testing.T) {
@@ -272,6 +273,7 @@ func TestSummary(t *testing.T) {
 		"[server]", "interfaces[0]                 = tcp:127.0.0.1:8080", "interfaces[1]                 = unix:w.sock",
 		"io_cpus                       = unpinned", "pipeline_cpus                 = [[0] [1] [2] [3]]",
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
+		"ok_resolve_spin_ns            = 0 ns",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)

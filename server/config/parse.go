@@ -76,6 +76,7 @@ var schema = []section{
 	}},
 	{"benchmark", []field{
 		{"ok_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.OkResolveIterations })},
+		{"ok_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.OkResolveSpinNs })},
 	}},
 }
 

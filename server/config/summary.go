@@ -32,6 +32,7 @@ func (c Config) Summary() string {
 	line("  keepalive_interval_seconds    = %d", c.Subscription.KeepaliveIntervalSeconds)
 	line("[benchmark]")
 	line("  ok_resolve_iterations         = %d", c.Benchmark.OkResolveIterations)
+	line("  ok_resolve_spin_ns            = %d ns", c.Benchmark.OkResolveSpinNs)
 	return b.String()
 }
 

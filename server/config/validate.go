@@ -17,6 +17,7 @@ const (
 	MinReleaseThreads, MaxReleaseThreads           = 1, 64
 	MinKeepaliveSeconds, MaxKeepaliveSeconds       = 1, 3600
 	MinOkResolveIterations, MaxOkResolveIterations = 0, 100_000_000
+	MinOkResolveSpinNs, MaxOkResolveSpinNs         = 0, 1_000_000_000
 	MaxPort                                        = 65535
 	// MaxCPU is a sanity bound on a CPU number in a pinning list; the server
 	// checks the real allowed set (sched_getaffinity) at start.
@@ -55,6 +56,7 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "subscription.keepalive_interval_seconds", int64(c.Subscription.KeepaliveIntervalSeconds), MinKeepaliveSeconds, MaxKeepaliveSeconds)
 
 	checkRange(l, "benchmark.ok_resolve_iterations", int64(c.Benchmark.OkResolveIterations), MinOkResolveIterations, MaxOkResolveIterations)
+	checkRange(l, "benchmark.ok_resolve_spin_ns", c.Benchmark.OkResolveSpinNs, MinOkResolveSpinNs, MaxOkResolveSpinNs)
 }
 
 func checkRange(l *errorList, key string, v, lo, hi int64) {

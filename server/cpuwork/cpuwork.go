@@ -5,6 +5,8 @@
 // not change with the compiler) with a portable Go fallback elsewhere.
 package cpuwork
 
+import "time"
+
 // chunkIterations bounds one call into the assembly loop. Assembly functions
 // are not asynchronous preemption points, so a single call with a huge count
 // would hold its P until it returned; at about 0.2-0.5 ns per iteration a chunk
@@ -34,4 +36,25 @@ func SpendCPUCycles(iterations int) {
 //go:noinline
 func spinChunk(n int) {
 	spinLoop(n)
+}
+
+// spinForStep is how many loop iterations SpinFor runs between two clock
+// reads: short enough (tens of ns) to overshoot its deadline by little, long
+// enough that reading the clock (about 20 ns through the vDSO) is not most
+// of the work.
+const spinForStep = 64
+
+// SpinFor busy-waits until d of wall-clock time has passed. Unlike
+// SpendCPUCycles its cost does not depend on how fast the core runs the loop
+// (a sibling hyper-thread or a changed clock speed), which makes it the
+// deterministic slowdown for validating a regression gate. It never sleeps:
+// the time is spent on the CPU, like real work on a request.
+func SpinFor(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	start := time.Now()
+	for time.Since(start) < d {
+		spinLoop(spinForStep)
+	}
 }

@@ -152,3 +152,21 @@ func BenchmarkPause(b *testing.B) {
 		Pause()
 	}
 }
+
+func TestSpinForNeverReturnsEarly(t *testing.T) {
+	// A lower bound only: SpinFor reads the clock, so it can never return
+	// before its deadline; how far past it is the machine's business.
+	for _, d := range []time.Duration{0, -time.Second, time.Microsecond, 50 * time.Microsecond, 2 * time.Millisecond} {
+		start := time.Now()
+		SpinFor(d)
+		if got := time.Since(start); got < d {
+			t.Errorf("SpinFor(%v) returned after %v", d, got)
+		}
+	}
+}
+
+func BenchmarkSpinFor2us(b *testing.B) {
+	for b.Loop() {
+		SpinFor(2 * time.Microsecond)
+	}
+}
