@@ -23,6 +23,10 @@ type Settings struct {
 	Path         string   `json:"path"`
 	LoadArgs     []string `json:"load_args,omitempty"`
 	ConfigSHA256 string   `json:"config_sha256"`
+	// The CPU lists of the plan ("" when unpinned): a pinned and an
+	// unpinned measurement are not comparable.
+	ServerCPUs string `json:"server_cpus,omitempty"`
+	ClientCPUs string `json:"client_cpus,omitempty"`
 }
 
 // Differences lists the settings in which s and now differ.
@@ -45,6 +49,9 @@ func (s Settings) Differences(now Settings) []string {
 	}
 	if s.Threads != now.Threads {
 		add("network_threads", s.Threads, now.Threads)
+	}
+	if s.ServerCPUs != now.ServerCPUs || s.ClientCPUs != now.ClientCPUs {
+		add("pinning", pinText(s.ServerCPUs, s.ClientCPUs), pinText(now.ServerCPUs, now.ClientCPUs))
 	}
 	if s.Path != now.Path {
 		add("path", s.Path, now.Path)
@@ -121,4 +128,11 @@ func WriteBaseline(path string, b Baseline) error {
 		return fmt.Errorf("writing baseline: %w", err)
 	}
 	return nil
+}
+
+func pinText(server, client string) string {
+	if server == "" {
+		return "unpinned"
+	}
+	return "server " + server + " / load tester " + client
 }

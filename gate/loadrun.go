@@ -39,6 +39,7 @@ type LoadSpec struct {
 	Warmup      time.Duration
 	Concurrency int
 	Threads     int
+	CPUs        []int // run load_tester on these CPUs only (empty: unpinned)
 	Path        string
 	Extra       []string // more flags, passed as given
 	JSONPath    string
@@ -79,7 +80,10 @@ func RunLoad(ctx context.Context, l LoadSpec) (LoadResult, error) {
 	cmd.Stdout = out
 	cmd.Stderr = out
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err := startOn(cmd, l.CPUs)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	switch {
 	case parent.Err() != nil:
 		return LoadResult{}, errors.New("interrupted")

@@ -34,9 +34,12 @@ type Options struct {
 	Warmup      time.Duration // load_tester --warmup of each run, excluded
 	WarmupRun   time.Duration // one discarded run per server after it starts
 	Concurrency int
-	Threads     int
-	Path        string
-	LoadArgs    []string
+	Threads     int // load_tester network threads; 0: one per load tester CPU (at most 4) when pinned, else 2
+	// Pin places the server and the load tester on CPUs of their own:
+	// "auto", "off" or "SERVER_CPUS:CLIENT_CPUS" (PlanCPUs).
+	Pin      string
+	Path     string
+	LoadArgs []string
 	// RestartEachRound starts fresh servers every round (in the round's
 	// order) instead of keeping them for the whole run. On by default: in
 	// A/A validation, one long-lived server process could stay 10-15%
@@ -81,7 +84,8 @@ func DefaultOptions() Options {
 		Warmup:                 250 * time.Millisecond,
 		WarmupRun:              time.Second,
 		Concurrency:            64,
-		Threads:                2, // one thread saturates on a 2-core box: docs/gate.md
+		Threads:                0,
+		Pin:                    "auto",
 		RestartEachRound:       true,
 		Path:                   "/ok",
 		ReadyLine:              "weaseldb: ready",
@@ -113,8 +117,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--rounds %d: at least 3 are needed for an interval", o.Rounds)
 	case o.Duration <= 0 || o.Warmup < 0 || o.WarmupRun < 0:
 		return errors.New("--duration must be positive, --warmup and --warmup-run not negative")
-	case o.Concurrency < 1 || o.Threads < 1:
-		return errors.New("--concurrency and --threads must be at least 1")
+	case o.Concurrency < 1 || o.Threads < 0:
+		return errors.New("--concurrency must be at least 1 and --threads not negative")
 	case !(o.Tolerance > 0 && o.Tolerance < 1):
 		return fmt.Errorf("--tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%)", o.Tolerance)
 	case !(o.Level > 0.5 && o.Level < 1):

@@ -168,8 +168,9 @@ func TestSettingsDifferences(t *testing.T) {
 	}
 	o := s
 	o.Concurrency, o.ConfigSHA256, o.LoadArgs = 32, "def", []string{"--pipeline", "4"}
-	if d := s.Differences(o); len(d) != 3 {
-		t.Errorf("want 3 differences, got %v", d)
+	o.ServerCPUs, o.ClientCPUs = "0", "1"
+	if d := s.Differences(o); len(d) != 4 {
+		t.Errorf("want 4 differences, got %v", d)
 	}
 }
 

@@ -33,6 +33,9 @@ func WriteTable(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  %s: %s%s\n", s.Name, s.Binary, targetNote(s))
 		}
 	}
+	if st := r.Settings; st.ServerCPUs != "" {
+		fmt.Fprintf(w, "  pinned: servers on CPUs %s, load tester (%d thread(s)) on CPUs %s\n", st.ServerCPUs, st.Threads, st.ClientCPUs)
+	}
 	if !math.IsNaN(r.CI.Ratio) && r.CI.Ratio != 0 {
 		pairing := "unpaired"
 		if r.CI.Paired {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/server/affinity"
 )
 
 // ResultVersion is the schema version of the gate's --json output.
@@ -32,6 +33,11 @@ type RunRecord struct {
 	// load_tester run (warm-up included), from the kernel's accounting.
 	ServerCPU  float64 `json:"server_cpu"`
 	ClientCPUS float64 `json:"client_cpu_s"`
+	// ServerSaturated: the server was pinned and used at least
+	// saturatedServerCPU of every CPU it had. A client-bound run of a
+	// saturated server still measures the server (both ends were at their
+	// limit), so it is not counted as client-bound.
+	ServerSaturated bool `json:"server_saturated,omitempty"`
 	// OtherServerCPU is the CPU (in cores) the server not being measured
 	// used during this run: it should idle at ~0, or it stole from this one.
 	OtherServerCPU float64 `json:"other_server_cpu,omitempty"`
@@ -114,7 +120,33 @@ type measurement struct {
 	r        *Result
 	progress io.Writer
 	dir      string
-	seq      int // load_tester result file counter
+	seq      int     // load_tester result file counter
+	plan     CPUPlan // where the servers and the load tester run
+	threads  int     // load_tester network threads (o.Threads resolved)
+}
+
+// saturatedServerCPU is the share of its pinned CPUs a server must use over
+// a run (warm-up and the load tester's start included) to count as
+// saturated.
+const saturatedServerCPU = 0.85
+
+// planCPUs resolves --pin and --threads.
+func (m *measurement) planCPUs() error {
+	allowed, err := affinity.AllowedCPUs()
+	if err != nil && m.o.Pin != "off" {
+		return fmt.Errorf("--pin %s: %w", m.o.Pin, err)
+	}
+	if m.plan, err = PlanCPUs(m.o.Pin, allowed); err != nil {
+		return err
+	}
+	m.threads = m.o.Threads
+	if m.threads == 0 {
+		m.threads = 2
+		if m.plan.Pinned() {
+			m.threads = min(len(m.plan.Client), 4)
+		}
+	}
+	return nil
 }
 
 func (m *measurement) logf(format string, args ...any) {
@@ -145,6 +177,12 @@ func (m *measurement) run(ctx context.Context) {
 		m.decide()
 		return
 	}
+	if err := m.planCPUs(); err != nil {
+		m.fail(ReasonBadInput, "%v", err)
+		m.decide()
+		return
+	}
+	m.logf("%s, %d load tester thread(s)", m.plan, m.threads)
 	r.Settings = m.settings(cfgB)
 	r.Machine = ThisMachine(o.B)
 	if _, err := os.Stat(o.LoadTester); err != nil {
@@ -240,9 +278,13 @@ func (m *measurement) configs() (a, b []byte, err error) {
 
 func (m *measurement) settings(cfg []byte) Settings {
 	sum := sha256.Sum256(cfg)
-	return Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
-		Concurrency: m.o.Concurrency, Threads: m.o.Threads, Path: m.o.Path, LoadArgs: m.o.LoadArgs,
+	s := Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
+		Concurrency: m.o.Concurrency, Threads: m.threads, Path: m.o.Path, LoadArgs: m.o.LoadArgs,
 		ConfigSHA256: hex.EncodeToString(sum[:])}
+	if m.plan.Pinned() {
+		s.ServerCPUs, s.ClientCPUs = affinity.FormatCPUList(m.plan.Server), affinity.FormatCPUList(m.plan.Client)
+	}
+	return s
 }
 
 // loadBaseline reads the baseline and checks that it is comparable; nil
@@ -292,7 +334,7 @@ func (m *measurement) startAll(sides []*sideRun) bool {
 			s.server = nil
 		}
 		srv, err := StartServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config,
-			Network: m.o.Network, Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout})
+			Network: m.o.Network, Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server})
 		if err != nil {
 			m.fail(ReasonServerStart, "%v", err)
 			return false
@@ -326,7 +368,7 @@ func (m *measurement) warmUp(ctx context.Context, sides []*sideRun) bool {
 func (m *measurement) loadSpec(s *sideRun) LoadSpec {
 	m.seq++
 	return LoadSpec{Binary: m.o.LoadTester, Target: s.server.Target, Duration: m.o.Duration, Warmup: m.o.Warmup,
-		Concurrency: m.o.Concurrency, Threads: m.o.Threads, Path: m.o.Path, Extra: m.o.LoadArgs,
+		Concurrency: m.o.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: m.o.Path, Extra: m.o.LoadArgs,
 		JSONPath: filepath.Join(m.dir, fmt.Sprintf("run-%03d.json", m.seq))}
 }
 
@@ -387,6 +429,7 @@ func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sid
 		ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS}
 	if after, err := procstat.PidCPU(s.server.Pid()); err == nil && selfErr == nil {
 		rec.ServerCPU = (after - selfBefore).Seconds() / time.Since(began).Seconds()
+		rec.ServerSaturated = m.plan.Pinned() && rec.ServerCPU >= saturatedServerCPU*float64(len(m.plan.Server))
 	}
 	if other != nil {
 		if after, err := procstat.PidCPU(other.server.Pid()); err == nil {
@@ -406,7 +449,7 @@ func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sid
 		return rec, false
 	}
 	s.samples = append(s.samples, res.RequestsPerSec)
-	if res.ClientBound {
+	if res.ClientBound && !rec.ServerSaturated {
 		s.clientBound++
 	}
 	return rec, true

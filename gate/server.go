@@ -122,6 +122,7 @@ type ServerSpec struct {
 	Dir          string // temp dir for the config and the socket
 	ReadyLine    string // stdout line that says the server accepts
 	StartTimeout time.Duration
+	CPUs         []int // run the server on these CPUs only (empty: unpinned)
 }
 
 // StartServer writes the server's config with a fresh address, starts it and
@@ -164,7 +165,7 @@ func StartServer(spec ServerSpec) (*Server, error) {
 	s.cmd.Stdout = s.output
 	s.cmd.Stderr = s.output
 	s.cmd.WaitDelay = 2 * time.Second // a child holding stdout open cannot hang Wait
-	if err := s.cmd.Start(); err != nil {
+	if err := startOn(s.cmd, spec.CPUs); err != nil {
 		return nil, fmt.Errorf("server %s: starting %s: %w", spec.Name, spec.Binary, err)
 	}
 	go func() {

@@ -1,0 +1,95 @@
+package gate
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"weaseldb/server/affinity"
+)
+
+// CPUPlan puts the server and the load tester on CPUs of their own. On a
+// small machine this is what makes runs comparable: unpinned, the server's
+// loop and two client threads share two CPUs by the scheduler's luck, and
+// identical 1 s runs of one binary ranged from 121k to 198k req/s here;
+// pinned, the same runs stayed within about ±6% (docs/gate.md, "Pinning").
+// The zero plan pins nothing.
+type CPUPlan struct {
+	Server []int
+	Client []int
+}
+
+// Pinned reports whether the plan pins anything.
+func (p CPUPlan) Pinned() bool { return len(p.Server) > 0 }
+
+// String is "server 0, client 1" or "unpinned".
+func (p CPUPlan) String() string {
+	if !p.Pinned() {
+		return "unpinned"
+	}
+	return fmt.Sprintf("server CPUs %s, load tester CPUs %s", affinity.FormatCPUList(p.Server), affinity.FormatCPUList(p.Client))
+}
+
+// PlanCPUs turns --pin into a plan over the CPUs this process may use:
+//   - "auto": the first half of the allowed CPUs to the server, the rest to
+//     the load tester; nothing pinned when fewer than 2 CPUs are allowed.
+//   - "off": nothing pinned.
+//   - "SERVER:CLIENT", two CPU lists in the kernel's format ("0-3:4-7").
+func PlanCPUs(spec string, allowed []int) (CPUPlan, error) {
+	switch spec {
+	case "off":
+		return CPUPlan{}, nil
+	case "auto", "":
+		if len(allowed) < 2 {
+			return CPUPlan{}, nil
+		}
+		half := len(allowed) / 2
+		return CPUPlan{Server: slices.Clone(allowed[:half]), Client: slices.Clone(allowed[half:])}, nil
+	}
+	server, client, ok := strings.Cut(spec, ":")
+	if !ok {
+		return CPUPlan{}, fmt.Errorf("--pin %q: want auto, off or SERVER_CPUS:CLIENT_CPUS (e.g. 0-3:4-7)", spec)
+	}
+	var plan CPUPlan
+	for _, part := range []struct {
+		name, list string
+		dst        *[]int
+	}{{"server", server, &plan.Server}, {"load tester", client, &plan.Client}} {
+		cpus, err := affinity.ParseCPUList(part.list)
+		if err == nil {
+			err = affinity.Validate(cpus, allowed)
+		}
+		if err != nil {
+			return CPUPlan{}, fmt.Errorf("--pin %q, %s CPUs: %w", spec, part.name, err)
+		}
+		*part.dst = cpus
+	}
+	for _, c := range plan.Client {
+		if slices.Contains(plan.Server, c) {
+			return CPUPlan{}, fmt.Errorf("--pin %q: CPU %d is given to both the server and the load tester", spec, c)
+		}
+	}
+	return plan, nil
+}
+
+// startOn starts cmd restricted to cpus (all of them when cpus is empty).
+// exec.Cmd has no affinity attribute, but a forked child inherits the mask
+// of the thread that forked it, and so do all its threads and children: the
+// fork is made from a goroutine locked to a thread pinned for the occasion,
+// which is never unlocked, so the runtime ends that thread (and its narrow
+// mask) when the goroutine returns.
+func startOn(cmd *exec.Cmd, cpus []int) error {
+	if len(cpus) == 0 {
+		return cmd.Start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if err := affinity.PinCurrentThread(cpus); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
