@@ -254,27 +254,26 @@ func (t *netThread) loop() {
 // now is the monotonic time in ns since the run's origin (vDSO, no syscall).
 func (t *netThread) now() int64 { return int64(time.Since(t.base)) }
 
-// wait polls without blocking first (the common case under load), then
-// blocks until an event or the sweep interval.
+// wait returns the next batch of events: at once when connections are
+// still owed reads (the ready list), else after blocking until an event or
+// the sweep interval. One epoll_pwait per turn: a non-blocking poll before
+// the blocking one cost an extra syscall every time the client was ahead of
+// the server, which is the normal case for a closed-loop client.
+//
+// The wait is a raw syscall. The scheduler then keeps this thread's P while
+// it sleeps (Run gives the other goroutines their own Ps), and sysmon, which
+// otherwise keeps waking to watch a P in a syscall, stays idle: measured
+// here, 4000 fewer sysmon wake-ups per second and about 15% less CPU per
+// request. A stop-the-world or a preemption signal interrupts the wait with
+// EINTR, so the runtime is never kept waiting longer than a signal delivery.
 func (t *netThread) wait() int {
+	timeout := uintptr(sweepInterval / time.Millisecond)
+	if len(t.ready) > 0 {
+		timeout = 0
+	}
 	evs := t.evs
 	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
-		uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-	if errno != 0 {
-		n = 0
-	}
-	if n > 0 || len(t.ready) > 0 {
-		return int(n) // with connections still to read, never block
-	}
-	// Block with a raw syscall too. The scheduler then keeps this thread's
-	// P while it sleeps (Run gives the other goroutines their own Ps), and
-	// sysmon, which otherwise keeps waking to watch a P in a syscall, stays
-	// idle: measured here, 4000 fewer sysmon wake-ups per second and about
-	// 15% less CPU per request. A stop-the-world or a preemption signal
-	// interrupts the wait with EINTR, so the runtime is never kept waiting
-	// longer than a signal delivery.
-	n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
-		uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(sweepInterval/time.Millisecond), 0, 0)
+		uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), timeout, 0, 0)
 	if errno != 0 { // EINTR is routine (the runtime's signals): poll again
 		return 0
 	}
