@@ -5,6 +5,9 @@
 # contenders (A B A B ...), medians over the rounds.
 #
 # Usage: scripts/compare_load_tester.sh [ROUNDS] [SECONDS]   (defaults 3 and 4)
+# PIN=1 (the default on 2+ CPUs) runs nginx on the first allowed CPU and either
+# client on the second, the same for both, so the scheduler's placement is not
+# part of the comparison; PIN=0 leaves them unpinned.
 # Needs: wrk, nginx, /usr/bin/time, build/load_tester (make build).
 # Prints req/s and client CPU per request (user+system of the client process,
 # from the kernel via /usr/bin/time, divided by the requests it reports).
@@ -21,6 +24,23 @@ for tool in wrk nginx /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "compare_load_tester: $tool not found (apt-get install -y wrk nginx-light time)" >&2; exit 1; }
 done
 [ -x "$LT" ] || { echo "compare_load_tester: $LT not built (make build)" >&2; exit 1; }
+
+CPUS=$(taskset -cp $$ 2>/dev/null | awk -F': ' '{print $2}')
+read -r FIRST SECOND < <(python3 - "$CPUS" <<'PY'
+import sys
+cpus = []
+for part in sys.argv[1].split(","):
+    if part.strip():
+        a, _, b = part.partition("-")
+        cpus += range(int(a), int(b or a) + 1)
+print(*(cpus[:2] if len(cpus) >= 2 else ["", ""]))
+PY
+)
+PIN=${PIN:-1}
+SERVER_ON=(); CLIENT_ON=()
+if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
+    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
+fi
 
 WORK=$(mktemp -d)
 NGINX_PID=""
@@ -43,7 +63,7 @@ end
 request = function() return req end
 LUA
 
-nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
+"${SERVER_ON[@]}" nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
 NGINX_PID=$!
 for _ in $(seq 50); do
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
@@ -53,14 +73,14 @@ URL="http://127.0.0.1:$PORT/ok"
 
 # run_wrk EXTRA...: prints "req_per_s cpu_s requests"
 run_wrk() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" wrk -t1 -c$CONNS -d${SECS}s "$@" "$URL" >"$WORK/out" 2>&1
+    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" wrk -t1 -c$CONNS -d${SECS}s "$@" "$URL" >"$WORK/out" 2>&1
     awk -v t="$(awk '/^CPU/{print $2+$3}' "$WORK/time")" '
         /requests in/ {n=$1} /^Requests\/sec/ {r=$2}
         END {print r, t, n}' "$WORK/out"
 }
 # run_lt EXTRA...: same for load_tester
 run_lt() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "$LT" --port "$PORT" --path /ok --concurrency $CONNS \
+    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" "$LT" --port "$PORT" --path /ok --concurrency $CONNS \
         --network-threads 1 --duration "$SECS" --json "$WORK/lt.json" --quiet "$@" >"$WORK/out" 2>&1 || true
     python3 - "$WORK/lt.json" "$(awk '/^CPU/{print $2+$3}' "$WORK/time")" <<'PY'
 import json, sys
@@ -69,23 +89,29 @@ print(r["requests_per_sec"], sys.argv[2], r["requests"], r["errors"], r["client_
 PY
 }
 
-declare -A RPS CPU
+declare -A RPS CPU LAST
 record() { # name line
     local name=$1; shift
     read -r rps cpu n rest <<<"$*"
     RPS[$name]+="$rps "
+    LAST[$name]=$rps
     CPU[$name]+="$(awk -v c="$cpu" -v n="$n" 'BEGIN{printf "%.0f", (n>0? c*1e9/n : 0)}') "
     printf '  %-16s %10.0f req/s  %6.0f ns CPU/request  %s\n' "$name" "$rps" "$(awk -v c="$cpu" -v n="$n" 'BEGIN{print (n>0? c*1e9/n : 0)}')" "$rest"
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print (NR%2? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-echo "nginx 1 worker on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s, alternating; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+PINNED="unpinned"
+[ ${#SERVER_ON[@]} -gt 0 ] && PINNED="nginx on CPU $FIRST, the clients on CPU $SECOND"
+echo "nginx 1 worker on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s, alternating; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
+PAIRED=""; PAIRED_PIPE=""
 for round in $(seq "$ROUNDS"); do
     echo "round $round"
     record wrk "$(run_wrk)"
     record load_tester "$(run_lt)"
     record wrk_pipe16 "$(run_wrk -s "$WORK/pipeline.lua")"
     record lt_pipe16 "$(run_lt --pipeline $DEPTH)"
+    PAIRED+="$(awk -v a="${LAST[load_tester]}" -v b="${LAST[wrk]}" 'BEGIN{print a/b}') "
+    PAIRED_PIPE+="$(awk -v a="${LAST[lt_pipe16]}" -v b="${LAST[wrk_pipe16]}" 'BEGIN{print a/b}') "
 done
 
 echo
@@ -100,3 +126,8 @@ WP=$(echo "${RPS[wrk_pipe16]}" | median); LP=$(echo "${RPS[lt_pipe16]}" | median
 echo
 echo "load_tester / wrk, unpipelined:  req/s $(ratio "$L" "$W")x (bar >= 1.0), CPU per request $(ratio "$LC" "$WC")x (bar <= 1.0)"
 echo "load_tester / wrk, pipeline $DEPTH:   req/s $(ratio "$LP" "$WP")x (bar >= 1.0)"
+# Each round's two runs are neighbours in time: their ratio cancels the drift
+# of the machine between rounds, which the ratio of medians does not.
+wins() { tr ' ' '\n' | grep -v '^$' | awk '$1 >= 1 {w++} END {printf "%d of %d", w, NR}'; }
+echo "per-round ratios, unpipelined: $PAIRED-> median $(echo "$PAIRED" | median | xargs printf '%.3f'), load_tester ahead in $(echo "$PAIRED" | wins) rounds"
+echo "per-round ratios, pipeline $DEPTH:  $PAIRED_PIPE-> median $(echo "$PAIRED_PIPE" | median | xargs printf '%.3f'), load_tester ahead in $(echo "$PAIRED_PIPE" | wins) rounds"
