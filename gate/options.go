@@ -69,10 +69,10 @@ type Options struct {
 }
 
 // DefaultOptions are the defaults `gate` runs with. Why these numbers:
-// docs/gate.md ("Choosing the defaults"). In short: 10 interleaved rounds of
-// 2 s (0.5 s warm-up + 1.5 s measured) per side is 40 s of load, about 45 s
-// in all; short runs keep each A/B pair close in time, so a burst from
-// another process hits both halves of a pair and cancels in the ratio.
+// docs/gate.md ("How it decides, and why": Defaults, Pinning). In short: 16
+// interleaved rounds of 1.25 s (0.25 s warm-up + 1 s measured) per side,
+// about 43 s in all; short runs keep each A/B pair close in time, so a burst
+// from another process hits both halves of a pair and cancels in the ratio.
 func DefaultOptions() Options {
 	return Options{
 		B:                      "build/weaseldb",
