@@ -11,25 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// LoadResult is the part of load_tester's --json output the gate reads
-// (docs/CONTRACTS.md); unknown fields are ignored.
-type LoadResult struct {
-	Version           int     `json:"version"`
-	Requests          int64   `json:"requests"`
-	Errors            int64   `json:"errors"`
-	DurationS         float64 `json:"duration_s"`
-	RequestsPerSec    float64 `json:"requests_per_sec"`
-	ClientCPUFraction float64 `json:"client_cpu_fraction"`
-	ClientCPUS        float64 `json:"client_cpu_s"`
-	ClientBound       bool    `json:"client_bound"`
-	ClientBoundReason string  `json:"client_bound_reason"`
-	LatencyNs         struct {
-		P50 float64 `json:"p50"`
-		P99 float64 `json:"p99"`
-	} `json:"latency_ns"`
-}
+	"weaseldb/loadtester"
+)
 
 // LoadSpec is one load_tester invocation.
 type LoadSpec struct {
@@ -68,7 +52,7 @@ func seconds(d time.Duration) string {
 // RunLoad runs load_tester once and returns its result. A non-zero exit or
 // an unreadable result is an error whose text is one line (load_tester's
 // last line of output).
-func RunLoad(ctx context.Context, l LoadSpec) (LoadResult, error) {
+func RunLoad(ctx context.Context, l LoadSpec) (loadtester.Result, error) {
 	_ = os.Remove(l.JSONPath)
 	// Generous: start-up, connect timeout and the JSON write on a loaded machine.
 	limit := l.Warmup + l.Duration + 30*time.Second
@@ -86,20 +70,22 @@ func RunLoad(ctx context.Context, l LoadSpec) (LoadResult, error) {
 	}
 	switch {
 	case parent.Err() != nil:
-		return LoadResult{}, errors.New("interrupted")
+		return loadtester.Result{}, errors.New("interrupted")
 	case ctx.Err() != nil:
-		return LoadResult{}, fmt.Errorf("load_tester did not finish within %v", limit)
+		return loadtester.Result{}, fmt.Errorf("load_tester did not finish within %v", limit)
 	}
 	if err != nil {
-		return LoadResult{}, fmt.Errorf("load_tester: %v%s", err, out.lastLine())
+		return loadtester.Result{}, fmt.Errorf("load_tester: %v%s", err, out.lastLine())
 	}
 	data, err := os.ReadFile(l.JSONPath)
 	if err != nil {
-		return LoadResult{}, fmt.Errorf("load_tester wrote no result: %w", err)
+		return loadtester.Result{}, fmt.Errorf("load_tester wrote no result: %w", err)
 	}
-	var r LoadResult
+	// Not loadtester.ReadResult: the gate reads no histogram, so decoding one
+	// could only add a way for a run to fail.
+	var r loadtester.Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return LoadResult{}, fmt.Errorf("reading %s: %w", filepath.Base(l.JSONPath), err)
+		return loadtester.Result{}, fmt.Errorf("reading %s: %w", filepath.Base(l.JSONPath), err)
 	}
 	if r.RequestsPerSec <= 0 && r.Errors == 0 {
 		return r, errors.New("load_tester measured no requests")

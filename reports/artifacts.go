@@ -12,6 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"weaseldb/loadtester"
+	"weaseldb/server/pipeline/pipebench"
 )
 
 // The file names of a run directory. scripts/reproduce_threading_report.sh
@@ -74,43 +77,6 @@ type Step struct {
 	WallS    float64 `json:"wall_s"`
 }
 
-// LoadResult is build/load_tester's --json output (docs/CONTRACTS.md).
-type LoadResult struct {
-	Version           int              `json:"version"`
-	Requests          int64            `json:"requests"`
-	Errors            int64            `json:"errors"`
-	DurationS         float64          `json:"duration_s"`
-	RequestsPerSec    float64          `json:"requests_per_sec"`
-	LatencyNs         LatencySummary   `json:"latency_ns"`
-	Intervals         []LoadInterval   `json:"intervals"`
-	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
-	ClientCPUFraction float64          `json:"client_cpu_fraction"`
-	ClientCPUCores    float64          `json:"client_cpu_cores"` // beyond the contract; 0 when absent
-	Interrupted       bool             `json:"interrupted"`
-	ClientBound       bool             `json:"client_bound"`
-	Config            map[string]any   `json:"config"`
-	Histogram         string           `json:"histogram"`
-}
-
-// LatencySummary holds the load tester's own percentiles, in nanoseconds.
-type LatencySummary struct {
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
-
-// LoadInterval is one stats interval of the load tester.
-type LoadInterval struct {
-	TS             float64 `json:"t_s"`
-	Requests       int64   `json:"requests"`
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	P50Ns          float64 `json:"p50_ns"`
-	P99Ns          float64 `json:"p99_ns"`
-	Errors         int64   `json:"errors"`
-}
-
 // CPUWork is build/bench_cpu_work's --json output.
 type CPUWork struct {
 	Iterations      int             `json:"iterations"`
@@ -123,32 +89,6 @@ type CPUWork struct {
 	// NsPerCallMedian is the measuring thread's CPU time, which preemption on
 	// a busy machine does not inflate (docs/bench_cpu_work.md).
 	WallNsPerCallMedian float64 `json:"wall_ns_per_call_median"`
-}
-
-// PipelineBench is build/bench_pipeline's --json output.
-type PipelineBench struct {
-	Cases []PipelineCase `json:"cases"`
-	Idle  []PipelineIdle `json:"idle"`
-}
-
-// PipelineCase is one micro-benchmark of bench_pipeline.
-type PipelineCase struct {
-	Family       string  `json:"family"`
-	Name         string  `json:"name"`
-	Impl         string  `json:"impl"`
-	Strategy     string  `json:"strategy"`
-	Stages       int     `json:"stages"`
-	Batch        int     `json:"batch"`
-	SpinIters    int     `json:"spin_iters"`
-	NsPerItem    float64 `json:"ns_per_item"`
-	ItemsPerSec  float64 `json:"items_per_sec"`
-	CPUNsPerItem float64 `json:"cpu_ns_per_item"`
-}
-
-// PipelineIdle is the CPU a pipeline used while it had nothing to do.
-type PipelineIdle struct {
-	Strategy     string  `json:"strategy"`
-	CoreFraction float64 `json:"core_fraction"`
 }
 
 // CPUSample is what `report cpu-sample` measured of the server process.
@@ -179,13 +119,13 @@ type CPUSeries struct {
 type Run struct {
 	Dir            string
 	Manifest       Manifest
-	Load           LoadResult
+	Load           loadtester.Result
 	HdrLog         *HdrLog
 	CPUWork        *CPUWork
 	CPUWorkTarget  *CPUWork
 	ServerLoaded   *CPUSample
 	ServerIdle     *CPUSample
-	Pipeline       *PipelineBench
+	Pipeline       *pipebench.JSONOutput
 	WaitStrategies *WaitStrategies
 	// raw keeps each JSON artifact decoded generically, so figures can be
 	// looked up by field path (the golden test does the same).
@@ -212,7 +152,7 @@ func LoadRun(dir string) (*Run, error) {
 	}
 	var cw, cwt CPUWork
 	var sl, si CPUSample
-	var pb PipelineBench
+	var pb pipebench.JSONOutput
 	var ws WaitStrategies
 	optional := []optionalArtifact{
 		{CPUWorkFile, &cw, func() { r.CPUWork = &cw }},
@@ -241,6 +181,13 @@ func LoadRun(dir string) (*Run, error) {
 		r.HdrLog = log
 	}
 	return r, nil
+}
+
+// loadConfig is load.json's config object, the load tester's flags;
+// loadtester.Result leaves it untyped because the writer fills it from a struct.
+func (r *Run) loadConfig() map[string]any {
+	m, _ := r.Load.Config.(map[string]any)
+	return m
 }
 
 // readJSON decodes one artifact into dst and keeps a generic copy in r.raw.

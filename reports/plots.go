@@ -14,6 +14,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"weaseldb/loadtester"
+	"weaseldb/server/pipeline/pipebench"
 )
 
 // PlotDPI and the sizes below fix every PNG's pixel size, so tests can check it.
@@ -70,7 +73,7 @@ func savePNG(path string, widthIn, heightIn float64, plots ...*plot.Plot) error 
 
 // plotThroughput draws requests/s per stats interval over the run, with the
 // whole run's average as a dashed line.
-func plotThroughput(path string, load LoadResult) error {
+func plotThroughput(path string, load loadtester.Result) error {
 	p := plot.New()
 	p.Title.Text = "Throughput per interval (load.json intervals)"
 	p.X.Label.Text = "time since start (s)"
@@ -241,7 +244,7 @@ func plotLatencyOverTime(path string, log *HdrLog, u latencyUnit) error {
 }
 
 // waitStrategyCases picks the bench_pipeline cases that compare wait strategies.
-func waitStrategyCases(pb *PipelineBench) []int {
+func waitStrategyCases(pb *pipebench.JSONOutput) []int {
 	var idx []int
 	for i, c := range pb.Cases {
 		if isWaitStrategyFamily(c.Family) {
@@ -252,7 +255,7 @@ func waitStrategyCases(pb *PipelineBench) []int {
 }
 
 // caseLabel names a bench_pipeline case in the report's table.
-func caseLabel(c PipelineCase) string {
+func caseLabel(c pipebench.JSONCase) string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -261,7 +264,7 @@ func caseLabel(c PipelineCase) string {
 
 // shortLabel names a case on a plot axis: the strategy for the pipeline,
 // the implementation for the baselines it is compared with.
-func shortLabel(c PipelineCase) string {
+func shortLabel(c pipebench.JSONCase) string {
 	hasStrategy := c.Strategy != "" && c.Strategy != "-"
 	switch {
 	case hasStrategy && (c.Impl == "" || c.Impl == "pipeline"):
@@ -276,7 +279,7 @@ func shortLabel(c PipelineCase) string {
 
 // plotWaitStrategies draws items/s and CPU per item for the wait-strategy
 // cases of bench_pipeline, side by side.
-func plotWaitStrategies(path string, pb *PipelineBench, idx []int) error {
+func plotWaitStrategies(path string, pb *pipebench.JSONOutput, idx []int) error {
 	labels := make([]string, len(idx))
 	rate := make(plotter.Values, len(idx))
 	cpu := make(plotter.Values, len(idx))

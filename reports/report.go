@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"weaseldb/loadtester"
 )
 
 // The seed report's published figures (shared/seeds, threading_performance_report.md):
@@ -243,7 +245,7 @@ func (w *writer) throughput() error {
 	if w.ioThreads != nil {
 		w.p("- %s I/O threads, one epoll instance each\n", ref(w.ioThreads))
 	}
-	if nt, ok := r.Load.Config["network_threads"].(float64); ok {
+	if nt, ok := r.loadConfig()["network_threads"].(float64); ok {
 		w.p("- Load tester used %s network threads\n", w.book.add("Load tester network threads", nt, 1, "", 0, LoadFile, "config.network_threads").Ref())
 	}
 	if lo, hi, ok := intervalExtremes(r.Load.Intervals); ok {
@@ -278,7 +280,7 @@ func (w *writer) throughput() error {
 }
 
 // intervalExtremes returns the indexes of the slowest and fastest intervals.
-func intervalExtremes(ivs []LoadInterval) (lo, hi int, ok bool) {
+func intervalExtremes(ivs []loadtester.Interval) (lo, hi int, ok bool) {
 	if len(ivs) == 0 {
 		return 0, 0, false
 	}

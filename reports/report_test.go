@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"weaseldb/loadtester"
+	"weaseldb/server/pipeline/pipebench"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/report_run/golden_report.md")
@@ -178,7 +181,7 @@ func artifactValue(t *testing.T, dir string, row sourceRow) float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var load LoadResult
+		var load loadtester.Result
 		readArtifact(t, dir, row.artifact, &load)
 		h, err := DecodeHistogram(load.Histogram)
 		if err != nil {
@@ -213,7 +216,7 @@ func readArtifact(t *testing.T, dir, name string, dst any) {
 // of the generator's code.
 func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
 	t.Helper()
-	var load LoadResult
+	var load loadtester.Result
 	var work CPUWork
 	var loaded CPUSample
 	readArtifact(t, dir, LoadFile, &load)
@@ -297,7 +300,7 @@ func TestReportNumbersTraceToArtifacts(t *testing.T) {
 // TestPipelineTableMatchesArtifact checks every bench_pipeline row of the report.
 func TestPipelineTableMatchesArtifact(t *testing.T) {
 	md, _ := render(t, recordedRun)
-	var pb PipelineBench
+	var pb pipebench.JSONOutput
 	readArtifact(t, recordedRun, PipelineBenchFile, &pb)
 	rowRE := regexp.MustCompile("^\\|.*\\| ([0-9.,]+) \\| ([0-9.,]+) \\| ([0-9.,]+) \\| `cases\\[(\\d+)\\]` \\|$")
 	seen := 0

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"weaseldb/loadtester"
 )
 
 // histogramStats is the load result's decoded histogram, or why it is missing.
@@ -16,12 +18,12 @@ type histogramStats struct {
 // latencyRows are the load tester's own percentiles, in the order printed.
 var latencyRows = []struct {
 	label, field string
-	get          func(LatencySummary) float64
+	get          func(loadtester.Latency) int64
 }{
-	{"p50", "latency_ns.p50", func(l LatencySummary) float64 { return l.P50 }},
-	{"p90", "latency_ns.p90", func(l LatencySummary) float64 { return l.P90 }},
-	{"p99", "latency_ns.p99", func(l LatencySummary) float64 { return l.P99 }},
-	{"p99.9", "latency_ns.p999", func(l LatencySummary) float64 { return l.P999 }},
+	{"p50", "latency_ns.p50", func(l loadtester.Latency) int64 { return l.P50 }},
+	{"p90", "latency_ns.p90", func(l loadtester.Latency) int64 { return l.P90 }},
+	{"p99", "latency_ns.p99", func(l loadtester.Latency) int64 { return l.P99 }},
+	{"p99.9", "latency_ns.p999", func(l loadtester.Latency) int64 { return l.P999 }},
 }
 
 // latencyUnit is the unit every latency of one report is printed in: ms when
@@ -44,17 +46,17 @@ func (w *writer) latency() error {
 	r := w.run
 	w.p("### Latency\n\n")
 	w.p("Closed-loop latency of every request, as the load tester measured it (`load.json` `latency_ns`; p99.99 from its `histogram`).\n\n")
-	u := chooseLatencyUnit(r.Load.LatencyNs.P50)
+	u := chooseLatencyUnit(float64(r.Load.Latency.P50))
 	w.p("| percentile | latency |\n|---|---|\n")
 	for _, row := range latencyRows {
-		f := w.book.add("Latency "+row.label, row.get(r.Load.LatencyNs), u.scale, u.name, u.prec, LoadFile, row.field)
+		f := w.book.add("Latency "+row.label, float64(row.get(r.Load.Latency)), u.scale, u.name, u.prec, LoadFile, row.field)
 		w.p("| %s | %s |\n", row.label, f.Ref())
 	}
 	if w.hist.h != nil {
 		f := w.book.add("Latency p99.99", float64(w.hist.h.ValueAtQuantile(99.99)), u.scale, u.name, u.prec, LoadFile, "histogram:q=99.99")
 		w.p("| p99.99 | %s |\n", f.Ref())
 	}
-	maxF := w.book.add("Latency max", r.Load.LatencyNs.Max, u.scale, u.name, u.prec, LoadFile, "latency_ns.max")
+	maxF := w.book.add("Latency max", float64(r.Load.Latency.Max), u.scale, u.name, u.prec, LoadFile, "latency_ns.max")
 	w.p("| max | %s |\n\n", maxF.Ref())
 	if w.hist.h == nil {
 		w.p("_No latency plots: the load result's histogram could not be decoded (%v)._\n\n", w.hist.err)
@@ -102,10 +104,10 @@ func (w *writer) threads() threadCounts {
 		}
 	}
 	t.pipeline = 3 + t.release
-	if n, ok := w.run.Load.Config["network_threads"].(float64); ok {
+	if n, ok := w.run.loadConfig()["network_threads"].(float64); ok {
 		t.network = int(n)
 	}
-	if n, ok := w.run.Load.Config["connect_threads"].(float64); ok {
+	if n, ok := w.run.loadConfig()["connect_threads"].(float64); ok {
 		t.connect = int(n)
 	}
 	return t
@@ -282,7 +284,7 @@ func (w *writer) testConfiguration() error {
 	if m.ServerGOMAXPROCS != "" {
 		w.p("| GOMAXPROCS (the server's, from its log) | %s |\n", m.ServerGOMAXPROCS)
 	}
-	if g, ok := w.run.Load.Config["gomaxprocs"].(float64); ok {
+	if g, ok := w.run.loadConfig()["gomaxprocs"].(float64); ok {
 		w.p("| GOMAXPROCS (the load tester's) | %d |\n", int(g))
 	}
 	w.p("| OS/arch | %s/%s |\n", orNA(m.Machine.OS), orNA(m.Machine.Arch))
@@ -304,8 +306,9 @@ func (w *writer) testConfiguration() error {
 		}
 	}
 	w.p("\nLoad tester flags (`%s` config):\n\n| flag | value |\n|---|---|\n", LoadFile)
-	for _, k := range sortedKeys(w.run.Load.Config) {
-		w.p("| %s | %s |\n", k, formatAny(w.run.Load.Config[k]))
+	loadConfig := w.run.loadConfig()
+	for _, k := range sortedKeys(loadConfig) {
+		w.p("| %s | %s |\n", k, formatAny(loadConfig[k]))
 	}
 	w.p("\nCommands, in order, with exit status and wall time (`%s` steps). The server and the load tester ran in the run directory, where the config's relative unix socket path `weaseldb.sock` lands:\n\n```\n", ManifestFile)
 	for _, s := range m.Steps {

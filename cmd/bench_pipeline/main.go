@@ -155,43 +155,6 @@ func pin(o options) (pipebench.Hooks, error) {
 	}}, nil
 }
 
-// The JSON file (docs/CONTRACTS.md); fields beyond the contract's are extra.
-type jsonCase struct {
-	Family       string  `json:"family"`
-	Name         string  `json:"name"`
-	Impl         string  `json:"impl"`
-	Strategy     string  `json:"strategy"`
-	Stages       int     `json:"stages"`
-	Batch        int     `json:"batch"`
-	SpinIters    int     `json:"spin_iters"`
-	NsPerItem    float64 `json:"ns_per_item"`
-	ItemsPerSec  float64 `json:"items_per_sec"`
-	CPUNsPerItem float64 `json:"cpu_ns_per_item"`
-	NsPerItemMin float64 `json:"ns_per_item_min"`
-	NsPerItemMax float64 `json:"ns_per_item_max"`
-	RatioToFirst float64 `json:"ratio_to_first"`
-	Items        int     `json:"items"`
-	Runs         int     `json:"runs"`
-	SlotCount    int     `json:"slot_count"`
-}
-
-type jsonIdle struct {
-	Strategy     string  `json:"strategy"`
-	CoreFraction float64 `json:"core_fraction"`
-	Seconds      float64 `json:"seconds"`
-}
-
-type jsonOutput struct {
-	Version    int        `json:"version"`
-	Quick      bool       `json:"quick"`
-	GOMAXPROCS int        `json:"gomaxprocs"`
-	NumCPU     int        `json:"num_cpu"`
-	GoVersion  string     `json:"go_version"`
-	CPUs       []int      `json:"cpus"`
-	Cases      []jsonCase `json:"cases"`
-	Idle       []jsonIdle `json:"idle"`
-}
-
 func run(o options, stdout io.Writer) error {
 	start := time.Now()
 	hooks, err := pin(o)
@@ -265,18 +228,18 @@ func familyTitle(c pipebench.Case) string {
 }
 
 func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResult) error {
-	out := jsonOutput{
+	out := pipebench.JSONOutput{
 		Version:    1,
 		Quick:      o.quick,
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		NumCPU:     runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
 		CPUs:       o.cpus,
-		Cases:      []jsonCase{},
-		Idle:       []jsonIdle{},
+		Cases:      []pipebench.JSONCase{},
+		Idle:       []pipebench.JSONIdle{},
 	}
 	for _, r := range results {
-		out.Cases = append(out.Cases, jsonCase{
+		out.Cases = append(out.Cases, pipebench.JSONCase{
 			Family: r.Family, Name: r.Name, Impl: string(r.Impl), Strategy: r.StrategyName(),
 			Stages: r.Stages, Batch: r.Batch, SpinIters: r.SpinIters,
 			NsPerItem: r.NsPerItem, ItemsPerSec: r.ItemsPerSec, CPUNsPerItem: r.CPUNsPerItem,
@@ -285,7 +248,7 @@ func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResul
 		})
 	}
 	for _, r := range idle {
-		out.Idle = append(out.Idle, jsonIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
+		out.Idle = append(out.Idle, pipebench.JSONIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

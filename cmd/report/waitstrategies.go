@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/loadtester"
 	"weaseldb/reports"
 	"weaseldb/server/affinity"
+	"weaseldb/server/pipeline/pipebench"
 )
 
 // waitOptions are the flags of `report wait-strategies`.
@@ -254,7 +256,7 @@ func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun 
 		args = append(args, "--cpus", group[todo[0]].PipelineCPUsFlag())
 	}
 	err := r.command(2*time.Minute, name, filepath.Join(r.o.bin, "bench_pipeline"), args...)
-	var pb reports.PipelineBench
+	var pb pipebench.JSONOutput
 	if err == nil {
 		err = readJSONFile(filepath.Join(r.o.runDir, name+".json"), &pb)
 	}
@@ -269,7 +271,7 @@ func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun 
 }
 
 // pipelineFigures copies one strategy's case and idle CPU out of bench_pipeline's result.
-func pipelineFigures(run reports.WaitRun, pb *reports.PipelineBench, artifact string) reports.WaitRun {
+func pipelineFigures(run reports.WaitRun, pb *pipebench.JSONOutput, artifact string) reports.WaitRun {
 	run.Artifact, run.Unit = artifact, "items/s"
 	for _, c := range pb.Cases {
 		if c.Family == "wait_strategy" && c.Impl == "pipeline" && c.Strategy == run.Strategy {
@@ -320,16 +322,6 @@ func readJSONFile(path string, dst any) error {
 		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
 	return nil
-}
-
-// loadFigures is the part of load_tester's --json result a run keeps.
-type loadFigures struct {
-	Requests              int64                  `json:"requests"`
-	Errors                int64                  `json:"errors"`
-	RequestsPerSec        float64                `json:"requests_per_sec"`
-	LatencyNs             reports.LatencySummary `json:"latency_ns"`
-	ClientCPUNsPerRequest float64                `json:"client_cpu_ns_per_request"`
-	ClientBound           bool                   `json:"client_bound"`
 }
 
 // serverConfig writes the TOML the server of one run reads.
@@ -431,7 +423,7 @@ func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, srv *
 	if cpu.err != nil {
 		return run, fmt.Errorf("server CPU under load: %w", cpu.err)
 	}
-	var lf loadFigures
+	var lf loadtester.Result
 	if err := readJSONFile(filepath.Join(r.o.runDir, name+".load.json"), &lf); err != nil {
 		return run, err
 	}
@@ -439,10 +431,10 @@ func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, srv *
 		return run, fmt.Errorf("load_tester measured no requests (%s.load.json)", name)
 	}
 	run.Artifact = name + ".load.json"
-	run.Throughput, run.P50Ns, run.P99Ns = ptr(lf.RequestsPerSec), ptr(lf.LatencyNs.P50), ptr(lf.LatencyNs.P99)
+	run.Throughput, run.P50Ns, run.P99Ns = ptr(lf.RequestsPerSec), ptr(float64(lf.Latency.P50)), ptr(float64(lf.Latency.P99))
 	run.CPUNsPerOp = ptr(cpu.cores * 1e9 / lf.RequestsPerSec)
-	if lf.ClientCPUNsPerRequest > 0 {
-		run.ClientCPUNsPerRequest = ptr(lf.ClientCPUNsPerRequest)
+	if lf.ClientCPUNsPerReq > 0 {
+		run.ClientCPUNsPerRequest = ptr(lf.ClientCPUNsPerReq)
 	}
 	run.Errors, run.ClientBound = lf.Errors, lf.ClientBound
 	if lf.Errors > 0 {
