@@ -13,7 +13,7 @@ import (
 // small machine this is what makes runs comparable: unpinned, the server's
 // loop and two client threads share two CPUs by the scheduler's luck, and
 // identical 1 s runs of one binary ranged from 121k to 198k req/s here;
-// pinned, the same runs stayed within about ±6% (docs/gate.md, "Pinning").
+// pinned, six such runs ranged 199k-226k (docs/gate.md, "Pinning").
 // The zero plan pins nothing.
 type CPUPlan struct {
 	Server []int
@@ -23,12 +23,12 @@ type CPUPlan struct {
 // Pinned reports whether the plan pins anything.
 func (p CPUPlan) Pinned() bool { return len(p.Server) > 0 }
 
-// String is "server 0, client 1" or "unpinned".
+// String is "server 0 / load tester 1" or "unpinned", as in Settings.
 func (p CPUPlan) String() string {
 	if !p.Pinned() {
 		return "unpinned"
 	}
-	return fmt.Sprintf("server CPUs %s, load tester CPUs %s", affinity.FormatCPUList(p.Server), affinity.FormatCPUList(p.Client))
+	return pinText(affinity.FormatCPUList(p.Server), affinity.FormatCPUList(p.Client))
 }
 
 // PlanCPUs turns --pin into a plan over the CPUs this process may use:
