@@ -35,6 +35,10 @@ type Interval struct {
 	P99NS           int64   `json:"p99_ns"`
 	Errors          int64   `json:"errors"`
 	OpenConnections int     `json:"open_connections"`
+	// Due requests of this interval (by intended send time in rate mode,
+	// by send time in the closed loop) that ended unfinished or dropped.
+	Unfinished int64 `json:"unfinished"`
+	Dropped    int64 `json:"dropped"`
 }
 
 // Result is a finished run: what --json writes and what Run returns.
@@ -44,9 +48,24 @@ type Result struct {
 	Requests          int64            `json:"requests"`  // responses received, any status
 	Successes         int64            `json:"successes"` // 2xx responses
 	Errors            int64            `json:"errors"`    // failed requests and connects, non-2xx included
+	// Accounting (docs/load_tester.md): every request due in the measured
+	// window ends in exactly one of answered, failed, unfinished (sent, no
+	// complete response by the end of the drain) and dropped (rate mode:
+	// due, never sent); due is their sum. A healthy run has 0 unfinished
+	// and 0 dropped.
+	Due        int64 `json:"due"`
+	Answered   int64 `json:"answered"`
+	Failed     int64 `json:"failed"`
+	Unfinished int64 `json:"unfinished"`
+	Dropped    int64 `json:"dropped"`
 	DurationS         float64          `json:"duration_s"`
 	RequestsPerSec    float64          `json:"requests_per_sec"`
 	Latency           Latency          `json:"latency_ns"`
+	// Rate mode: the service time, measured from each request's actual
+	// send (latency_ns is measured from its intended send time), with its
+	// own HdrHistogram V2.
+	ServiceLatency   *Latency `json:"service_latency_ns,omitempty"`
+	ServiceHistogram string   `json:"service_histogram,omitempty"`
 	Intervals         []Interval       `json:"intervals"`
 	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 	StatusCodes       map[string]int64 `json:"status_codes"`
@@ -75,6 +94,10 @@ type Result struct {
 	VegetaSampleEvery int      `json:"vegeta_sample_every,omitempty"`
 	hist              *hdrhistogram.Histogram
 }
+
+// Clean tells whether every due request was answered or failed: a run with
+// unfinished or dropped requests is not a clean sample of the server's speed.
+func (r *Result) Clean() bool { return r.Unfinished == 0 && r.Dropped == 0 }
 
 // Hist is the merged latency histogram of the measured run (ns).
 func (r *Result) Hist() *hdrhistogram.Histogram { return r.hist }

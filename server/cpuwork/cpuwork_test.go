@@ -20,27 +20,6 @@ func minCallTime(iterations, tries int) time.Duration {
 	return best
 }
 
-func TestCostIsLinear(t *testing.T) {
-	// Ratios only: multiplying the count must multiply the cost. The two
-	// counts are timed alternately after a warm-up, so a change of clock speed
-	// or a noisy neighbour hits both alike; the fastest of each is kept.
-	const base = 1_000_000
-	SpendCPUCycles(50 * base) // let the core reach its steady clock
-	for _, factor := range []int{2, 4} {
-		t.Run(fmt.Sprintf("x%d", factor), func(t *testing.T) {
-			small, large := time.Duration(1<<63-1), time.Duration(1<<63-1)
-			for range 15 {
-				small = min(small, minCallTime(base, 1))
-				large = min(large, minCallTime(base*factor, 1))
-			}
-			ratio := float64(large) / float64(small)
-			if ratio < float64(factor)*0.6 || ratio > float64(factor)*1.6 {
-				t.Fatalf("%d iterations took %v, %d took %v: ratio %.2f, want about %d", base, small, base*factor, large, ratio, factor)
-			}
-		})
-	}
-}
-
 func TestNonPositiveCountsReturn(t *testing.T) {
 	for _, n := range []int{0, -1, -1 << 40} {
 		SpendCPUCycles(n) // must return at once, not loop 2^64 times
@@ -100,8 +79,13 @@ func TestMeasureInterleaved(t *testing.T) {
 	if len(st) != 2 || st[0].Iterations != 20_000 || st[1].Iterations != 80_000 {
 		t.Fatalf("bad stats %+v", st)
 	}
-	if ratio := st[1].MinNs / st[0].MinNs; ratio < 2 || ratio > 8 {
-		t.Fatalf("80k/20k iterations cost ratio %.2f, want about 4", ratio)
+	// How the two costs compare is the machine's business (bench_cpu_work
+	// 4000 8000 and BenchmarkSpendCPUCycles report it); the test checks the
+	// bookkeeping only.
+	for _, s := range st {
+		if !(s.MinNs > 0 && s.MinNs <= s.MedianNs && s.MedianNs <= s.MaxNs) || s.Runs != 5 {
+			t.Fatalf("bad stats %+v", s)
+		}
 	}
 	if st[0].WallMinNs <= 0 {
 		t.Fatalf("no CPU time measured: %+v", st[0])
@@ -111,20 +95,83 @@ func TestMeasureInterleaved(t *testing.T) {
 	}
 }
 
-func TestIterationsForScalesWithTarget(t *testing.T) {
-	small, _, err := IterationsFor(20*time.Microsecond, 3, 2*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
+// linearCost is a cost model for the calibration search: a fixed cost per
+// call plus a cost per iteration, optionally scaled by a factor that changes
+// from one measurement to the next (a noisy neighbour).
+type linearCost struct {
+	fixedNs, perIterNs float64
+	noise              []float64 // factor per call, cycled; empty: none
+	calls              int
+}
+
+func (m *linearCost) measure(n int) (Stats, error) {
+	f := 1.0
+	if len(m.noise) > 0 {
+		f = m.noise[m.calls%len(m.noise)]
 	}
-	large, _, err := IterationsFor(80*time.Microsecond, 3, 2*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
+	m.calls++
+	ns := (m.fixedNs + m.perIterNs*float64(n)) * f
+	return Stats{Iterations: n, Runs: 1, CallsPerRun: 1, MedianNs: ns, MinNs: ns, MaxNs: ns}, nil
+}
+
+func TestIterationsForFindsTheTargetOfACostModel(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		model   linearCost
+		target  time.Duration
+		wantMin int
+		wantMax int
+	}{
+		// (740 - 20) / 0.5 = 1440 iterations.
+		{"seed target", linearCost{fixedNs: 20, perIterNs: 0.5}, 740 * time.Nanosecond, 1426, 1454},
+		{"long target", linearCost{fixedNs: 20, perIterNs: 0.5}, 80 * time.Microsecond, 159_800, 160_000},
+		{"slow core", linearCost{fixedNs: 20, perIterNs: 1.0}, 80 * time.Microsecond, 79_900, 80_000},
+		// A fixed cost above the target: a small count, never 0 or less.
+		{"fixed cost above target", linearCost{fixedNs: 2000, perIterNs: 0.5}, 740 * time.Nanosecond, 1, 200},
+		// The probe ran 2x slow, later passes normal: the correction passes
+		// bring the count back to the model's answer within a few percent.
+		{"slow probe", linearCost{fixedNs: 20, perIterNs: 0.5, noise: []float64{2, 1, 1, 1}}, 20 * time.Microsecond, 39_000, 40_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.model
+			n, st, err := iterationsFor(tc.target, m.measure)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n < tc.wantMin || n > tc.wantMax {
+				t.Fatalf("iterations %d, want %d..%d", n, tc.wantMin, tc.wantMax)
+			}
+			if st.Iterations != n {
+				t.Fatalf("returned stats are for %d iterations, not %d", st.Iterations, n)
+			}
+		})
 	}
-	if ratio := float64(large) / float64(small); ratio < 2 || ratio > 8 {
-		t.Fatalf("iterations for 20µs = %d, for 80µs = %d: ratio %.2f, want about 4", small, large, ratio)
-	}
-	if _, _, err := IterationsFor(0, 3, time.Millisecond); err == nil {
+}
+
+func TestIterationsForRefusesBadInput(t *testing.T) {
+	m := linearCost{fixedNs: 20, perIterNs: 0.5}
+	if _, _, err := iterationsFor(0, m.measure); err == nil {
 		t.Fatal("target 0 accepted")
+	}
+	zero := func(int) (Stats, error) { return Stats{}, nil }
+	if _, _, err := iterationsFor(time.Microsecond, zero); err == nil {
+		t.Fatal("a probe that measured 0 ns accepted")
+	}
+	failing := func(int) (Stats, error) { return Stats{}, fmt.Errorf("no clock") }
+	if _, _, err := iterationsFor(time.Microsecond, failing); err == nil {
+		t.Fatal("a failing measurement was not reported")
+	}
+}
+
+// The real search runs end to end (its answer depends on the machine, so
+// only its shape is checked).
+func TestIterationsForRuns(t *testing.T) {
+	n, st, err := IterationsFor(20*time.Microsecond, 3, 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 1 || st.Iterations != n || st.MedianNs <= 0 {
+		t.Fatalf("iterations %d, stats %+v", n, st)
 	}
 }
 

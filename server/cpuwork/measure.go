@@ -132,21 +132,40 @@ func median(sorted []float64) float64 {
 // guess twice against the measured cost at that count (the fixed cost of a call
 // matters for short targets).
 func IterationsFor(target time.Duration, runs int, runTime time.Duration) (int, Stats, error) {
+	return iterationsFor(target, func(n int) (Stats, error) { return Measure(n, runs, runTime) })
+}
+
+// measureFunc measures the cost of SpendCPUCycles(n). The calibration search
+// takes it as a parameter so its logic is tested against a known cost model,
+// not against this machine's speed.
+type measureFunc func(iterations int) (Stats, error)
+
+// probeIterations is the long call whose cost gives the first guess of ns
+// per iteration.
+const probeIterations = 1 << 16
+
+func iterationsFor(target time.Duration, measure measureFunc) (int, Stats, error) {
 	if target <= 0 {
 		return 0, Stats{}, errors.New("cpuwork: target must be > 0")
 	}
-	probe, err := Measure(1<<16, runs, runTime)
+	probe, err := measure(probeIterations)
 	if err != nil {
 		return 0, Stats{}, err
 	}
-	n := max(1, int(math.Round(float64(target.Nanoseconds())/(probe.MedianNs/(1<<16)))))
+	if probe.MedianNs <= 0 {
+		return 0, Stats{}, fmt.Errorf("cpuwork: calibration probe measured %.1f ns for %d iterations", probe.MedianNs, probeIterations)
+	}
+	n := max(1, int(math.Round(float64(target.Nanoseconds())/(probe.MedianNs/probeIterations))))
 	var st Stats
 	for range 2 {
-		if st, err = Measure(n, runs, runTime); err != nil {
+		if st, err = measure(n); err != nil {
 			return 0, Stats{}, err
+		}
+		if st.MedianNs <= 0 {
+			return 0, Stats{}, fmt.Errorf("cpuwork: calibration measured %.1f ns for %d iterations", st.MedianNs, n)
 		}
 		n = max(1, int(math.Round(float64(n)*float64(target.Nanoseconds())/st.MedianNs)))
 	}
-	st, err = Measure(n, runs, runTime)
+	st, err = measure(n)
 	return n, st, err
 }
