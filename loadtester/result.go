@@ -43,29 +43,29 @@ type Interval struct {
 
 // Result is a finished run: what --json writes and what Run returns.
 type Result struct {
-	Version           int              `json:"version"`
-	Target            string           `json:"target"`
-	Requests          int64            `json:"requests"`  // responses received, any status
-	Successes         int64            `json:"successes"` // 2xx responses
-	Errors            int64            `json:"errors"`    // failed requests and connects, non-2xx included
+	Version   int    `json:"version"`
+	Target    string `json:"target"`
+	Requests  int64  `json:"requests"`  // responses received, any status
+	Successes int64  `json:"successes"` // 2xx responses
+	Errors    int64  `json:"errors"`    // failed requests and connects, non-2xx included
 	// Accounting (docs/load_tester.md): every request due in the measured
 	// window ends in exactly one of answered, failed, unfinished (sent, no
 	// complete response by the end of the drain) and dropped (rate mode:
 	// due, never sent); due is their sum. A healthy run has 0 unfinished
 	// and 0 dropped.
-	Due        int64 `json:"due"`
-	Answered   int64 `json:"answered"`
-	Failed     int64 `json:"failed"`
-	Unfinished int64 `json:"unfinished"`
-	Dropped    int64 `json:"dropped"`
-	DurationS         float64          `json:"duration_s"`
-	RequestsPerSec    float64          `json:"requests_per_sec"`
-	Latency           Latency          `json:"latency_ns"`
+	Due            int64   `json:"due"`
+	Answered       int64   `json:"answered"`
+	Failed         int64   `json:"failed"`
+	Unfinished     int64   `json:"unfinished"`
+	Dropped        int64   `json:"dropped"`
+	DurationS      float64 `json:"duration_s"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	Latency        Latency `json:"latency_ns"`
 	// Rate mode: the service time, measured from each request's actual
 	// send (latency_ns is measured from its intended send time), with its
 	// own HdrHistogram V2.
-	ServiceLatency   *Latency `json:"service_latency_ns,omitempty"`
-	ServiceHistogram string   `json:"service_histogram,omitempty"`
+	ServiceLatency    *Latency         `json:"service_latency_ns,omitempty"`
+	ServiceHistogram  string           `json:"service_histogram,omitempty"`
 	Intervals         []Interval       `json:"intervals"`
 	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 	StatusCodes       map[string]int64 `json:"status_codes"`
