@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -14,8 +13,8 @@ import (
 )
 
 // handler is the HTTP/1.1 protocol on one event loop. It parses requests,
-// numbers them per connection, answers locally what needs no pipeline
-// (/metrics, errors, routes not implemented yet) and collects the rest;
+// numbers them per connection, routes them (routes.go), answers locally
+// what needs no pipeline (/metrics, errors) and collects the rest;
 // at the end of each loop turn the collected requests go to the commit
 // pipeline in one push.
 type handler struct {
@@ -23,6 +22,7 @@ type handler struct {
 	loop    *eventloop.Loop
 	pending []commit.Entry
 	req     http1.Request
+	q       request // the request being routed (reused: no allocation per request)
 	subs    subscribers // GET /v1/subscribe streams on this loop
 }
 
@@ -104,7 +104,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 		}
 		st.continueSent = false
 		off += n
-		h.route(c, &h.req, now)
+		h.dispatch(c, &h.req, now)
 		if st.streaming {
 			return len(in) // the subscription stream takes the connection (and ends it)
 		}
@@ -127,8 +127,7 @@ func (h *handler) refuse(c *eventloop.Conn, err error, now time.Time) {
 	if errors.As(err, &perr) {
 		status, reason = perr.Status, perr.Reason
 	}
-	seq := c.NextSeq()
-	c.Reply(seq, http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false), true)
+	c.Reply(c.NextSeq(), http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false), true)
 	c.StopInput()
 	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
 }
@@ -145,75 +144,3 @@ var (
 	bodyMethodNotAllowed = errorBody("method not allowed")
 )
 
-// route sends a parsed request to the pipeline or answers it on the loop.
-func (h *handler) route(c *eventloop.Conn, r *http1.Request, now time.Time) {
-	seq := c.NextSeq()
-	method, path := string(r.Method), r.Path
-	switch {
-	case string(path) == "/ok":
-		if method != "GET" {
-			h.local(c, seq, r, metrics.RouteOK, 405, bodyMethodNotAllowed, now)
-			return
-		}
-		h.enqueue(c, seq, r, commit.KindOK, metrics.RouteOK, now)
-	case string(path) == "/v1/version":
-		if method != "GET" {
-			h.local(c, seq, r, metrics.RouteVersion, 405, bodyMethodNotAllowed, now)
-			return
-		}
-		h.enqueue(c, seq, r, commit.KindVersion, metrics.RouteVersion, now)
-	case string(path) == "/metrics":
-		if method != "GET" {
-			h.local(c, seq, r, metrics.RouteMetrics, 405, bodyMethodNotAllowed, now)
-			return
-		}
-		h.metrics(c, seq, r, now)
-	case string(path) == "/v1/commit":
-		if method != "POST" {
-			h.local(c, seq, r, metrics.RouteCommit, 405, bodyMethodNotAllowed, now)
-			return
-		}
-		h.commitRequest(c, seq, r, now)
-	case string(path) == "/v1/status":
-		if method != "GET" {
-			h.local(c, seq, r, metrics.RouteStatus, 405, bodyMethodNotAllowed, now)
-			return
-		}
-		h.statusRequest(c, seq, r, now)
-	case string(path) == "/v1/subscribe":
-		if method != "GET" {
-			h.local(c, seq, r, metrics.RouteSubscribe, 405, bodyMethodNotAllowed, now)
-			return
-		}
-		h.subscribeRequest(c, seq, r, now)
-	case bytes.HasPrefix(path, []byte("/v1/retention")) && (len(path) == len("/v1/retention") || path[len("/v1/retention")] == '/'):
-		h.retentionRequest(c, seq, r, method, string(path[len("/v1/retention"):]), now)
-	default:
-		h.local(c, seq, r, metrics.RouteNotFound, 404, bodyNotFound, now)
-	}
-}
-
-func (h *handler) enqueue(c *eventloop.Conn, seq uint64, r *http1.Request, kind commit.Kind, route metrics.Route, now time.Time) {
-	e := commit.Entry{Kind: kind, Conn: c, Seq: seq, KeepAlive: r.KeepAlive, HTTP10: r.Version == http1.HTTP10, Route: route, Start: now}
-	if r.RequestID != nil {
-		e.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
-	}
-	h.pending = append(h.pending, e)
-}
-
-func (h *handler) local(c *eventloop.Conn, seq uint64, r *http1.Request, route metrics.Route, status int, body []byte, now time.Time) {
-	c.Reply(seq, commit.BuildResponse(nil, status, "application/json", body, r.RequestID, r.KeepAlive, r.Version == http1.HTTP10), !r.KeepAlive)
-	h.s.Metrics.Request(route, status, time.Since(now))
-}
-
-// metrics is answered by the loop, in order with the connection's other
-// responses.
-func (h *handler) metrics(c *eventloop.Conn, seq uint64, r *http1.Request, now time.Time) {
-	body, err := h.s.Metrics.Encode()
-	if err != nil {
-		h.local(c, seq, r, metrics.RouteMetrics, 500, errorBody(err.Error()), now)
-		return
-	}
-	c.Reply(seq, commit.BuildResponse(nil, 200, metrics.ContentType, body, r.RequestID, r.KeepAlive, r.Version == http1.HTTP10), !r.KeepAlive)
-	h.s.Metrics.Request(metrics.RouteMetrics, 200, time.Since(now))
-}

@@ -66,6 +66,7 @@ type Entry struct {
 	Seq       uint64 // the request's number on its connection
 	KeepAlive bool
 	HTTP10    bool   // the client speaks HTTP/1.0 (keep-alive must then be announced)
+	Head      bool   // HEAD: the release stage sends the response without its body
 	RequestID []byte // copied out of the read buffer; nil if none
 	Route     metrics.Route
 	Start     time.Time // when the request was parsed (for the latency metric)
@@ -358,6 +359,9 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *release
 		}
 		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))
 		if e.Conn != nil { // nil only in tests
+			if e.Head {
+				e.Resp = http1.ResponseHead(e.Resp)
+			}
 			s.Send(e.Conn, e.Seq, e.Resp, !e.KeepAlive)
 			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
 				r.subs = append(r.subs, startedSub{e.Conn, e.Data.Sub})

@@ -1,6 +1,9 @@
 package http1
 
-import "strconv"
+import (
+	"bytes"
+	"strconv"
+)
 
 // StatusText returns the reason phrase of a status code, "" if unknown.
 func StatusText(code int) string {
@@ -86,6 +89,13 @@ func bodyless(status int) bool {
 // Content-Length and no body are written; a status outside 100..599 is
 // written as 500. It does not allocate beyond growing dst.
 func AppendResponse(dst []byte, status int, contentType string, body []byte, requestID []byte, keepAlive bool) []byte {
+	return AppendResponseExtra(dst, status, contentType, body, requestID, keepAlive, "")
+}
+
+// AppendResponseExtra is AppendResponse with more header lines: extra is
+// written as is after the other headers, each line ending in CRLF (for
+// example "Allow: GET, HEAD\r\n"). The caller owns its content.
+func AppendResponseExtra(dst []byte, status int, contentType string, body []byte, requestID []byte, keepAlive bool, extra string) []byte {
 	status = validStatus(status)
 	dst = append(dst, statusLines[status]...)
 	dst = appendContentType(dst, contentType)
@@ -99,12 +109,27 @@ func AppendResponse(dst []byte, status int, contentType string, body []byte, req
 	if !keepAlive {
 		dst = append(dst, "Connection: close\r\n"...)
 	}
+	dst = append(dst, extra...)
 	dst = append(dst, "\r\n"...)
 	if !noBody {
 		dst = append(dst, body...)
 	}
 	return dst
 }
+
+// ResponseHead returns the status line and headers of a complete response
+// built by this package, without its body: the answer to a HEAD request,
+// which carries the GET's headers (Content-Length included) and no body
+// (RFC 9110 §9.3.2, RFC 9112 §6.3). It returns a prefix of resp, so a
+// shared response stays shared.
+func ResponseHead(resp []byte) []byte {
+	if i := bytes.Index(resp, headEnd); i >= 0 {
+		return resp[: i+len(headEnd) : i+len(headEnd)]
+	}
+	return resp
+}
+
+var headEnd = []byte("\r\n\r\n")
 
 func appendContentType(dst []byte, contentType string) []byte {
 	if contentType != "" {
