@@ -22,7 +22,7 @@ type handler struct {
 	loop    *eventloop.Loop
 	pending []commit.Entry
 	req     http1.Request
-	q       request // the request being routed (reused: no allocation per request)
+	q       request     // the request being routed (reused: no allocation per request)
 	subs    subscribers // GET /v1/subscribe streams on this loop
 }
 
@@ -143,4 +143,3 @@ var (
 	bodyNotFound         = errorBody("not found")
 	bodyMethodNotAllowed = errorBody("method not allowed")
 )
-
