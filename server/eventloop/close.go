@@ -1,0 +1,94 @@
+// Ending a connection: draining (finish what is owed, then close), the
+// bounded linger after SHUT_WR, and the one place a descriptor is closed.
+// Loop goroutine only; closeConn takes Conn.mu so no sender writes to a
+// descriptor number being closed.
+
+package eventloop
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// beginDrain stops reading requests; the connection closes once every
+// parsed request is answered and written.
+func (l *Loop) beginDrain(c *Conn) {
+	if c.draining {
+		return
+	}
+	c.draining = true
+	c.inputStopped = true
+	c.in = nil
+	if c.readPaused {
+		c.readPaused = false
+		c.pausedFlag.Store(false)
+	}
+	l.maybeFinish(c)
+}
+
+// maybeFinish closes a draining connection that owes nothing: at once if
+// the peer already shut its side, otherwise with SHUT_WR and a bounded
+// linger that reads and discards until the peer's FIN (closing with unread
+// input would send RST and could destroy responses the peer has not read).
+func (l *Loop) maybeFinish(c *Conn) {
+	if c.lingering || c.isGone() {
+		return
+	}
+	c.mu.Lock()
+	c.finishOnIdle = true
+	idle := c.outBytes == 0 && (c.inflight.Load() == 0 || c.closeQueued)
+	c.mu.Unlock()
+	if !idle {
+		return
+	}
+	if c.eof {
+		l.closeConn(c)
+		return
+	}
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	c.lingering = true
+	linger := l.opt.Linger
+	if l.stopSeen {
+		linger = min(linger, 500*time.Millisecond)
+	}
+	c.lingerUntil = monoNow() + int64(linger)
+	l.lingering = append(l.lingering, c)
+	l.discardInput(c)
+}
+
+func (l *Loop) discardInput(c *Conn) {
+	for !c.isGone() {
+		n, err := unix.Read(c.fd, l.scratch)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return
+		}
+		if err != nil || n == 0 {
+			l.closeConn(c)
+			return
+		}
+	}
+}
+
+// closeConn is the only place a connection's descriptor is closed: on its
+// loop, under mu (so no Sender is writing to it), EPOLL_CTL_DEL first
+// (epoll follows open file descriptions, not numbers).
+func (l *Loop) closeConn(c *Conn) {
+	if c.isGone() {
+		return
+	}
+	c.mu.Lock()
+	c.closed = true
+	c.dropOutputLocked()
+	l.ctl(unix.EPOLL_CTL_DEL, c.fd, 0, 0)
+	unix.Close(c.fd)
+	c.mu.Unlock()
+	l.conns[c.fd] = nil
+	l.nconns--
+	c.in = nil
+	c.pausedFlag.Store(false)
+	l.h.OnClose(c)
+}

@@ -1,0 +1,37 @@
+// The interfaces a protocol implements on top of the loops. Every method
+// runs on the connection's loop goroutine.
+
+package eventloop
+
+// Handler is the protocol on top of the loop. Every method runs on the
+// connection's loop goroutine.
+type Handler interface {
+	// OnOpen is called once per accepted connection before any data.
+	OnOpen(c *Conn)
+	// OnData gets all unconsumed input and returns how many bytes it
+	// consumed; the rest is offered again with more input. It stops early
+	// (returning what it consumed) when c.Overloaded().
+	OnData(c *Conn, in []byte) int
+	// OnTurnEnd is called once per loop turn, after the events of one
+	// epoll_wait and the ready list were served: the place to hand the
+	// turn's requests to the pipeline in one push.
+	OnTurnEnd(l *Loop)
+	// OnClose is called once after the descriptor is closed.
+	OnClose(c *Conn)
+}
+
+// DrainHandler is implemented by a Handler that streams (GET /v1/subscribe):
+// OnDrained runs on the loop when a connection with NotifyDrained set has
+// written everything it owed after a short write (EPOLLOUT fired), so the
+// handler can give it more. It must not write to c itself (Stream from
+// OnTurnEnd instead): flush calls it.
+type DrainHandler interface {
+	OnDrained(c *Conn)
+}
+
+// StopHandler is implemented by a Handler that wants to speak last at
+// shutdown: OnStop runs on the loop when it begins to stop, before its
+// connections start draining, so streams can end with a final line.
+type StopHandler interface {
+	OnStop(l *Loop)
+}

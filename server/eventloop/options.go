@@ -1,0 +1,62 @@
+// Options tune the loops. They are read-only once the loops start.
+
+package eventloop
+
+import "time"
+
+// Options tune the loops. Zero fields take the defaults of DefaultOptions.
+type Options struct {
+	EventBatchSize int           // events per epoll_wait
+	ReadBufferSize int           // bytes per read call
+	ReadBudget     int           // bytes read from one connection per turn before others get a go
+	AcceptBatch    int           // accepts per listener event before others get a go
+	HighWater      int           // owed bytes above which a connection is not read
+	MaxInflight    int           // unanswered requests above which a connection is not read
+	Linger         time.Duration // after SHUT_WR, how long to wait for the peer's FIN
+	AcceptBackoff  time.Duration // pause after EMFILE/ENFILE
+	DirectWrites   bool          // Senders may write to the socket themselves
+	IOCPUs         []int         // pin loop i to IOCPUs[i % len]; empty: no pinning
+}
+
+// DefaultOptions are the defaults for unset Options fields.
+func DefaultOptions() Options {
+	return Options{
+		EventBatchSize: 64,
+		ReadBufferSize: 16 << 10,
+		ReadBudget:     256 << 10,
+		AcceptBatch:    64,
+		HighWater:      1 << 20,
+		MaxInflight:    1024,
+		Linger:         2 * time.Second,
+		AcceptBackoff:  100 * time.Millisecond,
+		DirectWrites:   true,
+	}
+}
+
+func (o *Options) fill() {
+	d := DefaultOptions()
+	if o.EventBatchSize <= 0 {
+		o.EventBatchSize = d.EventBatchSize
+	}
+	if o.ReadBufferSize <= 0 {
+		o.ReadBufferSize = d.ReadBufferSize
+	}
+	if o.ReadBudget <= 0 {
+		o.ReadBudget = d.ReadBudget
+	}
+	if o.AcceptBatch <= 0 {
+		o.AcceptBatch = d.AcceptBatch
+	}
+	if o.HighWater <= 0 {
+		o.HighWater = d.HighWater
+	}
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = d.MaxInflight
+	}
+	if o.Linger <= 0 {
+		o.Linger = d.Linger
+	}
+	if o.AcceptBackoff <= 0 {
+		o.AcceptBackoff = d.AcceptBackoff
+	}
+}

@@ -1,0 +1,55 @@
+// Responses in request order: a response that completes before an earlier
+// one waits in Conn.early until every earlier one is queued. Under Conn.mu.
+
+package eventloop
+
+type earlyResponse struct {
+	seq        uint64
+	data       []byte
+	closeAfter bool
+}
+
+// enqueueLocked puts a response in request order: it is queued for writing
+// only once every earlier response is queued; otherwise it waits in early.
+func (c *Conn) enqueueLocked(seq uint64, data []byte, closeAfter bool) {
+	c.inflight.Add(-1)
+	if c.closed || c.closeQueued {
+		return
+	}
+	if seq != c.nextSend {
+		c.insertEarly(earlyResponse{seq, data, closeAfter})
+		return
+	}
+	c.appendOutLocked(data)
+	c.nextSend++
+	if closeAfter {
+		c.closeQueued = true
+		c.early = nil
+		return
+	}
+	for len(c.early) > 0 && c.early[0].seq == c.nextSend {
+		e := c.early[0]
+		c.early[0] = earlyResponse{}
+		c.early = c.early[1:]
+		c.appendOutLocked(e.data)
+		c.nextSend++
+		if e.closeAfter {
+			c.closeQueued = true
+			c.early = nil
+			return
+		}
+	}
+	if len(c.early) == 0 {
+		c.early = nil
+	}
+}
+
+func (c *Conn) insertEarly(e earlyResponse) {
+	i := len(c.early)
+	for i > 0 && c.early[i-1].seq > e.seq {
+		i--
+	}
+	c.early = append(c.early, earlyResponse{})
+	copy(c.early[i+1:], c.early[i:])
+	c.early[i] = e
+}

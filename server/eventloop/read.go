@@ -1,0 +1,137 @@
+// Reading from the loop: edge-triggered reads to EAGAIN under a per-turn
+// budget, the ready list for connections with more, handing input to the
+// handler, and pausing a connection under back-pressure. Loop goroutine
+// only (pausedFlag is the atomic mirror senders read).
+
+package eventloop
+
+import "golang.org/x/sys/unix"
+
+func (l *Loop) addReady(c *Conn) {
+	if !c.onReady {
+		c.onReady = true
+		l.ready = append(l.ready, c)
+	}
+}
+
+// serveReady gives connections that used up their read budget another turn.
+func (l *Loop) serveReady() {
+	if len(l.ready) == 0 {
+		return
+	}
+	batch := l.ready
+	l.ready = nil
+	for i, c := range batch {
+		batch[i] = nil
+		c.onReady = false
+		if !c.isGone() {
+			l.readConn(c)
+		}
+	}
+	if l.ready == nil {
+		l.ready = batch[:0]
+	}
+}
+
+// readConn reads until EAGAIN (edge-triggered), at most ReadBudget bytes
+// this turn; a connection with more is put on the ready list.
+func (l *Loop) readConn(c *Conn) {
+	if c.lingering {
+		l.discardInput(c)
+		return
+	}
+	if c.draining || c.readPaused {
+		return
+	}
+	if len(c.in) > 0 && !c.inputStopped && !c.Overloaded() {
+		l.consume(c, nil) // left over from a pause
+	}
+	budget := l.opt.ReadBudget
+	for !c.isGone() {
+		if c.Overloaded() {
+			l.pause(c)
+			break
+		}
+		n, err := unix.Read(c.fd, l.scratch)
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				break
+			}
+			l.closeConn(c) // ECONNRESET and friends: nothing more can be delivered
+			return
+		}
+		if n == 0 {
+			c.eof = true
+			l.beginDrain(c)
+			break
+		}
+		if !c.inputStopped {
+			l.consume(c, l.scratch[:n])
+		}
+		budget -= n
+		// A short read emptied the socket: later data raises a new edge.
+		// Unless the FIN was reported, which only a read returning 0 shows.
+		if n < len(l.scratch) && !c.rdhup {
+			break
+		}
+		if budget <= 0 {
+			l.addReady(c)
+			break
+		}
+	}
+	if c.stalled && !c.isGone() && !c.readPaused && !c.draining {
+		// The handler stopped parsing because of back-pressure: input may
+		// sit in c.in with no edge to come, so wait for the resume post.
+		l.pause(c)
+	}
+	c.stalled = false
+	if c.needFlush && !c.isGone() {
+		c.needFlush = false
+		l.flush(c)
+		if !c.isGone() {
+			l.afterProgress(c)
+		}
+	}
+	if c.inputStopped && !c.draining && !c.isGone() {
+		l.beginDrain(c)
+	}
+}
+
+// consume hands input to the handler without copying when nothing is
+// buffered; the unconsumed rest is kept.
+func (l *Loop) consume(c *Conn, data []byte) {
+	defer func() { c.stalled = c.stalled || c.Overloaded() }()
+	if len(c.in) == 0 && data != nil {
+		k := l.h.OnData(c, data)
+		if k < len(data) && !c.inputStopped {
+			c.in = append(c.in, data[k:]...)
+		}
+		return
+	}
+	c.in = append(c.in, data...)
+	k := l.h.OnData(c, c.in)
+	if c.inputStopped {
+		return
+	}
+	rest := copy(c.in, c.in[k:])
+	c.in = c.in[:rest]
+	if rest == 0 && cap(c.in) > spareLimit {
+		c.in = nil
+	}
+}
+
+func (l *Loop) pause(c *Conn) {
+	c.readPaused = true
+	c.pausedFlag.Store(true)
+	// Senders decrement the counters and then read pausedFlag; the loop
+	// stores pausedFlag and then reads the counters: one of them sees the
+	// other, so a resume is never lost.
+	if c.belowLowWater() {
+		c.readPaused = false
+		c.pausedFlag.Store(false)
+		l.addReady(c)
+	}
+}

@@ -1,0 +1,70 @@
+// Writing from the loop: flushing what a connection owes, EPOLLOUT armed
+// only while bytes are owed, and what follows progress (resume reading,
+// finish a draining connection). Loop goroutine only; the output queue
+// itself is under Conn.mu (outqueue.go).
+
+package eventloop
+
+import "golang.org/x/sys/unix"
+
+// connMask derives the interest mask from the connection's state, the only
+// place that does (so a MOD never forgets ET or RDHUP).
+func connMask(outArmed bool) uint32 {
+	m := uint32(unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET)
+	if outArmed {
+		m |= unix.EPOLLOUT
+	}
+	return m
+}
+
+func (l *Loop) setOutArmed(c *Conn, armed bool) {
+	if c.outArmed == armed {
+		return
+	}
+	c.outArmed = armed
+	if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connMask(armed), c.gen); err != nil {
+		l.closeConn(c)
+	}
+}
+
+// afterProgress resumes reading or finishes the connection once enough
+// output drained.
+func (l *Loop) afterProgress(c *Conn) {
+	if c.isGone() {
+		return
+	}
+	if c.readPaused && c.belowLowWater() {
+		c.readPaused = false
+		c.pausedFlag.Store(false)
+		l.addReady(c)
+	}
+	if c.draining {
+		l.maybeFinish(c)
+	}
+}
+
+// flush writes what c owes from the loop; on EAGAIN it arms EPOLLOUT, and
+// it disarms it once nothing is owed.
+func (l *Loop) flush(c *Conn) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	done, err := true, error(nil)
+	if c.outBytes > 0 {
+		done, err = c.writeLocked(&l.iov)
+	}
+	if err != nil {
+		c.mu.Unlock()
+		l.closeConn(c)
+		return
+	}
+	c.flushScheduled = !done
+	c.mu.Unlock()
+	wasArmed := c.outArmed
+	l.setOutArmed(c, !done)
+	if done && wasArmed && c.NotifyDrained && l.drainH != nil && !c.isGone() {
+		l.drainH.OnDrained(c)
+	}
+}
