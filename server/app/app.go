@@ -123,7 +123,6 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 	lo.EventBatchSize = cfg.Server.EventBatchSize
 	lo.ReadBufferSize = cfg.Server.ReadBufferSize
 	lo.IOCPUs = cfg.Server.IOCPUs
-	lo.DirectWrites = direct
 	report := opt.OnLoopError
 	if report == nil {
 		report = func(err error) { fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err) }

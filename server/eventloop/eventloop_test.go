@@ -77,7 +77,6 @@ func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Op
 		t.Fatal(err)
 	}
 	h := &lineHandler{work: make(chan lineJob, 1<<16)}
-	opt.DirectWrites = direct
 	srv, err := NewServer([]*Listener{ln}, loops, opt, func(int) Handler { return h }, report)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +95,7 @@ func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Op
 				select {
 				case j, ok = <-h.work:
 				default:
-					s.Flush() // never hold a connection's lock while waiting
+					s.Flush() // deliver what was collected before waiting
 					j, ok = <-h.work
 				}
 				if !ok {

@@ -4,7 +4,9 @@ package eventloop
 
 import "time"
 
-// Options tune the loops. Zero fields take the defaults of DefaultOptions.
+// Options tune the loops. A zero or negative field takes the default of
+// DefaultOptions (whether a Sender writes to sockets itself is NewSender's
+// argument, not an option of the loops).
 type Options struct {
 	EventBatchSize int           // events per epoll_wait
 	ReadBufferSize int           // bytes per read call
@@ -14,7 +16,6 @@ type Options struct {
 	MaxInflight    int           // unanswered requests above which a connection is not read
 	Linger         time.Duration // after SHUT_WR, how long to wait for the peer's FIN
 	AcceptBackoff  time.Duration // pause after EMFILE/ENFILE
-	DirectWrites   bool          // Senders may write to the socket themselves
 	IOCPUs         []int         // pin loop i to IOCPUs[i % len]; empty: no pinning
 }
 
@@ -29,7 +30,6 @@ func DefaultOptions() Options {
 		MaxInflight:    1024,
 		Linger:         2 * time.Second,
 		AcceptBackoff:  100 * time.Millisecond,
-		DirectWrites:   true,
 	}
 }
 

@@ -9,14 +9,21 @@ import "golang.org/x/sys/unix"
 
 // Sender delivers responses from a goroutine other than the loop (the
 // pipeline's release threads). Use one Sender per goroutine. Consecutive
-// responses to the same connection are queued under one lock hold and leave
-// in one write. When the connection owes nothing else, Flush writes to the
-// socket directly, which saves waking the loop; a short write hands the rest
-// to the loop, which arms EPOLLOUT.
+// responses to the same connection are collected and queued under one lock
+// hold, so they leave in one write. When the connection owes nothing else,
+// Flush writes to the socket directly, which saves waking the loop; a short
+// write hands the rest to the loop, which arms EPOLLOUT.
 type Sender struct {
 	iov    []unix.Iovec
-	cur    *Conn
+	cur    *Conn     // the connection batch is for
+	batch  []pending // its responses, not yet queued
 	direct bool
+}
+
+type pending struct {
+	seq        uint64
+	data       []byte
+	closeAfter bool
 }
 
 // NewSender returns a Sender; direct=false always hands writing to the loop.
@@ -24,28 +31,45 @@ func NewSender(direct bool) *Sender {
 	return &Sender{iov: make([]unix.Iovec, 0, maxIovecs), direct: direct}
 }
 
-// Send queues the response to request seq of c (in request order). The
-// connection takes ownership of data. Call Flush after the last Send of a
-// batch; a Send to another connection flushes the previous one.
+// Send collects the response to request seq of c; it is queued (in request
+// order) by the next Flush, or by a Send to another connection, which
+// flushes the previous one. No lock is held between calls. The connection
+// takes ownership of data.
 func (s *Sender) Send(c *Conn, seq uint64, data []byte, closeAfter bool) {
 	if s.cur != c {
 		s.Flush()
-		c.mu.Lock()
 		s.cur = c
 	}
-	c.enqueueLocked(seq, data, closeAfter)
+	s.batch = append(s.batch, pending{seq, data, closeAfter})
 }
 
-// Flush writes or hands over what the current connection owes, and releases it.
+// Flush queues what was collected for the current connection under one lock
+// hold, then writes it or hands it to the loop.
 func (s *Sender) Flush() {
 	c := s.cur
 	if c == nil {
 		return
 	}
 	s.cur = nil
+	c.mu.Lock()
+	for i, p := range s.batch {
+		c.enqueueLocked(p.seq, p.data, p.closeAfter)
+		s.batch[i] = pending{}
+	}
+	s.batch = s.batch[:0]
+	post := s.writeOrHandOverLocked(c)
+	c.mu.Unlock()
+	if post {
+		c.loop.post(c)
+	}
+}
+
+// writeOrHandOverLocked writes what c owes when the loop is not already in
+// charge of it, and tells whether the loop must be posted: to flush the
+// rest (EPOLLOUT), to finish a draining connection, or to resume reading.
+func (s *Sender) writeOrHandOverLocked(c *Conn) (post bool) {
 	if c.closed {
-		c.mu.Unlock()
-		return
+		return false
 	}
 	needLoop := false
 	if c.outBytes > 0 && !c.flushScheduled {
@@ -64,12 +88,9 @@ func (s *Sender) Flush() {
 	if c.pausedFlag.Load() && c.belowLowWater() {
 		needLoop = true
 	}
-	post := needLoop && !c.postPending
+	post = needLoop && !c.postPending
 	if post {
 		c.postPending = true
 	}
-	c.mu.Unlock()
-	if post {
-		c.loop.post(c)
-	}
+	return post
 }
