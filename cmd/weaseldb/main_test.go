@@ -150,7 +150,7 @@ func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(c, "GET /ok HTTP/1.1\r\n\r\n")
+	io.WriteString(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
 	buf := make([]byte, 12)
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "HTTP/1.1 200" {
 		t.Fatalf("%q %v", buf, err)
@@ -217,7 +217,7 @@ func TestEMFILEBacksOffAndRecovers(t *testing.T) {
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(30 * time.Second))
-		io.WriteString(c, "GET /ok HTTP/1.1\r\n\r\n")
+		io.WriteString(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
 		conns = append(conns, c)
 	}
 	t0 := cpuTicks(t, pid)
@@ -253,7 +253,7 @@ func TestIdleServerUsesNoCPU(t *testing.T) {
 				}
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(20 * time.Second))
-				io.WriteString(c, "GET /ok HTTP/1.1\r\n\r\n")
+				io.WriteString(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
 				buf := make([]byte, 12)
 				if _, err := io.ReadFull(c, buf); err != nil {
 					t.Fatal(err)

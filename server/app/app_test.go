@@ -106,9 +106,9 @@ func TestPipelinedInOrder(t *testing.T) {
 		for i := 0; i < 100; i++ {
 			switch i % 10 {
 			case 3:
-				fmt.Fprintf(&b, "GET /nope HTTP/1.1\r\nX-Request-Id: %d\r\n\r\n", i) // answered by the loop
+				fmt.Fprintf(&b, "GET /nope HTTP/1.1\r\nHost: x\r\nX-Request-Id: %d\r\n\r\n", i) // answered by the loop
 			case 7:
-				fmt.Fprintf(&b, "GET /v1/version HTTP/1.1\r\nX-Request-Id: %d\r\n\r\n", i)
+				fmt.Fprintf(&b, "GET /v1/version HTTP/1.1\r\nHost: x\r\nX-Request-Id: %d\r\n\r\n", i)
 			default:
 				b.WriteString(okRequest(i))
 			}
@@ -173,7 +173,7 @@ func TestConnectionCloseAndHTTP10(t *testing.T) {
 	for _, tc := range []struct {
 		name, req string
 	}{
-		{"close", "GET /ok HTTP/1.1\r\nConnection: close\r\n\r\nGET /ok HTTP/1.1\r\n\r\n"},
+		{"close", "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n"},
 		{"http10", "GET /ok HTTP/1.0\r\n\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,7 +202,7 @@ func TestChunkedBody(t *testing.T) {
 	ts := startServer(t, nil)
 	both(t, ts, func(t *testing.T, dial func() net.Conn) {
 		c := dial()
-		io.WriteString(c, "POST /v1/commit HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"+
+		io.WriteString(c, "POST /v1/commit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"+
 			"3\r\n{\"o\r\ne\r\nperations\":[]}\r\n0\r\n\r\n"+okRequest(2))
 		br := bufio.NewReader(c)
 		resp, body := readResponse(t, br)
@@ -224,8 +224,8 @@ func TestMalformedAndOversized(t *testing.T) {
 		code int
 	}{
 		{"malformed", "GARBAGE\r\n\r\n", 400},
-		{"two-lengths", "POST /v1/commit HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400},
-		{"oversized", "POST /v1/commit HTTP/1.1\r\nContent-Length: 100000\r\n\r\n", 413},
+		{"two-lengths", "POST /v1/commit HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400},
+		{"oversized", "POST /v1/commit HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			both(t, ts, func(t *testing.T, dial func() net.Conn) {
@@ -261,19 +261,19 @@ func TestMethodAndRoutes(t *testing.T) {
 		req  string
 		code int
 	}{
-		{"POST /ok HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405},
-		{"GET /missing HTTP/1.1\r\n\r\n", 404},
-		{"GET /v1/status?request_id=abc HTTP/1.1\r\n\r\n", 200},
-		{"POST /v1/status?request_id=abc HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405},
-		{"PUT /v1/subscribe HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405},
-		{"DELETE /v1/retention/p1 HTTP/1.1\r\n\r\n", 404},
-		{"GET /v1/retention/p1 HTTP/1.1\r\n\r\n", 404},
-		{"GET /v1/retention HTTP/1.1\r\n\r\n", 200},
-		{"POST /v1/retention HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405},
-		{"PATCH /v1/retention/p1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405},
-		{"GET /v1/retentionx HTTP/1.1\r\n\r\n", 404},
-		{"GET /v1/commit HTTP/1.1\r\n\r\n", 405},
-		{"GET /v1/version HTTP/1.1\r\n\r\n", 200},
+		{"POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
+		{"GET /missing HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"GET /v1/status?request_id=abc HTTP/1.1\r\nHost: x\r\n\r\n", 200},
+		{"POST /v1/status?request_id=abc HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
+		{"PUT /v1/subscribe HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
+		{"DELETE /v1/retention/p1 HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"GET /v1/retention/p1 HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"GET /v1/retention HTTP/1.1\r\nHost: x\r\n\r\n", 200},
+		{"POST /v1/retention HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
+		{"PATCH /v1/retention/p1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
+		{"GET /v1/retentionx HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"GET /v1/commit HTTP/1.1\r\nHost: x\r\n\r\n", 405},
+		{"GET /v1/version HTTP/1.1\r\nHost: x\r\n\r\n", 200},
 	} {
 		io.WriteString(c, tc.req)
 		resp, body := readResponse(t, br)
@@ -294,7 +294,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	io.WriteString(c, okRequest(1))
 	br := bufio.NewReader(c)
 	readResponse(t, br)
-	io.WriteString(c, "GET /metrics HTTP/1.1\r\n\r\n")
+	io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, body := readResponse(t, br)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
@@ -361,7 +361,7 @@ func TestNeverReadingClient(t *testing.T) {
 	}
 	defer c.Close()
 	// About 1 KiB per request, so the kernel's buffers hold few of them.
-	req := []byte(fmt.Sprintf("GET /ok HTTP/1.1\r\nX-Pad: %s\r\n\r\n", strings.Repeat("p", 1000)))
+	req := []byte(fmt.Sprintf("GET /ok HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n", strings.Repeat("p", 1000)))
 	var sent int
 	stalled := false
 	for sent < 512<<20 {
@@ -496,7 +496,7 @@ func TestExpectContinue(t *testing.T) {
 	ts := startServer(t, nil)
 	both(t, ts, func(t *testing.T, dial func() net.Conn) {
 		c := dial()
-		io.WriteString(c, "POST /v1/commit HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+		io.WriteString(c, "POST /v1/commit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
 		br := bufio.NewReader(c)
 		line, err := br.ReadString('\n')
 		if err != nil || line != "HTTP/1.1 100 Continue\r\n" {

@@ -318,7 +318,7 @@ func TestSubscribeWithConnectionClose(t *testing.T) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(c, "GET /v1/subscribe HTTP/1.1\r\nConnection: close\r\n\r\n")
+	io.WriteString(c, "GET /v1/subscribe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%v %v", resp, err)

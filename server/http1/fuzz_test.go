@@ -10,7 +10,10 @@ import (
 // bytes arrive whole or in two pieces split anywhere.
 func FuzzParse(f *testing.F) {
 	for _, tc := range parseCases {
-		f.Add([]byte(tc.in), uint16(len(tc.in)/2))
+		f.Add([]byte(tc.in), uint16(len(tc.in)/2)|0x8000)
+	}
+	for _, tc := range hostCases {
+		f.Add([]byte(tc.in), uint16(len(tc.in)/3))
 	}
 	f.Add([]byte(getOKRequest+getOKRequest), uint16(7))
 	f.Add([]byte(chunkedRequest), uint16(90))
@@ -18,14 +21,19 @@ func FuzzParse(f *testing.F) {
 		if len(data) > 1<<14 {
 			return
 		}
-		k := int(split) % (len(data) + 1)
-		whole := parseStream(fuzzParser(), data, []int{len(data)})
+		// The top bit of split picks the framing-only parser (Host not
+		// required), so the corpus of framing cases reaches past the Host
+		// check as well as into it.
+		hostOptional := split&0x8000 != 0
+		k := int(split&0x7fff) % (len(data) + 1)
+		newParser := func() *Parser { p := fuzzParser(); p.hostOptional = hostOptional; return p }
+		whole := parseStream(newParser(), data, []int{len(data)})
 		for _, r := range whole {
 			if r.Status < 0 {
 				t.Fatalf("bad result %+v", r)
 			}
 		}
-		pieces := parseStream(fuzzParser(), data, []int{k, len(data)})
+		pieces := parseStream(newParser(), data, []int{k, len(data)})
 		if fmt.Sprint(pieces) != fmt.Sprint(whole) {
 			t.Fatalf("split at %d:\n got %+v\nwant %+v", k, pieces, whole)
 		}

@@ -61,6 +61,8 @@ type scanState struct {
 	headerEnd   int // start of the final empty line
 	bodyStart   int
 
+	path           span // the request-target's path (absolute-form: after the authority)
+	hosts          int  // Host header lines seen
 	requestID      span
 	contentType    span
 	contentLength  int64
@@ -74,7 +76,7 @@ type scanState struct {
 
 func freshState() scanState {
 	return scanState{
-		method: noSpan, target: noSpan, query: noSpan,
+		method: noSpan, target: noSpan, query: noSpan, path: noSpan,
 		requestID: noSpan, contentType: noSpan, contentLength: -1,
 	}
 }
@@ -84,6 +86,7 @@ func freshState() scanState {
 type Parser struct {
 	maxRequestSize int
 	maxHeaderBytes int
+	hostOptional   bool // tests of framing only: do not insist on Host
 	st             scanState
 	scratch        []byte // de-chunked body of the current request
 }
@@ -259,7 +262,34 @@ func (p *Parser) requestLine(buf []byte, start, end int) *Error {
 		return err
 	}
 	st.version = v
+	st.path = targetPath(buf, st.target, st.query)
 	return nil
+}
+
+// targetPath is the path of a request-target: the origin-form itself
+// (before '?'), or, for the absolute-form `http://host/path` (RFC 9112
+// §3.2.2), what follows the authority; an absolute-form with no path is
+// routed as "/" (noSpan here, filled in by fill). Other forms (authority-,
+// asterisk-) are kept whole and simply match no route.
+func targetPath(buf []byte, target, query span) span {
+	end := target.end
+	if query.start >= 0 {
+		end = query.start - 1
+	}
+	t := buf[target.start:end]
+	scheme := 0
+	switch {
+	case len(t) >= 7 && equalFold(t[:7], "http://"):
+		scheme = 7
+	case len(t) >= 8 && equalFold(t[:8], "https://"):
+		scheme = 8
+	default:
+		return span{target.start, end}
+	}
+	if slash := bytes.IndexByte(t[scheme:], '/'); slash >= 0 {
+		return span{target.start + scheme + slash, end}
+	}
+	return noSpan
 }
 
 func parseVersion(b []byte) (Version, *Error) {
@@ -278,18 +308,29 @@ func parseVersion(b []byte) (Version, *Error) {
 // headerLine validates `name ":" OWS value OWS` and records the headers that
 // matter for framing and routing.
 func (p *Parser) headerLine(buf []byte, start, end int) *Error {
-	line := buf[start:end]
-	if line[0] == ' ' || line[0] == '\t' {
-		return errObsFold
+	colon, vs, ve, err := fieldLine(buf[start:end], errHeaderLine, errHeaderValue)
+	if err != nil {
+		return err
 	}
-	colon := 0
+	return p.knownHeader(buf[start:start+colon], span{start + vs, start + ve}, buf[start+vs:start+ve])
+}
+
+// fieldLine checks the syntax of one field line (a header or a trailer):
+// no obsolete folding, a token name followed directly by ':', a value of
+// visible characters, spaces and tabs. It returns the colon's index and the
+// value's bounds without its surrounding whitespace. badLine and badValue are
+// the refusals to use for a malformed line and a malformed value.
+func fieldLine(line []byte, badLine, badValue *Error) (colon, vs, ve int, err *Error) {
+	if line[0] == ' ' || line[0] == '\t' {
+		return 0, 0, 0, errObsFold
+	}
 	for colon < len(line) && isTokenChar[line[colon]] {
 		colon++
 	}
 	if colon == 0 || colon == len(line) || line[colon] != ':' {
-		return errHeaderLine // also refuses whitespace before the colon
+		return 0, 0, 0, badLine // also refuses whitespace before the colon
 	}
-	vs, ve := colon+1, len(line)
+	vs, ve = colon+1, len(line)
 	for vs < ve && (line[vs] == ' ' || line[vs] == '\t') {
 		vs++
 	}
@@ -298,10 +339,10 @@ func (p *Parser) headerLine(buf []byte, start, end int) *Error {
 	}
 	for _, c := range line[vs:ve] {
 		if !isValueChar[c] {
-			return errHeaderValue
+			return 0, 0, 0, badValue
 		}
 	}
-	return p.knownHeader(line[:colon], span{start + vs, start + ve}, line[vs:ve])
+	return colon, vs, ve, nil
 }
 
 // knownHeader records the headers the parser acts on; others are only
@@ -309,6 +350,13 @@ func (p *Parser) headerLine(buf []byte, start, end int) *Error {
 func (p *Parser) knownHeader(name []byte, valSpan span, val []byte) *Error {
 	st := &p.st
 	switch len(name) {
+	case 4:
+		if equalFold(name, "host") {
+			st.hosts++
+			if st.hosts > 1 {
+				return errHostTwo // RFC 9112 §3.2: more than one Host
+			}
+		}
 	case 10:
 		if equalFold(name, "connection") {
 			connectionTokens(val, st)
@@ -404,6 +452,9 @@ func connectionTokens(val []byte, st *scanState) {
 // headersDone decides the framing once the empty line ended the headers.
 func (p *Parser) headersDone() (done bool, err *Error) {
 	st := &p.st
+	if st.version == HTTP11 && st.hosts == 0 && !p.hostOptional {
+		return false, errHostMissing // RFC 9112 §3.2
+	}
 	st.bodyStart = st.pos
 	switch {
 	case st.chunked:
@@ -534,31 +585,18 @@ func chunkSize(line []byte) (int64, *Error) {
 // trailerLine checks the field syntax of a trailer; trailers are otherwise
 // ignored.
 func trailerLine(line []byte) *Error {
-	if line[0] == ' ' || line[0] == '\t' {
-		return errObsFold
-	}
-	colon := 0
-	for colon < len(line) && isTokenChar[line[colon]] {
-		colon++
-	}
-	if colon == 0 || colon == len(line) || line[colon] != ':' {
-		return errTrailer
-	}
-	for _, c := range line[colon+1:] {
-		if !isValueChar[c] {
-			return errTrailer
-		}
-	}
-	return nil
+	_, _, _, err := fieldLine(line, errTrailer, errTrailer)
+	return err
 }
+
+// rootPath is the path of an absolute-form target that has none. Shared:
+// capacity-limited like every other field, so it cannot be appended to in
+// place.
+var rootPath = []byte("/")[:1:1]
 
 // fill turns the offsets of a complete request into slices of buf.
 func (p *Parser) fill(buf []byte, req *Request) {
 	st := &p.st
-	path := st.target
-	if st.query.start >= 0 {
-		path.end = st.query.start - 1
-	}
 	keepAlive := !st.connClose
 	if st.version == HTTP10 {
 		keepAlive = st.connKeepAlive && !st.connClose
@@ -566,7 +604,7 @@ func (p *Parser) fill(buf []byte, req *Request) {
 	*req = Request{
 		Method:         st.method.slice(buf),
 		Target:         st.target.slice(buf),
-		Path:           path.slice(buf),
+		Path:           st.path.slice(buf),
 		Query:          st.query.slice(buf),
 		Version:        st.version,
 		KeepAlive:      keepAlive,
@@ -576,6 +614,9 @@ func (p *Parser) fill(buf []byte, req *Request) {
 		Chunked:        st.chunked,
 		ExpectContinue: st.expectContinue,
 		RawHeaders:     buf[st.headerStart:st.headerEnd:st.headerEnd],
+	}
+	if req.Path == nil {
+		req.Path = rootPath // absolute-form without a path
 	}
 	switch {
 	case st.chunked && len(p.scratch) > 0:

@@ -77,6 +77,7 @@ func parseStream(p *Parser, data []byte, cuts []int) []result {
 func newTestParser() *Parser {
 	p := NewParser(4096)
 	p.SetMaxHeaderBytes(1024)
+	p.hostOptional = true // framing tests; the Host rules have tests of their own
 	return p
 }
 
@@ -328,14 +329,14 @@ func TestParsePipelined100(t *testing.T) {
 	for i := range 100 {
 		switch i % 3 {
 		case 0:
-			fmt.Fprintf(&in, "GET /ok?i=%d HTTP/1.1\r\nX-Request-Id: id-%d\r\n\r\n", i, i)
+			fmt.Fprintf(&in, "GET /ok?i=%d HTTP/1.1\r\nHost: x\r\nX-Request-Id: id-%d\r\n\r\n", i, i)
 			want = append(want, result{Method: "GET", Path: "/ok", Query: fmt.Sprint("i=", i), RequestID: fmt.Sprint("id-", i), Body: ""})
 		case 1:
 			body := fmt.Sprintf(`{"n":%d}`, i)
-			fmt.Fprintf(&in, "POST /v1/commit HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			fmt.Fprintf(&in, "POST /v1/commit HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 			want = append(want, result{Method: "POST", Path: "/v1/commit", Body: body})
 		case 2:
-			fmt.Fprintf(&in, "POST /v1/commit HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n%x\r\n%d\r\n0\r\n\r\n", len(fmt.Sprint(i)), i)
+			fmt.Fprintf(&in, "POST /v1/commit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n%x\r\n%d\r\n0\r\n\r\n", len(fmt.Sprint(i)), i)
 			want = append(want, result{Method: "POST", Path: "/v1/commit", Body: fmt.Sprint("abc", i)})
 		}
 	}
@@ -459,7 +460,7 @@ func TestHeaderLookup(t *testing.T) {
 }
 
 func TestRequestSlicesCannotClobberBuffer(t *testing.T) {
-	in := []byte("GET /ok HTTP/1.1\r\n\r\nGET /next HTTP/1.1\r\n\r\n")
+	in := []byte("GET /ok HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n\r\n")
 	var req Request
 	n, err := NewParser(0).Parse(in, &req)
 	if err != nil || n == 0 {
@@ -514,17 +515,75 @@ func TestParseZeroAllocs(t *testing.T) {
 func TestChunkedScratchIsReleasedAfterLargeBody(t *testing.T) {
 	p := NewParser(1 << 20)
 	var req Request
-	big := []byte("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+	big := []byte("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
 	big = AppendChunk(big, bytes.Repeat([]byte("x"), 200<<10))
 	big = AppendLastChunk(big)
 	if n, err := p.Parse(big, &req); n != len(big) || err != nil || len(req.Body) != 200<<10 {
 		t.Fatalf("n=%d err=%v len=%d", n, err, len(req.Body))
 	}
-	small := []byte("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
+	small := []byte("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
 	if n, err := p.Parse(small, &req); n != len(small) || err != nil || string(req.Body) != "hi" {
 		t.Fatalf("n=%d err=%v body=%q", n, err, req.Body)
 	}
 	if cap(p.scratch) > scratchKeepBytes {
 		t.Fatalf("scratch still holds %d bytes", cap(p.scratch))
+	}
+}
+
+// hostCases are the Host and request-target rules of RFC 9112 §3.2, with
+// the default parser (Host required). Status 0 means parsed.
+var hostCases = []struct {
+	name, in string
+	status   int
+	path     string
+}{
+	{"host", "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n", 0, "/ok"},
+	{"empty host", "GET /ok HTTP/1.1\r\nHost:\r\n\r\n", 0, "/ok"},
+	{"host any case", "GET /ok HTTP/1.1\r\nhOsT: x\r\n\r\n", 0, "/ok"},
+	{"no host", "GET /ok HTTP/1.1\r\nX-A: b\r\n\r\n", 400, ""},
+	{"no headers", "GET /ok HTTP/1.1\r\n\r\n", 400, ""},
+	{"two hosts", "GET /ok HTTP/1.1\r\nHost: x\r\nHost: x\r\n\r\n", 400, ""},
+	{"two hosts apart", "GET /ok HTTP/1.1\r\nHost: a\r\nX-A: b\r\nhost: b\r\n\r\n", 400, ""},
+	{"http/1.0 without host", "GET /ok HTTP/1.0\r\n\r\n", 0, "/ok"},
+	{"http/1.0 two hosts", "GET /ok HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", 400, ""},
+	{"absolute-form", "GET http://example.com/ok HTTP/1.1\r\nHost: example.com\r\n\r\n", 0, "/ok"},
+	{"absolute-form with port and query", "GET http://example.com:8080/v1/status?request_id=a HTTP/1.1\r\nHost: x\r\n\r\n", 0, "/v1/status"},
+	{"absolute-form scheme any case", "GET HTTP://example.com/ok HTTP/1.1\r\nHost: x\r\n\r\n", 0, "/ok"},
+	{"absolute-form https", "GET https://example.com/ok HTTP/1.1\r\nHost: x\r\n\r\n", 0, "/ok"},
+	{"absolute-form without path", "GET http://example.com HTTP/1.1\r\nHost: x\r\n\r\n", 0, "/"},
+	{"absolute-form without path, with query", "GET http://example.com?a=b HTTP/1.1\r\nHost: x\r\n\r\n", 0, "/"},
+	{"absolute-form still needs host", "GET http://example.com/ok HTTP/1.1\r\n\r\n", 400, ""},
+	{"asterisk-form kept whole", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 0, "*"},
+	{"other scheme kept whole", "GET ftp://example.com/ok HTTP/1.1\r\nHost: x\r\n\r\n", 0, "ftp://example.com/ok"},
+}
+
+func TestHostAndTargetForms(t *testing.T) {
+	for _, tc := range hostCases {
+		t.Run(tc.name, func(t *testing.T) {
+			var req Request
+			n, err := NewParser(0).Parse([]byte(tc.in), &req)
+			got := resultOf(n, err, &req)
+			if got.Status != tc.status {
+				t.Fatalf("status %d, want %d (err %v)", got.Status, tc.status, err)
+			}
+			if tc.status == 0 && (n != len(tc.in) || got.Path != tc.path) {
+				t.Fatalf("n=%d path %q, want n=%d path %q", n, got.Path, len(tc.in), tc.path)
+			}
+		})
+	}
+}
+
+// Appending to the path of an absolute-form target without one must not
+// change the shared "/".
+func TestRootPathIsNotShared(t *testing.T) {
+	var req Request
+	if _, err := NewParser(0).Parse([]byte("GET http://h HTTP/1.1\r\nHost: h\r\n\r\n"), &req); err != nil {
+		t.Fatal(err)
+	}
+	_ = append(req.Path, "x"...)
+	var again Request
+	NewParser(0).Parse([]byte("GET http://h HTTP/1.1\r\nHost: h\r\n\r\n"), &again)
+	if string(again.Path) != "/" {
+		t.Fatalf("path %q", again.Path)
 	}
 }

@@ -42,7 +42,7 @@ func (v Version) String() string {
 type Request struct {
 	Method    []byte
 	Target    []byte // the raw request-target
-	Path      []byte // Target before '?'
+	Path      []byte // Target before '?'; for an absolute-form target (http://host/p), the path after the authority ("/" if none)
 	Query     []byte // Target after '?', without it; nil when there is no '?'
 	Version   Version
 	KeepAlive bool // version default (1.1: yes, 1.0: no), then Connection: close / keep-alive
@@ -140,6 +140,8 @@ var (
 	errChunkLineTooLong = &Error{400, "chunk size line too long"}
 	errChunkDataEnd     = &Error{400, "chunk data not followed by CRLF"}
 	errTrailer          = &Error{400, "malformed trailer line"}
+	errHostMissing      = &Error{400, "missing Host header"}
+	errHostTwo          = &Error{400, "more than one Host header"}
 	errHeadersTooLarge  = &Error{413, "header section too large"}
 	errRequestTooLarge  = &Error{413, "request too large"}
 	errBodyTooLarge     = &Error{413, "body too large"}

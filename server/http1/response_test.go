@@ -93,7 +93,7 @@ func TestChunkedResponseReadByNetHTTP(t *testing.T) {
 
 // A chunked response is also a chunked request body our parser decodes.
 func TestChunkHelpersRoundTripThroughParser(t *testing.T) {
-	in := []byte("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+	in := []byte("POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
 	in = AppendChunk(in, []byte("hello "))
 	in = AppendChunk(in, []byte("world"))
 	in = AppendLastChunk(in)
