@@ -261,3 +261,22 @@ func TestGateInterrupted(t *testing.T) {
 		t.Errorf("took %v to stop", took)
 	}
 }
+
+// TestGateOverTCP: with --network tcp each server binds port 0 and the gate
+// reads the kernel's choice from its "listening on" line: no free-port
+// probe that another process could race.
+func TestGateOverTCP(t *testing.T) {
+	o := quickOptions(t)
+	o.Network = "tcp"
+	o.Rounds = 3
+	o.Tolerance = 0.3
+	r := runGate(t, o)
+	if r.Verdict != Pass {
+		t.Fatalf("%s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+	}
+	for _, s := range []Side{r.A, r.B} {
+		if !strings.HasPrefix(s.Target, "127.0.0.1:") || strings.HasSuffix(s.Target, ":0") {
+			t.Errorf("side %s target %q, want a bound loopback port", s.Name, s.Target)
+		}
+	}
+}

@@ -123,7 +123,7 @@ func fakeServerMain(args []string) int {
 	})}
 	go srv.Serve(l)
 	if !cfg.Fake.NeverReady {
-		fmt.Println("weaseldb: listening on", addr)
+		fmt.Println("weaseldb: listening on", network, l.Addr())
 		fmt.Println("weaseldb: ready")
 	}
 	sig := make(chan os.Signal, 1)

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/serverproc"
 	"weaseldb/loadtester"
 )
 
@@ -60,11 +62,11 @@ func RunLoad(ctx context.Context, l LoadSpec) (loadtester.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, l.Binary, l.Args()...)
-	out := newTailBuffer(10)
-	cmd.Stdout = out
-	cmd.Stderr = out
+	var out bytes.Buffer // --quiet: a summary of a few dozen lines at most
+	cmd.Stdout = &out
+	cmd.Stderr = &out
 	cmd.WaitDelay = 2 * time.Second
-	err := startOn(cmd, l.CPUs)
+	err := serverproc.StartOn(cmd, l.CPUs)
 	if err == nil {
 		err = cmd.Wait()
 	}
@@ -75,7 +77,7 @@ func RunLoad(ctx context.Context, l LoadSpec) (loadtester.Result, error) {
 		return loadtester.Result{}, fmt.Errorf("load_tester did not finish within %v", limit)
 	}
 	if err != nil {
-		return loadtester.Result{}, fmt.Errorf("load_tester: %v%s", err, out.lastLine())
+		return loadtester.Result{}, fmt.Errorf("load_tester: %v%s", err, lastLine(out.String()))
 	}
 	data, err := os.ReadFile(l.JSONPath)
 	if err != nil {
@@ -103,4 +105,17 @@ func commandLine(bin string, args []string) string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+// lastLine is ": <the last non-empty line of out>" or "".
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return ""
+	}
+	if len(last) > 200 {
+		last = last[:200] + "..."
+	}
+	return ": " + last
 }

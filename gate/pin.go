@@ -2,7 +2,6 @@ package gate
 
 import (
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 
@@ -71,25 +70,4 @@ func PlanCPUs(spec string, allowed []int) (CPUPlan, error) {
 		}
 	}
 	return plan, nil
-}
-
-// startOn starts cmd restricted to cpus (all of them when cpus is empty).
-// exec.Cmd has no affinity attribute, but a forked child inherits the mask
-// of the thread that forked it, and so do all its threads and children: the
-// fork is made from a goroutine locked to a thread pinned for the occasion,
-// which is never unlocked, so the runtime ends that thread (and its narrow
-// mask) when the goroutine returns.
-func startOn(cmd *exec.Cmd, cpus []int) error {
-	if len(cpus) == 0 {
-		return cmd.Start()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		if err := affinity.PinCurrentThread(cpus); err != nil {
-			errc <- err
-			return
-		}
-		errc <- cmd.Start()
-	}()
-	return <-errc
 }

@@ -1,13 +1,9 @@
 package gate
 
 import (
-	"os/exec"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
-
-	"weaseldb/server/affinity"
 )
 
 func TestPlanCPUs(t *testing.T) {
@@ -48,44 +44,6 @@ func TestPlanCPUs(t *testing.T) {
 		}
 		if plan.Pinned() != (tt.server != nil) {
 			t.Errorf("PlanCPUs(%q).Pinned() = %v", tt.spec, plan.Pinned())
-		}
-	}
-}
-
-// A process started with startOn runs on exactly the given CPUs, and the
-// gate's own goroutines keep the full mask.
-func TestStartOnPinsTheChild(t *testing.T) {
-	allowed, err := affinity.AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := allowed[len(allowed)-1:] // one CPU; works on a 1-CPU machine too
-	cmd := exec.Command("sh", "-c", "grep Cpus_allowed_list /proc/self/status")
-	var out strings.Builder
-	cmd.Stdout = &out
-	if err := startOn(cmd, want); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out.String()), "Cpus_allowed_list:"))
-	if got != affinity.FormatCPUList(want) {
-		t.Errorf("child's CPUs %q, want %q", got, affinity.FormatCPUList(want))
-	}
-	// The thread that forked was pinned and never unlocked, so the runtime
-	// ended it (or, if it was the main thread, parked it for good): no
-	// goroutine may run on a narrowed mask afterwards.
-	for range 20 {
-		mask := make(chan []int)
-		go func() {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			cpus, _ := affinity.CurrentThreadCPUs()
-			mask <- cpus
-		}()
-		if got := <-mask; !reflect.DeepEqual(got, allowed) {
-			t.Fatalf("a goroutine of the gate runs on CPUs %v after startOn, want %v", got, allowed)
 		}
 	}
 }

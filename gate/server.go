@@ -1,19 +1,15 @@
 package gate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	"weaseldb/internal/serverproc"
 )
 
 // Target is where a started server listens, in the load tester's terms.
@@ -40,66 +36,45 @@ func (t Target) String() string {
 }
 
 // newTarget picks a fresh listening address in dir: a unix socket path (no
-// port races) or a free loopback TCP port.
+// port races), or loopback TCP port 0, for which the server binds a port the
+// kernel chooses and says which (StartServer reads it back): no other
+// process can take the port between choosing and binding.
 func newTarget(network, dir, name string) (Target, error) {
 	switch network {
 	case "unix":
 		return Target{Network: "unix", Path: filepath.Join(dir, name+".sock")}, nil
 	case "tcp":
-		port, err := freePort()
-		if err != nil {
-			return Target{}, err
-		}
-		return Target{Network: "tcp", Host: "127.0.0.1", Port: port}, nil
+		return Target{Network: "tcp", Host: "127.0.0.1", Port: 0}, nil
 	default:
 		return Target{}, fmt.Errorf("network %q: want unix or tcp", network)
 	}
 }
 
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before the server binds; the server then fails to start and the
-// gate says so (exit 2), which is why unix sockets are the default.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// serverConfig is the user's config with its [server] interfaces replaced
+// by the single target, every other key kept as it was (unknown keys
+// included: the server, not the gate, validates them).
+func serverConfig(data []byte, t Target) (map[string]any, error) {
+	doc, err := serverproc.ParseConfig(data)
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		return nil, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	iface := serverproc.UnixInterface(t.Path)
+	if t.Network == "tcp" {
+		iface = serverproc.TCPInterface(t.Host, t.Port)
+	}
+	if err := serverproc.SetInterfaces(doc, iface); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
-// rewriteConfig returns the TOML config with its [server] interfaces
-// replaced by the single target, every other key kept as it was (unknown
-// keys included: the server, not the gate, validates them).
+// rewriteConfig is serverConfig as TOML text.
 func rewriteConfig(data []byte, t Target) ([]byte, error) {
-	var doc map[string]any
-	if err := toml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parsing config: %w", err)
+	doc, err := serverConfig(data, t)
+	if err != nil {
+		return nil, err
 	}
-	if doc == nil {
-		doc = map[string]any{}
-	}
-	server, ok := doc["server"].(map[string]any)
-	if !ok {
-		if _, exists := doc["server"]; exists {
-			return nil, errors.New("config: [server] is not a table")
-		}
-		server = map[string]any{}
-		doc["server"] = server
-	}
-	iface := map[string]any{"type": t.Network}
-	if t.Network == "unix" {
-		iface["path"] = t.Path
-	} else {
-		iface["address"] = t.Host
-		iface["port"] = t.Port
-	}
-	server["interfaces"] = []map[string]any{iface}
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(doc); err != nil {
-		return nil, fmt.Errorf("writing config: %w", err)
-	}
-	return buf.Bytes(), nil
+	return serverproc.EncodeConfig(doc)
 }
 
 // Server is a running server process started by the gate.
@@ -107,10 +82,7 @@ type Server struct {
 	Name   string
 	Binary string
 	Target Target
-	cmd    *exec.Cmd
-	output *tailBuffer // the last lines of stdout and stderr, for reasons
-	exited chan struct{}
-	err    error // the process's exit, valid once exited is closed
+	proc   *serverproc.Process
 }
 
 // ServerSpec says how to start one server.
@@ -129,162 +101,65 @@ type ServerSpec struct {
 // waits for the ready line. On failure the process is gone and the error is
 // one line naming the cause (the server's last output line when it has one).
 func StartServer(spec ServerSpec) (*Server, error) {
-	target, err := newTarget(spec.Network, spec.Dir, strings.ToLower(spec.Name))
+	name := strings.ToLower(spec.Name)
+	target, err := newTarget(spec.Network, spec.Dir, name)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := rewriteConfig(spec.ConfigData, target)
+	doc, err := serverConfig(spec.ConfigData, target)
 	if err != nil {
 		return nil, err
 	}
-	cfgPath := filepath.Join(spec.Dir, strings.ToLower(spec.Name)+".toml")
-	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", cfgPath, err)
+	proc, err := serverproc.Start(serverproc.Spec{Name: "server " + spec.Name, Binary: spec.Binary,
+		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, CPUs: spec.CPUs,
+		ReadyLine: spec.ReadyLine, StartTimeout: spec.StartTimeout})
+	if err != nil {
+		return nil, err
 	}
-	s := &Server{Name: spec.Name, Binary: spec.Binary, Target: target,
-		output: newTailBuffer(20), exited: make(chan struct{})}
-	bin := spec.Binary
-	if strings.ContainsRune(bin, '/') {
-		// The server runs in spec.Dir: a relative path must not move with it.
-		if bin, err = filepath.Abs(bin); err != nil {
+	s := &Server{Name: spec.Name, Binary: spec.Binary, Target: target, proc: proc}
+	if target.Network == "tcp" {
+		if s.Target, err = boundTCP(proc); err != nil {
+			_ = proc.Stop(2 * time.Second)
 			return nil, fmt.Errorf("server %s: %w", spec.Name, err)
 		}
 	}
-	s.cmd = exec.Command(bin, "--config", cfgPath)
-	s.cmd.Dir = spec.Dir
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Stdout goes through a writer (not StdoutPipe) so that Wait returns only
-	// after the last line was read: the reason for an early exit is complete.
-	ready := make(chan struct{})
-	var once sync.Once
-	s.output.onLine = func(line string) {
-		if strings.Contains(line, spec.ReadyLine) {
-			once.Do(func() { close(ready) })
+	return s, nil
+}
+
+// boundTCP is the TCP address the server said it listens on.
+func boundTCP(p *serverproc.Process) (Target, error) {
+	for _, l := range p.Listeners() {
+		if l.Network != "tcp" {
+			continue
 		}
+		host, port, err := net.SplitHostPort(l.Address)
+		if err != nil {
+			return Target{}, fmt.Errorf("listening line %q: %w", l.Address, err)
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil || n <= 0 {
+			return Target{}, fmt.Errorf("listening line %q: no port", l.Address)
+		}
+		return Target{Network: "tcp", Host: host, Port: n}, nil
 	}
-	s.cmd.Stdout = s.output
-	s.cmd.Stderr = s.output
-	s.cmd.WaitDelay = 2 * time.Second // a child holding stdout open cannot hang Wait
-	if err := startOn(s.cmd, spec.CPUs); err != nil {
-		return nil, fmt.Errorf("server %s: starting %s: %w", spec.Name, spec.Binary, err)
-	}
-	go func() {
-		s.err = s.cmd.Wait()
-		close(s.exited)
-	}()
-	select {
-	case <-ready:
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("server %s exited before it was ready (%v)%s", spec.Name, s.err, s.output.lastLine())
-	case <-time.After(spec.StartTimeout):
-		s.Stop(2 * time.Second)
-		return nil, fmt.Errorf("server %s: no %q line within %v%s", spec.Name, spec.ReadyLine, spec.StartTimeout, s.output.lastLine())
-	}
+	return Target{}, errors.New("no \"weaseldb: listening on tcp ...\" line before the ready line")
 }
 
 // Alive reports whether the process is still running.
-func (s *Server) Alive() bool {
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (s *Server) Alive() bool { return s.proc.Alive() }
 
 // exitedWithin reports whether the process has exited or exits within d:
 // after a failed run, a dying server may still be on its way out.
-func (s *Server) exitedWithin(d time.Duration) bool {
-	select {
-	case <-s.exited:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
+func (s *Server) exitedWithin(d time.Duration) bool { return s.proc.ExitedWithin(d) }
 
 // DiedReason is a one-line description of an unexpected exit.
 func (s *Server) DiedReason() string {
-	return fmt.Sprintf("server %s exited during the runs (%v)%s", s.Name, s.err, s.output.lastLine())
+	return fmt.Sprintf("server %s exited during the runs (status %d)%s", s.Name, s.proc.ExitCode(), s.proc.LastLine())
 }
 
 // Pid is the server's process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
+func (s *Server) Pid() int { return s.proc.Pid() }
 
 // Stop sends SIGTERM, waits up to grace for a clean exit, then kills the
 // process group. It returns the exit error when the server did not exit 0.
-func (s *Server) Stop(grace time.Duration) error {
-	if !s.Alive() {
-		return s.err
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		return s.err
-	case <-time.After(grace):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.exited
-		return fmt.Errorf("server %s did not exit within %v of SIGTERM; killed", s.Name, grace)
-	}
-}
-
-// tailBuffer keeps the last lines written to it.
-type tailBuffer struct {
-	onLine  func(string) // called with each complete line, under mu
-	mu      sync.Mutex
-	max     int
-	lines   []string
-	partial []byte
-}
-
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.partial = append(b.partial, p...)
-	for {
-		i := bytes.IndexByte(b.partial, '\n')
-		if i < 0 {
-			break
-		}
-		b.addLocked(string(b.partial[:i]))
-		b.partial = b.partial[i+1:]
-	}
-	if len(b.partial) > 4096 {
-		b.addLocked(string(b.partial))
-		b.partial = nil
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) addLocked(line string) {
-	if b.onLine != nil {
-		b.onLine(line)
-	}
-	if strings.TrimSpace(line) == "" {
-		return
-	}
-	b.lines = append(b.lines, line)
-	if len(b.lines) > b.max {
-		b.lines = b.lines[len(b.lines)-b.max:]
-	}
-}
-
-// lastLine is ": <last output line>" or "" when there was none.
-func (b *tailBuffer) lastLine() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	last := strings.TrimSpace(string(b.partial))
-	if last == "" && len(b.lines) > 0 {
-		last = b.lines[len(b.lines)-1]
-	}
-	if last == "" {
-		return ""
-	}
-	if len(last) > 200 {
-		last = last[:200] + "..."
-	}
-	return ": " + last
-}
+func (s *Server) Stop(grace time.Duration) error { return s.proc.Stop(grace) }

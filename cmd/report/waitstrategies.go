@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/internal/serverproc"
 	"weaseldb/loadtester"
 	"weaseldb/reports"
 	"weaseldb/server/affinity"
@@ -324,32 +324,28 @@ func readJSONFile(path string, dst any) error {
 	return nil
 }
 
-// serverConfig writes the TOML the server of one run reads.
+// serverConfig is the TOML the server of one run reads, written by the
+// encoder (serverproc.EncodeConfig) under a comment saying what it is for.
 func serverConfig(p reports.PlannedRun, o *waitOptions, socket string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# written by report wait-strategies: %s on %s cores\n", p.Strategy, p.Cores)
-	fmt.Fprintf(&b, "[server]\ninterfaces = [{ type = \"unix\", path = %q }]\nio_threads = %d\n", socket, o.ioThreads)
+	server := map[string]any{"interfaces": []map[string]any{serverproc.UnixInterface(socket)}, "io_threads": o.ioThreads}
 	if len(p.IOCPUs) > 0 {
-		fmt.Fprintf(&b, "io_cpus = %s\n", tomlInts(p.IOCPUs))
+		server["io_cpus"] = p.IOCPUs
 	}
-	fmt.Fprintf(&b, "\n[commit]\npipeline_wait_strategy = %q\npipeline_release_threads = %d\n", p.Strategy, o.release)
+	commit := map[string]any{"pipeline_wait_strategy": p.Strategy, "pipeline_release_threads": o.release}
 	if len(p.PipelineCPUs) > 0 {
-		stages := make([]string, len(p.PipelineCPUs))
-		for i, s := range p.PipelineCPUs {
-			stages[i] = tomlInts(s)
-		}
-		fmt.Fprintf(&b, "pipeline_cpus = [%s]\n", strings.Join(stages, ", "))
+		commit["pipeline_cpus"] = p.PipelineCPUs
 	}
-	fmt.Fprintf(&b, "\n[benchmark]\nok_resolve_iterations = %d\n", o.okIterations)
-	return b.String()
-}
-
-func tomlInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
+	doc := map[string]any{"server": server, "commit": commit,
+		"benchmark": map[string]any{"ok_resolve_iterations": o.okIterations}}
+	head := fmt.Sprintf("# written by report wait-strategies: %s on %s cores\n", p.Strategy, p.Cores)
+	data, err := serverproc.EncodeConfig(doc)
+	if err != nil {
+		// Cannot happen for strings, ints and int lists; were it to, the
+		// server refuses this unknown key by name instead of starting with
+		// its defaults.
+		return head + fmt.Sprintf("config_error = %q\n", err.Error())
 	}
-	return "[" + strings.Join(s, ", ") + "]"
+	return head + string(data)
 }
 
 // serverRun starts weaseldb with the run's strategy (and CPUs), loads it with
@@ -374,14 +370,15 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	if err != nil {
 		return failed(run, err)
 	}
-	defer srv.stop()
-	r.logf("%s: server pid %d ready (GOMAXPROCS %d)", name, srv.cmd.Process.Pid, srv.gomaxprocs)
-	run.GOMAXPROCS = srv.gomaxprocs
+	defer srv.Stop(serverStopGrace)
+	v, _ := srv.StartupValue("weaseldb: GOMAXPROCS=")
+	run.GOMAXPROCS, _ = strconv.Atoi(strings.Fields(v + " ")[0])
+	r.logf("%s: server pid %d ready (GOMAXPROCS %d)", name, srv.Pid(), run.GOMAXPROCS)
 	run, err = r.loadServer(run, p, srv, socket, name)
 	if err != nil {
 		return failed(run, err)
 	}
-	idle, note, err := idleCPU(srv.cmd.Process.Pid, socket, r.o.idleConns, seconds2d(r.o.idleS))
+	idle, note, err := idleCPU(srv.Pid(), socket, r.o.idleConns, seconds2d(r.o.idleS))
 	if err != nil {
 		return failed(run, err)
 	}
@@ -389,15 +386,15 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	if note != "" {
 		run.Reason = strings.TrimPrefix(run.Reason+"; "+note, "; ")
 	}
-	if code := srv.stop(); code != 0 {
-		return failed(run, fmt.Errorf("weaseldb exited with status %d after SIGTERM (log %s.server.log)", code, name))
+	if err := srv.Stop(serverStopGrace); err != nil {
+		return failed(run, fmt.Errorf("after SIGTERM: %w (log %s.server.log)", err, name))
 	}
 	return run
 }
 
 // loadServer runs load_tester against the server and measures the server's
 // CPU over the middle of the measured window.
-func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, srv *server, socket, name string) (reports.WaitRun, error) {
+func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, srv *serverproc.Process, socket, name string) (reports.WaitRun, error) {
 	path := filepath.Join(r.o.bin, "load_tester")
 	args := []string{"--unix-socket", socket, "--path", "/ok", "--concurrency", strconv.Itoa(r.o.concurrency),
 		"--network-threads", strconv.Itoa(r.o.loadThreads), "--duration", fmt.Sprint(r.o.durationS),
@@ -414,7 +411,7 @@ func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, srv *
 	// The window skips 0.5 s at each end of the measured load.
 	delay, window := seconds2d(r.o.warmupS+0.5), seconds2d(r.o.durationS-1)
 	sample := make(chan cpuResult, 1)
-	go func() { sample <- sampleCPU(srv.cmd.Process.Pid, delay, window) }()
+	go func() { sample <- sampleCPU(srv.Pid(), delay, window) }()
 	timeout := seconds2d(r.o.warmupS+r.o.durationS) + 30*time.Second
 	if err := r.command(timeout, name+".load", path, args...); err != nil {
 		return run, err
@@ -508,91 +505,23 @@ func okRoundTrip(c net.Conn) error {
 	return c.SetDeadline(time.Time{})
 }
 
-// server is a running weaseldb.
-type server struct {
-	cmd        *exec.Cmd
-	gomaxprocs int
-	done       chan struct{}
-	exitCode   int
-	stopped    bool
-}
+// serverStopGrace is how long weaseldb may take to stop after SIGTERM
+// before it is killed.
+const serverStopGrace = 10 * time.Second
 
-// startServer starts weaseldb and waits until it prints "weaseldb: ready".
-func startServer(path, config, logPath string, readyTimeout time.Duration) (*server, error) {
+// startServer starts weaseldb through the supervisor, every line it prints
+// in logPath, and waits until it prints "weaseldb: ready".
+func startServer(path, config, logPath string, readyTimeout time.Duration) (*serverproc.Process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, "--config", config)
-	cmd.Stderr = logFile
-	stdout, err := cmd.StdoutPipe()
+	srv, err := serverproc.Start(serverproc.Spec{Name: "weaseldb", Binary: path, ConfigFile: config,
+		Log: logFile, StartTimeout: readyTimeout})
 	if err != nil {
 		logFile.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w (log %s)", err, filepath.Base(logPath))
 	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start weaseldb: %w", err)
-	}
-	s := &server{cmd: cmd, done: make(chan struct{})}
-	ready := make(chan struct{})
-	go func() {
-		// Copy the server's output to its log, watching for ready.
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(logFile, line)
-			if v, ok := strings.CutPrefix(line, "weaseldb: GOMAXPROCS="); ok && !signalled {
-				s.gomaxprocs, _ = strconv.Atoi(strings.Fields(v + " ")[0])
-			}
-			if line == "weaseldb: ready" && !signalled {
-				signalled = true
-				close(ready)
-			}
-		}
-		err := cmd.Wait()
-		s.exitCode = exitCode(err)
-		logFile.Close()
-		close(s.done)
-	}()
-	select {
-	case <-ready:
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("weaseldb exited with status %d before it was ready (log %s)", s.exitCode, filepath.Base(logPath))
-	case <-time.After(readyTimeout):
-		s.stop()
-		return nil, fmt.Errorf("weaseldb not ready after %v (log %s)", readyTimeout, filepath.Base(logPath))
-	}
-}
-
-// stop sends SIGTERM, waits up to 10 s (then SIGKILL), and returns the exit
-// status; later calls return the same status.
-func (s *server) stop() int {
-	if !s.stopped {
-		s.stopped = true
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-		}
-	}
-	return s.exitCode
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return -1
+	go func() { <-srv.Done(); logFile.Close() }() // nothing is written to the log after Done
+	return srv, nil
 }

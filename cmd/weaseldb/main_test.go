@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,11 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/serverproc"
 )
 
 var binary string
@@ -94,50 +94,26 @@ func TestUnbindablePortExits1(t *testing.T) {
 	}
 }
 
+// running is a server started through the tree's one supervisor.
 type running struct {
-	cmd   *exec.Cmd
-	lines chan string
+	*serverproc.Process
 	addrs []string // "tcp 127.0.0.1:PORT", "unix /path"
 }
 
 // startBinary runs the server with cfg and waits for its ready line.
 func startBinary(t *testing.T, cfg string) *running {
 	t.Helper()
-	cmd := exec.Command(binary, "--config", writeConfig(t, cfg))
-	stdout, err := cmd.StdoutPipe()
+	p, err := serverproc.Start(serverproc.Spec{Name: "weaseldb", Binary: binary, ConfigFile: writeConfig(t, cfg),
+		StartTimeout: 15 * time.Second, Log: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { p.Stop(5 * time.Second) })
+	r := &running{Process: p}
+	for _, l := range p.Listeners() {
+		r.addrs = append(r.addrs, l.Network+" "+l.Address)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	r := &running{cmd: cmd, lines: make(chan string, 100)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			r.lines <- sc.Text()
-		}
-		close(r.lines)
-	}()
-	ready := time.After(15 * time.Second)
-	for {
-		select {
-		case l, ok := <-r.lines:
-			if !ok {
-				t.Fatal("server exited before ready")
-			}
-			if a, found := strings.CutPrefix(l, "weaseldb: listening on "); found {
-				r.addrs = append(r.addrs, a)
-			}
-			if l == "weaseldb: ready" {
-				return r
-			}
-		case <-ready:
-			t.Fatal("no ready line in 15 s")
-		}
-	}
+	return r
 }
 
 // SIGTERM: the server answers, exits 0 and removes its unix socket file.
@@ -155,20 +131,9 @@ func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "HTTP/1.1 200" {
 		t.Fatalf("%q %v", buf, err)
 	}
-	r.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() {
-		for range r.lines {
-		}
-		exited <- r.cmd.Wait()
-	}()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("no exit 15 s after SIGTERM")
+	// SIGTERM, then SIGKILL if it has not exited within 15 s.
+	if err := r.Stop(15 * time.Second); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatalf("socket file still there: %v", err)
@@ -196,7 +161,7 @@ func cpuTicks(t *testing.T, pid int) int {
 func TestEMFILEBacksOffAndRecovers(t *testing.T) {
 	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\n[commit]\npipeline_wait_strategy = \"WaitIfStageEmpty\"\n")
 	addr := strings.TrimPrefix(r.addrs[0], "tcp ")
-	pid := r.cmd.Process.Pid
+	pid := r.Pid()
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		t.Skipf("cannot count the server's descriptors: %v", err)
@@ -260,7 +225,7 @@ func TestIdleServerUsesNoCPU(t *testing.T) {
 				}
 			}
 			time.Sleep(300 * time.Millisecond) // past the stages' idle spin
-			pid := r.cmd.Process.Pid
+			pid := r.Pid()
 			t0 := cpuTicks(t, pid)
 			start := time.Now()
 			time.Sleep(2 * time.Second)
