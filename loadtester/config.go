@@ -32,7 +32,8 @@ type Config struct {
 	Duration       time.Duration `json:"-"`
 	Warmup         time.Duration `json:"-"`
 	StatsInterval  time.Duration `json:"-"`
-	Timeout        time.Duration `json:"-"` // a response later than this fails its connection
+	Timeout        time.Duration `json:"-"` // a request without its response this long after its send fails (timeout)
+	Drain          time.Duration `json:"-"` // after the window: how long requests in flight may still finish (at most Timeout)
 	ConnectTimeout time.Duration `json:"-"`
 
 	JSONPath  string `json:"json,omitempty"`
@@ -49,7 +50,7 @@ func DefaultConfig() Config {
 		Host: "127.0.0.1", Port: 8080, Path: "/ok", Method: "GET",
 		Concurrency: 100, ConnectThreads: 1, NetworkThreads: 1, Pipeline: 1,
 		Duration: 10 * time.Second, StatsInterval: time.Second,
-		Timeout: 10 * time.Second, ConnectTimeout: 3 * time.Second,
+		Timeout: 10 * time.Second, Drain: time.Second, ConnectTimeout: 3 * time.Second,
 		VegetaMax: 1_000_000,
 	}
 }
@@ -75,6 +76,7 @@ func (c *Config) Validate() error {
 	check(c.Warmup >= 0, "--warmup %v: want >= 0", c.Warmup)
 	check(c.StatsInterval >= time.Millisecond, "--stats-interval %v: want >= 1ms", c.StatsInterval)
 	check(c.Timeout > 0, "--timeout %v: want > 0", c.Timeout)
+	check(c.Drain >= 0, "--drain %v: want >= 0", c.Drain)
 	check(c.ConnectTimeout > 0, "--connect-timeout %v: want > 0", c.ConnectTimeout)
 	check(c.VegetaMax >= 1, "--vegeta-max %d: want >= 1", c.VegetaMax)
 	check(c.MaxErrors >= 0, "--max-errors %d: want >= 0", c.MaxErrors)
@@ -83,6 +85,16 @@ func (c *Config) Validate() error {
 		check(ok && strings.TrimSpace(name) != "" && !strings.ContainsAny(h, "\r\n"), "--header %q: want \"Name: value\"", h)
 	}
 	return errors.Join(errs...)
+}
+
+// drain is the effective drain: --drain, never longer than --timeout (a
+// request still unanswered then has timed out).
+func (c *Config) drain() time.Duration { return min(c.Drain, c.Timeout) }
+
+// sweepEvery is the period of the timeout sweep: a tenth of --timeout,
+// between 1 ms and 100 ms, so a request fails within 10% of its deadline.
+func (c *Config) sweepEvery() time.Duration {
+	return min(max(c.Timeout/10, time.Millisecond), 100*time.Millisecond)
 }
 
 // network and address for net.Dial.

@@ -87,7 +87,8 @@ func newFlagSet(cfg *Config, url, body *string) *flag.FlagSet {
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
 	fs.Var(secondsFlag{&cfg.StatsInterval}, "stats-interval", "interval of the progress lines and of the HDR log")
-	fs.Var(secondsFlag{&cfg.Timeout}, "timeout", "fail a connection whose requests in flight get no bytes for this long")
+	fs.Var(secondsFlag{&cfg.Timeout}, "timeout", "fail a request (timeout) without its response this long after its own send; its connection is replaced")
+	fs.Var(secondsFlag{&cfg.Drain}, "drain", "after the measured window, how long requests in flight may still finish (at most --timeout); the rest count as unfinished")
 	fs.Var(secondsFlag{&cfg.ConnectTimeout}, "connect-timeout", "fail a connect that takes longer")
 	fs.StringVar(&cfg.JSONPath, "json", "", "write the result as versioned JSON to `FILE`")
 	fs.StringVar(&cfg.HDRLog, "hdr-log", "", "write an HdrHistogram interval log to `FILE`")
@@ -158,18 +159,38 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
 		return ExitFailure
 	}
-	if res.Interrupted {
-		return ExitInterrupted
+	code, verdict, reason := Verdict(res, cfg.MaxErrors)
+	if verdict != "" {
+		fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
 	}
-	if res.Errors > cfg.MaxErrors {
-		fmt.Fprintf(stderr, "load_tester: %d errors (over --max-errors %d)\n", res.Errors, cfg.MaxErrors)
-		return ExitFailure
+	if reason != "" {
+		fmt.Fprintf(stderr, "load_tester: %s\n", reason)
 	}
-	if res.Requests == 0 {
-		fmt.Fprintln(stderr, "load_tester: no responses received")
-		return ExitFailure
+	return code
+}
+
+// Verdict is the exit status of a finished run, a line for the summary
+// (empty when there is nothing to say) and the one-line reason of a failure
+// for stderr. Every due request that did not get a good answer counts
+// against --max-errors: failed, unfinished and dropped requests, plus the
+// other errors (non-2xx responses, failed connects).
+func Verdict(res *Result, maxErrors int64) (code int, verdict, reason string) {
+	other := res.Errors - res.Failed
+	bad := res.Errors + res.Unfinished + res.Dropped
+	counts := fmt.Sprintf("failed %d + unfinished %d + dropped %d + other errors %d = %d",
+		res.Failed, res.Unfinished, res.Dropped, other, bad)
+	switch {
+	case res.Interrupted:
+		return ExitInterrupted, "interrupted: what was measured is above", ""
+	case bad > maxErrors:
+		return ExitFailure, "FAILED: " + counts + fmt.Sprintf(", over --max-errors %d", maxErrors),
+			counts + fmt.Sprintf(", over --max-errors %d", maxErrors)
+	case res.Requests == 0:
+		return ExitFailure, "FAILED: no responses received", "no responses received"
+	case bad > 0:
+		return ExitOK, fmt.Sprintf("ok, but not clean: %s, within --max-errors %d", counts, maxErrors), ""
 	}
-	return ExitOK
+	return ExitOK, "ok: every due request answered", ""
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

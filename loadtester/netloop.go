@@ -26,13 +26,20 @@ import (
 // never modified (#9); short writes wait for EPOLLOUT (#8); wake-ups are
 // coalesced with a flag cleared before the inbox is drained (#15); EINTR from
 // epoll_wait is retried.
+//
+// Accounting (docs/load_tester.md) lives in what the loop already keeps: the
+// per-connection ring of send times. A response is charged to the warm-up or
+// to the measured window by comparing its ring entry with the window's start;
+// nothing new is sent once the window has closed; the timeout sweep looks at
+// the head of each ring on the thread's coarse clock. The drain, the count of
+// what never finished and the lower bounds are done once, at the window's
+// close (window.go), off the per-request path.
 
 const (
 	wakeSlot      = -1 // epoll data of the thread's eventfd
 	timerSlot     = -2 // epoll data of the open-loop timerfd
-	eventBatch    = 256
-	readBufSize   = 64 << 10
-	sweepInterval = 100 * time.Millisecond
+	eventBatch  = 256
+	readBufSize = 64 << 10
 	// lateSendThreshold: an open-loop send this late while a connection was
 	// free means the client could not keep its schedule.
 	lateSendThreshold = int64(2 * time.Millisecond)
@@ -56,13 +63,17 @@ type conn struct {
 	state    connState
 	parser   respParser
 
-	sendTimes    []int64 // ring: intended send time of each request in flight
-	mask         int
-	head         int
-	inflight     int
-	sent         int
-	received     int
-	lastProgress int64 // last send or receive, for --timeout
+	// Rings over the requests in flight, oldest at head. sendTimes: when
+	// each was due (open loop: its intended send time; closed loop: its
+	// send). sentAt, open loop only: when it was written, for the service
+	// time and --timeout.
+	sendTimes []int64
+	sentAt    []int64
+	mask      int
+	head      int
+	inflight  int
+	sent      int
+	received  int
 
 	pending         []byte // request bytes the socket has not taken yet
 	partial         []byte // an incomplete response head, kept between reads
@@ -98,13 +109,33 @@ type netThread struct {
 	base  time.Time // the run's clock origin: times are ns since base
 	evs   []unix.EpollEvent
 
-	// Guarded by mu: the collector swaps hist and takes stats each interval.
-	// The loop holds mu while it handles one batch of events.
-	mu    sync.Mutex
-	hist  *hdrhistogram.Histogram
-	stats counters
-	open  int
-	spare *hdrhistogram.Histogram // collector only
+	// Guarded by mu: the collector swaps hist and warmHist and takes stats
+	// and warmStats each interval. The loop holds mu while it handles one
+	// batch of events. stats and hist hold requests due in the measured
+	// window; warmStats and warmHist those due during the warm-up, whenever
+	// they end.
+	mu        sync.Mutex
+	hist      *hdrhistogram.Histogram
+	stats     counters
+	warmHist  *hdrhistogram.Histogram
+	warmStats counters
+	open      int
+	spare     *hdrhistogram.Histogram // collector only
+	warmSpare *hdrhistogram.Histogram // collector only
+	// svc (open loop only): the service time of measured requests, from
+	// their actual send; read after the loop has exited.
+	svc *hdrhistogram.Histogram
+
+	// The measured window on the run's clock (loop only). closeAt is
+	// refreshed from the runner on every wake, so an interrupt can move it.
+	mStart, closeAt int64
+	drainEnd        int64 // closing: when requests in flight stop being waited for
+	drainFor        int64
+	sweepEvery      int64
+	waitMs          uintptr // the blocking wait's timeout: the sweep period
+	closing         bool    // the window has closed: nothing new is sent, requests in flight drain
+	finished        bool    // the drain is over and what never finished is counted: the loop exits
+	tail            tail    // written by the loop as it finishes; read after it exited
 
 	inboxMu     sync.Mutex
 	inbox       []handoff // guarded by inboxMu
@@ -123,8 +154,7 @@ type netThread struct {
 	k          uint64  // index of the next intended send
 	freeConns  []*conn
 	dirtyConns []*conn
-	lastNoConn int64
-	waitingK   uint64 // k already counted as waiting for a connection (+1)
+	lastNoConn int64 // when the schedule last found every connection busy
 	armedFor   int64
 
 	samples *sampler // --vegeta only; read after the thread stops
@@ -136,7 +166,11 @@ type netThread struct {
 func newNetThread(r *runner, id int) (*netThread, error) {
 	t := &netThread{id: id, r: r, epfd: -1, evfd: -1, tfd: -1, base: r.base,
 		evs:  make([]unix.EpollEvent, eventBatch),
-		rbuf: make([]byte, readBufSize), hist: newHistogram(), spare: newHistogram()}
+		rbuf: make([]byte, readBufSize), hist: newHistogram(), spare: newHistogram(),
+		warmHist: newHistogram(), warmSpare: newHistogram(),
+		mStart: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain()),
+		sweepEvery: int64(r.cfg.sweepEvery())}
+	t.waitMs = uintptr(max(time.Duration(t.sweepEvery)/time.Millisecond, 1))
 	var err error
 	if t.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, wrapErr("epoll_create1", err)
@@ -162,6 +196,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.interval = threads * 1e9 / r.cfg.Rate
 		// Threads interleave: thread i starts i/rate after its first connection.
 		t.schedStart = int64(float64(id) * 1e9 / r.cfg.Rate)
+		t.svc = newHistogram()
 	}
 	if r.tmpl.dynamic() {
 		t.rend = newRenderer(id, r.cfg.NetworkThreads, uint64(r.seed))
@@ -231,8 +266,8 @@ func (t *netThread) loop() {
 		t.cpu, t.wall = cpu1-cpu0, time.Since(wall0)
 		t.shutdown()
 	}()
-	nextSweep := t.now() + int64(sweepInterval)
-	for !t.stopping.Load() {
+	nextSweep := t.now() + t.sweepEvery
+	for !t.finished {
 		n := t.wait()
 		t.mu.Lock()
 		for i := range n {
@@ -240,12 +275,15 @@ func (t *netThread) loop() {
 		}
 		t.serveReady()
 		now := t.now()
-		if t.scheduling {
+		if t.scheduling && !t.closing {
 			t.schedule(now)
 		}
 		if now >= nextSweep {
 			t.sweep(now)
-			nextSweep = now + int64(sweepInterval)
+			nextSweep = now + t.sweepEvery
+		}
+		if now >= t.closeAt || t.stopping.Load() {
+			t.closeWindow(now)
 		}
 		t.mu.Unlock()
 	}
@@ -258,7 +296,8 @@ func (t *netThread) now() int64 { return int64(time.Since(t.base)) }
 // still owed reads (the ready list), else after blocking until an event or
 // the sweep interval. One epoll_pwait per turn: a non-blocking poll before
 // the blocking one cost an extra syscall every time the client was ahead of
-// the server, which is the normal case for a closed-loop client.
+// the server, which is the normal case for a closed-loop client. While the
+// window drains, the wait ends no later than the drain.
 //
 // The wait is a raw syscall. The scheduler then keeps this thread's P while
 // it sleeps (Run gives the other goroutines their own Ps), and sysmon, which
@@ -267,9 +306,13 @@ func (t *netThread) now() int64 { return int64(time.Since(t.base)) }
 // request. A stop-the-world or a preemption signal interrupts the wait with
 // EINTR, so the runtime is never kept waiting longer than a signal delivery.
 func (t *netThread) wait() int {
-	timeout := uintptr(sweepInterval / time.Millisecond)
-	if len(t.ready) > 0 {
+	timeout := t.waitMs
+	switch {
+	case len(t.ready) > 0:
 		timeout = 0
+	case t.closing:
+		left := (t.drainEnd - t.now() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+		timeout = uintptr(min(max(left, 0), int64(timeout)))
 	}
 	evs := t.evs
 	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
@@ -322,6 +365,7 @@ func (t *netThread) onWake() {
 	var buf [8]byte
 	rawRead(t.evfd, buf[:])
 	t.wakePending.Store(false)
+	t.closeAt = t.r.windowEnd.Load() // an interrupt moves the window's end
 	t.inboxMu.Lock()
 	t.inbox, t.spareInbox = t.spareInbox[:0], t.inbox
 	t.inboxMu.Unlock()
@@ -355,6 +399,9 @@ func (t *netThread) adopt(h handoff) {
 	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, state: connConnecting,
 		sendTimes: make([]int64, ring), mask: ring - 1,
 		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
+	if t.tfd >= 0 {
+		c.sentAt = make([]int64, ring)
+	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
 	t.conns[slot] = c
 	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
@@ -380,7 +427,6 @@ func (t *netThread) finishConnect(c *conn) {
 	t.stats.connsOpened++
 	t.open++
 	now := t.now()
-	c.lastProgress = now
 	if t.tfd >= 0 {
 		if !t.scheduling { // the schedule starts with the first connection, so connect time is not charged as latency
 			t.scheduling = true
@@ -441,7 +487,6 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		c.partial = c.partial[:0]
-		c.lastProgress = now
 		t.stats.bytesIn += int64(n)
 		if !t.consume(c, t.rbuf[:off+n], now) {
 			return
@@ -490,21 +535,32 @@ func (t *netThread) consume(c *conn, data []byte, now int64) bool {
 	return true
 }
 
-// complete records the response at the head of the connection's pipeline.
+// complete records the response at the head of the connection's pipeline,
+// in the warm-up's books or the measured window's by when it was due.
 func (t *netThread) complete(c *conn, now int64) {
-	start := c.sendTimes[c.head]
-	c.head = (c.head + 1) & c.mask
+	head := c.head
+	start := c.sendTimes[head]
+	c.head = (head + 1) & c.mask
 	c.inflight--
 	c.received++
 	latency := now - start
+	status := min(c.parser.status, maxStatus)
+	if start < t.mStart {
+		t.warmStats.requests++
+		t.warmStats.status[status]++
+		t.warmHist.RecordValue(latency)
+		return
+	}
 	if err := t.hist.RecordValue(latency); err != nil {
 		t.stats.recordErrors++
 	}
 	t.stats.requests++
-	status := min(c.parser.status, maxStatus)
 	t.stats.status[status]++
+	if c.sentAt != nil {
+		t.svc.RecordValue(now - c.sentAt[head])
+	}
 	if t.samples != nil {
-		t.samples.add(sample{start: start, latency: latency, code: uint16(status)}, t.r.measureStart.Load(), t.r.measureEnd.Load())
+		t.samples.add(sample{start: start, latency: latency, code: uint16(status)})
 	}
 }
 
@@ -539,11 +595,17 @@ func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 	t.closeConn(c, 1)
 }
 
-// lose counts every request in flight on c as failed with kind.
+// lose counts every request in flight on c as failed with kind, in the
+// books of the phase it was due in.
 func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 	for c.inflight > 0 {
-		t.stats.errors[kind]++
-		t.sampleError(now, c.sendTimes[c.head], kind)
+		start := c.sendTimes[c.head]
+		if start < t.mStart {
+			t.warmStats.failedBy[kind]++
+		} else {
+			t.stats.failedBy[kind]++
+			t.sampleError(now, start, kind)
+		}
 		c.head = (c.head + 1) & c.mask
 		c.inflight--
 	}
@@ -560,7 +622,7 @@ func (t *netThread) closeConn(c *conn, failures int) {
 	t.conns[c.slot] = nil
 	t.gens[c.slot]++
 	t.free = append(t.free, c.slot)
-	if !t.stopping.Load() {
+	if !t.closing && !t.stopping.Load() {
 		t.r.requestConn(c.connSlot, failures)
 	}
 }
@@ -572,6 +634,9 @@ func (t *netThread) closeConn(c *conn, failures int) {
 // mean fewer segments for both ends to process (wrk's Lua pipelining refills
 // only when all 16 are answered).
 func (t *netThread) topUp(c *conn, now int64) {
+	if now >= t.closeAt { // the window has closed: nothing new is sent
+		return
+	}
 	depth := t.r.cfg.Pipeline
 	want := depth - c.inflight
 	quotaLeft := math.MaxInt
@@ -600,7 +665,11 @@ func (t *netThread) topUp(c *conn, now int64) {
 		c.inflight++
 	}
 	c.sent += want
-	c.lastProgress = now
+	if now >= t.mStart {
+		t.stats.sent += int64(want)
+	} else {
+		t.warmStats.sent += int64(want)
+	}
 	t.write(c, out)
 }
 
@@ -638,7 +707,11 @@ func (t *netThread) flush(c *conn) {
 	c.pending = c.pending[:rest]
 }
 
-// sweep enforces the connect timeout and the response timeout.
+// sweep enforces the connect timeout and the response timeout. The oldest
+// request in flight on a connection is at the head of its ring, so one look
+// per connection finds a request past its own deadline (--timeout from its
+// own send). A connection cannot skip a response, so it is closed, and the
+// requests behind the late one fail with it.
 func (t *netThread) sweep(now int64) {
 	timeout := int64(t.r.cfg.Timeout)
 	for _, c := range t.conns {
@@ -648,11 +721,19 @@ func (t *netThread) sweep(now int64) {
 			t.stats.errors[errConnectTimeout]++
 			t.sampleError(now, 0, errConnectTimeout)
 			t.closeConn(c, 1)
-		case c.state == connActive && c.inflight > 0 && now-c.lastProgress > timeout:
+		case c.state == connActive && c.inflight > 0 && now-c.sentAtOf(c.head) > timeout:
 			t.lose(c, now, errTimeout)
 			t.closeConn(c, 1)
 		}
 	}
+}
+
+// sentAtOf is when ring entry i was written.
+func (c *conn) sentAtOf(i int) int64 {
+	if c.sentAt != nil {
+		return c.sentAt[i]
+	}
+	return c.sendTimes[i]
 }
 
 // shutdown closes every connection and fd; later handoffs are refused.
@@ -668,11 +749,8 @@ func (t *netThread) shutdown() {
 		}
 	}
 	t.mu.Lock()
-	for _, c := range t.conns {
+	for _, c := range t.conns { // t.open keeps the count at the end, for the last interval
 		if c != nil {
-			if c.state == connActive {
-				t.open--
-			}
 			unix.Close(c.fd)
 		}
 	}
@@ -681,13 +759,20 @@ func (t *netThread) shutdown() {
 	t.closeFds()
 }
 
+// sampleError keeps a failed request (start: when it was due) or, with
+// start 0, a failure of the connection itself, for --vegeta; only what
+// belongs to the measured window.
 func (t *netThread) sampleError(now, start int64, kind errorKind) {
-	if t.samples != nil {
-		if start == 0 {
-			start = now
-		}
-		t.samples.add(sample{start: start, latency: now - start, errKind: kind + 1}, t.r.measureStart.Load(), t.r.measureEnd.Load())
+	if t.samples == nil {
+		return
 	}
+	if start == 0 {
+		if now < t.mStart || now >= t.closeAt {
+			return
+		}
+		start = now
+	}
+	t.samples.add(sample{start: start, latency: now - start, errKind: kind + 1})
 }
 
 // rawRead and rawWrite skip the scheduler's syscall bookkeeping: the sockets

@@ -1,6 +1,7 @@
 package loadtester
 
 import (
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ func newTestThread(t *testing.T) *netThread {
 		t.Fatal(err)
 	}
 	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now(), connReqs: make(chan connRequest, 16)}
+	r.windowEnd.Store(math.MaxInt64) // the window never closes
 	th, err := newNetThread(r, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -55,12 +57,12 @@ func TestStaleEventIsDropped(t *testing.T) {
 	unix.Write(peerB, []byte("garbage that would fail the parser\r\n\r\n"))
 	stale := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLHUP, Fd: old.slot, Pad: old.gen}
 	th.dispatch(&stale)
-	if cur.state == connClosed || th.stats.errors[errParse] != 0 {
+	if cur.state == connClosed || th.stats.errors[errParse]+th.stats.failedBy[errParse] != 0 {
 		t.Fatalf("a stale event closed the slot's new connection")
 	}
 	fresh := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: cur.slot, Pad: cur.gen}
 	th.dispatch(&fresh)
-	if cur.state != connClosed || th.stats.errors[errParse] != 1 {
+	if cur.state != connClosed || th.stats.errors[errParse]+th.stats.failedBy[errParse] != 1 {
 		t.Fatalf("the current generation's event was not handled (state %v)", cur.state)
 	}
 }

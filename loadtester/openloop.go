@@ -47,11 +47,23 @@ func (t *netThread) pickFree() *conn {
 }
 
 // schedule sends every request that is due, then arms the timer for the
-// next one (unless requests are waiting for a connection: a response wakes
-// the loop then).
+// next one, or for the window's end (while requests wait for a connection,
+// a response wakes the loop sooner). Only requests due before the window's
+// end are ever sent; the turn that finds the window closed makes the last
+// pass, and what is still waiting then is dropped (window.go).
+//
+// A request sent after the scheduler last found every connection busy at or
+// after its due time waited for a connection; one sent late while a
+// connection was free shows the client falling behind.
 func (t *netThread) schedule(now int64) {
 	for !t.stopping.Load() {
 		due := t.dueAt(t.k)
+		if due >= t.closeAt {
+			if now < t.closeAt {
+				t.armTimer(t.closeAt, now)
+			}
+			break
+		}
 		if due > now {
 			t.armTimer(due, now)
 			break
@@ -59,16 +71,21 @@ func (t *netThread) schedule(now int64) {
 		c := t.pickFree()
 		if c == nil {
 			t.lastNoConn = now
-			if t.waitingK != t.k+1 {
-				t.waitingK = t.k + 1
-				t.stats.waitedForConn++
+			if now < t.closeAt {
+				t.armTimer(t.closeAt, now)
 			}
 			break
 		}
-		if now-due > lateSendThreshold && t.lastNoConn < due {
-			t.stats.lateSends++
+		st := &t.stats
+		if due < t.mStart {
+			st = &t.warmStats
 		}
-		t.enqueue(c, due)
+		if due <= t.lastNoConn {
+			st.waitedForConn++
+		} else if now-due > lateSendThreshold {
+			st.lateSends++
+		}
+		t.enqueue(c, due, now)
 		t.k++
 	}
 	for i, c := range t.dirtyConns {
@@ -82,7 +99,7 @@ func (t *netThread) schedule(now int64) {
 }
 
 // enqueue adds one request, intended at due, to c's output for this turn.
-func (t *netThread) enqueue(c *conn, due int64) {
+func (t *netThread) enqueue(c *conn, due, now int64) {
 	before := len(c.pending)
 	if t.rend == nil {
 		c.pending = append(c.pending, t.r.tmpl.static...)
@@ -90,10 +107,16 @@ func (t *netThread) enqueue(c *conn, due int64) {
 		c.pending = t.rend.appendRequest(c.pending, t.r.tmpl)
 	}
 	t.stats.bytesOut += int64(len(c.pending) - before)
-	c.sendTimes[(c.head+c.inflight)&c.mask] = due
+	i := (c.head + c.inflight) & c.mask
+	c.sendTimes[i] = due
+	c.sentAt[i] = now
 	c.inflight++
 	c.sent++
-	c.lastProgress = t.now()
+	if due >= t.mStart {
+		t.stats.sent++
+	} else {
+		t.warmStats.sent++
+	}
 	if !c.dirty {
 		c.dirty = true
 		t.dirtyConns = append(t.dirtyConns, c)

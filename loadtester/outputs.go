@@ -3,6 +3,7 @@ package loadtester
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"sort"
@@ -54,6 +55,37 @@ func (h *hdrLogWriter) write(hist *hdrhistogram.Histogram, base time.Time, start
 	h.keep(h.w.Flush())
 }
 
+// rewrite replaces the log's content with recs (each measured interval,
+// after the lower bounds of the requests that never finished were added to
+// the interval they were due in). The log was written as the run went, so an
+// interrupted process keeps what it had measured; this makes it final.
+func (h *hdrLogWriter) rewrite(base time.Time, recs []intervalRecord) {
+	if h.err != nil || h.f == nil {
+		return
+	}
+	h.keep(h.w.Flush())
+	if _, err := h.f.Seek(0, io.SeekStart); err != nil {
+		h.keep(err)
+		return
+	}
+	h.keep(h.f.Truncate(0))
+	h.w.Reset(h.f)
+	h.log = hdrhistogram.NewHistogramLogWriter(h.w)
+	h.started = false
+	for _, rec := range recs {
+		hist := newHistogram()
+		if rec.enc != nil {
+			dec, err := hdrhistogram.Decode(rec.enc)
+			if err != nil {
+				h.keep(err)
+				return
+			}
+			hist.Merge(dec)
+		}
+		h.write(hist, base, rec.startNs, rec.endNs)
+	}
+}
+
 func (h *hdrLogWriter) keep(err error) {
 	if err != nil && h.err == nil {
 		h.err = fmt.Errorf("--hdr-log: %w", err)
@@ -95,7 +127,7 @@ func (r *runner) writeVegeta(res *Result) (string, error) {
 	enc := vegeta.NewEncoder(w)
 	url, method := r.cfg.TargetURL(), r.cfg.Method
 	bytesOut := uint64(len(r.tmpl.static))
-	if sent := res.Requests + res.Errors; r.tmpl.dynamic() && sent > 0 {
+	if sent := res.Answered + res.Failed + res.Unfinished; r.tmpl.dynamic() && sent > 0 {
 		bytesOut = uint64(res.BytesOut / sent) // requests differ: the mean size
 	}
 	for i, s := range all {
@@ -103,7 +135,7 @@ func (r *runner) writeVegeta(res *Result) (string, error) {
 			Timestamp: r.base.Add(time.Duration(s.start)), Latency: time.Duration(s.latency),
 			BytesOut: bytesOut, Method: method, URL: url, Headers: http.Header{}}
 		if s.errKind > 0 {
-			v.Error = (s.errKind - 1).String()
+			v.Error = s.errorName()
 		} else if s.code < 200 || s.code >= 400 {
 			v.Error = http.StatusText(int(s.code))
 			if v.Error == "" {

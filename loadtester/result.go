@@ -12,8 +12,11 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// ResultVersion is the schema version of the --json result.
-const ResultVersion = 1
+// ResultVersion is the schema version of the --json result. Version 2 added
+// the accounting (due, answered, failed, unfinished, dropped, per interval
+// too, warmup), the service time and lower_bounds; ReadResult still reads
+// version 1, whose new fields are zero.
+const ResultVersion = 2
 
 // Latency holds percentiles in nanoseconds.
 type Latency struct {
@@ -58,7 +61,14 @@ type Result struct {
 	Failed         int64   `json:"failed"`
 	Unfinished     int64   `json:"unfinished"`
 	Dropped        int64   `json:"dropped"`
-	DurationS      float64 `json:"duration_s"`
+	// LowerBounds counts the latencies recorded as lower bounds (the
+	// unfinished and dropped requests: the end of the drain minus when they
+	// were due); the percentiles include them.
+	LowerBounds int64 `json:"lower_bounds"`
+	// Warmup is the same accounting for the requests due during the warm-up
+	// (excluded from everything else), present when there was a warm-up.
+	Warmup         *Accounting `json:"warmup,omitempty"`
+	DurationS      float64     `json:"duration_s"`
 	RequestsPerSec float64 `json:"requests_per_sec"`
 	Latency        Latency `json:"latency_ns"`
 	// Rate mode: the service time, measured from each request's actual
@@ -93,6 +103,15 @@ type Result struct {
 	Histogram         string   `json:"histogram"` // HdrHistogram V2 compressed, base64 ("HISTF...")
 	VegetaSampleEvery int      `json:"vegeta_sample_every,omitempty"`
 	hist              *hdrhistogram.Histogram
+}
+
+// Accounting is the fate of the requests due in one phase of a run.
+type Accounting struct {
+	Due        int64 `json:"due"`
+	Answered   int64 `json:"answered"`
+	Failed     int64 `json:"failed"`
+	Unfinished int64 `json:"unfinished"`
+	Dropped    int64 `json:"dropped"`
 }
 
 // Clean tells whether every due request was answered or failed: a run with
@@ -132,8 +151,8 @@ func ReadResult(path string) (*Result, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("parse result %s: %w", path, err)
 	}
-	if r.Version != ResultVersion {
-		return nil, fmt.Errorf("result %s: version %d, want %d", path, r.Version, ResultVersion)
+	if r.Version != ResultVersion && r.Version != 1 {
+		return nil, fmt.Errorf("result %s: version %d, want 1 or %d", path, r.Version, ResultVersion)
 	}
 	if r.Histogram != "" {
 		if r.hist, err = hdrhistogram.Decode([]byte(r.Histogram)); err != nil {
@@ -177,12 +196,33 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprint(w, " (interrupted)")
 	}
 	fmt.Fprintf(w, "\n  requests/sec  %.0f\n", r.RequestsPerSec)
+	if r.Due > 0 || r.Version >= 2 {
+		fmt.Fprintf(w, "  due           %d = answered %d + failed %d + unfinished %d + dropped %d\n",
+			r.Due, r.Answered, r.Failed, r.Unfinished, r.Dropped)
+	}
 	if r.RateAsked > 0 {
-		fmt.Fprintf(w, "  rate asked    %.0f/s (latency from each request's intended send time)\n", r.RateAsked)
+		fmt.Fprintf(w, "  rate asked    %.0f/s\n", r.RateAsked)
 	}
 	l := r.Latency
-	fmt.Fprintf(w, "  latency       p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+	label := "latency     "
+	if r.RateAsked > 0 {
+		label = "latency (CO)"
+	}
+	fmt.Fprintf(w, "  %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n", label,
 		fmtNs(l.P50), fmtNs(l.P90), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max), fmtNs(int64(l.Mean)))
+	if r.RateAsked > 0 {
+		fmt.Fprintln(w, "                (CO: coordinated omission corrected, from each request's intended send time)")
+	}
+	if s := r.ServiceLatency; s != nil {
+		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+			fmtNs(s.P50), fmtNs(s.P90), fmtNs(s.P99), fmtNs(s.P999), fmtNs(s.Max), fmtNs(int64(s.Mean)))
+		fmt.Fprintln(w, "                (from each request's actual send: what the server took, not what a user waited)")
+	}
+	if r.LowerBounds > 0 {
+		fmt.Fprintf(w, "                %d of these latencies are lower bounds: the %d unfinished and %d dropped requests,\n"+
+			"                recorded as the time from when they were due to the end of the drain\n",
+			r.LowerBounds, r.Unfinished, r.Dropped)
+	}
 	open := 0
 	if n := len(r.Intervals); n > 0 {
 		open = r.Intervals[n-1].OpenConnections

@@ -34,14 +34,17 @@ const clientBoundCPU = 0.9
 
 // runner is the state one Run shares with its threads.
 type runner struct {
-	cfg          Config
-	tmpl         *requestTemplate
-	family       int
-	sockaddr     unix.Sockaddr
-	base         time.Time    // clock origin of every ns timestamp
-	startNs      int64        // when the load started (ns since base)
-	measureStart atomic.Int64 // the measured window, for --vegeta samples
-	measureEnd   atomic.Int64
+	cfg      Config
+	tmpl     *requestTemplate
+	family   int
+	sockaddr unix.Sockaddr
+	base     time.Time // clock origin of every ns timestamp
+	startNs  int64     // when the load started (ns since base)
+	// The measured window, ns since base: it opens at mStart (after the
+	// warm-up) and is planned to close at mEnd; windowEnd is where it does
+	// close (earlier when the run is interrupted; threads read it on wake).
+	mStart, mEnd int64
+	windowEnd    atomic.Int64
 	seed         int64
 	threads      []*netThread
 	connReqs     chan connRequest
@@ -90,8 +93,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
 	r.startNs = int64(time.Since(r.base))
-	r.measureStart.Store(r.startNs + int64(cfg.Warmup))
-	r.measureEnd.Store(r.startNs + int64(cfg.Warmup+cfg.Duration))
+	r.mStart = r.startNs + int64(cfg.Warmup)
+	r.mEnd = r.mStart + int64(cfg.Duration)
+	r.windowEnd.Store(r.mEnd)
 	for i := range cfg.NetworkThreads {
 		t, err := newNetThread(r, i)
 		if err != nil {
@@ -105,8 +109,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 	return r.drive(ctx, out, hdrLog)
 }
 
-// drive starts the threads, collects every interval, stops, and builds the
-// result.
+// drive starts the threads, collects every interval, waits for the drain,
+// and builds the result.
 func (r *runner) drive(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter) (*Result, error) {
 	cfg := &r.cfg
 	if cfg.Quiet {
@@ -116,6 +120,8 @@ func (r *runner) drive(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter)
 	for _, t := range r.threads {
 		loops.Go(t.loop)
 	}
+	loopsDone := make(chan struct{})
+	go func() { loops.Wait(); close(loopsDone) }()
 	connCtx, stopConnecting := context.WithCancel(context.Background())
 	for range cfg.ConnectThreads {
 		connectors.Go(func() { r.connectLoop(connCtx) })
@@ -123,28 +129,16 @@ func (r *runner) drive(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter)
 	for slot := range cfg.Concurrency {
 		r.requestConn(slot, 0)
 	}
-	c := newCollector(r)
+	c := newCollector(r, hdrLog)
 	intervalHeader(out)
-	interrupted := c.run(ctx, out, hdrLog)
-	// The measured window ends here: an interrupted run keeps its partial
-	// last interval; responses that land while the threads stop are outside
-	// the window and are not counted.
-	if interrupted {
-		cut := int64(time.Since(r.base))
-		r.measureEnd.Store(cut)
-		c.finalInterval(cut, out, hdrLog)
-	}
-	endNs := c.lastNs
+	interrupted := c.run(ctx, out, loopsDone)
 	cpuEnd, _ := procstat.SelfCPU()
 	stopConnecting()
-	for _, t := range r.threads {
-		t.stop()
-	}
-	loops.Wait()
 	connectors.Wait()
-	res := c.result(endNs, cpuEnd, interrupted)
+	c.accountTails()
+	res := c.result(cpuEnd, interrupted)
 	if hdrLog != nil {
-		if err := hdrLog.close(); err != nil {
+		if err := c.finishHDRLog(); err != nil {
 			res.Warnings = append(res.Warnings, err.Error())
 		}
 	}
@@ -166,76 +160,134 @@ func (r *runner) drive(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter)
 // collector merges the threads' interval histograms and counters.
 type collector struct {
 	r         *runner
+	hdrLog    *hdrLogWriter
 	interval  *hdrhistogram.Histogram // scratch: one interval, all threads
 	total     *hdrhistogram.Histogram // the measured run
 	counts    counters                // the measured run
+	warm      counters                // requests due during the warm-up, whenever they ended
+	carry     counters                // measured requests taken in a warm-up collection
+	carryHist *hdrhistogram.Histogram // and their latencies
 	intervals []Interval
-	lastNs    int64 // end of the last collected interval
-	measureNs int64 // start of the measured run (after warm-up)
+	ivRecs    []intervalRecord // each measured interval's histogram, for the tail's lower bounds
+	lastNs    int64            // end of the last collected interval
+	endNs     int64            // where the measured window closed
 	cpuStart  time.Duration
 	measuring bool
 	openConns int
+	// From the threads' tails (accountTails).
+	unfinished, dropped             int64
+	warmUnfinished, warmDropped     int64
+	scheduled                       int64
+	lowerBounds                     int64 // values recorded as lower bounds
+	amended                         bool  // lower bounds landed in intervals already logged
 }
 
-func newCollector(r *runner) *collector {
-	return &collector{r: r, interval: newHistogram(), total: newHistogram(), lastNs: r.startNs}
+// intervalRecord keeps one measured interval's histogram, compressed.
+type intervalRecord struct {
+	startNs, endNs int64
+	enc            []byte
 }
 
-// take swaps every thread's interval histogram for its spare and takes its
-// counters. Each thread's lock is held for one swap, so the load goes on.
-func (c *collector) take() counters {
+func newCollector(r *runner, hdrLog *hdrLogWriter) *collector {
+	return &collector{r: r, hdrLog: hdrLog, interval: newHistogram(), total: newHistogram(),
+		carryHist: newHistogram(), lastNs: r.startNs}
+}
+
+// take swaps every thread's interval histograms for their spares and takes
+// their counters. Each thread's lock is held for the swaps, so the load goes
+// on. It merges the measured requests' latencies into c.interval and returns
+// the measured and the warm-up counters; warm-up latencies go to warmInto
+// (nil: dropped).
+func (c *collector) take(warmInto *hdrhistogram.Histogram) (measured, warm counters) {
 	c.interval.Reset()
-	var sum counters
 	open := 0
 	for _, t := range c.r.threads {
 		t.mu.Lock()
-		h := t.hist
-		t.hist = t.spare
-		st := t.stats
-		t.stats = counters{}
+		h, wh := t.hist, t.warmHist
+		t.hist, t.warmHist = t.spare, t.warmSpare
+		st, ws := t.stats, t.warmStats
+		t.stats, t.warmStats = counters{}, counters{}
 		open += t.open
 		t.mu.Unlock()
 		c.interval.Merge(h)
+		if warmInto != nil {
+			warmInto.Merge(wh)
+		}
 		h.Reset()
-		t.spare = h
-		sum.add(&st)
+		wh.Reset()
+		t.spare, t.warmSpare = h, wh
+		measured.add(&st)
+		warm.add(&ws)
 	}
 	c.openConns = open
-	return sum
+	return measured, warm
 }
 
-// run collects until the measured duration ends or ctx is cancelled; it
-// reports whether ctx cut the run short.
-func (c *collector) run(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter) bool {
-	cfg := &c.r.cfg
-	if cfg.Warmup > 0 {
-		warmEnd := c.r.startNs + int64(cfg.Warmup)
-		for c.lastNs < warmEnd {
-			next := min(c.lastNs+int64(cfg.StatsInterval), warmEnd)
-			if !c.sleepUntil(ctx, next) {
-				return true
-			}
-			c.collect(next, out, nil, true)
+// run collects every interval until the measured window closes (its
+// duration, or ctx cancelled: it reports which), waits for the threads to
+// drain, and collects the last interval, which holds the responses that
+// arrived during the drain.
+func (c *collector) run(ctx context.Context, out io.Writer, loopsDone <-chan struct{}) (interrupted bool) {
+	r := c.r
+	for {
+		c.startMeasuring()
+		next := min(c.lastNs+int64(r.cfg.StatsInterval), r.mEnd)
+		if c.lastNs < r.mStart {
+			next = min(next, r.mStart)
 		}
-	}
-	c.startMeasuring(c.lastNs)
-	end := c.measureNs + int64(cfg.Duration)
-	for c.lastNs < end {
-		next := min(c.lastNs+int64(cfg.StatsInterval), end)
+		if next >= r.mEnd {
+			break
+		}
 		if !c.sleepUntil(ctx, next) {
-			return true
+			interrupted = true
+			break
 		}
-		c.collect(next, out, hdrLog, false)
+		c.collect(next, out)
 	}
-	return false
+	c.startMeasuring()
+	end := r.mEnd
+	if !interrupted && !c.sleepUntil(ctx, end) {
+		interrupted = true
+	}
+	if interrupted {
+		end = max(int64(time.Since(r.base)), c.lastNs)
+		r.windowEnd.Store(end)
+		for _, t := range r.threads {
+			t.wake()
+		}
+	}
+	c.waitForDrain(loopsDone)
+	if c.lastNs < r.mStart && end > r.mStart {
+		c.collect(r.mStart, out)
+	}
+	c.endNs = end
+	c.collect(end, out)
+	return interrupted
 }
 
-func (c *collector) startMeasuring(now int64) {
-	c.measuring = true
-	c.measureNs = now
-	c.r.measureStart.Store(now)
-	c.r.measureEnd.Store(now + int64(c.r.cfg.Duration))
-	c.cpuStart, _ = procstat.SelfCPU()
+// startMeasuring takes the client's CPU when the measured window opens.
+func (c *collector) startMeasuring() {
+	if !c.measuring && c.lastNs >= c.r.mStart {
+		c.measuring = true
+		c.cpuStart, _ = procstat.SelfCPU()
+	}
+}
+
+// waitForDrain waits for every network thread to finish its drain. The
+// drain is bounded; should a thread not finish well after it, it is told to
+// stop, which finishes it at once.
+func (c *collector) waitForDrain(loopsDone <-chan struct{}) {
+	limit := time.NewTimer(c.r.cfg.drain() + c.r.cfg.sweepEvery() + 5*time.Second)
+	defer limit.Stop()
+	select {
+	case <-loopsDone:
+		return
+	case <-limit.C:
+	}
+	for _, t := range c.r.threads {
+		t.stop()
+	}
+	<-loopsDone
 }
 
 // sleepUntil waits until the run's clock reaches ns; false if ctx ended.
@@ -254,14 +306,57 @@ func (c *collector) sleepUntil(ctx context.Context, ns int64) bool {
 	}
 }
 
-// collect closes the interval ending at endNs.
-func (c *collector) collect(endNs int64, out io.Writer, hdrLog *hdrLogWriter, warmup bool) {
-	st := c.take()
-	c.record(st, c.lastNs, endNs, out, hdrLog, warmup)
+// collect closes the interval ending at endNs: a warm-up interval (printed,
+// excluded) or a measured one.
+func (c *collector) collect(endNs int64, out io.Writer) {
+	startNs := c.lastNs
+	c.lastNs = endNs
+	if endNs <= c.r.mStart {
+		c.collectWarmup(startNs, endNs, out)
+		return
+	}
+	st, warm := c.take(nil)
+	c.warm.add(&warm)
+	st.add(&c.carry)
+	c.carry = counters{}
+	c.interval.Merge(c.carryHist)
+	c.carryHist.Reset()
+	iv := c.newInterval(st, startNs, endNs)
+	iv.TS = time.Duration(endNs - c.r.mStart).Seconds()
+	c.intervals = append(c.intervals, iv)
+	rec := intervalRecord{startNs: startNs, endNs: endNs}
+	if enc, err := c.interval.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		rec.enc = enc
+	}
+	c.ivRecs = append(c.ivRecs, rec)
+	c.total.Merge(c.interval)
+	c.counts.add(&st)
+	printInterval(out, iv, false)
+	if c.hdrLog != nil {
+		c.hdrLog.write(c.interval, c.r.base, startNs, endNs)
+	}
 }
 
-func (c *collector) record(st counters, startNs, endNs int64, out io.Writer, hdrLog *hdrLogWriter, warmup bool) {
-	c.lastNs = endNs
+// collectWarmup prints a warm-up interval from the requests due in the
+// warm-up. Measured requests answered before this collection (just past the
+// window's start) are carried into the first measured interval.
+func (c *collector) collectWarmup(startNs, endNs int64, out io.Writer) {
+	warmHist := newHistogram()
+	st, warm := c.take(warmHist)
+	c.warm.add(&warm)
+	req := st.requestLevel()
+	c.carry.add(&req)
+	c.carryHist.Merge(c.interval)
+	conns := warm
+	conns.errors, conns.connsOpened = st.errors, st.connsOpened
+	c.interval.Reset()
+	c.interval.Merge(warmHist)
+	iv := c.newInterval(conns, startNs, endNs)
+	iv.TS = time.Duration(endNs - c.r.startNs).Seconds()
+	printInterval(out, iv, true)
+}
+
+func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {
 	length := time.Duration(endNs - startNs).Seconds()
 	iv := Interval{LengthS: length, Requests: st.requests, Errors: st.totalErrors(), OpenConnections: c.openConns}
 	if length > 0 {
@@ -270,47 +365,29 @@ func (c *collector) record(st counters, startNs, endNs int64, out io.Writer, hdr
 	if c.interval.TotalCount() > 0 {
 		iv.P50NS, iv.P99NS = c.interval.ValueAtQuantile(50), c.interval.ValueAtQuantile(99)
 	}
-	if warmup {
-		iv.TS = time.Duration(endNs - c.r.startNs).Seconds()
-		printInterval(out, iv, true)
-		return
-	}
-	iv.TS = time.Duration(endNs - c.measureNs).Seconds()
-	c.intervals = append(c.intervals, iv)
-	c.total.Merge(c.interval)
-	c.counts.add(&st)
-	printInterval(out, iv, false)
-	if hdrLog != nil {
-		hdrLog.write(c.interval, c.r.base, startNs, endNs)
-	}
+	return iv
 }
 
-// finalInterval collects the partial interval of an interrupted run.
-func (c *collector) finalInterval(endNs int64, out io.Writer, hdrLog *hdrLogWriter) {
-	if !c.measuring { // interrupted during warm-up: nothing measured
-		c.take()
-		c.startMeasuring(endNs)
-		c.lastNs = endNs
-		return
-	}
-	st := c.take()
-	if endNs > c.lastNs {
-		c.record(st, c.lastNs, endNs, out, hdrLog, false)
-	}
-}
-
-// result builds the Result of the measured window [measureNs, endNs].
-func (c *collector) result(endNs int64, cpuEnd time.Duration, interrupted bool) *Result {
+// result builds the Result of the measured window [mStart, endNs].
+func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	r := c.r
 	cfg := &r.cfg
-	dur := time.Duration(endNs - c.measureNs).Seconds()
-	res := &Result{Version: ResultVersion, Target: cfg.TargetURL(), Requests: c.counts.requests,
-		Successes: c.counts.successes(), Errors: c.counts.totalErrors(), DurationS: dur,
-		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: c.counts.errorsByKind(),
-		StatusCodes: c.counts.statusCodes(), ConnectionsOpened: c.counts.connsOpened,
-		BytesIn: c.counts.bytesIn, BytesOut: c.counts.bytesOut, RateAsked: cfg.Rate,
-		WaitedForConn: c.counts.waitedForConn, LateSends: c.counts.lateSends,
-		RecordErrors: c.counts.recordErrors, Interrupted: interrupted, Config: configForJSON(cfg), hist: c.total}
+	dur := max(0, time.Duration(c.endNs-r.mStart).Seconds())
+	n := &c.counts
+	res := &Result{Version: ResultVersion, Target: cfg.TargetURL(), Requests: n.requests,
+		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
+		Answered: n.requests, Failed: n.failed(), Unfinished: c.unfinished, Dropped: c.dropped,
+		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
+		StatusCodes: n.statusCodes(), ConnectionsOpened: n.connsOpened,
+		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.Rate,
+		WaitedForConn: n.waitedForConn, LateSends: n.lateSends, LowerBounds: c.lowerBounds,
+		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: configForJSON(cfg), hist: c.total}
+	res.Due = res.Answered + res.Failed + res.Unfinished + res.Dropped
+	if cfg.Warmup > 0 {
+		w := &c.warm
+		res.Warmup = &Accounting{Answered: w.requests, Failed: w.failed(), Unfinished: c.warmUnfinished, Dropped: c.warmDropped}
+		res.Warmup.Due = res.Warmup.Answered + res.Warmup.Failed + res.Warmup.Unfinished + res.Warmup.Dropped
+	}
 	if res.Intervals == nil {
 		res.Intervals = []Interval{}
 	}
@@ -319,6 +396,17 @@ func (c *collector) result(endNs int64, cpuEnd time.Duration, interrupted bool) 
 	}
 	if enc, err := c.total.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		res.Histogram = string(enc) // already base64 text ("HISTF...")
+	}
+	if cfg.Rate > 0 {
+		svc := newHistogram()
+		for _, t := range r.threads {
+			svc.Merge(t.svc)
+		}
+		l := latencyOf(svc)
+		res.ServiceLatency = &l
+		if enc, err := svc.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			res.ServiceHistogram = string(enc)
+		}
 	}
 	res.ClientCPUS = (cpuEnd - c.cpuStart).Seconds()
 	if dur > 0 {
@@ -334,8 +422,25 @@ func (c *collector) result(endNs int64, cpuEnd time.Duration, interrupted bool) 
 			res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.Seconds()/t.wall.Seconds())
 		}
 	}
+	c.checkBooks(res)
 	c.judgeClient(res)
 	return res
+}
+
+// checkBooks compares the four counts with what was counted independently
+// as it happened: requests written, and (open loop) the schedule's requests
+// due in the window. A difference is a bug of this tool, and says so.
+func (c *collector) checkBooks(res *Result) {
+	if sent := c.counts.sent; sent != res.Answered+res.Failed+res.Unfinished {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"accounting mismatch (a load_tester bug; please report it): %d requests sent in the window, but answered %d + failed %d + unfinished %d = %d",
+			sent, res.Answered, res.Failed, res.Unfinished, res.Answered+res.Failed+res.Unfinished))
+	}
+	if c.r.cfg.Rate > 0 && c.scheduled != res.Due {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"accounting mismatch (a load_tester bug; please report it): the schedule had %d requests due in the window, the counts add up to %d",
+			c.scheduled, res.Due))
+	}
 }
 
 // judgeClient sets client_bound with a plain reason and adds warnings.
@@ -360,7 +465,16 @@ func (c *collector) judgeClient(res *Result) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d latencies fell outside the histogram's range and were not recorded", res.RecordErrors))
 	}
 	if res.WaitedForConn > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests found every connection busy when due (their wait counts as latency); raise --concurrency if that was not the point", res.WaitedForConn))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests found every connection busy when due and were sent late (their wait counts as latency); raise --concurrency if that was not the point", res.WaitedForConn))
+	}
+	if res.Dropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests due in the window were never sent: every connection was busy until the window closed", res.Dropped))
+	}
+	if w := res.Warmup; w != nil && w.Unfinished+w.Dropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the warm-up left %d requests unfinished and %d dropped (not in the counts above, which are the measured window's)", w.Unfinished, w.Dropped))
+	}
+	if res.Unfinished > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent and had no complete response when the drain (%v) ended", res.Unfinished, c.r.cfg.drain()))
 	}
 }
 
@@ -372,6 +486,7 @@ func configForJSON(cfg *Config) map[string]any {
 		"network_threads": cfg.NetworkThreads, "pipeline": cfg.Pipeline, "rate": cfg.Rate,
 		"duration_s": cfg.Duration.Seconds(), "warmup_s": cfg.Warmup.Seconds(),
 		"stats_interval_s": cfg.StatsInterval.Seconds(), "timeout_s": cfg.Timeout.Seconds(),
+		"drain_s": cfg.drain().Seconds(),
 		"connect_timeout_s": cfg.ConnectTimeout.Seconds(), "headers": cfg.Headers,
 		"body_bytes": len(cfg.Body), "max_errors": cfg.MaxErrors, "gomaxprocs": runtime.GOMAXPROCS(0),
 		"cpus": runtime.NumCPU(),

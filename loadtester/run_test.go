@@ -210,12 +210,9 @@ func TestOutputsReadBack(t *testing.T) {
 	}
 
 	results := readVegeta(t, cfg.Vegeta)
-	// The same window, judged by each response's completion time on its
-	// thread: only responses at the window's two edges may differ, at most
-	// what every connection can have in flight at each edge.
-	edge := int64(2 * cfg.Concurrency * max(cfg.Pipeline, 1))
-	if diff := int64(len(results)) - res.Requests; diff < -edge || diff > edge {
-		t.Errorf("vegeta: %d results for %d measured requests", len(results), res.Requests)
+	// The same requests: those due in the measured window, each once.
+	if int64(len(results)) != res.Due || res.Due != res.Requests {
+		t.Errorf("vegeta: %d results for %d due requests (%d answered)", len(results), res.Due, res.Requests)
 	}
 	var m vegeta.Metrics
 	for i := range results {
@@ -255,6 +252,9 @@ func readVegeta(t *testing.T, path string) []vegeta.Result {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+		return nil // no results at all
+	}
 	dec := vegeta.DecoderFor(f)
 	if dec == nil {
 		t.Fatalf("vegeta cannot detect the encoding of %s", path)

@@ -5,7 +5,27 @@ type sample struct {
 	start   int64 // intended send time, ns since the run's origin
 	latency int64
 	code    uint16
-	errKind errorKind // 0: none; else kind+1
+	errKind errorKind // 0: none; else kind+1, or sampleUnfinished/sampleDropped
+}
+
+// Sample kinds beyond the error kinds: a request the run ended without an
+// answer to, and one it never sent (their latency is a lower bound).
+const (
+	sampleUnfinished = numErrorKinds + 1 + iota
+	sampleDropped
+)
+
+// sampleError names a sample's error for vegeta ("" for none).
+func (s sample) errorName() string {
+	switch s.errKind {
+	case 0:
+		return ""
+	case sampleUnfinished:
+		return "unfinished"
+	case sampleDropped:
+		return "dropped"
+	}
+	return (s.errKind - 1).String()
 }
 
 // sampler keeps an evenly spaced subset of one thread's results within a
@@ -17,17 +37,14 @@ type sampler struct {
 	stride int
 	skip   int
 	kept   []sample
-	seen   int64 // results offered after the warm-up
+	seen   int64 // results offered
 }
 
 func newSampler(max int) *sampler { return &sampler{max: max, stride: 1} }
 
-// add offers a result; results that ended outside the measured window
-// [from, to] (the warm-up, the stop) are ignored, as the totals ignore them.
-func (s *sampler) add(x sample, from, to int64) {
-	if end := x.start + x.latency; end < from || end > to {
-		return
-	}
+// add offers a result of the measured window (the caller leaves out the
+// warm-up's, as the totals do).
+func (s *sampler) add(x sample) {
 	s.seen++
 	if s.skip > 0 {
 		s.skip--

@@ -44,10 +44,16 @@ func (k errorKind) String() string { return errorKindNames[k] }
 const maxStatus = 600
 
 // counters is what a network thread counts between two collections. The
-// collector takes them under the thread's lock and zeroes them.
+// collector takes them under the thread's lock and zeroes them. The
+// request-level counts (requests, sent, failedBy, status, recordErrors,
+// lateSends, waitedForConn) belong to the phase the request was due in; the
+// connection-level ones (errors, bytes, connsOpened) to the time they
+// happened.
 type counters struct {
-	requests      int64 // responses received (any status)
-	errors        [numErrorKinds]int64
+	requests      int64                // responses received (any status): answered requests
+	sent          int64                // requests written (a check on the other counts)
+	failedBy      [numErrorKinds]int64 // requests lost without a response, by kind
+	errors        [numErrorKinds]int64 // failures of a connection with no request in flight
 	status        [maxStatus + 1]int64 // responses by status; the last slot is >= 600
 	bytesIn       int64
 	bytesOut      int64
@@ -59,8 +65,10 @@ type counters struct {
 
 func (c *counters) add(o *counters) {
 	c.requests += o.requests
+	c.sent += o.sent
 	for i := range c.errors {
 		c.errors[i] += o.errors[i]
+		c.failedBy[i] += o.failedBy[i]
 	}
 	for i := range c.status {
 		c.status[i] += o.status[i]
@@ -71,6 +79,21 @@ func (c *counters) add(o *counters) {
 	c.recordErrors += o.recordErrors
 	c.lateSends += o.lateSends
 	c.waitedForConn += o.waitedForConn
+}
+
+// requestLevel is the part of c that belongs to the requests' phase.
+func (c *counters) requestLevel() counters {
+	return counters{requests: c.requests, sent: c.sent, failedBy: c.failedBy, status: c.status,
+		recordErrors: c.recordErrors, lateSends: c.lateSends, waitedForConn: c.waitedForConn}
+}
+
+// failed counts requests lost without a response.
+func (c *counters) failed() int64 {
+	var n int64
+	for _, e := range c.failedBy {
+		n += e
+	}
+	return n
 }
 
 // failedStatuses counts responses whose status is not 2xx.
@@ -86,7 +109,7 @@ func (c *counters) failedStatuses() int64 {
 
 // totalErrors is failed requests and failed connects, non-2xx included.
 func (c *counters) totalErrors() int64 {
-	n := c.failedStatuses()
+	n := c.failedStatuses() + c.failed()
 	for _, e := range c.errors {
 		n += e
 	}
@@ -99,8 +122,8 @@ func (c *counters) successes() int64 { return c.requests - c.failedStatuses() }
 // errorsByKind names every non-zero error count.
 func (c *counters) errorsByKind() map[string]int64 {
 	m := map[string]int64{}
-	for k, n := range c.errors {
-		if n > 0 {
+	for k := range c.errors {
+		if n := c.errors[k] + c.failedBy[k]; n > 0 {
 			m[errorKind(k).String()] = n
 		}
 	}

@@ -29,6 +29,13 @@ type testServer struct {
 	keepBodies bool                  // record request bodies in bodies
 	bodies     []string              // guarded by mu
 	respond    func(w *bytes.Buffer) // writes one response; nil: 200 with a small body
+	// holdFrom (UnixNano, 0: never): requests that arrive from then on are
+	// never answered; their connection holds until the server is killed.
+	holdFrom atomic.Int64
+	// decide, when set, picks what happens to the n-th request the server
+	// reads (n counts from 1 over the whole server) after its delay.
+	decide func(n int64) reply
+	seq    atomic.Int64 // requests numbered for decide
 	mu         sync.Mutex
 	open       map[net.Conn]struct{}
 	done       chan struct{}
@@ -89,6 +96,23 @@ func (s *testServer) kill() {
 	s.mu.Unlock()
 }
 
+// action is what the test server does with one request.
+type action int
+
+const (
+	actAnswer   action = iota // a complete response
+	actHold                   // never answer: the connection holds until the server dies
+	actTruncate               // half a response, then close
+	actReset                  // close with SO_LINGER 0 (an RST) instead of answering
+)
+
+// reply is what decide picks for one request: an action, after a delay
+// from its arrival (on top of the server's delay).
+type reply struct {
+	act   action
+	delay time.Duration
+}
+
 // port of a TCP server.
 func (s *testServer) port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
@@ -99,7 +123,11 @@ func (s *testServer) handle(c net.Conn) {
 		s.mu.Unlock()
 		c.Close()
 	}()
-	arrivals := make(chan time.Time, 4096)
+	type arrival struct {
+		at time.Time
+		reply
+	}
+	arrivals := make(chan arrival, 4096)
 	var pending atomic.Int64
 	go func() {
 		defer close(arrivals)
@@ -118,17 +146,36 @@ func (s *testServer) handle(c net.Conn) {
 				s.bodies = append(s.bodies, body)
 				s.mu.Unlock()
 			}
-			arrivals <- time.Now()
+			a := arrival{at: time.Now()}
+			if from := s.holdFrom.Load(); from != 0 && a.at.UnixNano() >= from {
+				a.act = actHold
+			} else if s.decide != nil {
+				a.reply = s.decide(s.seq.Add(1))
+			}
+			arrivals <- a
 		}
 	}()
 	var out bytes.Buffer
 	n := 0
-	for at := range arrivals {
-		if wait := time.Until(at.Add(s.delay)); wait > 0 {
+	for a := range arrivals {
+		if wait := time.Until(a.at.Add(s.delay + a.delay)); wait > 0 {
 			time.Sleep(wait)
 		}
 		for until := s.stallUntil.Load(); time.Now().UnixNano() < until; {
 			time.Sleep(time.Millisecond)
+		}
+		switch a.act {
+		case actHold:
+			<-s.done
+			return
+		case actReset:
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			return
+		case actTruncate:
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"))
+			return
 		}
 		n++
 		out.Reset()

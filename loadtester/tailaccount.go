@@ -1,0 +1,122 @@
+package loadtester
+
+import (
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The collector's side of the window's end (collector goroutine only, after
+// every network thread has exited): each thread's unfinished and dropped
+// requests are counted in the interval they were due in, and their lower
+// bounds (the end of the thread's drain minus when they were due) go into
+// the run's histogram and that interval's. Intervals already logged are then
+// rewritten in the HDR log.
+
+// maxBoundValues caps the values recorded one by one for the dropped
+// requests of one interval; beyond it, each recorded value stands for an
+// evenly spaced run of requests (their lower bounds differ by less than the
+// run's span), so a long stall at a high rate stays cheap to account.
+const maxBoundValues = 1 << 20
+
+// accountTails counts and records every thread's tail.
+func (c *collector) accountTails() {
+	amended := map[int]*hdrhistogram.Histogram{}
+	ivHist := func(i int) *hdrhistogram.Histogram {
+		if h, ok := amended[i]; ok {
+			return h
+		}
+		h := newHistogram()
+		if enc := c.ivRecs[i].enc; enc != nil {
+			if dec, err := hdrhistogram.Decode(enc); err == nil {
+				h.Merge(dec)
+			}
+		}
+		amended[i] = h
+		return h
+	}
+	for _, t := range c.r.threads {
+		tl := &t.tail
+		c.warmUnfinished += tl.warmUnfinished
+		c.warmDropped += tl.warmDropped
+		c.scheduled += tl.scheduled
+		if len(c.ivRecs) == 0 { // the window closed before it opened
+			continue
+		}
+		for _, p := range tl.unfinished {
+			i := c.intervalOf(p.due)
+			c.intervals[i].Unfinished++
+			c.unfinished++
+			c.recordBound(tl.endNs-p.due, 1, ivHist(i))
+			if t.svc != nil {
+				t.svc.RecordValue(tl.endNs - p.sent)
+			}
+			if t.samples != nil {
+				t.samples.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished})
+			}
+		}
+		c.accountDropped(t, ivHist)
+	}
+	for i, h := range amended {
+		iv := &c.intervals[i]
+		iv.P50NS, iv.P99NS = h.ValueAtQuantile(50), h.ValueAtQuantile(99)
+		if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			c.ivRecs[i].enc = enc
+		}
+		c.amended = true
+	}
+}
+
+// accountDropped records a thread's dropped requests, interval by interval.
+func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.Histogram) {
+	tl := &t.tail
+	for k := tl.dropFrom; k < tl.dropTo; {
+		i := c.intervalOf(t.dueAt(k))
+		end := tl.dropTo
+		if i+1 < len(c.ivRecs) {
+			end = min(end, max(t.firstDueAtOrAfter(c.ivRecs[i].endNs), k+1))
+		}
+		n := end - k
+		c.intervals[i].Dropped += int64(n)
+		c.dropped += int64(n)
+		h := ivHist(i)
+		stride := max(1, n/maxBoundValues)
+		for j := k; j < end; j += stride {
+			count := min(stride, end-j)
+			due := t.dueAt(j + count/2)
+			c.recordBound(tl.endNs-due, int64(count), h)
+			if t.samples != nil {
+				for m := range count {
+					d := t.dueAt(j + m)
+					t.samples.add(sample{start: d, latency: tl.endNs - d, errKind: sampleDropped})
+				}
+			}
+		}
+		k = end
+	}
+}
+
+// recordBound records n lower bounds of value v in the run's histogram and
+// in the interval's.
+func (c *collector) recordBound(v, n int64, interval *hdrhistogram.Histogram) {
+	c.lowerBounds += n
+	if err := c.total.RecordValues(v, n); err != nil {
+		c.counts.recordErrors += n
+		return
+	}
+	interval.RecordValues(v, n)
+}
+
+// intervalOf is the measured interval a due time falls in.
+func (c *collector) intervalOf(due int64) int {
+	i := int((due - c.r.mStart) / int64(c.r.cfg.StatsInterval))
+	return min(max(i, 0), len(c.ivRecs)-1)
+}
+
+// finishHDRLog rewrites the HDR log when lower bounds landed in intervals it
+// already holds, then closes it.
+func (c *collector) finishHDRLog() error {
+	if c.amended {
+		c.hdrLog.rewrite(c.r.base, c.ivRecs)
+	}
+	return c.hdrLog.close()
+}
+
