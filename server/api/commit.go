@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 )
 
 // PreconditionType says what a precondition read.
@@ -93,9 +94,15 @@ func (r *CommitRequest) Reset() {
 type FieldError struct {
 	Field string
 	Msg   string
+	// Err is a sentinel the caller may act on (errors.Is), such as
+	// ErrMalformedEscape; nil for most errors.
+	Err error
 }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // ParseCommit parses a commit body. minRequestIDLength is the configured
 // commit.min_request_id_length. Every error is a *FieldError.
@@ -190,8 +197,8 @@ func (p *commitParser) topValue(idx int, field string) error {
 		if err != nil {
 			return err
 		}
-		if len(id) < p.minIDLen {
-			return &FieldError{Field: field, Msg: fmt.Sprintf("must be at least %d characters, got %d", p.minIDLen, len(id))}
+		if err := CheckRequestIDLength(id, p.minIDLen); err != nil {
+			return err
 		}
 		p.req.RequestID = id
 	case 1:
@@ -210,6 +217,19 @@ func (p *commitParser) topValue(idx int, field string) error {
 		return p.s.array(field, p.precondition)
 	case 4:
 		return p.s.array(field, p.operation)
+	}
+	return nil
+}
+
+// CheckRequestIDLength refuses a request_id shorter than min characters
+// (commit.min_request_id_length counts characters, as its message says, not
+// bytes: "é" is one). id must be valid UTF-8.
+func CheckRequestIDLength(id string, min int) error {
+	if len(id) >= min*utf8.UTFMax {
+		return nil // enough bytes for min characters of any width: skip the count
+	}
+	if n := utf8.RuneCountInString(id); n < min {
+		return &FieldError{Field: "request_id", Msg: fmt.Sprintf("must be at least %d characters, got %d", min, n)}
 	}
 	return nil
 }

@@ -14,6 +14,15 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 
 const validID = "req-0123456789abcdefghij" // 24 characters
 
+// min_request_id_length counts characters: 20 two-byte characters pass.
+func TestRequestIDLengthInCharacters(t *testing.T) {
+	id := strings.Repeat("é", 20)
+	req, err := ParseCommit([]byte(`{"request_id":"`+id+`"}`), 20)
+	if err != nil || req.RequestID != id {
+		t.Fatalf("%+v %v", req, err)
+	}
+}
+
 func TestParseCommitValid(t *testing.T) {
 	body := `{
 	  "request_id": "` + validID + `",
@@ -110,6 +119,9 @@ func TestParseCommitErrors(t *testing.T) {
 		{"case matters", `{"Request_ID":"` + validID + `"}`, "Request_ID", "unknown field"},
 		{"duplicate", `{"read_version":1,"read_version":2}`, "read_version", "duplicate field"},
 		{"short request_id", `{"request_id":"abc"}`, "request_id", "must be at least 20 characters, got 3"},
+		// min_request_id_length counts characters: 19 two-byte characters
+		// (38 bytes) are too short, whatever their bytes.
+		{"short request_id in characters", `{"request_id":"` + strings.Repeat("é", 19) + `"}`, "request_id", "must be at least 20 characters, got 19"},
 		{"request_id number", `{"request_id":12345678901234567890123}`, "request_id", "must be a string, got number"},
 		{"request_id null", `{"request_id":null}`, "request_id", "must be a string, got null"},
 		{"request_id bad utf8", "{\"request_id\":\"" + strings.Repeat("\xff", 25) + "\"}", "request_id", "valid UTF-8"},
@@ -133,8 +145,8 @@ func TestParseCommitErrors(t *testing.T) {
 		{"range_read reversed", `{"read_version":1,"preconditions":[{"type":"range_read","begin":"` + b64("b") + `","end":"` + b64("a") + `"}]}`, "preconditions[0].end", "must not sort before begin"},
 		{"range_read no end", `{"read_version":1,"preconditions":[{"type":"range_read","begin":""}]}`, "preconditions[0].end", "required for type range_read"},
 		{"precondition unknown", `{"read_version":1,"preconditions":[{"type":"point_read","key":"","x":1}]}`, "preconditions[0].x", "unknown field; allowed: type, key, begin, end"},
-		{"bad base64", `{"operations":[` + ok + `,` + ok + `,` + w("a!==", b64("v")) + `]}`, "operations[2].key", "illegal base64 data at input byte 1"},
-		{"unpadded base64", `{"operations":[` + w("YQ", "") + `]}`, "operations[0].key", "illegal base64"},
+		{"bad base64", `{"operations":[` + ok + `,` + ok + `,` + w("a!==", b64("v")) + `]}`, "operations[2].key", "must be standard base64 (A-Z a-z 0-9 + /, '=' padded to a multiple of 4 characters); invalid at character 1"},
+		{"unpadded base64", `{"operations":[` + w("YQ", "") + `]}`, "operations[0].key", "must be standard base64"},
 		{"value number", `{"operations":[{"type":"write","key":"","value":3}]}`, "operations[0].value", "must be a base64 string, got number"},
 		{"write no value", `{"operations":[{"type":"write","key":""}]}`, "operations[0].value", "required for type write"},
 		{"delete with value", `{"operations":[{"type":"delete","key":"","value":""}]}`, "operations[0].value", "not allowed for type delete"},

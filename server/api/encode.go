@@ -26,8 +26,19 @@ const (
 	// assigned before this commit.
 	ReasonReadVersionInFuture
 	// ReasonOutcomeUnknown: a duplicate request_id whose original outcome
-	// is no longer kept (retention); nothing was applied for the duplicate.
+	// is no longer kept; nothing was applied for the duplicate. (Not
+	// produced since outcomes are kept exactly as long as their ids; kept
+	// so the wire value stays reserved.)
 	ReasonOutcomeUnknown
+	// ReasonRequestIDBanned: GET /v1/status answered not_found for this
+	// request_id, so no commit with it may land afterwards (the answer
+	// stays true); nothing applied, no version.
+	ReasonRequestIDBanned
+	// ReasonRequestIDUnverifiable: commit.max_request_ids was reached and
+	// ids still within retention were dropped; this commit's read_version
+	// does not prove it is not a retry of one of them, so it is refused
+	// rather than risk applying a commit twice; nothing applied, no version.
+	ReasonRequestIDUnverifiable
 )
 
 func (r NotCommittedReason) String() string {
@@ -40,42 +51,61 @@ func (r NotCommittedReason) String() string {
 		return "read_version_in_future"
 	case ReasonOutcomeUnknown:
 		return "outcome_unknown"
+	case ReasonRequestIDBanned:
+		return "request_id_banned"
+	case ReasonRequestIDUnverifiable:
+		return "request_id_unverifiable"
 	}
 	return "unknown"
 }
 
 // CommitResult is the outcome of one commit, as the pipeline decided it.
+// It is comparable (==), so tests can check a replayed outcome whole.
 type CommitResult struct {
 	Committed bool
 	// Version is the version the sequence stage assigned; the commit
-	// version when Committed.
+	// version when Committed. 0 for a commit refused before sequencing
+	// (request_id_banned, request_id_unverifiable): it has none.
 	Version int64
 	// Duplicate: the request_id was already committed or refused within
 	// retention; the result is the original's and nothing was applied again.
 	Duplicate bool
 	Reason    NotCommittedReason // when !Committed
-	// ConflictIndex is the index of the first conflicting precondition
-	// when Reason == ReasonConflict.
+	// ConflictIndex and Conflict: the first conflicting precondition when
+	// Reason == ReasonConflict (Conflict points into the request, or into
+	// the copy the store keeps for duplicates and status).
 	ConflictIndex int
+	Conflict      *Precondition
+	// MinReadVersion: ReasonRequestIDUnverifiable only; a commit with a
+	// read_version at or above it is accepted.
+	MinReadVersion int64
 }
 
 // AppendCommitResponse appends the JSON answer to a POST /v1/commit:
 //
 //	{"status":"committed","version":7,"request_id":"..."}
 //	{"status":"not_committed","version":7,"reason":"conflict","conflict":{"index":0,"type":"point_read","key":"a2V5"}}
+//	{"status":"not_committed","reason":"request_id_banned","request_id":"..."}
 //
 // request_id is present when the request had one; "duplicate":true marks the
-// answer to a request_id seen before. The conflicting precondition is copied
-// from req, except for a duplicate (whose original body is gone: index only).
+// answer to a request_id seen before, which repeats every field of the
+// original's answer. A commit refused before sequencing has no version.
 func AppendCommitResponse(dst []byte, req *CommitRequest, res CommitResult) []byte {
 	if res.Committed {
-		dst = append(dst, `{"status":"committed","version":`...)
+		dst = append(dst, `{"status":"committed"`...)
 	} else {
-		dst = append(dst, `{"status":"not_committed","version":`...)
+		dst = append(dst, `{"status":"not_committed"`...)
 	}
-	dst = strconv.AppendInt(dst, res.Version, 10)
+	if res.Version > 0 {
+		dst = append(dst, `,"version":`...)
+		dst = strconv.AppendInt(dst, res.Version, 10)
+	}
 	if !res.Committed {
-		dst = appendReason(dst, res, req, !res.Duplicate)
+		dst = appendReason(dst, res.Reason, res.ConflictIndex, res.Conflict)
+		if res.Reason == ReasonRequestIDUnverifiable {
+			dst = append(dst, `,"min_read_version":`...)
+			dst = strconv.AppendInt(dst, res.MinReadVersion, 10)
+		}
 	}
 	if req != nil && req.RequestID != "" {
 		dst = append(dst, `,"request_id":`...)
@@ -87,17 +117,17 @@ func AppendCommitResponse(dst []byte, req *CommitRequest, res CommitResult) []by
 	return append(dst, '}')
 }
 
-func appendReason(dst []byte, res CommitResult, req *CommitRequest, full bool) []byte {
+func appendReason(dst []byte, reason NotCommittedReason, index int, conflict *Precondition) []byte {
 	dst = append(dst, `,"reason":"`...)
-	dst = append(dst, res.Reason.String()...)
+	dst = append(dst, reason.String()...)
 	dst = append(dst, '"')
-	if res.Reason != ReasonConflict {
+	if reason != ReasonConflict {
 		return dst
 	}
 	dst = append(dst, `,"conflict":{"index":`...)
-	dst = strconv.AppendInt(dst, int64(res.ConflictIndex), 10)
-	if full && req != nil && res.ConflictIndex >= 0 && res.ConflictIndex < len(req.Preconditions) {
-		dst = appendPreconditionFields(dst, req.Preconditions[res.ConflictIndex])
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	if conflict != nil {
+		dst = appendPreconditionFields(dst, *conflict)
 	}
 	return append(dst, '}')
 }
@@ -147,20 +177,27 @@ type StatusResult struct {
 	RequestID string
 	// Version: the commit's version (Committed, NotCommitted).
 	Version int64
-	// Reason and ConflictIndex: NotCommitted only.
+	// Reason, ConflictIndex and Conflict: NotCommitted only.
 	Reason        NotCommittedReason
 	ConflictIndex int
+	Conflict      *Precondition
 	// OldestVersion: LogTruncated only; the oldest version whose request
 	// ids are still known.
 	OldestVersion int64
+	// TruncatedByCap: LogTruncated only; ids were dropped because
+	// commit.max_request_ids was reached, not because retention passed.
+	TruncatedByCap bool
 }
 
 // AppendStatusResponse appends the JSON answer to GET /v1/status:
 //
 //	{"status":"committed","request_id":"...","version":7}
-//	{"status":"not_committed","request_id":"...","version":7,"reason":"conflict","conflict":{"index":0}}
+//	{"status":"not_committed","request_id":"...","version":7,"reason":"conflict","conflict":{"index":0,"type":"point_read","key":"a2V5"}}
 //	{"status":"not_found","request_id":"..."}
-//	{"status":"log_truncated","request_id":"...","oldest_version":1000}
+//	{"status":"log_truncated","request_id":"...","oldest_version":1000,"reason":"retention"}
+//
+// The reason of log_truncated is "retention" (ids past both retention
+// limits) or "max_request_ids" (the cap dropped ids still within retention).
 func AppendStatusResponse(dst []byte, s StatusResult) []byte {
 	dst = append(dst, `{"status":"`...)
 	dst = append(dst, s.Kind.String()...)
@@ -173,10 +210,15 @@ func AppendStatusResponse(dst []byte, s StatusResult) []byte {
 	case StatusNotCommitted:
 		dst = append(dst, `,"version":`...)
 		dst = strconv.AppendInt(dst, s.Version, 10)
-		dst = appendReason(dst, CommitResult{Reason: s.Reason, ConflictIndex: s.ConflictIndex}, nil, false)
+		dst = appendReason(dst, s.Reason, s.ConflictIndex, s.Conflict)
 	case StatusLogTruncated:
 		dst = append(dst, `,"oldest_version":`...)
 		dst = strconv.AppendInt(dst, s.OldestVersion, 10)
+		if s.TruncatedByCap {
+			dst = append(dst, `,"reason":"max_request_ids"`...)
+		} else {
+			dst = append(dst, `,"reason":"retention"`...)
+		}
 	}
 	return append(dst, '}')
 }

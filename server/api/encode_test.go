@@ -36,18 +36,23 @@ func TestAppendCommitResponse(t *testing.T) {
 		{"committed no id", &CommitRequest{}, CommitResult{Committed: true, Version: 1}, `{"status":"committed","version":1}`},
 		{"duplicate", req, CommitResult{Committed: true, Version: 7, Duplicate: true},
 			`{"status":"committed","version":7,"request_id":"` + validID + `","duplicate":true}`},
-		{"conflict point", req, CommitResult{Version: 9, Reason: ReasonConflict, ConflictIndex: 0},
+		{"conflict point", req, CommitResult{Version: 9, Reason: ReasonConflict, ConflictIndex: 0, Conflict: &req.Preconditions[0]},
 			`{"status":"not_committed","version":9,"reason":"conflict","conflict":{"index":0,"type":"point_read","key":"aw=="},"request_id":"` + validID + `"}`},
-		{"conflict range", &CommitRequest{Preconditions: req.Preconditions}, CommitResult{Version: 9, Reason: ReasonConflict, ConflictIndex: 1},
+		{"conflict range", &CommitRequest{Preconditions: req.Preconditions}, CommitResult{Version: 9, Reason: ReasonConflict, ConflictIndex: 1, Conflict: &req.Preconditions[1]},
 			`{"status":"not_committed","version":9,"reason":"conflict","conflict":{"index":1,"type":"range_read","begin":"YQ==","end":"Yg=="}}`},
-		{"conflict duplicate", &CommitRequest{Preconditions: req.Preconditions}, CommitResult{Version: 9, Reason: ReasonConflict, ConflictIndex: 1, Duplicate: true},
-			`{"status":"not_committed","version":9,"reason":"conflict","conflict":{"index":1},"duplicate":true}`},
+		// A duplicate replays every field of the original (the store keeps
+		// a copy of the conflicting precondition), whatever its own body.
+		{"conflict duplicate", &CommitRequest{RequestID: validID}, CommitResult{Version: 9, Reason: ReasonConflict, ConflictIndex: 1,
+			Conflict: &Precondition{Type: RangeRead, Begin: []byte("a"), End: []byte("b")}, Duplicate: true},
+			`{"status":"not_committed","version":9,"reason":"conflict","conflict":{"index":1,"type":"range_read","begin":"YQ==","end":"Yg=="},"request_id":"` + validID + `","duplicate":true}`},
 		{"too old", &CommitRequest{}, CommitResult{Version: 9, Reason: ReasonReadVersionTooOld},
 			`{"status":"not_committed","version":9,"reason":"read_version_too_old"}`},
 		{"future", &CommitRequest{}, CommitResult{Version: 9, Reason: ReasonReadVersionInFuture},
 			`{"status":"not_committed","version":9,"reason":"read_version_in_future"}`},
-		{"outcome unknown", &CommitRequest{}, CommitResult{Version: 9, Reason: ReasonOutcomeUnknown, Duplicate: true},
-			`{"status":"not_committed","version":9,"reason":"outcome_unknown","duplicate":true}`},
+		{"banned", &CommitRequest{RequestID: validID}, CommitResult{Reason: ReasonRequestIDBanned},
+			`{"status":"not_committed","reason":"request_id_banned","request_id":"` + validID + `"}`},
+		{"unverifiable", &CommitRequest{RequestID: validID}, CommitResult{Reason: ReasonRequestIDUnverifiable, MinReadVersion: 1234},
+			`{"status":"not_committed","reason":"request_id_unverifiable","min_read_version":1234,"request_id":"` + validID + `"}`},
 	}
 	for _, c := range cases {
 		got := string(AppendCommitResponse(nil, c.req, c.res))
@@ -64,12 +69,15 @@ func TestAppendStatusResponse(t *testing.T) {
 		want string
 	}{
 		{StatusResult{Kind: StatusCommitted, RequestID: "id", Version: 3}, `{"status":"committed","request_id":"id","version":3}`},
-		{StatusResult{Kind: StatusNotCommitted, RequestID: "id", Version: 3, Reason: ReasonConflict, ConflictIndex: 2},
-			`{"status":"not_committed","request_id":"id","version":3,"reason":"conflict","conflict":{"index":2}}`},
+		{StatusResult{Kind: StatusNotCommitted, RequestID: "id", Version: 3, Reason: ReasonConflict, ConflictIndex: 2,
+			Conflict: &Precondition{Type: PointRead, Key: []byte("k")}},
+			`{"status":"not_committed","request_id":"id","version":3,"reason":"conflict","conflict":{"index":2,"type":"point_read","key":"aw=="}}`},
 		{StatusResult{Kind: StatusNotCommitted, RequestID: "id", Version: 3, Reason: ReasonReadVersionTooOld},
 			`{"status":"not_committed","request_id":"id","version":3,"reason":"read_version_too_old"}`},
 		{StatusResult{Kind: StatusNotFound, RequestID: "id"}, `{"status":"not_found","request_id":"id"}`},
-		{StatusResult{Kind: StatusLogTruncated, RequestID: "id", OldestVersion: 100}, `{"status":"log_truncated","request_id":"id","oldest_version":100}`},
+		{StatusResult{Kind: StatusLogTruncated, RequestID: "id", OldestVersion: 100}, `{"status":"log_truncated","request_id":"id","oldest_version":100,"reason":"retention"}`},
+		{StatusResult{Kind: StatusLogTruncated, RequestID: "id", OldestVersion: 100, TruncatedByCap: true},
+			`{"status":"log_truncated","request_id":"id","oldest_version":100,"reason":"max_request_ids"}`},
 	}
 	for _, c := range cases {
 		if got := string(AppendStatusResponse(nil, c.s)); got != c.want {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // RetentionPolicy is the body of PUT /v1/retention/{policy_id}: how much
@@ -31,17 +32,9 @@ const MaxPolicyIDLength = 128
 // path, so it uses encoding/json, strictly: unknown fields, wrong types,
 // null, trailing data and out-of-range values are errors naming the field.
 func ParseRetentionPolicy(body []byte) (RetentionPolicy, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&raw); err != nil || raw == nil {
-		msg := "must be a JSON object"
-		if err != nil {
-			msg = err.Error()
-		}
-		return RetentionPolicy{}, &FieldError{Field: "body", Msg: "invalid retention policy: " + msg}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return RetentionPolicy{}, &FieldError{Field: "body", Msg: "unexpected data after the JSON object"}
+	raw, err := decodePolicyObject(body)
+	if err != nil {
+		return RetentionPolicy{}, err
 	}
 	for _, name := range sortedNames(raw) {
 		if name != "versions" && name != "seconds" {
@@ -49,7 +42,6 @@ func ParseRetentionPolicy(body []byte) (RetentionPolicy, error) {
 		}
 	}
 	var p RetentionPolicy
-	var err error
 	if p.Versions, err = policyInt("versions", raw["versions"], 1<<62); err != nil {
 		return RetentionPolicy{}, err
 	}
@@ -60,6 +52,53 @@ func ParseRetentionPolicy(body []byte) (RetentionPolicy, error) {
 		return RetentionPolicy{}, &FieldError{Field: "body", Msg: `must set "versions", "seconds" or both`}
 	}
 	return p, nil
+}
+
+// policyExample is shown when the body is not a policy object at all.
+const policyExample = `like {"versions": 1000000, "seconds": 3600}`
+
+// decodePolicyObject decodes the body into its members, with messages in
+// the API's words (encoding/json's, such as "EOF" or "cannot unmarshal
+// array into Go value of type map[string]json.RawMessage", are not).
+func decodePolicyObject(body []byte) (map[string]json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, &FieldError{Field: "body", Msg: "must be a JSON object " + policyExample + ", got an empty body"}
+	}
+	if trimmed[0] != '{' {
+		return nil, &FieldError{Field: "body", Msg: "must be a JSON object " + policyExample + ", got " + jsonKind(trimmed[0])}
+	}
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&raw); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			// Offset counts the offending byte itself.
+			return nil, &FieldError{Field: "body", Msg: fmt.Sprintf("invalid JSON at offset %d", max(syn.Offset-1, 0))}
+		}
+		return nil, &FieldError{Field: "body", Msg: "invalid JSON: unterminated object"}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &FieldError{Field: "body", Msg: "unexpected data after the JSON object"}
+	}
+	return raw, nil
+}
+
+// jsonKind names the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "invalid JSON"
 }
 
 func policyInt(field string, raw json.RawMessage, hi int64) (int64, error) {
@@ -85,14 +124,13 @@ func sortedNames(m map[string]json.RawMessage) []string {
 // ValidatePolicyID checks the {policy_id} of a retention route: 1 to 128
 // characters of A-Z a-z 0-9 . _ - (safe in a URL path and in logs).
 func ValidatePolicyID(id string) error {
-	if id == "" || len(id) > MaxPolicyIDLength {
-		return &FieldError{Field: "policy_id", Msg: fmt.Sprintf("must be 1 to %d characters, got %d", MaxPolicyIDLength, len(id))}
+	if n := utf8.RuneCountInString(id); n == 0 || n > MaxPolicyIDLength {
+		return &FieldError{Field: "policy_id", Msg: fmt.Sprintf("must be 1 to %d characters, got %d", MaxPolicyIDLength, n)}
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
+	for i, c := range id {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 		if !ok {
-			return &FieldError{Field: "policy_id", Msg: fmt.Sprintf("may only hold A-Z a-z 0-9 . _ -, got %q at %d", c, i)}
+			return &FieldError{Field: "policy_id", Msg: fmt.Sprintf("may only hold A-Z a-z 0-9 . _ -, got %q at byte %d", c, i)}
 		}
 	}
 	return nil

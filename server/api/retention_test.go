@@ -23,23 +23,33 @@ func TestParseRetentionPolicy(t *testing.T) {
 	}
 	bad := []struct{ body, field, msg string }{
 		{`{}`, "body", `must set "versions", "seconds" or both`},
-		{``, "body", "invalid retention policy"},
+		{``, "body", `must be a JSON object like {"versions": 1000000, "seconds": 3600}, got an empty body`},
+		{"  \n", "body", "got an empty body"},
+		{`{"versions":`, "body", "invalid JSON: unterminated object"},
+		{`{"versions" 1}`, "body", "invalid JSON at offset 12"},
 		{`{"versions":1} {}`, "body", "unexpected data"},
 		{`{"versions":1,"extra":2}`, "extra", `unknown field; allowed: versions, seconds`},
-		{`null`, "body", "must be a JSON object"},
+		{`null`, "body", "must be a JSON object like {\"versions\": 1000000, \"seconds\": 3600}, got null"},
 		{`{"versions":0}`, "versions", "between 1 and"},
 		{`{"versions":-3}`, "versions", "got -3"},
 		{`{"versions":1.5}`, "versions", "got 1.5"},
 		{`{"versions":"7"}`, "versions", `got "7"`},
 		{`{"versions":null}`, "versions", "got null"},
 		{`{"seconds":31536001}`, "seconds", "between 1 and 31536000"},
-		{`[1]`, "body", "invalid retention policy"},
+		{`[1]`, "body", "must be a JSON object like {\"versions\": 1000000, \"seconds\": 3600}, got an array"},
+		{`"x"`, "body", "got a string"},
 	}
 	for _, c := range bad {
 		_, err := ParseRetentionPolicy([]byte(c.body))
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Msg, c.msg) {
 			t.Errorf("%s: got %v, want %s: ...%s", c.body, err, c.field, c.msg)
+		}
+		// No Go internals in what a client reads.
+		for _, internal := range []string{"EOF", "Go value", "json:", "map["} {
+			if err != nil && strings.Contains(err.Error(), internal) {
+				t.Errorf("%s: message shows Go internals (%q): %v", c.body, internal, err)
+			}
 		}
 	}
 }
@@ -50,9 +60,16 @@ func TestValidatePolicyID(t *testing.T) {
 			t.Errorf("%q: %v", id, err)
 		}
 	}
-	for _, id := range []string{"", strings.Repeat("x", 129), "a/b", "a b", "é", "a%2F"} {
-		if err := ValidatePolicyID(id); err == nil {
-			t.Errorf("%q accepted", id)
+	for _, c := range []struct{ id, msg string }{
+		{"", "must be 1 to 128 characters, got 0"},
+		{strings.Repeat("x", 129), "must be 1 to 128 characters, got 129"},
+		{"a/b", `got '/' at byte 1`},
+		{"a b", `got ' ' at byte 1`},
+		{"xé", `got 'é' at byte 1`}, // the character, not one of its bytes
+		{"a%2F", `got '%' at byte 1`},
+	} {
+		if err := ValidatePolicyID(c.id); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: %v, want ...%s", c.id, err, c.msg)
 		}
 	}
 }

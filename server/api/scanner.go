@@ -178,7 +178,7 @@ func (s *scanner) base64(field string) ([]byte, error) {
 	}
 	n, err := base64.StdEncoding.Decode(s.arena[start:start+need], enc)
 	if err != nil {
-		return nil, &FieldError{Field: field, Msg: err.Error()}
+		return nil, &FieldError{Field: field, Msg: base64Error(err)}
 	}
 	s.arena = s.arena[:start+n]
 	return s.arena[start : start+n : start+n], nil
@@ -329,4 +329,13 @@ func (s *scanner) hex4() (rune, bool) {
 	}
 	s.pos += 4
 	return r, true
+}
+
+// base64Error words a decoding error without Go's phrasing: the offset is
+// in the encoded string, counted from its first character.
+func base64Error(err error) string {
+	if at, ok := err.(base64.CorruptInputError); ok {
+		return fmt.Sprintf("must be standard base64 (A-Z a-z 0-9 + /, '=' padded to a multiple of 4 characters); invalid at character %d", int64(at))
+	}
+	return "must be standard base64 (A-Z a-z 0-9 + /, '=' padded to a multiple of 4 characters)"
 }

@@ -263,7 +263,7 @@ func TestMethodAndRoutes(t *testing.T) {
 	}{
 		{"POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
 		{"GET /missing HTTP/1.1\r\nHost: x\r\n\r\n", 404},
-		{"GET /v1/status?request_id=abc HTTP/1.1\r\nHost: x\r\n\r\n", 200},
+		{"GET /v1/status?request_id=abcdefghij0123456789 HTTP/1.1\r\nHost: x\r\n\r\n", 200},
 		{"POST /v1/status?request_id=abc HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
 		{"PUT /v1/subscribe HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
 		{"DELETE /v1/retention/p1 HTTP/1.1\r\nHost: x\r\n\r\n", 404},

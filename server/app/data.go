@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"time"
 
 	"weaseldb/server/api"
@@ -14,6 +15,11 @@ import (
 // the pipeline: nothing is applied for it.
 
 func (h *handler) badRequest(q *request, err error) {
+	if errors.Is(err, api.ErrMalformedEscape) {
+		// As the seed: a target that cannot be decoded is a broken
+		// request, not a bad parameter; answer and close.
+		q.http.KeepAlive = false
+	}
 	h.reply(q, q.route.metric, 400, api.AppendError(nil, err.Error()))
 }
 
@@ -29,7 +35,7 @@ func (h *handler) commitRequest(q *request) {
 }
 
 func (h *handler) statusRequest(q *request) {
-	sq, err := api.ParseStatusQuery(q.http.Query)
+	sq, err := api.ParseStatusQuery(q.http.Query, h.s.cfg.Commit.MinRequestIDLength)
 	if err != nil {
 		h.badRequest(q, err)
 		return

@@ -161,6 +161,9 @@ func TestDuplicateRequestIDs(t *testing.T) {
 	}
 }
 
+// Retention keeps an id until it is past both limits: with 5 versions and
+// an hour, 10 commits later it is still known; a policy of 2 versions and
+// 1 second forgets it once both have passed.
 func TestStatusAcrossRetention(t *testing.T) {
 	ts := startServer(t, func(c *config.Config) { c.Commit.RequestIDRetentionVersions = 5 })
 	cl := dialClient(t, "tcp", ts.tcpAddr)
@@ -172,38 +175,227 @@ func TestStatusAcrossRetention(t *testing.T) {
 		_, st := cl.mustDo(t, "GET", fmt.Sprintf("/v1/status?request_id=%s&min_version=%d", id, minVersion), "")
 		return st
 	}
-	if st := status(old, 0); st["status"] != "committed" {
-		t.Fatalf("within retention: %v", st)
-	}
 	for i := 0; i < 10; i++ {
-		cl.mustDo(t, "POST", "/v1/commit", commitBody(reqID(fmt.Sprint("new", i)), 0, nil, nil))
+		cl.mustDo(t, "POST", "/v1/commit", commitBody(reqID(fmt.Sprint("new", i)), 0, nil, []string{writeOp("r", fmt.Sprint(i))}))
 	}
-	st := status(old, 0)
-	if st["status"] != "log_truncated" || st["oldest_version"].(float64) <= float64(oldVersion) {
-		t.Fatalf("beyond retention_versions: %v", st)
+	if st := status(old, 0); st["status"] != "committed" || version(st) != oldVersion {
+		t.Fatalf("past retention_versions, within the hour: %v", st)
 	}
 	// An id unknown from a min_version still kept is certainly not there.
 	_, v := cl.mustDo(t, "GET", "/v1/version", "")
 	if st := status(reqID("unknown"), version(v)); st["status"] != "not_found" {
 		t.Fatalf("unknown id from the current version: %v", st)
 	}
-	if st := status(reqID("new9"), 0); st["status"] != "committed" {
-		t.Fatalf("recent id: %v", st)
-	}
-	// A retention policy narrows what is kept: 2 versions.
-	if code, p := cl.mustDo(t, "PUT", "/v1/retention/narrow", `{"versions": 2}`); code != 201 {
+	// A retention policy narrows what is kept: 2 versions and 1 second.
+	if code, p := cl.mustDo(t, "PUT", "/v1/retention/narrow", `{"versions": 2, "seconds": 1}`); code != 201 {
 		t.Fatalf("put policy: %d %v", code, p)
 	}
+	time.Sleep(1100 * time.Millisecond)
 	for i := 0; i < 3; i++ {
 		cl.mustDo(t, "POST", "/v1/commit", commitBody("", 0, nil, []string{writeOp("r", fmt.Sprint(i))}))
 	}
-	if st := status(reqID("new9"), 0); st["status"] != "log_truncated" {
-		t.Fatalf("beyond the policy: %v", st)
+	st := status(old, 0)
+	if st["status"] != "log_truncated" || st["reason"] != "retention" || st["oldest_version"].(float64) <= float64(oldVersion) {
+		t.Fatalf("past both limits of the policy: %v", st)
 	}
 	// The subscription log is bounded by the same limits.
 	code, text, err := cl.do("GET", fmt.Sprintf("/v1/subscribe?from_version=%d", oldVersion), "")
 	if err != nil || code != 410 || !strings.Contains(text, "log_truncated") {
 		t.Fatalf("subscribe from a dropped version: %d %s %v", code, text, err)
+	}
+}
+
+// The issue's sequence, for every combination of one limit passed and the
+// other not: retention of 5 versions (config) and 1 second (a policy; the
+// config's minimum is an hour). The retry after 6 more commits, or after
+// the second, is answered with the first outcome and applies nothing; past
+// both limits it is applied again, as the client's retention chose.
+func TestRetryWithinRetentionIsNeverApplied(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		commits       int  // empty commits between the first attempt and the retry
+		wait          bool // wait past the 1 s policy
+		wantDuplicate bool
+	}{
+		{"versions passed, age not", 6, false, true},
+		{"age passed, versions not", 2, true, true},
+		{"both passed", 6, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := startServer(t, func(cfg *config.Config) {
+				cfg.Commit.RequestIDRetentionHours = 1
+				cfg.Commit.RequestIDRetentionVersions = 5
+			})
+			cl := dialClient(t, "unix", ts.unixPath)
+			if c.wait {
+				cl.mustDo(t, "PUT", "/v1/retention/short", `{"versions": 5, "seconds": 1}`)
+			}
+			const id = "retry-after-6-commits-0001"
+			body := `{"request_id":"` + id + `","operations":[{"type":"write","key":"Y291bnRlcg==","value":"MQ=="}]}`
+			_, first := cl.mustDo(t, "POST", "/v1/commit", body)
+			if first["status"] != "committed" || version(first) != 1 {
+				t.Fatalf("first: %v", first)
+			}
+			for range c.commits {
+				cl.mustDo(t, "POST", "/v1/commit", `{"operations":[]}`)
+			}
+			if c.wait {
+				time.Sleep(1100 * time.Millisecond)
+			}
+			_, st := cl.mustDo(t, "GET", "/v1/status?request_id="+id, "")
+			_, retry := cl.mustDo(t, "POST", "/v1/commit", body)
+			_, v := cl.mustDo(t, "GET", "/v1/version", "")
+			if c.wantDuplicate {
+				if st["status"] != "committed" || retry["duplicate"] != true || version(retry) != 1 || version(v) != int64(1+c.commits) {
+					t.Fatalf("status %v, retry %v, version %v: want the first outcome and no new version", st, retry, v)
+				}
+				return
+			}
+			if st["status"] != "log_truncated" || retry["duplicate"] == true || version(retry) != int64(2+c.commits) {
+				t.Fatalf("status %v, retry %v: want log_truncated, then applied again", st, retry)
+			}
+		})
+	}
+}
+
+// A status answer stays true: once /v1/status said not_found for an id, a
+// commit with that id that arrives later (sent before the status request,
+// delayed) is refused and applies nothing.
+func TestNotFoundBansTheLateCommit(t *testing.T) {
+	ts := startServer(t, nil)
+	asker := dialClient(t, "tcp", ts.tcpAddr)
+	late := dialClient(t, "unix", ts.unixPath)
+	id := reqID("late-commit")
+	_, st := asker.mustDo(t, "GET", "/v1/status?request_id="+id, "")
+	if st["status"] != "not_found" {
+		t.Fatalf("status: %v", st)
+	}
+	code, text, err := late.do("POST", "/v1/commit", commitBody(id, 0, nil, []string{writeOp("late", "1")}))
+	want := `{"status":"not_committed","reason":"request_id_banned","request_id":"` + id + `"}`
+	if err != nil || code != 409 || text != want {
+		t.Fatalf("late commit: %d %s %v; want 409 %s", code, text, err, want)
+	}
+	if _, v := asker.mustDo(t, "GET", "/v1/version", ""); version(v) != 0 {
+		t.Fatalf("the refused commit took a version: %v", v)
+	}
+	if _, st := asker.mustDo(t, "GET", "/v1/status?request_id="+id, ""); st["status"] != "not_found" {
+		t.Fatalf("status after the refusal: %v", st)
+	}
+	// Another id is unaffected.
+	if code, m := late.mustDo(t, "POST", "/v1/commit", commitBody(reqID("other"), 0, nil, nil)); code != 200 {
+		t.Fatalf("other id: %d %v", code, m)
+	}
+}
+
+// At commit.max_request_ids the oldest ids are dropped although within
+// retention. That shows (status says why, the metrics count it), and a
+// retry that the server can no longer recognise is refused, not applied.
+func TestRequestIDCap(t *testing.T) {
+	ts := startServer(t, func(c *config.Config) { c.Commit.MaxRequestIDs = config.MinMaxRequestIDs })
+	cl := dialClient(t, "unix", ts.unixPath)
+	first := commitBody(reqID("capped-0"), 0, nil, []string{writeOp("capped", "0")})
+	cl.mustDo(t, "POST", "/v1/commit", first)
+	for i := 1; i <= config.MinMaxRequestIDs; i++ {
+		if code, m := cl.mustDo(t, "POST", "/v1/commit", commitBody(reqID(fmt.Sprint("capped-", i)), int64(i), nil, nil)); code != 200 {
+			t.Fatalf("commit %d: %d %v", i, code, m)
+		}
+	}
+	code, text, err := cl.do("POST", "/v1/commit", first)
+	want := `{"status":"not_committed","reason":"request_id_unverifiable","min_read_version":1,"request_id":"` + reqID("capped-0") + `"}`
+	if err != nil || code != 409 || text != want {
+		t.Fatalf("retry of a dropped id: %d %s %v; want 409 %s", code, text, err, want)
+	}
+	if _, st := cl.mustDo(t, "GET", "/v1/status?request_id="+reqID("capped-0"), ""); st["status"] != "log_truncated" || st["reason"] != "max_request_ids" {
+		t.Fatalf("status of a dropped id: %v", st)
+	}
+	// A new commit whose read_version proves it is new is accepted.
+	if code, m := cl.mustDo(t, "POST", "/v1/commit", commitBody(reqID("fresh"), 1, nil, nil)); code != 200 {
+		t.Fatalf("fresh commit reading version 1: %d %v", code, m)
+	}
+	_, metricsText, _ := cl.do("GET", "/metrics", "")
+	for _, want := range []string{"weaseldb_request_ids_dropped_by_cap_total 2", "weaseldb_commits_refused_unverifiable_total 1",
+		fmt.Sprintf("weaseldb_request_ids_max %d", config.MinMaxRequestIDs), fmt.Sprintf("weaseldb_request_ids_remembered %d", config.MinMaxRequestIDs)} {
+		if !strings.Contains(metricsText, want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// A duplicate of a refused commit replays every field of its answer.
+func TestDuplicateReplaysTheWholeConflict(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := dialClient(t, "tcp", ts.tcpAddr)
+	cl.mustDo(t, "POST", "/v1/commit", commitBody("", 0, nil, []string{writeOp("m", "1")}))
+	body := commitBody(reqID("conflicted"), 0, []string{pointRead("zz"), rangeRead("a", "n")}, []string{writeOp("m", "2")})
+	code, original, err := cl.do("POST", "/v1/commit", body)
+	if err != nil || code != 409 || !strings.Contains(original, `"conflict":{"index":1,"type":"range_read","begin":"YQ==","end":"bg=="}`) {
+		t.Fatalf("original: %d %s %v", code, original, err)
+	}
+	code, again, err := cl.do("POST", "/v1/commit", body)
+	if err != nil || code != 409 || again != strings.TrimSuffix(original, "}")+`,"duplicate":true}` {
+		t.Fatalf("duplicate: %d %s %v\noriginal:  %s", code, again, err, original)
+	}
+	_, st := cl.mustDo(t, "GET", "/v1/status?request_id="+reqID("conflicted"), "")
+	if c, _ := st["conflict"].(map[string]any); st["status"] != "not_committed" || c["type"] != "range_read" || c["begin"] != "YQ==" {
+		t.Fatalf("status: %v", st)
+	}
+}
+
+// The smaller defects, one row each: what the server answers, and whether
+// the connection stays open.
+func TestRouteDefects(t *testing.T) {
+	ts := startServer(t, nil)
+	for _, tc := range []struct {
+		name, method, target, body string
+		code                       int
+		want                       string // the exact body
+		closes                     bool
+	}{
+		{"malformed escape in status", "GET", "/v1/status?request_id=%zz", "", 400,
+			`{"error":"query: malformed percent-escape at offset 11: '%' must be followed by two hex digits"}`, true},
+		{"malformed escape in subscribe", "GET", "/v1/subscribe?from_version=1%", "", 400,
+			`{"error":"query: malformed percent-escape at offset 14: '%' must be followed by two hex digits"}`, true},
+		{"short id in status", "GET", "/v1/status?request_id=short", "", 400,
+			`{"error":"request_id: must be at least 20 characters, got 5"}`, false},
+		{"short id in characters", "GET", "/v1/status?request_id=" + strings.Repeat("%C3%A9", 19), "", 400,
+			`{"error":"request_id: must be at least 20 characters, got 19"}`, false},
+		{"long enough in characters", "POST", "/v1/commit", `{"request_id":"` + strings.Repeat("é", 20) + `"}`, 200,
+			`{"status":"committed","version":1,"request_id":"` + strings.Repeat("é", 20) + `"}`, false},
+		{"unknown parameter", "GET", "/v1/status?request_id=" + reqID("x") + "&minversion=1", "", 400,
+			`{"error":"minversion: unknown query parameter; allowed: request_id, min_version"}`, false},
+		{"empty retention body", "PUT", "/v1/retention/p", "", 400,
+			`{"error":"body: must be a JSON object like {\"versions\": 1000000, \"seconds\": 3600}, got an empty body"}`, false},
+		{"bad base64", "POST", "/v1/commit", `{"operations":[{"type":"delete","key":"k1"}]}`, 400,
+			`{"error":"operations[0].key: must be standard base64 (A-Z a-z 0-9 + /, '=' padded to a multiple of 4 characters); invalid at character 0"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := dialClient(t, "unix", ts.unixPath)
+			// A second request pipelined behind: answered unless the
+			// first closes the connection.
+			req := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%sGET /ok HTTP/1.1\r\nHost: x\r\n\r\n",
+				tc.method, tc.target, len(tc.body), tc.body)
+			if _, err := io.WriteString(cl.c, req); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(cl.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.code || string(b) != tc.want {
+				t.Fatalf("got %d %s\nwant %d %s", resp.StatusCode, b, tc.code, tc.want)
+			}
+			if resp.Close != tc.closes {
+				t.Fatalf("Connection: close is %v, want %v", resp.Close, tc.closes)
+			}
+			next, err := http.ReadResponse(cl.br, nil)
+			switch {
+			case tc.closes && err == nil:
+				t.Fatalf("the request after it was answered (%d): the connection should have closed", next.StatusCode)
+			case !tc.closes && (err != nil || next.StatusCode != 200):
+				t.Fatalf("the request after it: %v %v", next, err)
+			}
+		})
 	}
 }
 
@@ -371,7 +563,8 @@ func TestConcurrentCommitters(t *testing.T) {
 	}
 }
 
-// Age retention: a policy of one second forgets request ids older than that.
+// Age retention: a policy of one second (and no versions) forgets request
+// ids older than that.
 func TestStatusAcrossAgeRetention(t *testing.T) {
 	ts := startServer(t, nil)
 	cl := dialClient(t, "unix", ts.unixPath)
@@ -387,7 +580,8 @@ func TestStatusAcrossAgeRetention(t *testing.T) {
 	if _, st := cl.mustDo(t, "GET", "/v1/status?request_id="+id, ""); st["status"] != "log_truncated" {
 		t.Fatalf("after a second: %v", st)
 	}
-	// Retrying the commit now applies it again: its id was forgotten.
+	// Retrying the commit now applies it again: its id was forgotten, as
+	// the policy asked.
 	if _, m := cl.mustDo(t, "POST", "/v1/commit", commitBody(id, 0, nil, nil)); m["duplicate"] == true || m["status"] != "committed" {
 		t.Fatalf("retry after retention: %v", m)
 	}

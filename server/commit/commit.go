@@ -7,6 +7,7 @@ package commit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -28,9 +29,12 @@ import (
 // parsed request in Data.
 type Kind uint8
 
-// Entry kinds.
+// Entry kinds. The zero value is kindNone, so a zeroed Entry (a slot
+// cleared by mistake, a forgotten field) passes every stage as a no-op
+// instead of meaning anything, least of all shutdown.
 const (
-	KindShutdown        Kind = iota // one per release thread ends the pipeline
+	kindNone            Kind = iota // no request: every stage skips it
+	KindShutdown                    // one per release thread ends the pipeline
 	KindOK                          // GET /ok: spin work in resolve, {"status":"ok"}
 	KindVersion                     // GET /v1/version: the persisted version
 	KindCommit                      // POST /v1/commit: Data.Commit
@@ -53,9 +57,10 @@ type Data struct {
 	Policy      api.RetentionPolicy
 
 	// Set by the stages.
-	Duplicate bool                // sequence: the request id was seen within retention
+	Sequenced store.Sequenced     // sequence: KindCommit (its verdict and version)
 	Lookup    store.Lookup        // sequence: KindStatus
-	Result    api.CommitResult    // resolve (persist for a duplicate)
+	Forgotten int64               // sequence: Sequencer.Forgotten, for Persister.Forget
+	Result    api.CommitResult    // resolve (persist for a commit not accepted)
 	Sub       *store.Subscription // persist: KindSubscribe, nil when refused
 }
 
@@ -108,17 +113,31 @@ type Options struct {
 	// committed transactions to the subscription log (to wake the loops
 	// that stream to subscribers). It must not block.
 	OnPublish func()
+	// ResolveBatch is the most items the resolve stage takes per batch:
+	// 0 means the seed's 1, so persist and release start on the first
+	// items while resolve spends /ok's work on the next; negative means no
+	// limit (a whole push at once).
+	ResolveBatch int
+	// Now is the clock of the sequence and persist stages (retention
+	// ages); nil means time.Now. Tests inject one.
+	Now func() time.Time
 }
+
+// ErrClosed is Submit's answer once Close has begun: nothing is queued.
+var ErrClosed = errors.New("commit pipeline closed")
 
 // Pipeline runs the stage goroutines.
 type Pipeline struct {
-	opt     Options
-	st      *store.Store
-	p       *pipeline.Pipeline[Entry]
-	wg      sync.WaitGroup
-	pushMu  sync.Mutex
-	stopped bool
-	body    []byte // persist stage only: scratch for response bodies
+	opt Options
+	st  *store.Store
+	p   *pipeline.Pipeline[Entry]
+	wg  sync.WaitGroup
+	// submitMu orders Submit against Close: Submit holds it shared while it
+	// pushes, Close takes it exclusively to set stopped, so no entry is
+	// ever pushed behind the shutdown entries (where no stage would see it).
+	submitMu sync.RWMutex
+	stopped  bool   // guarded by submitMu
+	body     []byte // persist stage only: scratch for response bodies
 }
 
 // okResponse is GET /ok's answer for the common case (keep-alive, no
@@ -151,6 +170,15 @@ func New(opt Options) (*Pipeline, error) {
 	if opt.Metrics == nil {
 		opt.Metrics = metrics.New()
 	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	switch {
+	case opt.ResolveBatch == 0:
+		opt.ResolveBatch = 1
+	case opt.ResolveBatch < 0:
+		opt.ResolveBatch = 0 // pipeline.Acquire: no limit
+	}
 	p, err := pipeline.NewWithOptions[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
 		pipeline.Options{SpinBeforePark: opt.SpinBeforePark})
 	if err != nil {
@@ -161,6 +189,9 @@ func New(opt Options) (*Pipeline, error) {
 		st = store.New(store.Options{})
 	}
 	cp := &Pipeline{opt: opt, st: st, p: p}
+	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
+		return nil, err
+	}
 	cp.wg.Add(3 + opt.ReleaseThreads)
 	go cp.runStage(0, 0, cp.sequence)
 	go cp.runStage(1, 0, cp.resolve)
@@ -174,8 +205,19 @@ func New(opt Options) (*Pipeline, error) {
 
 // Submit hands the requests of one event-loop turn to the pipeline in one
 // push (more only when they outnumber the ring's slots). Safe from several
-// loops at once.
-func (cp *Pipeline) Submit(entries []Entry) {
+// loops at once. After Close has begun it queues nothing and returns
+// ErrClosed: the caller still owes those requests an answer.
+func (cp *Pipeline) Submit(entries []Entry) error {
+	cp.submitMu.RLock()
+	defer cp.submitMu.RUnlock()
+	if cp.stopped {
+		return ErrClosed
+	}
+	cp.push(entries)
+	return nil
+}
+
+func (cp *Pipeline) push(entries []Entry) {
 	for len(entries) > 0 {
 		b := cp.p.Push(len(entries), true)
 		n := b.Len()
@@ -191,15 +233,19 @@ func (cp *Pipeline) Submit(entries []Entry) {
 // Close pushes one shutdown entry per release thread (after every request
 // already submitted) and waits for every stage goroutine to finish.
 func (cp *Pipeline) Close() {
-	cp.pushMu.Lock()
+	cp.submitMu.Lock()
 	if cp.stopped {
-		cp.pushMu.Unlock()
+		cp.submitMu.Unlock()
 		return
 	}
 	cp.stopped = true
-	cp.pushMu.Unlock()
+	// Pushed under the lock: no Submit is between its check and its push.
 	stops := make([]Entry, cp.opt.ReleaseThreads)
-	cp.Submit(stops)
+	for i := range stops {
+		stops[i].Kind = KindShutdown
+	}
+	cp.push(stops)
+	cp.submitMu.Unlock()
 	cp.wg.Wait()
 }
 
@@ -224,8 +270,12 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 	if stage == 3 {
 		want = 1
 	}
+	maxBatch := 0
+	if stage == 1 {
+		maxBatch = cp.opt.ResolveBatch
+	}
 	for seen := 0; seen < want; {
-		b := cp.p.Acquire(stage, thread, 0, true)
+		b := cp.p.Acquire(stage, thread, maxBatch, true)
 		start := time.Now()
 		seen += process(b, thread)
 		if stage != 3 || thread == 0 {
@@ -243,6 +293,7 @@ func (cp *Pipeline) owns(index uint64, thread int) bool {
 // clock is read once per batch, and only when the batch has a data route.
 func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
 	var now time.Time
+	sq := cp.st.Sequencer
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -250,16 +301,22 @@ func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int
 			shutdowns++
 		case KindCommit:
 			if now.IsZero() {
-				now = time.Now()
+				now = cp.opt.Now()
 			}
-			e.Version, e.Data.Duplicate = cp.st.Sequencer.Sequence(e.Data.Commit.RequestID, now)
+			d := e.Data
+			d.Sequenced = sq.Sequence(d.Commit.RequestID, d.Commit.ReadVersion, now)
+			e.Version, d.Forgotten = d.Sequenced.Version, sq.Forgotten()
 		case KindStatus:
 			if now.IsZero() {
-				now = time.Now()
+				now = cp.opt.Now()
 			}
 			q := &e.Data.Status
-			e.Data.Lookup = cp.st.Sequencer.LookupStatus(q.RequestID, q.MinVersion, now)
+			e.Data.Lookup = sq.LookupStatus(q.RequestID, q.MinVersion, now)
+			e.Data.Forgotten = sq.Forgotten()
 		}
+	}
+	if !now.IsZero() {
+		sq.PublishStats()
 	}
 	return shutdowns
 }
@@ -280,7 +337,7 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 				cpuwork.SpinFor(cp.opt.OkResolveSpin)
 			}
 		case KindCommit:
-			if !e.Data.Duplicate {
+			if e.Data.Sequenced.Verdict == store.Accepted {
 				e.Data.Result = cp.st.Resolver.Resolve(e.Version, &e.Data.Commit)
 			}
 		}
@@ -313,10 +370,11 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			cp.respond(e, 200, api.ContentTypeJSON, cp.body)
 		case KindCommit:
 			if now.IsZero() {
-				now = time.Now()
+				now = cp.opt.Now()
 			}
 			committed = true
 			appended = cp.persistCommit(e, now) || appended
+		case kindNone:
 		default:
 			cp.persistData(e)
 		}
@@ -353,8 +411,11 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *release
 			continue
 		}
 		e := b.At(i)
-		if e.Kind == KindShutdown {
+		switch e.Kind {
+		case KindShutdown:
 			shutdowns++
+			continue
+		case kindNone:
 			continue
 		}
 		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))

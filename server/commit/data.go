@@ -23,17 +23,25 @@ func (cp *Pipeline) respondError(e *Entry, status int, msg string) {
 	cp.respond(e, status, api.ContentTypeJSON, cp.body)
 }
 
-// persistCommit applies a decided commit (or answers a duplicate with its
-// original's outcome) and builds the answer. It reports whether the commit
-// appended a transaction to the subscription log.
+// persistCommit applies a decided commit (or answers one the sequence
+// stage did not accept: a duplicate with its original's outcome, a banned
+// or unverifiable id with its refusal) and builds the answer. It reports
+// whether the commit appended a transaction to the subscription log.
 func (cp *Pipeline) persistCommit(e *Entry, now time.Time) (appended bool) {
 	d := e.Data
+	ps := cp.st.Persister
+	ps.Forget(d.Forgotten)
 	res := d.Result
-	if d.Duplicate {
-		res, _ = cp.st.Persister.DuplicateResult(e.Version)
-	} else {
-		cp.st.Persister.Apply(&d.Commit, res, now)
+	switch d.Sequenced.Verdict {
+	case store.Accepted:
+		ps.Apply(&d.Commit, res, now)
 		appended = res.Committed && len(d.Commit.Operations) > 0
+	case store.Duplicate:
+		res = ps.DuplicateResult(d.Sequenced.Version)
+	case store.Banned:
+		res = api.CommitResult{Reason: api.ReasonRequestIDBanned}
+	case store.Unverifiable:
+		res = api.CommitResult{Reason: api.ReasonRequestIDUnverifiable, MinReadVersion: d.Sequenced.MinReadVersion}
 	}
 	cp.body = api.AppendCommitResponse(cp.body[:0], &d.Commit, res)
 	cp.respond(e, res.HTTPStatus(), api.ContentTypeJSON, cp.body)
@@ -45,6 +53,7 @@ func (cp *Pipeline) persistData(e *Entry) {
 	d := e.Data
 	switch e.Kind {
 	case KindStatus:
+		cp.st.Persister.Forget(d.Forgotten)
 		cp.body = api.AppendStatusResponse(cp.body[:0], cp.st.Persister.Status(d.Status.RequestID, d.Lookup))
 		cp.respond(e, 200, api.ContentTypeJSON, cp.body)
 	case KindSubscribe:

@@ -70,12 +70,18 @@ type CommitConfig struct {
 	// PipelineCPUs holds one CPU list per stage; the list of stage s has one
 	// CPU per thread of that stage. Empty means unpinned.
 	PipelineCPUs [][]int
+	// MaxRequestIDs caps the request ids (and ids banned by a not_found
+	// status) remembered within retention, to bound memory.
+	MaxRequestIDs int
 }
 
 // SubscriptionConfig is the [subscription] section.
 type SubscriptionConfig struct {
 	MaxBufferSizeBytes       int64
 	KeepaliveIntervalSeconds int
+	// SlowConsumerGraceSeconds is how long a subscriber may hold more than
+	// MaxBufferSizeBytes not yet taken before it is cut.
+	SlowConsumerGraceSeconds int
 }
 
 // BenchmarkConfig is the [benchmark] section.
@@ -110,12 +116,14 @@ func Default() Config {
 			MinRequestIDLength:         20,
 			RequestIDRetentionHours:    24,
 			RequestIDRetentionVersions: 100_000_000,
+			MaxRequestIDs:              1 << 20,
 			PipelineWaitStrategy:       WaitIfUpstreamIdle,
 			PipelineReleaseThreads:     1,
 		},
 		Subscription: SubscriptionConfig{
 			MaxBufferSizeBytes:       10 << 20,
 			KeepaliveIntervalSeconds: 30,
+			SlowConsumerGraceSeconds: 5,
 		},
 		Benchmark: BenchmarkConfig{OkResolveIterations: 0},
 	}

@@ -58,9 +58,11 @@ var intKeys = []intKey{
 	{"commit", "min_request_id_length", 8, 256, func(c Config) int64 { return int64(c.Commit.MinRequestIDLength) }},
 	{"commit", "request_id_retention_hours", 1, 8760, func(c Config) int64 { return int64(c.Commit.RequestIDRetentionHours) }},
 	{"commit", "request_id_retention_versions", 1, -1, func(c Config) int64 { return c.Commit.RequestIDRetentionVersions }},
+	{"commit", "max_request_ids", 1024, 1 << 30, func(c Config) int64 { return int64(c.Commit.MaxRequestIDs) }},
 	{"commit", "pipeline_release_threads", 1, 64, func(c Config) int64 { return int64(c.Commit.PipelineReleaseThreads) }},
 	{"subscription", "max_buffer_size_bytes", 1, -1, func(c Config) int64 { return c.Subscription.MaxBufferSizeBytes }},
 	{"subscription", "keepalive_interval_seconds", 1, 3600, func(c Config) int64 { return int64(c.Subscription.KeepaliveIntervalSeconds) }},
+	{"subscription", "slow_consumer_grace_seconds", 0, 3600, func(c Config) int64 { return int64(c.Subscription.SlowConsumerGraceSeconds) }},
 	{"benchmark", "ok_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.OkResolveIterations) }},
 	{"benchmark", "ok_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.OkResolveSpinNs }},
 }

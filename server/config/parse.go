@@ -66,6 +66,7 @@ var schema = []section{
 		{"min_request_id_length", intSetter(func(c *Config) *int { return &c.Commit.MinRequestIDLength })},
 		{"request_id_retention_hours", intSetter(func(c *Config) *int { return &c.Commit.RequestIDRetentionHours })},
 		{"request_id_retention_versions", int64Setter(func(c *Config) *int64 { return &c.Commit.RequestIDRetentionVersions })},
+		{"max_request_ids", intSetter(func(c *Config) *int { return &c.Commit.MaxRequestIDs })},
 		{"pipeline_wait_strategy", stringSetter(func(c *Config) *string { return &c.Commit.PipelineWaitStrategy })},
 		{"pipeline_release_threads", intSetter(func(c *Config) *int { return &c.Commit.PipelineReleaseThreads })},
 		{"pipeline_cpus", func(c *Config, k string, v any, l *errorList) { setIntLists(&c.Commit.PipelineCPUs, k, v, l) }},
@@ -73,6 +74,7 @@ var schema = []section{
 	{"subscription", []field{
 		{"max_buffer_size_bytes", int64Setter(func(c *Config) *int64 { return &c.Subscription.MaxBufferSizeBytes })},
 		{"keepalive_interval_seconds", intSetter(func(c *Config) *int { return &c.Subscription.KeepaliveIntervalSeconds })},
+		{"slow_consumer_grace_seconds", intSetter(func(c *Config) *int { return &c.Subscription.SlowConsumerGraceSeconds })},
 	}},
 	{"benchmark", []field{
 		{"ok_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.OkResolveIterations })},

@@ -16,6 +16,8 @@ const (
 	MinRetentionHours, MaxRetentionHours           = 1, 8760
 	MinReleaseThreads, MaxReleaseThreads           = 1, 64
 	MinKeepaliveSeconds, MaxKeepaliveSeconds       = 1, 3600
+	MinMaxRequestIDs, MaxMaxRequestIDs             = 1024, 1 << 30
+	MinSlowConsumerGrace, MaxSlowConsumerGrace     = 0, 3600
 	MinOkResolveIterations, MaxOkResolveIterations = 0, 100_000_000
 	MinOkResolveSpinNs, MaxOkResolveSpinNs         = 0, 1_000_000_000
 	MaxPort                                        = 65535
@@ -45,6 +47,7 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "commit.min_request_id_length", int64(c.Commit.MinRequestIDLength), MinMinRequestIDLength, MaxMinRequestIDLength)
 	checkRange(l, "commit.request_id_retention_hours", int64(c.Commit.RequestIDRetentionHours), MinRetentionHours, MaxRetentionHours)
 	checkPositive(l, "commit.request_id_retention_versions", c.Commit.RequestIDRetentionVersions)
+	checkRange(l, "commit.max_request_ids", int64(c.Commit.MaxRequestIDs), MinMaxRequestIDs, MaxMaxRequestIDs)
 	if !slices.Contains(WaitStrategies, c.Commit.PipelineWaitStrategy) {
 		l.add("commit.pipeline_wait_strategy", "must be one of %s, got %q",
 			quoteAll(WaitStrategies), c.Commit.PipelineWaitStrategy)
@@ -54,6 +57,7 @@ func (c *Config) validate(l *errorList) {
 
 	checkPositive(l, "subscription.max_buffer_size_bytes", c.Subscription.MaxBufferSizeBytes)
 	checkRange(l, "subscription.keepalive_interval_seconds", int64(c.Subscription.KeepaliveIntervalSeconds), MinKeepaliveSeconds, MaxKeepaliveSeconds)
+	checkRange(l, "subscription.slow_consumer_grace_seconds", int64(c.Subscription.SlowConsumerGraceSeconds), MinSlowConsumerGrace, MaxSlowConsumerGrace)
 
 	checkRange(l, "benchmark.ok_resolve_iterations", int64(c.Benchmark.OkResolveIterations), MinOkResolveIterations, MaxOkResolveIterations)
 	checkRange(l, "benchmark.ok_resolve_spin_ns", c.Benchmark.OkResolveSpinNs, MinOkResolveSpinNs, MaxOkResolveSpinNs)

@@ -24,9 +24,10 @@ func BenchmarkCommitPath(b *testing.B) {
 	for b.Loop() {
 		req := reqs[i%len(reqs)]
 		req.RequestID = fmt.Sprint("bench-request-id-", i)
-		v, _ := st.Sequencer.Sequence(req.RequestID, now)
+		v := st.Sequencer.Sequence(req.RequestID, req.ReadVersion, now).Version
 		req.ReadVersion = v - 1
 		res := st.Resolver.Resolve(v, req)
+		st.Persister.Forget(st.Sequencer.Forgotten())
 		st.Persister.Apply(req, res, now)
 		if i%32 == 0 {
 			st.Persister.PublishBatch()

@@ -9,8 +9,9 @@ import (
 
 // Errors that end a subscription.
 var (
-	// ErrSlowConsumer: the subscriber fell more than its max-behind bytes
-	// behind the newest committed transaction.
+	// ErrSlowConsumer: the subscriber fell too far behind: the log was
+	// trimmed past its cursor (Next), or the server cut it for holding
+	// more than max_buffer_size_bytes untaken for too long (server/app).
 	ErrSlowConsumer = errors.New("subscriber fell too far behind")
 	// ErrLogTruncated: the requested start version is no longer kept.
 	ErrLogTruncated = errors.New("requested version is no longer in the log")
@@ -25,10 +26,12 @@ var (
 // subscriber goroutines read. Subscribers hold only a cursor, never a copy,
 // so many subscribers cost the commit path nothing but a short write lock
 // per batch; a subscriber's backlog is the bytes between its cursor and the
-// end of the log, and one more than maxBehind bytes behind is cut.
+// end of the log (Behind), which the server measures over time to decide
+// when a consumer is too slow.
 //
-// The log keeps at most maxBytes of lines and, within that, what the
-// retention limits allow (so maxBytes bounds memory whatever the policies).
+// The log keeps at most maxBytes of lines and, within that, each line
+// until it is past both retention limits (so maxBytes bounds memory
+// whatever the policies). A subscriber whose cursor the trim passes is cut.
 type Log struct {
 	mu        sync.RWMutex
 	entries   deque[logEntry] // guarded by mu
@@ -93,14 +96,15 @@ func (l *Log) Close() {
 	}
 }
 
-// trim drops the oldest lines beyond maxBytes or outside retention; mu held.
+// trim drops the oldest lines beyond maxBytes or past retention, but never
+// the newest (a line bigger than maxBytes still reaches its subscribers);
+// mu held.
 func (l *Log) trim(now time.Time) {
 	lim := l.retention.Limits()
-	for l.entries.len() > 0 {
+	for l.entries.len() > 1 {
 		e := l.entries.front()
 		over := l.end-l.start > l.maxBytes
-		expired := e.version <= l.last-lim.Versions || now.Sub(e.at) > lim.Age
-		if !over && !expired {
+		if !over && !lim.Past(e.version, l.last, e.at, now) {
 			return
 		}
 		dropped := l.entries.popFront() // e points at the cleared slot now
@@ -120,25 +124,23 @@ func (l *Log) LastVersion() int64 {
 // Subscription is one consumer's cursor into the Log. Owned by the
 // goroutine serving that subscriber; not goroutine-safe itself.
 type Subscription struct {
-	log       *Log
-	next      uint64 // absolute index of the next entry to deliver
-	offset    int64  // byte offset of that entry
-	maxBehind int64
-	lines     [][]byte // scratch: lines picked under the lock, copied after
-	err       error
+	log    *Log
+	next   uint64   // absolute index of the next entry to deliver
+	offset int64    // byte offset of that entry
+	lines  [][]byte // scratch: lines picked under the lock, copied after
+	err    error
 }
 
 // Subscribe starts a cursor at the first transaction with version >=
 // fromVersion (0: from the next one committed). It fails with
 // ErrLogTruncated when transactions from fromVersion on may be gone.
-// maxBehind is subscription.max_buffer_size_bytes.
-func (l *Log) Subscribe(fromVersion int64, maxBehind int64) (*Subscription, error) {
+func (l *Log) Subscribe(fromVersion int64) (*Subscription, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return nil, ErrLogClosed
 	}
-	s := &Subscription{log: l, maxBehind: max(maxBehind, 1)}
+	s := &Subscription{log: l}
 	if fromVersion <= 0 {
 		s.next, s.offset = l.first+uint64(l.entries.len()), l.end
 		return s, nil
@@ -158,9 +160,10 @@ func (l *Log) Subscribe(fromVersion int64, maxBehind int64) (*Subscription, erro
 // Next appends to dst the lines available after the cursor, whole lines,
 // up to about maxBytes (at least one line), and advances the cursor. It
 // never blocks: with nothing new it returns dst unchanged; then wait on
-// Wait(). It fails with ErrSlowConsumer when the subscriber is more than
-// maxBehind bytes behind (or was trimmed past), ErrLogClosed at shutdown;
-// the error is sticky.
+// Wait(). It fails with ErrSlowConsumer when the log was trimmed past the
+// cursor, ErrLogClosed at shutdown; the error is sticky. How far behind a
+// subscriber may be is the server's rule (Behind), not Next's: a single
+// line bigger than the subscriber's buffer is still handed out.
 //
 // The server should call Next only when the connection has drained what it
 // was given, so that the backlog stays in the shared log where it is
@@ -175,8 +178,8 @@ func (s *Subscription) Next(dst []byte, maxBytes int) ([]byte, error) {
 	switch {
 	case l.closed:
 		s.err = ErrLogClosed
-	case s.next < l.first || l.end-s.offset > s.maxBehind:
-		s.err = fmt.Errorf("%w: %d bytes behind, limit %d", ErrSlowConsumer, l.end-s.offset, s.maxBehind)
+	case s.next < l.first:
+		s.err = fmt.Errorf("%w: the log (at most %d bytes) was trimmed past it, %d bytes behind", ErrSlowConsumer, l.maxBytes, l.end-s.offset)
 	default:
 		total := 0
 		for i := int(s.next - l.first); i < l.entries.len() && (total == 0 || total < maxBytes); i++ {

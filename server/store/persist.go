@@ -9,20 +9,18 @@ import (
 )
 
 // Persister is the persist stage's state: the in-memory key-value store,
-// the outcome of every commit that carried a request id, and the writer
-// side of the subscription log.
+// the outcome of every refused commit that carried a request id (a commit
+// the sequencer remembers and that is not among them committed), and the
+// writer side of the subscription log.
 //
 // Owner: the persist stage goroutine. Every field is read and written by it
 // alone, except version (atomic: any goroutine may read Version) and log
 // (goroutine-safe itself).
 type Persister struct {
-	kv        map[string]kvEntry
-	outcomes  deque[outcome] // commits with a request id, in version order
-	truncated int64          // outcomes at or below this version may be forgotten
-	maxIDs    int
-	retention *Retention
-	log       *Log
-	version   atomic.Int64 // last version persisted
+	kv      map[string]kvEntry
+	refused deque[refusal] // refused commits with a request id, in version order
+	log     *Log
+	version atomic.Int64 // last version persisted
 }
 
 type kvEntry struct {
@@ -30,23 +28,23 @@ type kvEntry struct {
 	version int64 // version that wrote it
 }
 
-type outcome struct {
+// refusal is a refused commit's outcome, kept for its duplicates and its
+// status: the conflicting precondition is copied (the request is freed).
+type refusal struct {
 	version int64
-	at      time.Time
 	res     api.CommitResult
 }
 
 // NewPersister applies commits to an empty store and appends them to log.
-// maxIDs bounds the outcomes kept, as Sequencer's ids.
-func NewPersister(r *Retention, log *Log, maxIDs int) *Persister {
-	return &Persister{kv: make(map[string]kvEntry), maxIDs: max(maxIDs, 1), retention: r, log: log}
+func NewPersister(log *Log) *Persister {
+	return &Persister{kv: make(map[string]kvEntry), log: log}
 }
 
 // Apply persists the decided commit at res.Version: a committed commit's
-// operations are applied and appended to the log; the outcome of a commit
-// with a request id is recorded for status and duplicate answers. Call it
-// for every non-duplicate commit, in version order; call PublishBatch at the
-// end of each batch.
+// operations are applied and appended to the log; the outcome of a refused
+// commit with a request id is recorded for status and duplicate answers.
+// Call it for every commit the sequencer accepted, in version order; call
+// PublishBatch at the end of each batch.
 func (p *Persister) Apply(req *api.CommitRequest, res api.CommitResult, now time.Time) {
 	if res.Committed && len(req.Operations) > 0 {
 		p.apply(res.Version, req.Operations)
@@ -54,11 +52,29 @@ func (p *Persister) Apply(req *api.CommitRequest, res api.CommitResult, now time
 		line := api.AppendTransactionLine(make([]byte, 0, p.lineSize(req.Operations)), res.Version, req.Operations)
 		p.log.Append(res.Version, line, now)
 	}
-	if req.RequestID != "" {
-		p.outcomes.push(outcome{version: res.Version, at: now, res: res})
+	if !res.Committed && req.RequestID != "" {
+		if res.Conflict != nil {
+			c := cloneConflict(*res.Conflict)
+			res.Conflict = &c
+		}
+		p.refused.push(refusal{version: res.Version, res: res})
 	}
 	p.version.Store(res.Version)
-	p.evict(now)
+}
+
+func cloneConflict(c api.Precondition) api.Precondition {
+	c.Key, c.Begin, c.End = bytes.Clone(c.Key), bytes.Clone(c.Begin), bytes.Clone(c.End)
+	return c
+}
+
+// Forget drops the outcomes at or below version: the sequencer forgot their
+// ids (Sequencer.Forgotten), so nothing will ask for them again. Called with
+// the value the sequence stage read for the entry being persisted, so the
+// outcomes kept are exactly those of the ids the sequencer still knew.
+func (p *Persister) Forget(version int64) {
+	for p.refused.len() > 0 && p.refused.front().version <= version {
+		p.refused.popFront()
+	}
 }
 
 // lineSize is the encoded size of a transaction line, to allocate it once.
@@ -105,16 +121,12 @@ func (p *Persister) Version() int64 { return p.version.Load() }
 
 // DuplicateResult is the answer to a commit whose request id the sequence
 // stage found already used by the commit at version: the original's
-// outcome, marked Duplicate. When that outcome is no longer kept, ok is
-// false and the result says not_committed with api.ReasonOutcomeUnknown
-// (true for this request: nothing was applied for it).
-func (p *Persister) DuplicateResult(version int64) (res api.CommitResult, ok bool) {
-	o, ok := p.outcome(version)
-	if !ok {
-		return api.CommitResult{Version: version, Duplicate: true, Reason: api.ReasonOutcomeUnknown}, false
-	}
-	o.res.Duplicate = true
-	return o.res, true
+// outcome (every field of it, the conflicting precondition included),
+// marked Duplicate.
+func (p *Persister) DuplicateResult(version int64) api.CommitResult {
+	res := p.outcome(version)
+	res.Duplicate = true
+	return res
 }
 
 // Status answers GET /v1/status from the sequence stage's lookup.
@@ -123,46 +135,34 @@ func (p *Persister) Status(requestID string, lk Lookup) api.StatusResult {
 	switch {
 	case lk.Truncated:
 		st.Kind, st.OldestVersion = api.StatusLogTruncated, lk.OldestVersion
+		st.TruncatedByCap = lk.Reason == TruncatedByCap
 	case !lk.Found:
 		st.Kind = api.StatusNotFound
 	default:
-		o, ok := p.outcome(lk.Version)
-		switch {
-		case !ok:
-			st.Kind, st.OldestVersion = api.StatusLogTruncated, p.truncated+1
-		case o.res.Committed:
-			st.Kind, st.Version = api.StatusCommitted, o.version
-		default:
-			st.Kind, st.Version = api.StatusNotCommitted, o.version
-			st.Reason, st.ConflictIndex = o.res.Reason, o.res.ConflictIndex
+		res := p.outcome(lk.Version)
+		st.Version = lk.Version
+		if res.Committed {
+			st.Kind = api.StatusCommitted
+		} else {
+			st.Kind, st.Reason, st.ConflictIndex, st.Conflict = api.StatusNotCommitted, res.Reason, res.ConflictIndex, res.Conflict
 		}
 	}
 	return st
 }
 
-func (p *Persister) outcome(version int64) (outcome, bool) {
-	i := p.outcomes.search(func(o *outcome) bool { return o.version >= version })
-	if i < p.outcomes.len() && p.outcomes.at(i).version == version {
-		return *p.outcomes.at(i), true
+// outcome is the result of the commit at version, which the sequencer
+// remembers and which was persisted: refused if recorded, committed
+// otherwise.
+func (p *Persister) outcome(version int64) api.CommitResult {
+	i := p.refused.search(func(r *refusal) bool { return r.version >= version })
+	if i < p.refused.len() && p.refused.at(i).version == version {
+		return p.refused.at(i).res
 	}
-	return outcome{}, false
+	return api.CommitResult{Committed: true, Version: version}
 }
 
-// evict drops outcomes outside retention or beyond maxIDs, oldest first,
-// by the same rule as Sequencer.evict.
-func (p *Persister) evict(now time.Time) {
-	lim := p.retention.Limits()
-	last := p.version.Load()
-	for p.outcomes.len() > 0 {
-		o := p.outcomes.front()
-		expired := o.version <= last-lim.Versions || now.Sub(o.at) > lim.Age || p.outcomes.len() > p.maxIDs
-		if !expired {
-			return
-		}
-		p.truncated = max(p.truncated, o.version)
-		p.outcomes.popFront()
-	}
-}
+// RefusedOutcomes is the number of refused outcomes kept (tests, metrics).
+func (p *Persister) RefusedOutcomes() int { return p.refused.len() }
 
 // Get returns the value of key and the version that wrote it.
 func (p *Persister) Get(key []byte) (value []byte, version int64, ok bool) {

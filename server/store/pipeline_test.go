@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -17,7 +18,8 @@ type item struct {
 	req      *api.CommitRequest
 	statusID string // a status request when set
 	version  int64
-	dup      bool
+	seq      Sequenced
+	forget   int64 // Sequencer.Forgotten, carried to persist
 	res      api.CommitResult
 	lookup   Lookup
 	status   api.StatusResult
@@ -45,9 +47,11 @@ func runStages(t *testing.T, st *Store) (chan<- *item, func()) {
 			for _, it := range batch {
 				if it.statusID != "" {
 					it.lookup = st.Sequencer.LookupStatus(it.statusID, 0, now)
-					continue
+				} else {
+					it.seq = st.Sequencer.Sequence(it.req.RequestID, it.req.ReadVersion, now)
+					it.version = it.seq.Version
 				}
-				it.version, it.dup = st.Sequencer.Sequence(it.req.RequestID, now)
+				it.forget = st.Sequencer.Forgotten()
 			}
 			toResolve <- batch
 		}
@@ -57,7 +61,7 @@ func runStages(t *testing.T, st *Store) (chan<- *item, func()) {
 		defer close(toPersist)
 		for batch := range toResolve {
 			for _, it := range batch {
-				if it.statusID == "" && !it.dup {
+				if it.statusID == "" && it.seq.Verdict == Accepted {
 					it.res = st.Resolver.Resolve(it.version, it.req)
 				}
 			}
@@ -69,12 +73,13 @@ func runStages(t *testing.T, st *Store) (chan<- *item, func()) {
 		for batch := range toPersist {
 			now := time.Now()
 			for _, it := range batch {
+				st.Persister.Forget(it.forget)
 				switch {
 				case it.statusID != "":
 					it.status = st.Persister.Status(it.statusID, it.lookup)
-				case it.dup:
-					it.res, _ = st.Persister.DuplicateResult(it.version)
-				default:
+				case it.seq.Verdict == Duplicate:
+					it.res = st.Persister.DuplicateResult(it.version)
+				case it.seq.Verdict == Accepted:
 					st.Persister.Apply(it.req, it.res, now)
 				}
 			}
@@ -131,8 +136,13 @@ func TestConcurrentCommitters(t *testing.T) {
 				retry := submit(in, &item{req: mk()})
 				want := first.res
 				want.Duplicate = true
-				if first.dup || !retry.dup || retry.res != want {
-					t.Errorf("%s: first %+v (dup %v), retry %+v", id, first.res, first.dup, retry.res)
+				// The conflict is compared by value: the retry's points at
+				// the store's copy, the first's into its request.
+				if first.res.Conflict != nil && retry.res.Conflict != nil && reflect.DeepEqual(*first.res.Conflict, *retry.res.Conflict) {
+					want.Conflict = retry.res.Conflict
+				}
+				if first.seq.Verdict != Accepted || retry.seq.Verdict != Duplicate || retry.res != want {
+					t.Errorf("%s: first %+v (%+v), retry %+v", id, first.res, first.seq, retry.res)
 				}
 				mu.Lock()
 				attempts = append(attempts, attempt{rv: rv, res: first.res, id: id})

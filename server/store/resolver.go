@@ -65,22 +65,25 @@ func (r *Resolver) Resolve(version int64, req *api.CommitRequest) api.CommitResu
 
 func (r *Resolver) check(version int64, req *api.CommitRequest) api.CommitResult {
 	res := api.CommitResult{Version: version}
-	if len(req.Preconditions) == 0 {
-		res.Committed = true
-		return res
-	}
 	rv := req.ReadVersion
 	switch {
-	case rv >= version:
+	case req.HasReadVersion && rv >= version:
+		// Refused with or without preconditions: no client can have read
+		// a version not assigned yet. This also keeps every accepted
+		// commit's read_version below its version, which the sequencer's
+		// retry proof relies on (Sequencer.Sequence).
 		res.Reason = api.ReasonReadVersionInFuture
+		return res
+	case len(req.Preconditions) == 0:
+		res.Committed = true
 		return res
 	case rv < r.truncated:
 		res.Reason = api.ReasonReadVersionTooOld
 		return res
 	}
-	for i, pc := range req.Preconditions {
-		if r.conflicts(pc, rv) {
-			res.Reason, res.ConflictIndex = api.ReasonConflict, i
+	for i := range req.Preconditions {
+		if r.conflicts(req.Preconditions[i], rv) {
+			res.Reason, res.ConflictIndex, res.Conflict = api.ReasonConflict, i, &req.Preconditions[i]
 			return res
 		}
 	}

@@ -11,12 +11,20 @@ import (
 )
 
 // Limits is how much history is kept: request ids and their outcomes (for
-// GET /v1/status) and committed transactions (for GET /v1/subscribe) are
-// dropped once older than Age or more than Versions behind the newest
-// version, whichever comes first.
+// GET /v1/status and duplicate answers) and committed transactions (for
+// GET /v1/subscribe) are kept until they are past BOTH limits: older than
+// Age and more than Versions behind the newest version. Either limit alone
+// keeps them (the seed's request_id_retention_versions is a minimum kept
+// "regardless of time"), so a client may rely on whichever is longer.
 type Limits struct {
 	Versions int64
 	Age      time.Duration
+}
+
+// Past reports whether history at version, recorded at, is past both
+// limits once the newest version is last and the time is now.
+func (l Limits) Past(version, last int64, at, now time.Time) bool {
+	return version <= last-l.Versions && now.Sub(at) >= l.Age
 }
 
 // MaxPolicies bounds the number of retention policies.
@@ -34,9 +42,11 @@ var ErrTooManyPolicies = errors.New("too many retention policies")
 //
 // Each policy states how much history one consumer needs. The effective
 // limit in each dimension is the most generous policy's, capped by the
-// configured base (request_id_retention_versions and _hours), which bounds
-// memory; with no policies the base applies. A policy that leaves a
-// dimension at 0 asks for the base in that dimension.
+// configured base (request_id_retention_versions and _hours); with no
+// policies the base applies. History is kept while within either limit
+// (see Limits), so a policy that leaves a dimension out needs nothing in
+// that dimension: {"seconds": 60} alone keeps one minute, whatever the
+// number of versions.
 type Retention struct {
 	base      Limits
 	mu        sync.Mutex
@@ -115,23 +125,9 @@ func (r *Retention) recompute() {
 	if len(r.policies) > 0 {
 		eff = Limits{}
 		for _, p := range r.policies {
-			eff.Versions = max(eff.Versions, orBase(p.Versions, r.base.Versions))
-			eff.Age = max(eff.Age, orBaseAge(p.Seconds, r.base.Age))
+			eff.Versions = max(eff.Versions, min(p.Versions, r.base.Versions))
+			eff.Age = max(eff.Age, min(time.Duration(p.Seconds)*time.Second, r.base.Age))
 		}
 	}
 	r.effective.Store(&eff)
-}
-
-func orBase(v, base int64) int64 {
-	if v <= 0 || v > base {
-		return base
-	}
-	return v
-}
-
-func orBaseAge(seconds int64, base time.Duration) time.Duration {
-	if seconds <= 0 || time.Duration(seconds) > base/time.Second {
-		return base
-	}
-	return time.Duration(seconds) * time.Second
 }

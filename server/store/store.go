@@ -2,7 +2,7 @@
 // split by stage so that each piece has exactly one owner goroutine and
 // needs no lock on the commit path:
 //
-//	Sequencer  sequence stage  versions, request-id dedupe, status lookups
+//	Sequencer  sequence stage  versions, request ids and bans, status lookups
 //	Resolver   resolve stage   write history, precondition conflicts
 //	Persister  persist stage   key-value store, outcomes by request id, log writer
 //	Log        goroutine-safe  subscription log: persist appends, subscribers read
@@ -23,14 +23,15 @@ type Options struct {
 	// Base retention: commit.request_id_retention_versions and _hours.
 	RetentionVersions int64
 	RetentionAge      time.Duration
-	// MaxRequestIDs bounds the request ids (and their outcomes) kept,
-	// whatever the retention allows. Default 1<<20.
+	// MaxRequestIDs caps the request ids and banned ids remembered
+	// (commit.max_request_ids); reaching it is counted and refuses the
+	// commits that could be retries of what it dropped. Default 1<<20.
 	MaxRequestIDs int
 	// ResolverMaxBytes bounds the resolver's write history. Default 64 MiB.
 	ResolverMaxBytes int64
 	// LogMaxBytes bounds the subscription log. Default 64 MiB, and never
-	// less than SubscriberMaxBehind (so a subscriber within its limit is
-	// never trimmed past).
+	// less than 2 × SubscriberMaxBehind (so a subscriber within its limit,
+	// or over it during its grace period, is not trimmed past).
 	LogMaxBytes int64
 	// SubscriberMaxBehind is subscription.max_buffer_size_bytes.
 	SubscriberMaxBehind int64
@@ -48,6 +49,7 @@ func OptionsFromConfig(c config.Config) Options {
 	return Options{
 		RetentionVersions:   c.Commit.RequestIDRetentionVersions,
 		RetentionAge:        time.Duration(c.Commit.RequestIDRetentionHours) * time.Hour,
+		MaxRequestIDs:       c.Commit.MaxRequestIDs,
 		SubscriberMaxBehind: c.Subscription.MaxBufferSizeBytes,
 	}
 }
@@ -72,7 +74,7 @@ func (o Options) withDefaults() Options {
 	if o.LogMaxBytes <= 0 {
 		o.LogMaxBytes = DefaultLogMaxBytes
 	}
-	o.LogMaxBytes = max(o.LogMaxBytes, o.SubscriberMaxBehind)
+	o.LogMaxBytes = max(o.LogMaxBytes, 2*o.SubscriberMaxBehind)
 	return o
 }
 
@@ -97,13 +99,12 @@ func New(opts Options) *Store {
 		Retention: r,
 		Sequencer: NewSequencer(r, opts.MaxRequestIDs),
 		Resolver:  NewResolver(opts.ResolverMaxBytes),
-		Persister: NewPersister(r, log, opts.MaxRequestIDs),
+		Persister: NewPersister(log),
 		Log:       log,
 	}
 }
 
-// Subscribe starts a subscription with the configured max-behind bound.
-// Any goroutine.
+// Subscribe starts a subscription. Any goroutine.
 func (s *Store) Subscribe(fromVersion int64) (*Subscription, error) {
-	return s.Log.Subscribe(fromVersion, s.Options.SubscriberMaxBehind)
+	return s.Log.Subscribe(fromVersion)
 }

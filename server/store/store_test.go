@@ -38,9 +38,11 @@ func TestRetentionEffectiveLimits(t *testing.T) {
 		p    api.RetentionPolicy
 		want Limits
 	}{
-		{"put", "a", api.RetentionPolicy{Versions: 10}, Limits{Versions: 10, Age: 10 * time.Hour}},
-		{"put", "b", api.RetentionPolicy{Versions: 50, Seconds: 60}, Limits{Versions: 50, Age: 10 * time.Hour}},
-		{"put", "a", api.RetentionPolicy{Seconds: 30}, Limits{Versions: 1000, Age: time.Minute}},
+		// A dimension a policy leaves out needs nothing: history is kept
+		// while within either limit.
+		{"put", "a", api.RetentionPolicy{Versions: 10}, Limits{Versions: 10, Age: 0}},
+		{"put", "b", api.RetentionPolicy{Versions: 50, Seconds: 60}, Limits{Versions: 50, Age: time.Minute}},
+		{"put", "a", api.RetentionPolicy{Seconds: 30}, Limits{Versions: 50, Age: time.Minute}},
 		{"put", "a", api.RetentionPolicy{Versions: 5, Seconds: 30}, Limits{Versions: 50, Age: time.Minute}},
 		{"put", "c", api.RetentionPolicy{Versions: 1 << 40, Seconds: 1 << 30}, base}, // capped by base
 		{"delete", "c", api.RetentionPolicy{}, Limits{Versions: 50, Age: time.Minute}},
@@ -84,63 +86,198 @@ func TestRetentionEffectiveLimits(t *testing.T) {
 
 func TestSequencer(t *testing.T) {
 	r := NewRetention(Limits{Versions: 5, Age: time.Hour})
-	s := NewSequencer(r, 3)
-	type step struct {
-		id      string
-		at      time.Duration
-		wantV   int64
-		wantDup bool
-	}
-	steps := []step{
-		{"a", 0, 1, false},
-		{"", 0, 2, false},
-		{"a", 0, 1, true}, // duplicate: no new version
-		{"b", 0, 3, false},
-		{"c", 0, 4, false},
-		{"d", 0, 5, false}, // 4 ids > maxIDs 3: "a" forgotten
-		{"a", 0, 6, false}, // "b" forgotten
-		{"c", 0, 4, true},
-		{"b", 0, 7, false}, // "c" forgotten
+	s := NewSequencer(r, 1<<10)
+	steps := []struct {
+		id   string
+		want Sequenced
+	}{
+		{"a", Sequenced{Accepted, 1, 0}},
+		{"", Sequenced{Accepted, 2, 0}},
+		{"a", Sequenced{Duplicate, 1, 0}}, // no new version
+		{"b", Sequenced{Accepted, 3, 0}},
+		{"", Sequenced{Accepted, 4, 0}},
+		{"b", Sequenced{Duplicate, 3, 0}},
 	}
 	for i, st := range steps {
-		v, dup := s.Sequence(st.id, t0.Add(st.at))
-		if v != st.wantV || dup != st.wantDup {
-			t.Fatalf("step %d (%q): got %d,%v want %d,%v", i, st.id, v, dup, st.wantV, st.wantDup)
+		if got := s.Sequence(st.id, 0, t0); got != st.want {
+			t.Fatalf("step %d (%q): got %+v want %+v", i, st.id, got, st.want)
 		}
 	}
-	if s.RememberedIDs() != 3 {
-		t.Fatalf("remembered %d ids", s.RememberedIDs())
+	if s.RememberedIDs() != 2 || s.LastVersion() != 4 {
+		t.Fatalf("remembered %d ids, last version %d", s.RememberedIDs(), s.LastVersion())
 	}
-	// Ids of v<=4 may be gone; "a" was reused at v6.
+	if got := s.LookupStatus("a", 0, t0); got != (Lookup{Found: true, Version: 1, OldestVersion: 1}) {
+		t.Fatalf("status of a: %+v", got)
+	}
+}
+
+// The retry sequence: retention of 1 hour and 5 versions; the retry
+// comes after 6 more commits. An id is forgotten only once past both
+// limits, so every case but the last is answered as a duplicate.
+func TestRetentionNeedsBothLimits(t *testing.T) {
 	cases := []struct {
-		id   string
-		min  int64
-		want Lookup
+		name              string
+		versions          int // commits after the first, before the retry
+		after             time.Duration
+		wantDuplicate     bool
+		wantStatus        Lookup
+		wantRetryVersion  int64
+		wantOldestVersion int64
 	}{
-		{"a", 0, Lookup{Found: true, Version: 6, OldestVersion: 5}},
-		{"d", 5, Lookup{Found: true, Version: 5, OldestVersion: 5}},
-		{"zz", 0, Lookup{Truncated: true, OldestVersion: 5}},
-		{"zz", 4, Lookup{Truncated: true, OldestVersion: 5}},
-		{"zz", 5, Lookup{OldestVersion: 5}},
+		{"neither passed", 2, time.Minute, true, Lookup{Found: true, Version: 1, OldestVersion: 1}, 1, 1},
+		{"versions passed, age not", 6, time.Minute, true, Lookup{Found: true, Version: 1, OldestVersion: 1}, 1, 1},
+		{"age passed, versions not", 2, 2 * time.Hour, true, Lookup{Found: true, Version: 1, OldestVersion: 1}, 1, 1},
+		{"both passed", 6, 2 * time.Hour, false, Lookup{Truncated: true, Reason: TruncatedByRetention, OldestVersion: 2}, 8, 2},
 	}
 	for _, c := range cases {
-		if got := s.LookupStatus(c.id, c.min, t0); got != c.want {
-			t.Errorf("LookupStatus(%q, %d) = %+v, want %+v", c.id, c.min, got, c.want)
+		t.Run(c.name, func(t *testing.T) {
+			s := NewSequencer(NewRetention(Limits{Versions: 5, Age: time.Hour}), 1<<10)
+			const id = "retry-after-6-commits-0001"
+			if got := s.Sequence(id, 0, t0); got.Verdict != Accepted || got.Version != 1 {
+				t.Fatalf("first: %+v", got)
+			}
+			for range c.versions {
+				s.Sequence("", 0, t0)
+			}
+			later := t0.Add(c.after)
+			if got := s.LookupStatus(id, 0, later); got != c.wantStatus {
+				t.Fatalf("status: %+v, want %+v", got, c.wantStatus)
+			}
+			got := s.Sequence(id, 0, later)
+			if (got.Verdict == Duplicate) != c.wantDuplicate || got.Version != int64(c.wantRetryVersion) {
+				t.Fatalf("retry: %+v, want duplicate %v at %d", got, c.wantDuplicate, c.wantRetryVersion)
+			}
+			if s.Forgotten()+1 != c.wantOldestVersion {
+				t.Fatalf("forgotten %d", s.Forgotten())
+			}
+		})
+	}
+}
+
+// A not_found answer bans the id: a commit with it that arrives later is
+// refused, for as long as the ban is within retention; log_truncated does
+// not ban (the server did not claim anything).
+func TestNotFoundBansTheID(t *testing.T) {
+	s := NewSequencer(NewRetention(Limits{Versions: 3, Age: time.Hour}), 1<<10)
+	const late = "late-commit-000000000001"
+	s.Sequence("", 0, t0)
+	if lk := s.LookupStatus(late, 0, t0); lk.Found || lk.Truncated {
+		t.Fatalf("status: %+v", lk)
+	}
+	if s.BannedIDs() != 1 || s.RememberedIDs() != 0 {
+		t.Fatalf("bans %d, ids %d", s.BannedIDs(), s.RememberedIDs())
+	}
+	if got := s.Sequence(late, 0, t0); got != (Sequenced{Verdict: Banned}) {
+		t.Fatalf("late commit: %+v", got)
+	}
+	if s.LastVersion() != 1 {
+		t.Fatalf("a banned commit took a version: %d", s.LastVersion())
+	}
+	// Still not_found (and still banned) on a second look.
+	if lk := s.LookupStatus(late, 0, t0); lk.Found || lk.Truncated {
+		t.Fatalf("second status: %+v", lk)
+	}
+	// Past one limit only: still banned.
+	for range 5 {
+		s.Sequence("", 0, t0)
+	}
+	if got := s.Sequence(late, 0, t0.Add(time.Minute)); got.Verdict != Banned {
+		t.Fatalf("versions passed, age not: %+v", got)
+	}
+	if got := s.Sequence(late, 0, t0.Add(2*time.Hour)); got.Verdict != Accepted {
+		t.Fatalf("past both limits the ban is gone: %+v", got)
+	}
+
+	// log_truncated: no ban.
+	s2 := NewSequencer(NewRetention(Limits{Versions: 1, Age: time.Hour}), 1<<10)
+	s2.Sequence("forgotten-id-0000000001", 0, t0)
+	s2.Sequence("", 0, t0)
+	s2.Sequence("", 0, t0.Add(2*time.Hour)) // evicts forgotten-id
+	if lk := s2.LookupStatus("other-id-0000000000001", 0, t0.Add(2*time.Hour)); !lk.Truncated {
+		t.Fatalf("want log_truncated: %+v", lk)
+	}
+	if s2.BannedIDs() != 0 {
+		t.Fatal("log_truncated banned the id")
+	}
+	if got := s2.Sequence("other-id-0000000000001", 0, t0.Add(2*time.Hour)); got.Verdict != Accepted {
+		t.Fatalf("after log_truncated: %+v", got)
+	}
+	// A min_version above what was forgotten makes not_found certain.
+	if lk := s2.LookupStatus("third-id-0000000000001", 2, t0.Add(2*time.Hour)); lk.Truncated || lk.Found {
+		t.Fatalf("from min_version 2: %+v", lk)
+	}
+	if got := s2.Sequence("third-id-0000000000001", 1, t0.Add(2*time.Hour)); got.Verdict != Banned {
+		t.Fatalf("banned from a min_version: %+v", got)
+	}
+}
+
+// The cap (commit.max_request_ids) drops the oldest entries while they are
+// still within retention. That is counted and named, and a commit that
+// could be a retry of a dropped id is refused, never applied twice; one
+// whose read_version proves it is new is accepted.
+func TestCapDropsAreVisibleAndNeverReapply(t *testing.T) {
+	s := NewSequencer(NewRetention(Limits{Versions: 1000, Age: time.Hour}), 3)
+	ids := []string{"cap-id-00000000000000001", "cap-id-00000000000000002", "cap-id-00000000000000003", "cap-id-00000000000000004"}
+	for i, id := range ids {
+		if got := s.Sequence(id, int64(i), t0); got.Verdict != Accepted || got.Version != int64(i+1) {
+			t.Fatalf("%s: %+v", id, got)
 		}
 	}
-	// Versions rule: 5 versions kept, so after v11 ids of v<=6 are gone.
-	for range 4 {
-		s.Sequence("", t0)
+	s.PublishStats()
+	if st := s.Stats(); s.RememberedIDs() != 3 || st.DroppedByCap.Load() != 1 || st.RememberedIDs.Load() != 3 || st.MaxRequestIDs.Load() != 3 {
+		t.Fatalf("remembered %d, stats %+v", s.RememberedIDs(), st)
 	}
-	if got := s.LookupStatus("a", 0, t0); !got.Truncated || got.OldestVersion != 7 {
-		t.Fatalf("after versions rule: %+v", got)
+	// The retry of the dropped id (version 1, read_version 0) is refused.
+	if got := s.Sequence(ids[0], 0, t0); got != (Sequenced{Verdict: Unverifiable, MinReadVersion: 1}) {
+		t.Fatalf("retry of a dropped id: %+v", got)
 	}
-	// Age rule.
-	if got := s.LookupStatus("b", 0, t0.Add(2*time.Hour)); got.Found || !got.Truncated {
-		t.Fatalf("after age rule: %+v", got)
+	// So is any unknown id that does not prove it is new...
+	if got := s.Sequence("new-id-00000000000000005", 0, t0); got.Verdict != Unverifiable {
+		t.Fatalf("unknown id, read_version 0: %+v", got)
 	}
-	if s.RememberedIDs() != 0 {
-		t.Fatalf("remembered %d ids after expiry", s.RememberedIDs())
+	// ...and one with a read_version at the proof is accepted.
+	if got := s.Sequence("new-id-00000000000000005", 1, t0); got.Verdict != Accepted || got.Version != 5 {
+		t.Fatalf("unknown id, read_version 1: %+v", got)
+	}
+	// Status says why it cannot answer.
+	if lk := s.LookupStatus(ids[0], 0, t0); !lk.Truncated || lk.Reason != TruncatedByCap || lk.OldestVersion != 3 {
+		t.Fatalf("status of a dropped id: %+v", lk)
+	}
+	s.PublishStats()
+	if st := s.Stats(); st.RefusedUnverifiable.Load() != 2 || st.DroppedByCap.Load() != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Once the dropped entries are past retention as well, the drop is what
+	// retention would have done: the retry is applied (the client's choice).
+	later := t0.Add(2 * time.Hour)
+	for range 1000 {
+		s.Sequence("", 0, later)
+	}
+	if got := s.Sequence(ids[0], 0, later); got.Verdict != Accepted {
+		t.Fatalf("retry past retention: %+v", got)
+	}
+	if lk := s.LookupStatus(ids[1], 0, later); !lk.Truncated || lk.Reason != TruncatedByRetention {
+		t.Fatalf("status past retention: %+v", lk)
+	}
+}
+
+// A ban dropped by the cap still refuses the late commit it guarded against
+// (whose read_version is at most the ban's version).
+func TestCapDroppedBanStillRefusesLateCommit(t *testing.T) {
+	s := NewSequencer(NewRetention(Limits{Versions: 1000, Age: time.Hour}), 2)
+	s.Sequence("", 0, t0)
+	s.Sequence("", 0, t0) // version 2
+	const late = "late-commit-000000000001"
+	if lk := s.LookupStatus(late, 0, t0); lk.Found || lk.Truncated {
+		t.Fatalf("status: %+v", lk)
+	}
+	s.Sequence("filler-id-00000000000001", 2, t0)
+	s.Sequence("filler-id-00000000000002", 2, t0) // the ban is dropped
+	if s.BannedIDs() != 0 {
+		t.Fatalf("bans %d", s.BannedIDs())
+	}
+	if got := s.Sequence(late, 2, t0); got != (Sequenced{Verdict: Unverifiable, MinReadVersion: 3}) {
+		t.Fatalf("late commit after its ban was dropped: %+v", got)
 	}
 }
 
@@ -189,6 +326,9 @@ func TestResolverConflicts(t *testing.T) {
 		{"second precondition conflicts", 3, []api.Precondition{pointRead("k1"), rangeRead("w", "z")}, false, api.ReasonConflict, 1},
 		{"read at latest", 5, []api.Precondition{rangeRead("", "\xff\xff")}, true, 0, 0},
 		{"read version in future", 6, []api.Precondition{pointRead("a")}, false, api.ReasonReadVersionInFuture, 0},
+		// Without preconditions too: the sequencer's retry proof relies on
+		// every accepted commit's read_version being below its version.
+		{"blind write in future", 6, nil, false, api.ReasonReadVersionInFuture, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,6 +336,9 @@ func TestResolverConflicts(t *testing.T) {
 			req := &api.CommitRequest{ReadVersion: c.rv, HasReadVersion: true, Preconditions: c.pcs}
 			got := r.Resolve(6, req)
 			want := api.CommitResult{Version: 6, Committed: c.commit, Reason: c.reason, ConflictIndex: c.index}
+			if c.reason == api.ReasonConflict {
+				want.Conflict = &req.Preconditions[c.index] // the conflicting precondition itself
+			}
 			if got != want {
 				t.Fatalf("got %+v want %+v", got, want)
 			}
@@ -244,14 +387,16 @@ func TestResolverRefusedWritesInvisibleAndHistoryBounded(t *testing.T) {
 func TestPersisterApplyAndStatus(t *testing.T) {
 	r := NewRetention(Limits{Versions: 100, Age: time.Hour})
 	log := NewLog(1<<20, r)
-	p := NewPersister(r, log, 2)
+	p := NewPersister(log)
 	commit := func(v int64, id string, ops ...api.Operation) {
 		p.Apply(&api.CommitRequest{RequestID: id, Operations: ops}, api.CommitResult{Version: v, Committed: true}, t0)
 	}
 	commit(1, "id-1", write("a", "1"), write("b", "2"), write("c", "3"), write("d", "4"))
 	commit(2, "", del("a"), write("b", "22"))
-	p.Apply(&api.CommitRequest{RequestID: "id-3", Operations: []api.Operation{write("z", "z")}},
-		api.CommitResult{Version: 3, Reason: api.ReasonConflict, ConflictIndex: 1}, t0)
+	conflictReq := &api.CommitRequest{RequestID: "id-3", Preconditions: []api.Precondition{pointRead("q"), rangeRead("m", "p")},
+		Operations: []api.Operation{write("z", "z")}}
+	p.Apply(conflictReq, api.CommitResult{Version: 3, Reason: api.ReasonConflict, ConflictIndex: 1, Conflict: &conflictReq.Preconditions[1]}, t0)
+	copy(conflictReq.Preconditions[1].Begin, "X") // the request's arena is reused: the store must have copied
 	commit(4, "id-4", rangeDel("c", "d"))
 	p.PublishBatch()
 
@@ -267,31 +412,51 @@ func TestPersisterApplyAndStatus(t *testing.T) {
 	if _, ver, _ := p.Get([]byte("b")); ver != 2 || p.Version() != 4 || log.LastVersion() != 4 {
 		t.Fatalf("versions: b@%d persisted %d log %d", ver, p.Version(), log.LastVersion())
 	}
+	conflict := rangeRead("m", "p")
 	statuses := []struct {
 		id   string
 		lk   Lookup
 		want api.StatusResult
 	}{
-		// maxIDs 2: id-1's outcome was dropped when id-4 came.
-		{"id-1", Lookup{Found: true, Version: 1}, api.StatusResult{Kind: api.StatusLogTruncated, RequestID: "id-1", OldestVersion: 2}},
-		{"id-3", Lookup{Found: true, Version: 3}, api.StatusResult{Kind: api.StatusNotCommitted, RequestID: "id-3", Version: 3, Reason: api.ReasonConflict, ConflictIndex: 1}},
+		{"id-1", Lookup{Found: true, Version: 1}, api.StatusResult{Kind: api.StatusCommitted, RequestID: "id-1", Version: 1}},
 		{"id-4", Lookup{Found: true, Version: 4}, api.StatusResult{Kind: api.StatusCommitted, RequestID: "id-4", Version: 4}},
 		{"nope", Lookup{}, api.StatusResult{Kind: api.StatusNotFound, RequestID: "nope"}},
-		{"old", Lookup{Truncated: true, OldestVersion: 9}, api.StatusResult{Kind: api.StatusLogTruncated, RequestID: "old", OldestVersion: 9}},
+		{"old", Lookup{Truncated: true, Reason: TruncatedByRetention, OldestVersion: 9}, api.StatusResult{Kind: api.StatusLogTruncated, RequestID: "old", OldestVersion: 9}},
+		{"capped", Lookup{Truncated: true, Reason: TruncatedByCap, OldestVersion: 9}, api.StatusResult{Kind: api.StatusLogTruncated, RequestID: "capped", OldestVersion: 9, TruncatedByCap: true}},
 	}
 	for _, s := range statuses {
 		if got := p.Status(s.id, s.lk); got != s.want {
 			t.Errorf("%s: got %+v want %+v", s.id, got, s.want)
 		}
 	}
-	if res, ok := p.DuplicateResult(4); !ok || !res.Duplicate || !res.Committed || res.Version != 4 {
-		t.Fatalf("duplicate of 4: %+v %v", res, ok)
+	// The refused commit's status and duplicate keep its conflict, whole.
+	st := p.Status("id-3", Lookup{Found: true, Version: 3})
+	if st.Kind != api.StatusNotCommitted || st.Version != 3 || st.Reason != api.ReasonConflict || st.ConflictIndex != 1 ||
+		st.Conflict == nil || !reflect.DeepEqual(*st.Conflict, conflict) {
+		t.Fatalf("status of id-3: %+v (conflict %+v)", st, st.Conflict)
 	}
-	if res, ok := p.DuplicateResult(1); ok || res.Committed || res.Reason != api.ReasonOutcomeUnknown || !res.Duplicate {
-		t.Fatalf("duplicate of a dropped outcome: %+v %v", res, ok)
+	dup := p.DuplicateResult(3)
+	if dup.Committed || !dup.Duplicate || dup.Version != 3 || dup.Reason != api.ReasonConflict || dup.ConflictIndex != 1 ||
+		dup.Conflict == nil || !reflect.DeepEqual(*dup.Conflict, conflict) {
+		t.Fatalf("duplicate of 3: %+v", dup)
+	}
+	if res := p.DuplicateResult(4); !res.Duplicate || !res.Committed || res.Version != 4 {
+		t.Fatalf("duplicate of 4: %+v", res)
+	}
+	// Forget drops the outcomes the sequencer forgot.
+	if p.RefusedOutcomes() != 1 {
+		t.Fatalf("refused outcomes %d", p.RefusedOutcomes())
+	}
+	p.Forget(2)
+	if p.RefusedOutcomes() != 1 {
+		t.Fatal("Forget(2) dropped version 3")
+	}
+	p.Forget(3)
+	if p.RefusedOutcomes() != 0 {
+		t.Fatal("Forget(3) kept version 3")
 	}
 	// The log holds the committed transactions with operations: 1, 2, 4.
-	sub, err := log.Subscribe(1, 1<<20)
+	sub, err := log.Subscribe(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +474,7 @@ func TestPersisterApplyAndStatus(t *testing.T) {
 
 func TestPersisterDoesNotAliasRequest(t *testing.T) {
 	r := NewRetention(Limits{Versions: 100, Age: time.Hour})
-	p := NewPersister(r, NewLog(1<<20, r), 10)
+	p := NewPersister(NewLog(1<<20, r))
 	key, val := []byte("key"), []byte("val")
 	p.Apply(&api.CommitRequest{Operations: []api.Operation{{Type: api.Write, Key: key, Value: val}}}, api.CommitResult{Version: 1, Committed: true}, t0)
 	copy(key, "XXX")
@@ -322,7 +487,7 @@ func TestPersisterDoesNotAliasRequest(t *testing.T) {
 func TestOptionsDefaults(t *testing.T) {
 	s := New(Options{SubscriberMaxBehind: 1 << 30})
 	want := Options{RetentionVersions: 100_000_000, RetentionAge: 24 * time.Hour, MaxRequestIDs: DefaultMaxRequestIDs,
-		ResolverMaxBytes: DefaultResolverMaxBytes, LogMaxBytes: 1 << 30, SubscriberMaxBehind: 1 << 30}
+		ResolverMaxBytes: DefaultResolverMaxBytes, LogMaxBytes: 2 << 30, SubscriberMaxBehind: 1 << 30}
 	if !reflect.DeepEqual(s.Options, want) {
 		t.Fatalf("options %+v", s.Options)
 	}

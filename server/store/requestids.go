@@ -1,0 +1,148 @@
+package store
+
+import "time"
+
+// requestIDs is the sequence stage's memory of request ids, of two kinds:
+//
+//   - a commit's id, with the version it was assigned, so that a retry is
+//     answered with the first attempt's outcome instead of being applied
+//     again;
+//   - a banned id: one that GET /v1/status answered not_found for, so that
+//     a commit with it that arrives later (sent before the status request,
+//     delayed) is refused, and the not_found stays true.
+//
+// An entry is forgotten once it is past both retention limits (Limits.Past),
+// oldest first. The memory is also capped at maxIDs entries (config
+// commit.max_request_ids): when full, the oldest entry is dropped although
+// still within retention, and from then on a commit whose id is unknown is
+// accepted only if its read_version proves that it is not a retry of a
+// dropped entry (see Sequencer.Sequence); the others are refused, never
+// applied a second time. The drop is counted (Stats) and named in status
+// answers.
+//
+// Owner: the sequence stage goroutine. No method is goroutine-safe.
+type requestIDs struct {
+	entries map[string]idEntry
+	order   deque[idRecord] // every entry in version order (stale ones too), for eviction
+	maxIDs  int
+
+	commits, bans int // live entries of each kind
+
+	// forgotten is the highest version of a commit id forgotten (0:
+	// none): ids of versions above it are all remembered.
+	forgotten      int64
+	forgottenByCap bool // forgotten was set by a cap drop
+
+	// early is the newest entry the cap dropped while it was still within
+	// retention; proof is the read_version from which a commit cannot be a
+	// retry of any entry dropped so far. It matters until early is past
+	// retention too (then the drop is what retention would have done).
+	early        idRecord
+	proof        int64
+	droppedByCap int64 // entries dropped by the cap since start
+}
+
+type idEntry struct {
+	// version: a commit's assigned version; a ban's, the last version
+	// sequenced when status answered not_found.
+	version int64
+	banned  bool
+}
+
+// idRecord is one entry in eviction order. The id string is shared with
+// the map key (no copy).
+type idRecord struct {
+	id      string
+	version int64
+	at      int64 // storeClock nanoseconds
+}
+
+// storeClock turns times into int64 nanoseconds since the package's start
+// (monotonic when both carry a monotonic reading): 8 bytes per record
+// instead of time.Time's 24.
+var clockBase = time.Now()
+
+func storeClock(t time.Time) int64 { return int64(t.Sub(clockBase)) }
+
+func newRequestIDs(maxIDs int) *requestIDs {
+	return &requestIDs{entries: make(map[string]idEntry), maxIDs: max(maxIDs, 1)}
+}
+
+func (m *requestIDs) get(id string) (idEntry, bool) {
+	e, ok := m.entries[id]
+	return e, ok
+}
+
+// add remembers id (a commit's or a ban) at version; an existing entry is
+// replaced (a ban refreshed to a later version), its old record left to
+// expire as stale.
+func (m *requestIDs) add(id string, version int64, banned bool, now time.Time) {
+	if old, ok := m.entries[id]; ok {
+		m.count(old.banned, -1)
+	}
+	m.entries[id] = idEntry{version: version, banned: banned}
+	m.count(banned, 1)
+	m.order.push(idRecord{id: id, version: version, at: storeClock(now)})
+}
+
+func (m *requestIDs) count(banned bool, delta int) {
+	if banned {
+		m.bans += delta
+	} else {
+		m.commits += delta
+	}
+}
+
+// evict forgets, oldest first, the entries past both limits, then as many
+// as the cap requires.
+func (m *requestIDs) evict(lim Limits, last int64, now time.Time) {
+	for m.order.len() > 0 {
+		r := m.order.front()
+		switch {
+		case past(lim, r.version, r.at, last, now):
+			m.forget(m.order.popFront(), false)
+		case m.order.len() > m.maxIDs:
+			m.forget(m.order.popFront(), true)
+		default:
+			return
+		}
+	}
+}
+
+func past(lim Limits, version, at, last int64, now time.Time) bool {
+	return version <= last-lim.Versions && storeClock(now)-at >= int64(lim.Age)
+}
+
+// forget drops the entry of r unless r is stale (the id was re-added later).
+func (m *requestIDs) forget(r idRecord, byCap bool) {
+	e, ok := m.entries[r.id]
+	if !ok || e.version != r.version {
+		return
+	}
+	delete(m.entries, r.id)
+	m.count(e.banned, -1)
+	if !e.banned {
+		m.forgotten, m.forgottenByCap = r.version, byCap
+	}
+	if !byCap {
+		return
+	}
+	m.droppedByCap++
+	m.early = r
+	// A retry of a dropped commit id carries the read_version of its first
+	// attempt, which was below the version it got; a late commit that a
+	// ban guarded against was sent before the status request, so its
+	// read_version is at most the ban's version.
+	proof := r.version
+	if e.banned {
+		proof = r.version + 1
+	}
+	m.proof = max(m.proof, proof)
+}
+
+// earlyDropActive reports whether the cap has dropped an entry that is
+// still within retention: then an unknown id may be one the server should
+// have remembered.
+func (m *requestIDs) earlyDropActive(lim Limits, last int64, now time.Time) bool {
+	return m.proof > 0 && !past(lim, m.early.version, m.early.at, last, now)
+}
