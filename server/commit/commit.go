@@ -113,14 +113,21 @@ type Options struct {
 	// committed transactions to the subscription log (to wake the loops
 	// that stream to subscribers). It must not block.
 	OnPublish func()
-	// ResolveBatch is the most items the resolve stage takes per batch:
-	// 0 means the seed's 1, so persist and release start on the first
-	// items while resolve spends /ok's work on the next; negative means no
-	// limit (a whole push at once).
+	// ResolveBatch is the most items the resolve stage takes per batch; 0
+	// means no limit (whatever upstream released, as the other stages).
+	// The seed's is 1, so persist and release start on the first items
+	// while resolve spends /ok's work on the next; on a shared 2-core
+	// machine that halved /ok throughput with WaitIfStageEmpty (a wake-up
+	// per item), so the default stays 0 until BenchmarkResolveBatch says
+	// otherwise on a quiet one (docs/api.md).
 	ResolveBatch int
 	// Now is the clock of the sequence and persist stages (retention
 	// ages); nil means time.Now. Tests inject one.
 	Now func() time.Time
+
+	// released, when set (benchmarks of this package), hears of every
+	// entry the release stage handled.
+	released func(e *Entry)
 }
 
 // ErrClosed is Submit's answer once Close has begun: nothing is queued.
@@ -173,11 +180,8 @@ func New(opt Options) (*Pipeline, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	switch {
-	case opt.ResolveBatch == 0:
-		opt.ResolveBatch = 1
-	case opt.ResolveBatch < 0:
-		opt.ResolveBatch = 0 // pipeline.Acquire: no limit
+	if opt.ResolveBatch < 0 {
+		return nil, fmt.Errorf("commit: resolve batch must be >= 0 (0: no limit), got %d", opt.ResolveBatch)
 	}
 	p, err := pipeline.NewWithOptions[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
 		pipeline.Options{SpinBeforePark: opt.SpinBeforePark})
@@ -419,6 +423,9 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *release
 			continue
 		}
 		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))
+		if cp.opt.released != nil {
+			cp.opt.released(e)
+		}
 		if e.Conn != nil { // nil only in tests
 			if e.Head {
 				e.Resp = http1.ResponseHead(e.Resp)

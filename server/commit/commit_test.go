@@ -1,6 +1,8 @@
 package commit
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -137,4 +139,202 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 	if got := time.Since(start); got < n*spin {
 		t.Fatalf("%d requests with %v of spin each passed in %v", n, spin, got)
 	}
+}
+
+// A zeroed Entry is a no-op in every stage: it neither ends the pipeline
+// (KindShutdown used to be Kind's zero value, so one zero slot stopped a
+// stage early and Close never returned) nor counts as a request.
+func TestZeroEntryIsNotShutdown(t *testing.T) {
+	m := metrics.New()
+	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Zero entries alone first (so the stages see them in a batch of their
+	// own, as they did when they counted as shutdowns), then requests.
+	if err := cp.Submit([]Entry{{}, {}, {}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	batch := []Entry{{}, {Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}, {}, {}}
+	for range 5 {
+		if err := cp.Submit(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeWithin(t, cp, 20*time.Second)
+	out, _ := m.Encode()
+	var counted []string
+	for _, l := range strings.Split(grep(string(out), "requests_total{"), "\n") {
+		if l != "" && !strings.HasSuffix(l, " 0") {
+			counted = append(counted, l)
+		}
+	}
+	if len(counted) != 1 || counted[0] != `weaseldb_http_requests_total{code="200",route="ok"} 5` {
+		t.Fatalf("requests counted: %q", counted)
+	}
+}
+
+func closeWithin(t *testing.T, cp *Pipeline, d time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cp.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatal("Close did not return")
+	}
+}
+
+// Submit after Close queues nothing and says so; Submits racing with Close
+// either land before the shutdown entries (and are answered) or get
+// ErrClosed, never a hang.
+func TestSubmitAfterClose(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		m := metrics.New()
+		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: threads, LgSlotCount: 3, Metrics: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var accepted atomic.Int64
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				batch := make([]Entry, 5)
+				for {
+					for i := range batch {
+						batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+					}
+					if err := cp.Submit(batch); err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Errorf("Submit: %v", err)
+						}
+						return
+					}
+					accepted.Add(int64(len(batch)))
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		closeWithin(t, cp, 20*time.Second)
+		wg.Wait()
+		if err := cp.Submit([]Entry{{Kind: KindOK}}); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Submit after Close: %v", err)
+		}
+		out, _ := m.Encode()
+		if want := fmt.Sprintf(`weaseldb_http_requests_total{code="200",route="ok"} %d`, accepted.Load()); !strings.Contains(string(out), want+"\n") {
+			t.Fatalf("threads %d: want %s (every accepted entry answered) in\n%s", threads, want, grep(string(out), "requests_total{"))
+		}
+	}
+}
+
+// ResolveBatch bounds the resolve stage's batches; every entry still passes
+// every stage once.
+func TestResolveBatchOne(t *testing.T) {
+	m := metrics.New()
+	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, ResolveBatch: 1, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]Entry, 40)
+	for i := range batch {
+		batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+	}
+	cp.Submit(batch)
+	closeWithin(t, cp, 20*time.Second)
+	out, _ := m.Encode()
+	if !strings.Contains(string(out), `weaseldb_http_requests_total{code="200",route="ok"} 40`) {
+		t.Fatalf("%s", grep(string(out), "requests_total{"))
+	}
+	// 40 requests and 2 shutdown entries, one batch each.
+	if !strings.Contains(string(out), `weaseldb_pipeline_batch_size_bucket{stage="resolve",le="1"} 42`) {
+		t.Fatalf("resolve batches larger than 1:\n%s", grep(string(out), `stage="resolve"`))
+	}
+	if _, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, ResolveBatch: -1}); err == nil {
+		t.Fatal("negative ResolveBatch accepted")
+	}
+}
+
+// The whole pipeline with an injected clock: the retry sequence of issue 18
+// (retention 1 h and 5 versions, the retry after 6 commits) for each limit
+// passed alone and both together, and a status not_found that bans a late
+// commit. Responses are read from the entries the release stage handled.
+func TestRetentionThroughThePipeline(t *testing.T) {
+	type answer struct {
+		status int
+		body   string
+	}
+	run := func(t *testing.T, steps func(do func(Entry) answer, advance func(time.Duration))) {
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var mu sync.Mutex
+		answers := make(chan answer, 1)
+		st := store.New(store.Options{RetentionVersions: 5, RetentionAge: time.Hour})
+		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(), Store: st,
+			Now:      func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+			released: func(e *Entry) { answers <- answer{e.Status, string(e.Resp[bytes.Index(e.Resp, []byte("\r\n\r\n"))+4:])} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeWithin(t, cp, 20*time.Second)
+		do := func(e Entry) answer {
+			e.KeepAlive = true
+			if err := cp.Submit([]Entry{e}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case a := <-answers:
+				return a
+			case <-time.After(20 * time.Second):
+				t.Fatal("no answer")
+			}
+			return answer{}
+		}
+		steps(do, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() })
+	}
+	commitEntry := func(id string) Entry {
+		return Entry{Kind: KindCommit, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id,
+			Operations: []api.Operation{{Type: api.Write, Key: []byte("counter"), Value: []byte("1")}}}}}
+	}
+	statusEntry := func(id string) Entry {
+		return Entry{Kind: KindStatus, Route: metrics.RouteStatus, Data: &Data{Status: api.StatusQuery{RequestID: id}}}
+	}
+	const id = "retry-after-6-commits-0001"
+	for _, c := range []struct {
+		name      string
+		commits   int
+		after     time.Duration
+		wantRetry string
+	}{
+		{"versions passed, age not", 6, time.Minute, `{"status":"committed","version":1,"request_id":"` + id + `","duplicate":true}`},
+		{"age passed, versions not", 2, 2 * time.Hour, `{"status":"committed","version":1,"request_id":"` + id + `","duplicate":true}`},
+		{"both passed", 6, 2 * time.Hour, `{"status":"committed","version":8,"request_id":"` + id + `"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run(t, func(do func(Entry) answer, advance func(time.Duration)) {
+				if a := do(commitEntry(id)); a.body != `{"status":"committed","version":1,"request_id":"`+id+`"}` {
+					t.Fatalf("first: %+v", a)
+				}
+				for range c.commits {
+					do(Entry{Kind: KindCommit, Route: metrics.RouteCommit, Data: &Data{}})
+				}
+				advance(c.after)
+				if a := do(commitEntry(id)); a.body != c.wantRetry {
+					t.Fatalf("retry: %s\nwant   %s", a.body, c.wantRetry)
+				}
+			})
+		})
+	}
+	t.Run("not_found bans the late commit", func(t *testing.T) {
+		run(t, func(do func(Entry) answer, advance func(time.Duration)) {
+			const late = "late-commit-000000000001"
+			if a := do(statusEntry(late)); a.body != `{"status":"not_found","request_id":"`+late+`"}` {
+				t.Fatalf("status: %+v", a)
+			}
+			if a := do(commitEntry(late)); a.status != 409 || a.body != `{"status":"not_committed","reason":"request_id_banned","request_id":"`+late+`"}` {
+				t.Fatalf("late commit: %+v", a)
+			}
+		})
+	})
 }
