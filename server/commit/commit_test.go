@@ -272,8 +272,10 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		answers := make(chan answer, 1)
 		st := store.New(store.Options{RetentionVersions: 5, RetentionAge: time.Hour})
 		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(), Store: st,
-			Now:      func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
-			released: func(e *Entry) { answers <- answer{e.Status, string(e.Resp[bytes.Index(e.Resp, []byte("\r\n\r\n"))+4:])} }})
+			Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+			released: func(e *Entry) {
+				answers <- answer{e.Status, string(e.Resp[bytes.Index(e.Resp, []byte("\r\n\r\n"))+4:])}
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
