@@ -1,7 +1,9 @@
 // Accepting connections: the listeners in each loop's epoll set, the
 // accept burst, pausing on descriptor exhaustion, and registering a new
-// connection. Loop goroutine only: lnActive, lnResume and the conn table are
-// the loop's; Accepted and AcceptPauses are atomics read by /metrics.
+// connection, or refusing it past MaxConns. Loop goroutine only: lnActive,
+// lnResume and the conn table are the loop's; the open-connection count is
+// an atomic shared by the Server's loops; the counters are atomics read by
+// /metrics.
 
 package eventloop
 
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,6 +54,8 @@ func (l *Loop) anyListenerPaused() bool {
 	return false
 }
 
+// acceptFrom accepts up to AcceptBatch connections from listener i (the
+// listener is level-triggered: what is left is reported again).
 func (l *Loop) acceptFrom(i int) {
 	ln := l.listeners[i]
 	for n := 0; n < l.opt.AcceptBatch; n++ {
@@ -61,37 +66,79 @@ func (l *Loop) acceptFrom(i int) {
 				continue
 			case unix.EAGAIN:
 				return // normal with EPOLLEXCLUSIVE: another loop took it
-			case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
-				// Out of descriptors: the backlog stays readable, so a
-				// level-triggered listener would spin. Leave the epoll set
-				// and come back after a timed back-off.
-				l.removeListener(i)
-				l.lnResume[i] = monoNow() + int64(l.opt.AcceptBackoff)
-				l.AcceptPauses.Add(1)
-				if !l.acceptErrLogged {
-					l.acceptErrLogged = true // once per streak, not every back-off
-					fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v; pausing accepts for %v at a time\n", l.id, ln.addr, err, l.opt.AcceptBackoff)
-				}
-				return
 			default:
-				fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v\n", l.id, ln.addr, err)
+				// Out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM) or an
+				// errno nobody expected: the backlog stays readable, so a
+				// level-triggered listener would spin. Leave the epoll set and
+				// come back after a timed back-off.
+				l.pauseAccepts(i, err)
 				return
 			}
 		}
 		l.Accepted.Add(1)
 		l.acceptErrLogged = false
+		if !l.admit() {
+			l.refuseOverLimit(fd, ln)
+			continue
+		}
 		if !ln.unix {
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		}
-		l.register(fd, ln.unix)
+		l.registerAdmitted(fd, ln.unix)
 	}
 }
 
-// register publishes the connection in the table first and then adds it
-// to epoll, so the readiness that ADD reports (once, edge-triggered) finds
-// the connection.
+// admit counts a new connection against MaxConns, across the Server's
+// loops (add first, then check, so two loops cannot both take the last
+// place). false: over the limit, nothing counted.
+func (l *Loop) admit() bool {
+	n := l.open.Add(1)
+	if limit := l.opt.MaxConns; limit > 0 && n > int64(limit) {
+		l.open.Add(-1)
+		return false
+	}
+	return true
+}
+
+// pauseAccepts takes listener i out of this loop's epoll set for
+// AcceptBackoff after accept failed with err, and says so at most once a
+// second (and once per streak of EMFILE-like errors).
+func (l *Loop) pauseAccepts(i int, err error) {
+	ln := l.listeners[i]
+	l.removeListener(i)
+	l.lnResume[i] = l.now + int64(l.opt.AcceptBackoff)
+	l.AcceptPauses.Add(1)
+	if !l.acceptErrLogged || l.now-l.acceptErrAt >= int64(time.Second) {
+		l.acceptErrLogged = true
+		l.acceptErrAt = l.now
+		fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v; pausing accepts for %v at a time\n", l.id, ln.addr, err, l.opt.AcceptBackoff)
+	}
+}
+
+// refuseOverLimit closes a connection accepted past MaxConns at once: the
+// loops keep serving the connections they have, and the backlog never
+// fills with connections nobody will read. Logged at most once a second.
+func (l *Loop) refuseOverLimit(fd int, ln *Listener) {
+	unix.Close(fd)
+	l.closedBy[CauseConnLimit].Add(1)
+	if l.now-l.limitLoggedAt >= int64(time.Second) || l.limitLoggedAt == 0 {
+		l.limitLoggedAt = l.now
+		fmt.Fprintf(os.Stderr, "weaseldb: loop %d: %d connections open (max_connections); closing new connections on %s until some end\n", l.id, l.opt.MaxConns, ln.addr)
+	}
+}
+
+// register admits and registers a descriptor that did not come from accept
+// (tests), whatever the limit.
 func (l *Loop) register(fd int, isUnix bool) *Conn {
-	c := &Conn{loop: l, fd: fd, gen: nextGen(), isUnix: isUnix}
+	l.open.Add(1)
+	return l.registerAdmitted(fd, isUnix)
+}
+
+// registerAdmitted publishes the connection in the table first and then
+// adds it to epoll, so the readiness that ADD reports (once,
+// edge-triggered) finds the connection. Its header clock starts now.
+func (l *Loop) registerAdmitted(fd int, isUnix bool) *Conn {
+	c := &Conn{loop: l, fd: fd, gen: nextGen(), isUnix: isUnix, heapIdx: -1, idleSince: l.now}
 	for fd >= len(l.conns) {
 		l.conns = append(l.conns, make([]*Conn, max(64, len(l.conns)))...)
 	}
@@ -101,6 +148,13 @@ func (l *Loop) register(fd int, isUnix bool) *Conn {
 	if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connMask(false), c.gen); err != nil {
 		l.closeConn(c)
 		return nil
+	}
+	if l.timeoutsOn() {
+		if at, _ := l.deadlineOf(c); at > 0 {
+			l.file(c, at)
+		} else {
+			l.file(c, l.now+int64(l.minTimeout))
+		}
 	}
 	if l.stopSeen {
 		l.beginDrain(c)

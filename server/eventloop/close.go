@@ -48,6 +48,7 @@ func (l *Loop) maybeFinish(c *Conn) {
 	}
 	unix.Shutdown(c.fd, unix.SHUT_WR)
 	c.lingering = true
+	l.unfile(c) // the linger has a deadline of its own
 	linger := l.opt.Linger
 	if l.stopSeen {
 		linger = min(linger, 500*time.Millisecond)
@@ -88,6 +89,8 @@ func (l *Loop) closeConn(c *Conn) {
 	c.mu.Unlock()
 	l.conns[c.fd] = nil
 	l.nconns--
+	l.open.Add(-1)
+	l.unfile(c)
 	c.in = nil
 	c.pausedFlag.Store(false)
 	l.h.OnClose(c)

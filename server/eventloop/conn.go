@@ -37,6 +37,15 @@ type Conn struct {
 	stalled      bool   // the handler stopped early because of back-pressure
 	nextSeq      uint64 // sequence number of the next parsed request
 
+	// Timeouts (timeouts.go), loop goroutine only.
+	heapIdx      int   // index in the loop's deadline heap; -1: not filed
+	filedAt      int64 // when the loop next looks at this connection (monotonic ns)
+	firstInputAt int64 // when the first byte of the partial request in `in` came
+	lastInputAt  int64 // when bytes last came
+	awaitingBody bool  // the partial request's head is complete (SetAwaitingBody)
+	streaming    bool  // Stream was used: the handler's own rules govern it
+	sendQueued   int   // SIOCOUTQ when the write clock last started
+
 	inflight   atomic.Int64 // requests parsed and not yet answered
 	owed       atomic.Int64 // bytes queued and not yet written (mirror of outBytes)
 	pausedFlag atomic.Bool  // mirror of readPaused for senders
@@ -54,6 +63,13 @@ type Conn struct {
 	closeQueued    bool // the response that ends the connection is queued
 	finishOnIdle   bool // the loop wants a post when nothing is owed any more
 	postPending    bool // a post to the loop is outstanding
+	// idleSince is when the connection last came to owe nothing with no
+	// request in flight (accept, or a response's last byte written): the
+	// start of its idle and header clocks. The loop or a Sender sets it.
+	idleSince int64
+	// writeSince is when the write clock last started: the loop had to wait
+	// for the peer to take bytes, or saw it take some.
+	writeSince int64
 }
 
 // Gen is the connection's generation: unique per accepted connection and
@@ -131,6 +147,10 @@ func (c *Conn) Stream(data []byte, last bool) bool {
 	if !ok {
 		return false
 	}
+	if !c.streaming {
+		c.streaming = true // the stream's own rules (the handler's) govern it now
+		c.loop.unfile(c)
+	}
 	c.loop.flush(c)
 	if last && !c.isGone() {
 		c.loop.beginDrain(c)
@@ -149,6 +169,12 @@ func (c *Conn) StopInput() {
 	c.inputStopped = true
 	c.in = nil
 }
+
+// SetAwaitingBody tells the loop (loop goroutine only) whether the partial
+// request it holds has a complete head and waits for its body: the body
+// timeout, not the header timeout, then applies. The handler calls it from
+// OnData.
+func (c *Conn) SetAwaitingBody(b bool) { c.awaitingBody = b }
 
 // Overloaded tells the handler to stop parsing: the client owes the server
 // reading (owed bytes above the high-water mark) or has too many requests in

@@ -22,12 +22,13 @@ import (
 // worker goroutines (like the pipeline's release threads), so responses
 // complete out of order and come back through Sender and the post path.
 type lineHandler struct {
-	work   chan lineJob
-	inline bool // answer on the loop with Reply instead
-	opened atomic.Int64
-	closed atomic.Int64
-	mu     sync.Mutex
-	conns  []*Conn // every connection opened, for tests that read its atomics
+	work     chan lineJob
+	inline   bool // answer on the loop with Reply instead
+	opened   atomic.Int64
+	closed   atomic.Int64
+	timeouts atomic.Int64 // OnRequestTimeout calls
+	mu       sync.Mutex
+	conns    []*Conn // every connection opened, for tests that read its atomics
 }
 
 type lineJob struct {
@@ -52,6 +53,12 @@ func (h *lineHandler) OnData(c *Conn, in []byte) int {
 			panic("test handler panics on request")
 		}
 		seq := c.NextSeq()
+		if n, ok := bytes.CutPrefix(line, []byte("big ")); ok {
+			// "big N": N bytes of 'x' and a newline, answered on the loop.
+			size, _ := strconv.Atoi(string(bytes.TrimSpace(n)))
+			c.Reply(seq, append(bytes.Repeat([]byte("x"), size), '\n'), false)
+			continue
+		}
 		if bytes.Equal(line, []byte("close\n")) {
 			c.Reply(seq, line, true)
 			c.StopInput()
@@ -63,7 +70,16 @@ func (h *lineHandler) OnData(c *Conn, in []byte) int {
 		}
 		h.work <- lineJob{c, seq, line}
 	}
+	// A partial line starting with 'B' plays a request whose head is in and
+	// whose body is owed (the body timeout applies to it).
+	c.SetAwaitingBody(used < len(in) && in[used] == 'B')
 	return used
+}
+
+// OnRequestTimeout answers a request cut by the header or body timeout.
+func (h *lineHandler) OnRequestTimeout(c *Conn) {
+	h.timeouts.Add(1)
+	c.Reply(c.NextSeq(), []byte("timeout\n"), true)
 }
 
 func startLineServer(t *testing.T, loops, workers int, direct bool, opt Options) (*Server, *lineHandler, string) {
@@ -342,7 +358,7 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 func TestStaleEventIsDropped(t *testing.T) {
 	h := &lineHandler{inline: true}
 	opt := DefaultOptions()
-	l, err := newLoop(0, nil, h, opt)
+	l, err := newLoop(0, nil, h, opt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,3 +35,12 @@ type DrainHandler interface {
 type StopHandler interface {
 	OnStop(l *Loop)
 }
+
+// TimeoutHandler is implemented by a Handler that answers a request cut by
+// the header or body timeout (HTTP's 408): OnRequestTimeout runs on the
+// loop with input already stopped; it may queue one last response (after
+// every response owed before it), and the connection then drains and
+// closes. Without it the connection is just closed.
+type TimeoutHandler interface {
+	OnRequestTimeout(c *Conn)
+}

@@ -47,7 +47,10 @@ func ListenTCP(address string, port int) (*Listener, error) {
 	if ip == nil {
 		ips, err := net.LookupIP(address)
 		if err != nil || len(ips) == 0 {
-			return nil, fmt.Errorf("listen tcp %s:%d: cannot resolve address: %v", address, port, err)
+			if err == nil {
+				err = errors.New("no address found")
+			}
+			return nil, fmt.Errorf("listen tcp %s:%d: cannot resolve address: %w", address, port, err)
 		}
 		ip = ips[0]
 	}

@@ -21,9 +21,11 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"weaseldb/server/affinity"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"weaseldb/server/affinity"
 )
 
 // Loop is one epoll instance and the goroutine that waits on it.
@@ -50,6 +52,14 @@ type Loop struct {
 	deadline        int64 // shutdown: force-close after this (monotonic ns); 0: none
 	timerAt         int64 // the handler's SetTimer (monotonic ns); 0: none
 	drainH          DrainHandler
+	timeoutH        TimeoutHandler
+	now             int64         // the loop's clock: read once per turn, after epoll_wait
+	timeouts        deadlineHeap  // connections by the time to look at their deadlines
+	minTimeout      time.Duration // the smallest enabled connection timeout; 0: none
+	limitLoggedAt   int64         // when the connection limit was last logged
+	acceptErrAt     int64         // when an accept error was last logged
+
+	open *atomic.Int64 // connections open across the Server's loops (MaxConns)
 
 	wakePending atomic.Int32
 	postMu      sync.Mutex
@@ -58,11 +68,12 @@ type Loop struct {
 	stopReq     atomic.Bool
 	stopBy      atomic.Int64
 
-	// Counters for tests and metrics.
+	// Counters, summed over the loops by Server.Counters (and /metrics).
 	Accepted     atomic.Int64
 	StaleEvents  atomic.Int64
 	AcceptPauses atomic.Int64
 	Wakeups      atomic.Int64
+	closedBy     [numCauses]atomic.Int64
 
 	done chan struct{}
 	err  error
@@ -74,7 +85,7 @@ func (l *Loop) ID() int { return l.id }
 // Conns is the number of open connections (loop goroutine only).
 func (l *Loop) Conns() int { return l.nconns }
 
-func newLoop(id int, listeners []*Listener, h Handler, opt Options) (*Loop, error) {
+func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic.Int64) (*Loop, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
@@ -93,8 +104,19 @@ func newLoop(id int, listeners []*Listener, h Handler, opt Options) (*Loop, erro
 		scratch:   make([]byte, opt.ReadBufferSize),
 		iov:       make([]unix.Iovec, 0, maxIovecs),
 		done:      make(chan struct{}),
+		open:      open,
+		now:       monoNow(),
+	}
+	if l.open == nil {
+		l.open = new(atomic.Int64)
 	}
 	l.drainH, _ = h.(DrainHandler)
+	l.timeoutH, _ = h.(TimeoutHandler)
+	for _, d := range []time.Duration{opt.HeaderTimeout, opt.BodyTimeout, opt.IdleTimeout, opt.WriteTimeout} {
+		if d > 0 && (l.minTimeout == 0 || d < l.minTimeout) {
+			l.minTimeout = d
+		}
+	}
 	if err := l.ctl(unix.EPOLL_CTL_ADD, wfd, unix.EPOLLIN|unix.EPOLLET, 0); err != nil {
 		l.closeFds()
 		return nil, fmt.Errorf("register eventfd: %w", err)
@@ -151,6 +173,7 @@ func (l *Loop) run(report func(error)) {
 			}
 			panic(fmt.Sprintf("epoll_wait: %v", err))
 		}
+		l.now = monoNow() // the turn's clock: every deadline set in this turn starts here
 		for i := 0; i < n; i++ {
 			l.dispatch(l.events[i])
 			if i&63 == 63 && l.wakePending.Load() != 0 {
@@ -161,7 +184,7 @@ func (l *Loop) run(report func(error)) {
 		if l.wakePending.Load() != 0 {
 			l.drainPosts()
 		}
-		if l.timerAt != 0 && monoNow() >= l.timerAt {
+		if l.timerAt != 0 && l.now >= l.timerAt {
 			l.timerAt = 0 // fired: the handler re-arms it if it still needs one
 		}
 		l.h.OnTurnEnd(l)

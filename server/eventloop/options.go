@@ -5,8 +5,9 @@ package eventloop
 import "time"
 
 // Options tune the loops. A zero or negative field takes the default of
-// DefaultOptions (whether a Sender writes to sockets itself is NewSender's
-// argument, not an option of the loops).
+// DefaultOptions, except the timeouts and MaxConns, where zero means off
+// (whether a Sender writes to sockets itself is NewSender's argument, not
+// an option of the loops).
 type Options struct {
 	EventBatchSize int           // events per epoll_wait
 	ReadBufferSize int           // bytes per read call
@@ -15,8 +16,18 @@ type Options struct {
 	HighWater      int           // owed bytes above which a connection is not read
 	MaxInflight    int           // unanswered requests above which a connection is not read
 	Linger         time.Duration // after SHUT_WR, how long to wait for the peer's FIN
-	AcceptBackoff  time.Duration // pause after EMFILE/ENFILE
+	AcceptBackoff  time.Duration // pause after EMFILE/ENFILE or an unexpected accept error
 	IOCPUs         []int         // pin loop i to IOCPUs[i % len]; empty: no pinning
+
+	// Connection timeouts (timeouts.go). Unlike the fields above, zero (or
+	// negative) turns a timeout off; DefaultOptions leaves them off.
+	HeaderTimeout time.Duration // accept, or the end of the previous response, to a complete request head
+	BodyTimeout   time.Duration // no byte of an announced request body for this long
+	IdleTimeout   time.Duration // a keep-alive connection with nothing in flight and nothing owed
+	WriteTimeout  time.Duration // owed bytes of which the peer takes none for this long
+	// MaxConns bounds the connections open across all loops of a Server:
+	// past it a new connection is accepted and closed at once. 0: no limit.
+	MaxConns int
 }
 
 // DefaultOptions are the defaults for unset Options fields.

@@ -68,6 +68,7 @@ func (l *Loop) readConn(c *Conn) {
 			l.beginDrain(c)
 			break
 		}
+		c.lastInputAt = l.now
 		if !c.inputStopped {
 			l.consume(c, l.scratch[:n])
 		}
@@ -98,6 +99,9 @@ func (l *Loop) readConn(c *Conn) {
 	if c.inputStopped && !c.draining && !c.isGone() {
 		l.beginDrain(c)
 	}
+	if !c.isGone() {
+		l.touchAfterRead(c)
+	}
 }
 
 // consume hands input to the handler without copying when nothing is
@@ -108,13 +112,18 @@ func (l *Loop) consume(c *Conn, data []byte) {
 		k := l.h.OnData(c, data)
 		if k < len(data) && !c.inputStopped {
 			c.in = append(c.in, data[k:]...)
+			c.firstInputAt = l.now // a request begins in this read
 		}
 		return
 	}
+	wasEmpty := len(c.in) == 0
 	c.in = append(c.in, data...)
 	k := l.h.OnData(c, c.in)
 	if c.inputStopped {
 		return
+	}
+	if (k > 0 || wasEmpty) && k < len(c.in) {
+		c.firstInputAt = l.now // what is left is a request that began in this read
 	}
 	rest := copy(c.in, c.in[k:])
 	c.in = c.in[:rest]

@@ -77,6 +77,11 @@ func (s *Sender) writeOrHandOverLocked(c *Conn) (post bool) {
 			needLoop = true
 		} else if done, err := c.writeLocked(&s.iov); err != nil || !done {
 			needLoop = true // the loop arms EPOLLOUT, or closes on the error
+		} else if c.inflight.Load() == 0 && c.loop.timeoutsOn() {
+			// Written whole and nothing else in flight: the idle clock
+			// starts now. The loop is not told; it reads this when the
+			// connection's filed time comes (timeouts.go).
+			c.idleSince = monoNow()
 		}
 		if needLoop {
 			c.flushScheduled = true

@@ -3,6 +3,7 @@ package eventloop
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,6 +15,7 @@ type Server struct {
 	listeners []*Listener
 	report    func(error)
 	started   bool
+	open      atomic.Int64 // connections open across the loops (Options.MaxConns)
 }
 
 // NewServer creates n loops, each with every listener registered, and a
@@ -26,7 +28,7 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 	opt.fill()
 	s := &Server{listeners: listeners, report: report}
 	for i := 0; i < n; i++ {
-		l, err := newLoop(i, listeners, newHandler(i), opt)
+		l, err := newLoop(i, listeners, newHandler(i), opt, &s.open)
 		if err != nil {
 			for _, prev := range s.loops {
 				prev.closeFds()
@@ -40,6 +42,41 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 
 // Loops returns the loops (for per-loop counters).
 func (s *Server) Loops() []*Loop { return s.loops }
+
+// Counters are the loops' event counts, summed over the loops. Any
+// goroutine; each field is read atomically (the set is not a snapshot).
+type Counters struct {
+	Accepted     int64           // connections accepted (those closed at once for the limit included)
+	Open         int64           // connections open now
+	StaleEvents  int64           // events dropped for a generation that no longer matches
+	AcceptPauses int64           // listeners paused for descriptor exhaustion or an accept error
+	Wakeups      int64           // eventfd wake-ups of a sleeping loop
+	ClosedBy     map[Cause]int64 // connections the loops closed on their own, by cause
+}
+
+// Counters sums the loops' counters.
+func (s *Server) Counters() Counters {
+	c := Counters{Open: s.open.Load(), ClosedBy: make(map[Cause]int64, numCauses-1)}
+	for _, l := range s.loops {
+		c.Accepted += l.Accepted.Load()
+		c.StaleEvents += l.StaleEvents.Load()
+		c.AcceptPauses += l.AcceptPauses.Load()
+		c.Wakeups += l.Wakeups.Load()
+		for cause := CauseNone + 1; cause < numCauses; cause++ {
+			c.ClosedBy[cause] += l.closedBy[cause].Load()
+		}
+	}
+	return c
+}
+
+// Causes lists the causes of a close by the loops (for /metrics labels).
+func Causes() []Cause {
+	out := make([]Cause, 0, numCauses-1)
+	for c := CauseNone + 1; c < numCauses; c++ {
+		out = append(out, c)
+	}
+	return out
+}
 
 // Start runs every loop in its own goroutine.
 func (s *Server) Start() {

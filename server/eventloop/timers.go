@@ -24,7 +24,8 @@ func monoNow() int64 { return int64(time.Since(monoBase)) }
 var monoBase = time.Now()
 
 // waitTimeout is -1 (sleep until an event) unless work is queued or a
-// deadline (linger, accept back-off, shutdown) is due: no periodic wake-ups.
+// deadline (connection timeouts, linger, accept back-off, shutdown, the
+// handler's timer) is due: no periodic wake-ups.
 func (l *Loop) waitTimeout() int {
 	if len(l.ready) > 0 || l.wakePending.Load() != 0 {
 		return 0
@@ -47,6 +48,7 @@ func (l *Loop) waitTimeout() int {
 		consider(l.deadline)
 	}
 	consider(l.timerAt)
+	consider(l.nextTimeout())
 	if next < 0 {
 		return -1
 	}
@@ -58,10 +60,13 @@ func (l *Loop) waitTimeout() int {
 }
 
 func (l *Loop) runTimers() {
+	if len(l.timeouts) > 0 && l.timeouts[0].filedAt <= l.now {
+		l.expireTimeouts()
+	}
 	if len(l.lingering) == 0 && !l.anyListenerPaused() && !l.stopSeen {
 		return
 	}
-	now := monoNow()
+	now := l.now
 	kept := l.lingering[:0]
 	for _, c := range l.lingering {
 		if c.isGone() {

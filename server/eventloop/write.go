@@ -44,7 +44,10 @@ func (l *Loop) afterProgress(c *Conn) {
 }
 
 // flush writes what c owes from the loop; on EAGAIN it arms EPOLLOUT, and
-// it disarms it once nothing is owed.
+// it disarms it once nothing is owed. It keeps the write clock (started
+// when the socket first refuses bytes, restarted whenever it takes some)
+// and the idle clock (started when the last owed byte is written with no
+// request in flight).
 func (l *Loop) flush(c *Conn) {
 	c.mu.Lock()
 	if c.closed {
@@ -52,7 +55,8 @@ func (l *Loop) flush(c *Conn) {
 		return
 	}
 	done, err := true, error(nil)
-	if c.outBytes > 0 {
+	before := c.outBytes
+	if before > 0 {
 		done, err = c.writeLocked(&l.iov)
 	}
 	if err != nil {
@@ -61,7 +65,18 @@ func (l *Loop) flush(c *Conn) {
 		return
 	}
 	c.flushScheduled = !done
+	wroteAll := done && before > 0
+	clockStarts := !done && (c.outBytes < before || !c.outArmed)
+	if clockStarts {
+		l.startWriteClockLocked(c)
+	}
+	if wroteAll && c.inflight.Load() == 0 {
+		c.idleSince = l.now
+	}
 	c.mu.Unlock()
+	if clockStarts && l.opt.WriteTimeout > 0 {
+		l.file(c, l.now+int64(l.opt.WriteTimeout))
+	}
 	wasArmed := c.outArmed
 	l.setOutArmed(c, !done)
 	if done && wasArmed && c.NotifyDrained && l.drainH != nil && !c.isGone() {
