@@ -19,9 +19,21 @@ import (
 // eventfd writes, whatever the number of subscribers). Each loop then hands
 // every subscriber whose connection has drained the lines after its cursor,
 // as chunks; a subscriber that has not drained keeps its backlog in the
-// shared log (where it is measured, not copied) and is cut with a final
-// error line once it is more than max_buffer_size_bytes behind. Keep-alive
-// lines come from one timer per loop, armed only while the loop streams.
+// shared log (where it is measured, not copied).
+//
+// The slow-consumer rule measures what the client has not taken over time,
+// not one entry's size: "untaken" is the log bytes after the subscriber's
+// cursor plus the bytes its connection still owes. Above
+// max_buffer_size_bytes the subscriber has slow_consumer_grace_seconds to
+// come back under; if it does not, the stream ends with a final
+// {"error":"slow_consumer",...} line after the chunks already queued (so
+// on a chunk boundary). A commit bigger than the buffer, or a burst, thus
+// reaches a consumer that reads steadily. Keep-alive lines and grace
+// deadlines come from one timer per loop, armed only while the loop streams.
+//
+// Ownership: every subscriber and the subscribers list belong to their
+// loop's goroutine, except inbox (release threads append under inboxMu)
+// and the wake/has flags (atomics, read by the persist stage).
 
 const (
 	// streamChunkBytes is how many bytes of lines go in one chunk.
@@ -41,8 +53,11 @@ type subscriber struct {
 	sub      *store.Subscription
 	held     []byte    // a chunk the connection could not take yet (an earlier response is missing)
 	lastLine time.Time // when the stream last sent a line (the keep-alive clock)
-	endBy    time.Time // ended: close the connection by then; zero while streaming
-	gone     bool      // the connection closed
+	// overSince: since when the subscriber has held more than
+	// max_buffer_size_bytes untaken (zero while within it).
+	overSince time.Time
+	endBy     time.Time // ended: close the connection by then; zero while streaming
+	gone      bool      // the connection closed
 }
 
 // subscribers is one loop's streams.
@@ -213,11 +228,7 @@ func (h *handler) serveOne(sb *subscriber, now time.Time) {
 			return
 		}
 	}
-	if c.Owed() > 0 {
-		limit := h.s.cfg.Subscription.MaxBufferSizeBytes
-		if behind := sb.sub.Behind(); behind > limit {
-			h.endWithError(sb, fmt.Errorf("%w: %d bytes behind, limit %d", store.ErrSlowConsumer, behind, limit), now)
-		}
+	if h.tooSlow(sb, now) || c.Owed() > 0 {
 		return
 	}
 	if sent == 0 && now.Sub(sb.lastLine) >= h.s.keepalive {
@@ -227,10 +238,38 @@ func (h *handler) serveOne(sb *subscriber, now time.Time) {
 	}
 }
 
+// slowConsumerGrace is how long a subscriber may stay above its buffer.
+func (h *handler) slowConsumerGrace() time.Duration {
+	return time.Duration(h.s.cfg.Subscription.SlowConsumerGraceSeconds) * time.Second
+}
+
+// tooSlow applies the slow-consumer rule (see the file comment) and ends
+// the stream when it is broken; it reports whether it did.
+func (h *handler) tooSlow(sb *subscriber, now time.Time) bool {
+	limit := h.s.cfg.Subscription.MaxBufferSizeBytes
+	untaken := sb.sub.Behind() + sb.c.Owed()
+	if untaken <= limit {
+		sb.overSince = time.Time{}
+		return false
+	}
+	if sb.overSince.IsZero() {
+		sb.overSince = now
+	}
+	over := now.Sub(sb.overSince)
+	if over < h.slowConsumerGrace() {
+		return false // armTimer brings the loop back at the deadline
+	}
+	h.endWithError(sb, fmt.Errorf("%w: %d bytes not taken for %v, limit %d bytes for %v",
+		store.ErrSlowConsumer, untaken, over.Round(time.Millisecond), limit, h.slowConsumerGrace()), now)
+	return true
+}
+
 func (h *handler) endWithError(sb *subscriber, err error, now time.Time) {
 	code := api.SubscribeErrSlowConsumer
 	if errors.Is(err, store.ErrLogClosed) {
 		code = api.SubscribeErrShutdown
+	} else {
+		h.s.store.Log.NoteSlowConsumer()
 	}
 	h.endStream(sb, code, err.Error(), now)
 }
@@ -247,9 +286,10 @@ func (h *handler) endStream(sb *subscriber, code, msg string, now time.Time) {
 	}
 }
 
-// armTimer sets the loop's timer to the earliest keep-alive or end
-// deadline. A stream that has not drained needs none (OnDrained wakes the
-// loop), but the timer still comes once per interval so it is rechecked.
+// armTimer sets the loop's timer to the earliest keep-alive, grace or end
+// deadline. A stream that has not drained needs no keep-alive (OnDrained
+// wakes the loop), but one over its buffer needs its grace deadline, and
+// the timer still comes once per interval so every stream is rechecked.
 func (h *handler) armTimer(now time.Time) {
 	s := &h.subs
 	if len(s.list) == 0 {
@@ -265,6 +305,8 @@ func (h *handler) armTimer(now time.Time) {
 			t = sb.endBy
 		case sb.held != nil:
 			t = now.Add(time.Millisecond)
+		case !sb.overSince.IsZero():
+			t = sb.overSince.Add(h.slowConsumerGrace())
 		case sb.c.Owed() > 0 || sb.c.Closing():
 			continue
 		default:

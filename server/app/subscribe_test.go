@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -145,12 +146,32 @@ func TestSubscribeFromVersion(t *testing.T) {
 	}
 }
 
-// A subscriber that stops reading is cut once it is more than
-// max_buffer_size_bytes behind, with a final error line, while another
-// subscriber and the committers carry on.
+// metricValue reads one sample of /metrics (-1 when absent).
+func metricValue(t *testing.T, ts *testServer, name string) float64 {
+	t.Helper()
+	cl := dialClient(t, "unix", ts.unixPath)
+	_, text, err := cl.do("GET", "/metrics", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			var f float64
+			fmt.Sscan(v, &f)
+			return f
+		}
+	}
+	return -1
+}
+
+// A subscriber that stops reading is cut once it has held more than
+// max_buffer_size_bytes untaken for the grace period: its stream ends with
+// the error line after whole chunks (the chunked reader checks the framing
+// to the last chunk), while another subscriber and the committers carry on.
 func TestSlowSubscriberIsCut(t *testing.T) {
 	ts := startServer(t, func(c *config.Config) {
 		c.Subscription.MaxBufferSizeBytes = 256 << 10
+		c.Subscription.SlowConsumerGraceSeconds = 1
 		c.Server.MaxRequestSizeBytes = 1 << 20
 	})
 	slow := subscribe(t, "unix", ts.unixPath, "")
@@ -186,7 +207,17 @@ func TestSlowSubscriberIsCut(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the fast subscriber did not get every line")
 	}
-	// Now read the slow one: some lines, then the error line, then EOF.
+	// The cut comes once the grace has passed (the slow one still reads
+	// nothing).
+	deadline := time.Now().Add(20 * time.Second)
+	for metricValue(t, ts, "weaseldb_subscribers_cut_slow_total") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow subscriber was not cut")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Now read the slow one: some lines, then the error line, then the
+	// last chunk.
 	var last map[string]any
 	lines := 0
 	for {
@@ -194,6 +225,9 @@ func TestSlowSubscriberIsCut(t *testing.T) {
 		if err != nil {
 			if last == nil || last["error"] != "slow_consumer" {
 				t.Fatalf("after %d lines (last %v): %v", lines, last, err)
+			}
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("the stream ended mid-chunk: %v", err)
 			}
 			break
 		}
@@ -203,11 +237,66 @@ func TestSlowSubscriberIsCut(t *testing.T) {
 	if lines >= commits {
 		t.Fatalf("the slow subscriber got all %d lines", lines)
 	}
-	if !strings.Contains(last["message"].(string), "behind") {
+	if msg := last["message"].(string); !strings.Contains(msg, "bytes not taken for") || !strings.Contains(msg, "limit 262144 bytes for 1s") {
 		t.Fatalf("final line %v", last)
 	}
-	if _, err := io.ReadAll(slow.resp.Body); err != nil {
-		t.Fatalf("the stream did not end cleanly: %v", err)
+	if metricValue(t, ts, "weaseldb_subscribers_cut_slow_total") != 1 {
+		t.Fatal("the fast subscriber was cut too")
+	}
+}
+
+// A subscriber that reads steadily gets a commit bigger than its buffer,
+// and a burst of three commits that together are, whatever their size
+// against max_buffer_size_bytes; so does a resubscribe from before them.
+// (The limit used to be checked against one instant's backlog, so such a
+// commit cut every subscriber, again on every resubscribe.)
+func TestSteadySubscriberGetsCommitBiggerThanBuffer(t *testing.T) {
+	const buffer = 64 << 10
+	ts := startServer(t, func(c *config.Config) {
+		c.Subscription.MaxBufferSizeBytes = buffer
+		c.Server.MaxRequestSizeBytes = 1 << 20
+	})
+	sub := subscribe(t, "tcp", ts.tcpAddr, "")
+	cl := dialClient(t, "unix", ts.unixPath)
+	// One commit whose subscription line alone is longer than the buffer
+	// (the base64 value is buffer+4 characters), so its body is too.
+	body := commitBody("", 0, nil, []string{writeOp("big", strings.Repeat("b", (buffer+4)/4*3))})
+	if code, m := cl.mustDo(t, "POST", "/v1/commit", body); code != 200 || version(m) != 1 || len(body) <= buffer {
+		t.Fatalf("big commit of %d bytes: %d %v", len(body), code, m)
+	}
+	// A burst: three 30 KB commits in one pipelined write.
+	var burst strings.Builder
+	for i := range 3 {
+		b := commitBody("", 0, nil, []string{writeOp(fmt.Sprint("burst", i), strings.Repeat("c", 30<<10))})
+		fmt.Fprintf(&burst, "POST /v1/commit HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
+	}
+	if _, err := io.WriteString(cl.c, burst.String()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		resp, err := http.ReadResponse(cl.br, nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("burst: %v %v", resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+	}
+	check := func(s *stream, who string) {
+		t.Helper()
+		m := s.nextTxn()
+		ops, _ := m["operations"].([]any)
+		if version(m) != 1 || len(ops) != 1 || len(ops[0].(map[string]any)["value"].(string)) <= buffer {
+			t.Fatalf("%s: first line %.200v", who, m)
+		}
+		for v := int64(2); v <= 4; v++ {
+			if m := s.nextTxn(); version(m) != v || m["error"] != nil {
+				t.Fatalf("%s: line %d: %.200v", who, v, m)
+			}
+		}
+	}
+	check(sub, "subscriber")
+	check(subscribe(t, "unix", ts.unixPath, "?from_version=1"), "resubscriber")
+	if n := metricValue(t, ts, "weaseldb_subscribers_cut_slow_total"); n != 0 {
+		t.Fatalf("%v subscribers cut", n)
 	}
 }
 
@@ -217,6 +306,7 @@ func TestStalledSubscriberIsClosed(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceUnix, Path: sock}}
 	cfg.Subscription.MaxBufferSizeBytes = 16 << 10
+	cfg.Subscription.SlowConsumerGraceSeconds = 0 // cut as soon as it is over
 	srv, err := New(cfg, Options{SubscriberEndGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

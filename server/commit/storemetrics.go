@@ -9,8 +9,9 @@ import (
 	"weaseldb/server/store"
 )
 
-// registerStoreMetrics exposes the sequencer's request-id memory on /metrics:
-// how full it is and what reaching commit.max_request_ids did. The values
+// registerStoreMetrics exposes the sequencer's request-id memory on /metrics
+// (how full it is and what reaching commit.max_request_ids did) and the
+// subscribers cut as slow consumers. The values
 // are atomics the sequence stage publishes once per batch, read only when
 // /metrics is scraped, so the commit path pays nothing per request.
 func registerStoreMetrics(m *metrics.Metrics, st *store.Store) error {
@@ -28,6 +29,7 @@ func registerStoreMetrics(m *metrics.Metrics, st *store.Store) error {
 		counter("weaseldb_request_ids_dropped_by_cap_total", "Remembered or banned ids dropped because commit.max_request_ids was reached, while still within retention.", s.DroppedByCap.Load),
 		counter("weaseldb_commits_refused_banned_total", "Commits refused (request_id_banned): status had answered not_found for their id.", s.RefusedBanned.Load),
 		counter("weaseldb_commits_refused_unverifiable_total", "Commits refused (request_id_unverifiable): the cap dropped ids they could be a retry of.", s.RefusedUnverifiable.Load),
+		counter("weaseldb_subscribers_cut_slow_total", "GET /v1/subscribe streams ended as slow consumers (over max_buffer_size_bytes for longer than the grace, or trimmed past).", st.Log.SlowConsumersCut),
 	} {
 		if err := m.Registry.Register(c); err != nil {
 			return fmt.Errorf("commit pipeline metrics: %w", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,8 @@ type Log struct {
 	closed    bool            // guarded by mu
 	maxBytes  int64           // immutable
 	retention *Retention      // immutable
+
+	slowCut atomic.Int64 // subscribers the server cut as slow consumers (NoteSlowConsumer)
 }
 
 type logEntry struct {
@@ -113,6 +116,13 @@ func (l *Log) trim(now time.Time) {
 		l.truncated = max(l.truncated, dropped.version)
 	}
 }
+
+// NoteSlowConsumer counts a subscriber the server cut for being too slow
+// (any goroutine; for metrics).
+func (l *Log) NoteSlowConsumer() { l.slowCut.Add(1) }
+
+// SlowConsumersCut is the number counted by NoteSlowConsumer.
+func (l *Log) SlowConsumersCut() int64 { return l.slowCut.Load() }
 
 // LastVersion is the newest version published.
 func (l *Log) LastVersion() int64 {
