@@ -36,6 +36,11 @@ type Config struct {
 	Drain          time.Duration `json:"-"` // after the window: how long requests in flight may still finish (at most Timeout)
 	ConnectTimeout time.Duration `json:"-"`
 
+	// StartAt (zero: none) opens the measured window at this wall-clock
+	// time: the load starts --warmup before it (at once if that is past).
+	StartAt  time.Time `json:"-"`
+	Instance string    `json:"instance,omitempty"` // this instance's name in a merged result
+
 	JSONPath  string `json:"json,omitempty"`
 	HDRLog    string `json:"hdr_log,omitempty"`
 	Vegeta    string `json:"vegeta,omitempty"`
@@ -80,11 +85,42 @@ func (c *Config) Validate() error {
 	check(c.ConnectTimeout > 0, "--connect-timeout %v: want > 0", c.ConnectTimeout)
 	check(c.VegetaMax >= 1, "--vegeta-max %d: want >= 1", c.VegetaMax)
 	check(c.MaxErrors >= 0, "--max-errors %d: want >= 0", c.MaxErrors)
+	check(c.Instance == "" || !strings.ContainsAny(c.Instance, "\r\n\t"), "--instance %q: want a name without tabs or newlines", c.Instance)
 	for _, h := range c.Headers {
 		name, _, ok := strings.Cut(h, ":")
 		check(ok && strings.TrimSpace(name) != "" && !strings.ContainsAny(h, "\r\n"), "--header %q: want \"Name: value\"", h)
 	}
 	return errors.Join(errs...)
+}
+
+// maxStartAhead bounds --start-at: further away is a mistake (a wrong date
+// or time zone), not a plan.
+const maxStartAhead = 24 * time.Hour
+
+// parseStartAt reads --start-at: RFC 3339 (2026-12-01T10:00:00Z) or
+// relative to now (+10s, +1.5, +2m). It must lie in the future, within
+// maxStartAhead.
+func parseStartAt(v string, now time.Time) (time.Time, error) {
+	var at time.Time
+	if rel, ok := strings.CutPrefix(v, "+"); ok {
+		var d time.Duration
+		if err := (secondsFlag{&d}).Set(rel); err != nil {
+			return at, fmt.Errorf("--start-at %q: want RFC 3339 (2026-12-01T10:00:00Z) or +DURATION (+10s)", v)
+		}
+		at = now.Add(d)
+	} else {
+		var err error
+		if at, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return at, fmt.Errorf("--start-at %q: want RFC 3339 (2026-12-01T10:00:00Z) or +DURATION (+10s)", v)
+		}
+	}
+	switch {
+	case !at.After(now):
+		return at, fmt.Errorf("--start-at %s: already past (now %s)", at.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	case at.Sub(now) > maxStartAhead:
+		return at, fmt.Errorf("--start-at %s: %v from now, more than %v ahead", at.UTC().Format(time.RFC3339), at.Sub(now).Round(time.Second), maxStartAhead)
+	}
+	return at, nil
 }
 
 // drain is the effective drain: --drain, never longer than --timeout (a

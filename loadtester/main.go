@@ -48,6 +48,7 @@ func (s secondsFlag) Set(v string) error {
 const usageHead = `load_tester: an HTTP/1.1 load generator (epoll network threads, HdrHistogram latency).
 
 Usage: load_tester [flags]
+       load_tester merge [--json OUT] [--hdr-log OUT] [--vegeta OUT] IN.json...   (docs/distributed.md)
   load_tester --host 127.0.0.1 --port 8080 --path /ok --concurrency 100 --duration 10
   load_tester --unix-socket weaseldb.sock --concurrency 2000 --requests-per-conn 500 \
       --connect-threads 2 --network-threads 10 --duration 120 --stats-interval 1
@@ -63,7 +64,7 @@ Flags:
 `
 
 // newFlagSet binds the flags to cfg (which holds the defaults), url and body.
-func newFlagSet(cfg *Config, url, body *string) *flag.FlagSet {
+func newFlagSet(cfg *Config, url, body, startAt *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("load_tester", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.UnixSocket, "unix-socket", "", "target a unix socket at `PATH` instead of TCP")
@@ -90,6 +91,8 @@ func newFlagSet(cfg *Config, url, body *string) *flag.FlagSet {
 	fs.Var(secondsFlag{&cfg.Timeout}, "timeout", "fail a request (timeout) without its response this long after its own send; its connection is replaced")
 	fs.Var(secondsFlag{&cfg.Drain}, "drain", "after the measured window, how long requests in flight may still finish (at most --timeout); the rest count as unfinished")
 	fs.Var(secondsFlag{&cfg.ConnectTimeout}, "connect-timeout", "fail a connect that takes longer")
+	fs.StringVar(startAt, "start-at", "", "open the measured window at `TIME` (RFC 3339, or +10s from now), after connecting and the warm-up; intervals align to it (for several instances)")
+	fs.StringVar(&cfg.Instance, "instance", "", "this instance's `NAME` in the JSON and in a merge (default: hostname-pid)")
 	fs.StringVar(&cfg.JSONPath, "json", "", "write the result as versioned JSON to `FILE`")
 	fs.StringVar(&cfg.HDRLog, "hdr-log", "", "write an HdrHistogram interval log to `FILE`")
 	fs.StringVar(&cfg.Vegeta, "vegeta", "", "write results `FILE` in vegeta's encoding (for vegeta report/plot)")
@@ -102,8 +105,8 @@ func newFlagSet(cfg *Config, url, body *string) *flag.FlagSet {
 // ParseArgs parses command-line flags into a Config. help is true for --help.
 func ParseArgs(args []string) (cfg Config, help bool, err error) {
 	cfg = DefaultConfig()
-	var url, body string
-	fs := newFlagSet(&cfg, &url, &body)
+	var url, body, startAt string
+	fs := newFlagSet(&cfg, &url, &body, &startAt)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, true, nil
@@ -115,6 +118,11 @@ func ParseArgs(args []string) (cfg Config, help bool, err error) {
 	}
 	if url != "" {
 		if err := cfg.applyURL(url); err != nil {
+			return cfg, false, err
+		}
+	}
+	if startAt != "" {
+		if cfg.StartAt, err = parseStartAt(startAt, time.Now()); err != nil {
 			return cfg, false, err
 		}
 	}
@@ -131,14 +139,17 @@ func ParseArgs(args []string) (cfg Config, help bool, err error) {
 func Usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
 	cfg := DefaultConfig()
-	var url, body string
-	fs := newFlagSet(&cfg, &url, &body)
+	var url, body, startAt string
+	fs := newFlagSet(&cfg, &url, &body, &startAt)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
 
 // Main is the load_tester command: flags, signals, run, summary, exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return MergeMain(args[1:], stdout, stderr)
+	}
 	cfg, help, err := ParseArgs(args)
 	if help {
 		Usage(stdout)
@@ -157,6 +168,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
+		if errors.Is(err, ErrStartAtPast) {
+			return ExitUsage
+		}
 		return ExitFailure
 	}
 	code, verdict, reason := Verdict(res, cfg.MaxErrors)

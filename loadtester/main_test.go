@@ -43,6 +43,17 @@ func TestParseArgs(t *testing.T) {
 		{"unknown flag", []string{"--bogus"}, nil, "bogus"},
 		{"bad duration", []string{"--duration", "soon"}, nil, "duration"},
 		{"body twice", []string{"--body", "x", "--body-file", "f"}, nil, "--body"},
+		{"start-at relative", []string{"--start-at", "+10s", "--instance", "pod-3"},
+			func(c Config) bool {
+				d := time.Until(c.StartAt)
+				return d > 9*time.Second && d <= 10*time.Second && c.Instance == "pod-3"
+			}, ""},
+		{"start-at absolute", []string{"--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
+			func(c Config) bool { d := time.Until(c.StartAt); return d > 59*time.Minute && d <= time.Hour }, ""},
+		{"start-at past", []string{"--start-at", "2020-01-01T00:00:00Z"}, nil, "already past"},
+		{"start-at too far", []string{"--start-at", "+48h"}, nil, "more than 24h0m0s ahead"},
+		{"start-at garbage", []string{"--start-at", "soon"}, nil, "want RFC 3339"},
+		{"start-at local time without zone", []string{"--start-at", "2030-01-01T10:00:00"}, nil, "want RFC 3339"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +68,32 @@ func TestParseArgs(t *testing.T) {
 				t.Fatalf("err %v, cfg %+v", err, cfg)
 			}
 		})
+	}
+}
+
+// --start-at opens the window at that instant: the warm-up is what is left
+// until then, and the result's window starts there.
+func TestStartAtOpensTheWindow(t *testing.T) {
+	s := startTestServer(t, "tcp", nil)
+	cfg := testConfig(s)
+	cfg.StartAt = time.Now().Add(700 * time.Millisecond).Truncate(time.Millisecond)
+	cfg.Warmup = 300 * time.Millisecond
+	cfg.Duration = 500 * time.Millisecond
+	began := time.Now()
+	res := runOK(t, cfg)
+	if res.WindowStart != cfg.StartAt.UTC().Format(time.RFC3339Nano) {
+		t.Errorf("window_start %s, want --start-at %s", res.WindowStart, cfg.StartAt.UTC().Format(time.RFC3339Nano))
+	}
+	if res.Warmup == nil || res.Warmup.Answered == 0 || res.Answered == 0 {
+		t.Errorf("warm-up %+v, answered %d", res.Warmup, res.Answered)
+	}
+	if took := time.Since(began); took < 800*time.Millisecond {
+		t.Errorf("the run took %v: it did not wait for --start-at", took)
+	}
+	// Too late by the time the load can start: a usage error.
+	cfg.StartAt = time.Now().Add(-time.Millisecond)
+	if _, err := Run(context.Background(), cfg, &bytes.Buffer{}); !errors.Is(err, ErrStartAtPast) {
+		t.Errorf("err %v, want ErrStartAtPast", err)
 	}
 }
 

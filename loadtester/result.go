@@ -42,12 +42,27 @@ type Interval struct {
 	// by send time in the closed loop) that ended unfinished or dropped.
 	Unfinished int64 `json:"unfinished"`
 	Dropped    int64 `json:"dropped"`
+	// Histogram is the interval's latency histogram (HdrHistogram V2
+	// compressed, base64), lower bounds included, for an exact merge.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // Result is a finished run: what --json writes and what Run returns.
 type Result struct {
-	Version   int    `json:"version"`
-	Target    string `json:"target"`
+	Version int    `json:"version"`
+	Target  string `json:"target"`
+	// Who measured, and when: the instance's name (--instance), the wall
+	// time the measured window opened (RFC 3339, UTC), the machine's CPU
+	// count and its clock source. A merged result names "merged" and lists
+	// its inputs in Instances.
+	Instance    string        `json:"instance"`
+	WindowStart string        `json:"window_start"`
+	CPUs        int           `json:"cpus"`
+	ClockSource string        `json:"clock_source"`
+	Instances   []InstanceRow `json:"instances,omitempty"`
+	// VegetaFile is where --vegeta wrote this run's results, as given.
+	VegetaFile string `json:"vegeta_file,omitempty"`
+
 	Requests  int64  `json:"requests"`  // responses received, any status
 	Successes int64  `json:"successes"` // 2xx responses
 	Errors    int64  `json:"errors"`    // failed requests and connects, non-2xx included
@@ -103,6 +118,25 @@ type Result struct {
 	Histogram         string   `json:"histogram"` // HdrHistogram V2 compressed, base64 ("HISTF...")
 	VegetaSampleEvery int      `json:"vegeta_sample_every,omitempty"`
 	hist              *hdrhistogram.Histogram
+	svcHist           *hdrhistogram.Histogram   // ReadResult: the service histogram, decoded
+	ivHists           []*hdrhistogram.Histogram // ReadResult: each interval's, decoded (nil if absent)
+}
+
+// InstanceRow is one input of a merged result.
+type InstanceRow struct {
+	Name              string  `json:"name"`
+	WindowStart       string  `json:"window_start"`
+	DurationS         float64 `json:"duration_s"`
+	RequestsPerSec    float64 `json:"requests_per_sec"`
+	Due               int64   `json:"due"`
+	Unfinished        int64   `json:"unfinished"`
+	Dropped           int64   `json:"dropped"`
+	Errors            int64   `json:"errors"`
+	ClientCPUCores    float64 `json:"client_cpu_cores"`
+	ClientCPUFraction float64 `json:"client_cpu_fraction"`
+	ClientBound       bool    `json:"client_bound"`
+	CPUs              int     `json:"cpus"`
+	ClockSource       string  `json:"clock_source"`
 }
 
 // Accounting is the fate of the requests due in one phase of a run.
@@ -154,12 +188,34 @@ func ReadResult(path string) (*Result, error) {
 	if r.Version != ResultVersion && r.Version != 1 {
 		return nil, fmt.Errorf("result %s: version %d, want 1 or %d", path, r.Version, ResultVersion)
 	}
-	if r.Histogram != "" {
-		if r.hist, err = hdrhistogram.Decode([]byte(r.Histogram)); err != nil {
-			return nil, fmt.Errorf("result %s: histogram: %w", path, err)
+	if r.hist, err = decodeHist(r.Histogram); err != nil {
+		return nil, fmt.Errorf("result %s: histogram: %w", path, err)
+	}
+	if r.svcHist, err = decodeHist(r.ServiceHistogram); err != nil {
+		return nil, fmt.Errorf("result %s: service_histogram: %w", path, err)
+	}
+	r.ivHists = make([]*hdrhistogram.Histogram, len(r.Intervals))
+	for i, iv := range r.Intervals {
+		if r.ivHists[i], err = decodeHist(iv.Histogram); err != nil {
+			return nil, fmt.Errorf("result %s: interval %d histogram: %w", path, i+1, err)
 		}
 	}
 	return &r, nil
+}
+
+// decodeHist decodes a V2 histogram string; "" is no histogram (nil).
+// hdrhistogram's decoder can panic on some malformed inputs: that is an
+// error too, never a crash.
+func decodeHist(s string) (h *hdrhistogram.Histogram, err error) {
+	if s == "" {
+		return nil, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			h, err = nil, fmt.Errorf("corrupt: %v", p)
+		}
+	}()
+	return hdrhistogram.Decode([]byte(s))
 }
 
 // fmtNs prints a latency with a unit that keeps 3 significant digits.

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,9 @@ import (
 
 	"weaseldb/internal/procstat"
 )
+
+// ErrStartAtPast: --start-at had passed by the time the load could start.
+var ErrStartAtPast = errors.New("--start-at already past")
 
 // ErrTargetDown wraps the failure of the first connection: the target is
 // down, refusing, or unreachable within the connect timeout.
@@ -75,6 +79,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 	if err := preflight(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 	}
+	if err := waitForStart(ctx, &cfg); err != nil {
+		return nil, err
+	}
 	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now(), seed: time.Now().UnixNano(),
 		connReqs: make(chan connRequest, cfg.Concurrency)}
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
@@ -94,6 +101,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 	}
 	r.startNs = int64(time.Since(r.base))
 	r.mStart = r.startNs + int64(cfg.Warmup)
+	if !cfg.StartAt.IsZero() { // the warm-up is what is left until then
+		r.mStart = r.startNs + max(0, int64(time.Until(cfg.StartAt)))
+	}
 	r.mEnd = r.mStart + int64(cfg.Duration)
 	r.windowEnd.Store(r.mEnd)
 	for i := range cfg.NetworkThreads {
@@ -107,6 +117,29 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 		r.threads = append(r.threads, t)
 	}
 	return r.drive(ctx, out, hdrLog)
+}
+
+// waitForStart sleeps until --start-at minus the warm-up, so the load starts
+// with just its warm-up ahead of the window.
+func waitForStart(ctx context.Context, cfg *Config) error {
+	if cfg.StartAt.IsZero() {
+		return nil
+	}
+	if !time.Now().Before(cfg.StartAt) {
+		return fmt.Errorf("%w: %s", ErrStartAtPast, cfg.StartAt.UTC().Format(time.RFC3339Nano))
+	}
+	wait := time.Until(cfg.StartAt) - cfg.Warmup
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted while waiting for --start-at %s", cfg.StartAt.UTC().Format(time.RFC3339))
+	case <-timer.C:
+		return nil
+	}
 }
 
 // drive starts the threads, collects every interval, waits for the drain,
@@ -374,7 +407,9 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	cfg := &r.cfg
 	dur := max(0, time.Duration(c.endNs-r.mStart).Seconds())
 	n := &c.counts
-	res := &Result{Version: ResultVersion, Target: cfg.TargetURL(), Requests: n.requests,
+	res := &Result{Version: ResultVersion, Target: cfg.TargetURL(), Instance: cfg.instanceName(),
+		WindowStart: r.base.Add(time.Duration(r.mStart)).UTC().Format(time.RFC3339Nano),
+		CPUs: runtime.NumCPU(), ClockSource: clockSource(), VegetaFile: cfg.Vegeta, Requests: n.requests,
 		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
 		Answered: n.requests, Failed: n.failed(), Unfinished: c.unfinished, Dropped: c.dropped,
 		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
@@ -388,8 +423,14 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		res.Warmup = &Accounting{Answered: w.requests, Failed: w.failed(), Unfinished: c.warmUnfinished, Dropped: c.warmDropped}
 		res.Warmup.Due = res.Warmup.Answered + res.Warmup.Failed + res.Warmup.Unfinished + res.Warmup.Dropped
 	}
+	if !cfg.StartAt.IsZero() && c.ivRecs != nil { // the window opened at --start-at (to the clock read)
+		res.WindowStart = cfg.StartAt.UTC().Format(time.RFC3339Nano)
+	}
 	if res.Intervals == nil {
 		res.Intervals = []Interval{}
+	}
+	for i := range res.Intervals {
+		res.Intervals[i].Histogram = string(c.ivRecs[i].enc)
 	}
 	if dur > 0 {
 		res.RequestsPerSec = float64(res.Requests) / dur
@@ -499,5 +540,30 @@ func configForJSON(cfg *Config) map[string]any {
 	if cfg.BodyFile != "" {
 		m["body_file"] = cfg.BodyFile
 	}
+	if !cfg.StartAt.IsZero() {
+		m["start_at"] = cfg.StartAt.UTC().Format(time.RFC3339Nano)
+	}
 	return m
+}
+
+// instanceName is --instance, or hostname-pid.
+func (c *Config) instanceName() string {
+	if c.Instance != "" {
+		return c.Instance
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// clockSource is the kernel's clock source (tsc, kvm-clock, ...): clocks of
+// several machines drift differently by source, which matters to --start-at.
+func clockSource() string {
+	data, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(data))
 }

@@ -148,8 +148,10 @@ func TestRateModeChargesStallToLatency(t *testing.T) {
 	if p95 := time.Duration(res.Hist().ValueAtQuantile(95)); p95 < 100*time.Millisecond {
 		t.Errorf("p95 %v: the stall was not charged to the requests that waited", p95)
 	}
-	if res.WaitedForConn == 0 {
-		t.Errorf("no request waited for a connection during a stall longer than concurrency/rate")
+	// It counts requests, not the times the head of the schedule blocked:
+	// about stall*rate - concurrency = 130 requests found no connection.
+	if res.WaitedForConn < 50 {
+		t.Errorf("%d requests waited for a connection during a stall longer than concurrency/rate, want about 130", res.WaitedForConn)
 	}
 }
 
