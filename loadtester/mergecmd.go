@@ -205,4 +205,3 @@ func readVegetaFile(path string) ([]vegeta.Result, error) {
 		out = append(out, r)
 	}
 }
-

@@ -36,8 +36,8 @@ import (
 // close (window.go), off the per-request path.
 
 const (
-	wakeSlot      = -1 // epoll data of the thread's eventfd
-	timerSlot     = -2 // epoll data of the open-loop timerfd
+	wakeSlot    = -1 // epoll data of the thread's eventfd
+	timerSlot   = -2 // epoll data of the open-loop timerfd
 	eventBatch  = 256
 	readBufSize = 64 << 10
 	// lateSendThreshold: an open-loop send this late while a connection was

@@ -63,19 +63,19 @@ type Result struct {
 	// VegetaFile is where --vegeta wrote this run's results, as given.
 	VegetaFile string `json:"vegeta_file,omitempty"`
 
-	Requests  int64  `json:"requests"`  // responses received, any status
-	Successes int64  `json:"successes"` // 2xx responses
-	Errors    int64  `json:"errors"`    // failed requests and connects, non-2xx included
+	Requests  int64 `json:"requests"`  // responses received, any status
+	Successes int64 `json:"successes"` // 2xx responses
+	Errors    int64 `json:"errors"`    // failed requests and connects, non-2xx included
 	// Accounting (docs/load_tester.md): every request due in the measured
 	// window ends in exactly one of answered, failed, unfinished (sent, no
 	// complete response by the end of the drain) and dropped (rate mode:
 	// due, never sent); due is their sum. A healthy run has 0 unfinished
 	// and 0 dropped.
-	Due            int64   `json:"due"`
-	Answered       int64   `json:"answered"`
-	Failed         int64   `json:"failed"`
-	Unfinished     int64   `json:"unfinished"`
-	Dropped        int64   `json:"dropped"`
+	Due        int64 `json:"due"`
+	Answered   int64 `json:"answered"`
+	Failed     int64 `json:"failed"`
+	Unfinished int64 `json:"unfinished"`
+	Dropped    int64 `json:"dropped"`
 	// LowerBounds counts the latencies recorded as lower bounds (the
 	// unfinished and dropped requests: the end of the drain minus when they
 	// were due); the percentiles include them.
@@ -84,8 +84,8 @@ type Result struct {
 	// (excluded from everything else), present when there was a warm-up.
 	Warmup         *Accounting `json:"warmup,omitempty"`
 	DurationS      float64     `json:"duration_s"`
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	Latency        Latency `json:"latency_ns"`
+	RequestsPerSec float64     `json:"requests_per_sec"`
+	Latency        Latency     `json:"latency_ns"`
 	// Rate mode: the service time, measured from each request's actual
 	// send (latency_ns is measured from its intended send time), with its
 	// own HdrHistogram V2.

@@ -208,11 +208,11 @@ type collector struct {
 	measuring bool
 	openConns int
 	// From the threads' tails (accountTails).
-	unfinished, dropped             int64
-	warmUnfinished, warmDropped     int64
-	scheduled                       int64
-	lowerBounds                     int64 // values recorded as lower bounds
-	amended                         bool  // lower bounds landed in intervals already logged
+	unfinished, dropped         int64
+	warmUnfinished, warmDropped int64
+	scheduled                   int64
+	lowerBounds                 int64 // values recorded as lower bounds
+	amended                     bool  // lower bounds landed in intervals already logged
 }
 
 // intervalRecord keeps one measured interval's histogram, compressed.
@@ -409,7 +409,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	n := &c.counts
 	res := &Result{Version: ResultVersion, Target: cfg.TargetURL(), Instance: cfg.instanceName(),
 		WindowStart: r.base.Add(time.Duration(r.mStart)).UTC().Format(time.RFC3339Nano),
-		CPUs: runtime.NumCPU(), ClockSource: clockSource(), VegetaFile: cfg.Vegeta, Requests: n.requests,
+		CPUs:        runtime.NumCPU(), ClockSource: clockSource(), VegetaFile: cfg.Vegeta, Requests: n.requests,
 		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
 		Answered: n.requests, Failed: n.failed(), Unfinished: c.unfinished, Dropped: c.dropped,
 		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
@@ -527,7 +527,7 @@ func configForJSON(cfg *Config) map[string]any {
 		"network_threads": cfg.NetworkThreads, "pipeline": cfg.Pipeline, "rate": cfg.Rate,
 		"duration_s": cfg.Duration.Seconds(), "warmup_s": cfg.Warmup.Seconds(),
 		"stats_interval_s": cfg.StatsInterval.Seconds(), "timeout_s": cfg.Timeout.Seconds(),
-		"drain_s": cfg.drain().Seconds(),
+		"drain_s":           cfg.drain().Seconds(),
 		"connect_timeout_s": cfg.ConnectTimeout.Seconds(), "headers": cfg.Headers,
 		"body_bytes": len(cfg.Body), "max_errors": cfg.MaxErrors, "gomaxprocs": runtime.GOMAXPROCS(0),
 		"cpus": runtime.NumCPU(),

@@ -119,4 +119,3 @@ func (c *collector) finishHDRLog() error {
 	}
 	return c.hdrLog.close()
 }
-

@@ -36,9 +36,9 @@ type testServer struct {
 	// reads (n counts from 1 over the whole server) after its delay.
 	decide func(n int64) reply
 	seq    atomic.Int64 // requests numbered for decide
-	mu         sync.Mutex
-	open       map[net.Conn]struct{}
-	done       chan struct{}
+	mu     sync.Mutex
+	open   map[net.Conn]struct{}
+	done   chan struct{}
 }
 
 func startTestServer(t *testing.T, network string, configure func(*testServer)) *testServer {
