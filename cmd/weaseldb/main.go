@@ -91,6 +91,7 @@ func run(args []string) int {
 	for _, a := range srv.Addrs() {
 		fmt.Printf("weaseldb: listening on %s\n", a)
 	}
+	fmt.Printf("weaseldb: %s\n", srv.ConnectionLimit())
 	fmt.Println("weaseldb: ready")
 
 	sig := <-sigs

@@ -31,6 +31,7 @@ type Server struct {
 	handlers  []*handler // by loop index
 	keepalive time.Duration
 	endGrace  time.Duration
+	connLimit ConnectionLimit
 	started   bool
 	stopped   bool
 	yield     bool
@@ -119,10 +120,12 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		s.closeListeners()
 		return nil, err
 	}
-	lo := opt.Loop
-	lo.EventBatchSize = cfg.Server.EventBatchSize
-	lo.ReadBufferSize = cfg.Server.ReadBufferSize
-	lo.IOCPUs = cfg.Server.IOCPUs
+	lo := loopOptions(cfg, opt)
+	s.connLimit = connectionLimit(cfg, len(s.listeners))
+	warn(s.connLimit.Warning)
+	if lo.MaxConns == 0 {
+		lo.MaxConns = s.connLimit.Max
+	}
 	report := opt.OnLoopError
 	if report == nil {
 		report = func(err error) { fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err) }
@@ -140,7 +143,31 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 	for i, l := range s.loops.Loops() {
 		s.handlers[i].loop = l
 	}
+	s.Metrics.RegisterLoopStats(causeNames(), s.loopStats)
 	return s, nil
+}
+
+// ConnectionLimit is the effective max_connections.
+func (s *Server) ConnectionLimit() ConnectionLimit { return s.connLimit }
+
+// Counters are the event loops' counters (accepts, closes by cause, ...).
+func (s *Server) Counters() eventloop.Counters { return s.loops.Counters() }
+
+func causeNames() []string {
+	var out []string
+	for _, c := range eventloop.Causes() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+func (s *Server) loopStats() metrics.LoopStats {
+	c := s.loops.Counters()
+	st := metrics.LoopStats{StaleEvents: c.StaleEvents, AcceptPauses: c.AcceptPauses, Wakeups: c.Wakeups, ClosedBy: map[string]int64{}}
+	for cause, n := range c.ClosedBy {
+		st.ClosedBy[cause.String()] = n
+	}
+	return st
 }
 
 // notifyPublish wakes the loops that stream to subscribers (the persist

@@ -94,6 +94,9 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 			return len(in)
 		}
 		if n == 0 {
+			// A partial request: its head, or its body once the head is in
+			// (then the body timeout applies, not the header timeout).
+			c.SetAwaitingBody(st.parser.HeadDone())
 			if !st.continueSent && st.parser.WantsContinue() {
 				// Headers complete, body to come, Expect: 100-continue. If an
 				// earlier response is still pending, skip it: the client
@@ -132,6 +135,14 @@ func (h *handler) refuse(c *eventloop.Conn, err error, now time.Time) {
 	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
 }
 
+// OnRequestTimeout answers a request whose head or body did not arrive in
+// time (the event loop's header or body timeout): 408, after the responses
+// owed for earlier requests, then the connection closes.
+func (h *handler) OnRequestTimeout(c *eventloop.Conn) {
+	c.Reply(c.NextSeq(), http1.AppendResponse(nil, 408, "application/json", bodyRequestTimeout, nil, false), true)
+	h.s.Metrics.Request(metrics.RouteInvalid, 408, 0)
+}
+
 func errorBody(msg string) []byte {
 	b, _ := json.Marshal(struct {
 		Error string `json:"error"`
@@ -142,4 +153,5 @@ func errorBody(msg string) []byte {
 var (
 	bodyNotFound         = errorBody("not found")
 	bodyMethodNotAllowed = errorBody("method not allowed")
+	bodyRequestTimeout   = errorBody("request timeout")
 )

@@ -58,6 +58,15 @@ type ServerConfig struct {
 	MaxRequestSizeBytes int64
 	// IOCPUs pins I/O loop i to IOCPUs[i]; empty means unpinned.
 	IOCPUs []int
+	// Connection timeouts in seconds (fractions allowed); 0 disables one.
+	HeaderTimeoutSeconds float64 // accept, or the end of the previous response, to a complete request head
+	BodyTimeoutSeconds   float64 // no byte of an announced request body for this long
+	IdleTimeoutSeconds   float64 // a keep-alive connection with nothing in flight and nothing owed
+	WriteTimeoutSeconds  float64 // owed bytes of which the peer takes none for this long
+	// MaxConnections bounds the open connections; past it a new one is
+	// accepted and closed at once. 0: what RLIMIT_NOFILE allows, minus a
+	// reserve (see MaxConnectionsFor).
+	MaxConnections int
 }
 
 // CommitConfig is the [commit] section.
@@ -111,6 +120,13 @@ func Default() Config {
 			EventBatchSize:      32,
 			ReadBufferSize:      16 << 10,
 			MaxRequestSizeBytes: 1 << 20,
+			// nginx's client_header_timeout is 60 s, keepalive_timeout 75 s,
+			// send_timeout 60 s: ours are tighter for the head, where a
+			// silent client holds a descriptor for nothing.
+			HeaderTimeoutSeconds: 10,
+			BodyTimeoutSeconds:   30,
+			IdleTimeoutSeconds:   60,
+			WriteTimeoutSeconds:  30,
 		},
 		Commit: CommitConfig{
 			MinRequestIDLength:         20,

@@ -54,6 +54,7 @@ var intKeys = []intKey{
 	{"server", "io_threads", 1, 1024, func(c Config) int64 { return int64(c.Server.IOThreads) }},
 	{"server", "event_batch_size", 1, 65536, func(c Config) int64 { return int64(c.Server.EventBatchSize) }},
 	{"server", "read_buffer_size", 1024, 16 << 20, func(c Config) int64 { return int64(c.Server.ReadBufferSize) }},
+	{"server", "max_connections", 0, 1 << 24, func(c Config) int64 { return int64(c.Server.MaxConnections) }},
 	{"server", "max_request_size_bytes", 1024, 1 << 30, func(c Config) int64 { return c.Server.MaxRequestSizeBytes }},
 	{"commit", "min_request_id_length", 8, 256, func(c Config) int64 { return int64(c.Commit.MinRequestIDLength) }},
 	{"commit", "request_id_retention_hours", 1, 8760, func(c Config) int64 { return int64(c.Commit.RequestIDRetentionHours) }},
@@ -113,6 +114,56 @@ func TestIntegerBounds(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestTimeoutSeconds(t *testing.T) {
+	keys := map[string]func(Config) float64{
+		"header_timeout_seconds": func(c Config) float64 { return c.Server.HeaderTimeoutSeconds },
+		"body_timeout_seconds":   func(c Config) float64 { return c.Server.BodyTimeoutSeconds },
+		"idle_timeout_seconds":   func(c Config) float64 { return c.Server.IdleTimeoutSeconds },
+		"write_timeout_seconds":  func(c Config) float64 { return c.Server.WriteTimeoutSeconds },
+	}
+	for name, get := range keys {
+		key := "server." + name
+		for _, tc := range []struct {
+			value   string
+			want    float64
+			wantErr string
+		}{
+			{"0", 0, ""},
+			{"0.25", 0.25, ""},
+			{"10", 10, ""},
+			{"86400", 86400, ""},
+			{"-1", 0, "must be between 0 (off) and 86400 seconds, got -1"},
+			{"86400.5", 0, "must be between 0 (off) and 86400 seconds"},
+			{"nan", 0, "must be between 0 (off) and 86400 seconds, got NaN"},
+			{"inf", 0, "must be between 0 (off) and 86400 seconds, got +Inf"},
+			{`"10s"`, 0, "must be a number of seconds, got string"},
+			{"true", 0, "must be a number of seconds, got boolean"},
+		} {
+			t.Run(key+"="+tc.value, func(t *testing.T) {
+				src := fmt.Sprintf("[server]\n%s = %s\n", name, tc.value)
+				cfg, err := Parse([]byte(src))
+				if tc.wantErr == "" {
+					if err != nil || get(cfg) != tc.want {
+						t.Fatalf("got %v, %v; want %v", get(cfg), err, tc.want)
+					}
+					return
+				}
+				keys, msg := parseErrors(t, src)
+				if !reflect.DeepEqual(keys, []string{key}) || !strings.Contains(msg, key+": "+tc.wantErr) {
+					t.Fatalf("error %q (keys %v), want %q", msg, keys, key+": "+tc.wantErr)
+				}
+			})
+		}
+	}
+}
+
+func TestTimeoutDefaults(t *testing.T) {
+	s := Default().Server
+	if s.HeaderTimeoutSeconds != 10 || s.BodyTimeoutSeconds != 30 || s.IdleTimeoutSeconds != 60 || s.WriteTimeoutSeconds != 30 || s.MaxConnections != 0 {
+		t.Fatalf("defaults %+v", s)
 	}
 }
 

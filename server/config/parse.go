@@ -61,6 +61,11 @@ var schema = []section{
 		{"read_buffer_size", intSetter(func(c *Config) *int { return &c.Server.ReadBufferSize })},
 		{"max_request_size_bytes", int64Setter(func(c *Config) *int64 { return &c.Server.MaxRequestSizeBytes })},
 		{"io_cpus", func(c *Config, k string, v any, l *errorList) { setIntList(&c.Server.IOCPUs, k, v, l) }},
+		{"header_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.HeaderTimeoutSeconds })},
+		{"body_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.BodyTimeoutSeconds })},
+		{"idle_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.IdleTimeoutSeconds })},
+		{"write_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.WriteTimeoutSeconds })},
+		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
 	}},
 	{"commit", []field{
 		{"min_request_id_length", intSetter(func(c *Config) *int { return &c.Commit.MinRequestIDLength })},
@@ -182,6 +187,20 @@ func int64Setter(dst func(*Config) *int64) setter {
 	return func(c *Config, key string, v any, l *errorList) {
 		if n, ok := asInt64(key, v, l); ok {
 			*dst(c) = n
+		}
+	}
+}
+
+// secondsSetter takes a number of seconds, integer or fractional.
+func secondsSetter(dst func(*Config) *float64) setter {
+	return func(c *Config, key string, v any, l *errorList) {
+		switch n := v.(type) {
+		case int64:
+			*dst(c) = float64(n)
+		case float64:
+			*dst(c) = n
+		default:
+			l.add(key, "must be a number of seconds, got %s", typeName(v))
 		}
 	}
 }

@@ -20,6 +20,15 @@ func (c Config) Summary() string {
 	line("  read_buffer_size              = %d bytes", c.Server.ReadBufferSize)
 	line("  max_request_size_bytes        = %d bytes", c.Server.MaxRequestSizeBytes)
 	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
+	line("  header_timeout_seconds        = %s", seconds(c.Server.HeaderTimeoutSeconds))
+	line("  body_timeout_seconds          = %s", seconds(c.Server.BodyTimeoutSeconds))
+	line("  idle_timeout_seconds          = %s", seconds(c.Server.IdleTimeoutSeconds))
+	line("  write_timeout_seconds         = %s", seconds(c.Server.WriteTimeoutSeconds))
+	if c.Server.MaxConnections == 0 {
+		line("  max_connections               = auto (RLIMIT_NOFILE minus a reserve)")
+	} else {
+		line("  max_connections               = %d", c.Server.MaxConnections)
+	}
 	line("[commit]")
 	line("  min_request_id_length         = %d", c.Commit.MinRequestIDLength)
 	line("  request_id_retention_hours    = %d", c.Commit.RequestIDRetentionHours)
@@ -36,6 +45,13 @@ func (c Config) Summary() string {
 	line("  ok_resolve_iterations         = %d", c.Benchmark.OkResolveIterations)
 	line("  ok_resolve_spin_ns            = %d ns", c.Benchmark.OkResolveSpinNs)
 	return b.String()
+}
+
+func seconds(s float64) string {
+	if s == 0 {
+		return "off"
+	}
+	return fmt.Sprintf("%g s", s)
 }
 
 func cpuList(cpus []int) string {

@@ -20,6 +20,8 @@ const (
 	MinSlowConsumerGrace, MaxSlowConsumerGrace     = 0, 3600
 	MinOkResolveIterations, MaxOkResolveIterations = 0, 100_000_000
 	MinOkResolveSpinNs, MaxOkResolveSpinNs         = 0, 1_000_000_000
+	MaxTimeoutSeconds                              = 86400 // a day
+	MinMaxConnections, MaxMaxConnections           = 0, 1 << 24
 	MaxPort                                        = 65535
 	// MaxCPU is a sanity bound on a CPU number in a pinning list; the server
 	// checks the real allowed set (sched_getaffinity) at start.
@@ -43,6 +45,11 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "server.read_buffer_size", int64(c.Server.ReadBufferSize), MinReadBufferSize, MaxReadBufferSize)
 	checkRange(l, "server.max_request_size_bytes", c.Server.MaxRequestSizeBytes, MinMaxRequestSizeBytes, MaxMaxRequestSizeBytes)
 	validateIOCPUs(l, c.Server.IOCPUs, c.Server.IOThreads)
+	checkSeconds(l, "server.header_timeout_seconds", c.Server.HeaderTimeoutSeconds)
+	checkSeconds(l, "server.body_timeout_seconds", c.Server.BodyTimeoutSeconds)
+	checkSeconds(l, "server.idle_timeout_seconds", c.Server.IdleTimeoutSeconds)
+	checkSeconds(l, "server.write_timeout_seconds", c.Server.WriteTimeoutSeconds)
+	checkRange(l, "server.max_connections", int64(c.Server.MaxConnections), MinMaxConnections, MaxMaxConnections)
 
 	checkRange(l, "commit.min_request_id_length", int64(c.Commit.MinRequestIDLength), MinMinRequestIDLength, MaxMinRequestIDLength)
 	checkRange(l, "commit.request_id_retention_hours", int64(c.Commit.RequestIDRetentionHours), MinRetentionHours, MaxRetentionHours)
@@ -66,6 +73,14 @@ func (c *Config) validate(l *errorList) {
 func checkRange(l *errorList, key string, v, lo, hi int64) {
 	if v < lo || v > hi {
 		l.add(key, "must be between %d and %d, got %d", lo, hi, v)
+	}
+}
+
+// checkSeconds accepts 0 (off) up to MaxTimeoutSeconds; NaN and the
+// infinities are refused by the range test too.
+func checkSeconds(l *errorList, key string, v float64) {
+	if !(v >= 0 && v <= MaxTimeoutSeconds) {
+		l.add(key, "must be between 0 (off) and %d seconds, got %v", MaxTimeoutSeconds, v)
 	}
 }
 

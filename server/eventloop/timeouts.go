@@ -242,18 +242,29 @@ func (l *Loop) startWriteClockLocked(c *Conn) {
 
 // timeOut ends c for cause: a request cut in its head or body gets the
 // handler's answer (HTTP's 408) after every response owed before it, then
-// the connection drains and closes; the others are closed at once.
+// the connection closes; the others are closed at once. No linger after a
+// timeout: the peer is silent by definition, so once its unread input is
+// discarded a close sends FIN, not RST, and the descriptor is free at once
+// (a slot under MaxConns that a silent client must not keep).
 func (l *Loop) timeOut(c *Conn, cause Cause) {
 	l.closedBy[cause].Add(1)
 	if (cause == CauseHeaderTimeout || cause == CauseBodyTimeout) && len(c.in) > 0 && l.timeoutH != nil {
 		c.StopInput()
 		l.timeoutH.OnRequestTimeout(c)
+		c.needFlush = false
 		l.flush(c)
-		if !c.isGone() {
-			l.beginDrain(c)
+		if c.isGone() {
+			return
 		}
+		if c.Owed() == 0 && c.inflight.Load() == 0 {
+			l.discardInput(c)
+			l.closeConn(c)
+			return
+		}
+		// The 408 waits behind what the peer has not read: drain, under
+		// the write timeout.
+		l.beginDrain(c)
 		if !c.isGone() && !c.lingering {
-			// The 408 is owed: the write timeout still bounds it.
 			l.file(c, l.now+int64(l.minTimeout))
 		}
 		return

@@ -127,6 +127,10 @@ func (p *Parser) WantsContinue() bool {
 	return p.st.phase >= phaseBody && p.st.expectContinue
 }
 
+// HeadDone reports whether the request being parsed (Parse returned
+// n == 0) has its head complete and its body still to come.
+func (p *Parser) HeadDone() bool { return p.st.phase >= phaseBody }
+
 // Parse looks for one complete request at the start of buf.
 //
 // n > 0: req holds the request, which took the first n bytes of buf (the next

@@ -36,7 +36,7 @@ var routeNames = [numRoutes]string{"ok", "version", "metrics", "commit", "status
 func (r Route) String() string { return routeNames[r] }
 
 // statuses with their own pre-resolved child; others count as "other".
-var statuses = []int{200, 201, 400, 404, 405, 409, 410, 413, 500, 501, 503, 505}
+var statuses = []int{200, 201, 400, 404, 405, 408, 409, 410, 413, 500, 501, 503, 505}
 
 // Stage names of the commit pipeline, in order.
 var StageNames = []string{"sequence", "resolve", "persist", "release"}
@@ -143,6 +143,56 @@ func (m *Metrics) StageBatch(stage, size int, busy time.Duration) {
 
 // Push records one event-loop push into the pipeline.
 func (m *Metrics) Push(size int) { m.pushBatches.Observe(float64(size)) }
+
+// LoopStats are the event loops' own counts, read at every scrape.
+type LoopStats struct {
+	ClosedBy     map[string]int64 // connections the loops closed on their own, by cause
+	StaleEvents  int64
+	AcceptPauses int64
+	Wakeups      int64
+}
+
+// RegisterLoopStats exports the loops' counters through read, called at
+// every scrape (the loops keep them as atomics: nothing is recorded on the
+// request path for them). causes are the label values ClosedBy may hold,
+// each exported from the start, at 0.
+func (m *Metrics) RegisterLoopStats(causes []string, read func() LoopStats) {
+	m.Registry.MustRegister(&loopCollector{causes: causes, read: read})
+}
+
+var (
+	closedDesc = prometheus.NewDesc("weaseldb_connections_closed_total",
+		"Connections the event loops closed on their own, by cause (header, body, idle or write timeout; connection_limit: accepted past max_connections and closed at once).",
+		[]string{"cause"}, nil)
+	staleDesc = prometheus.NewDesc("weaseldb_loop_stale_events_total",
+		"epoll events dropped because the descriptor was closed and reused within one batch.", nil, nil)
+	pausesDesc = prometheus.NewDesc("weaseldb_loop_accept_pauses_total",
+		"Times a loop paused a listener after accept failed (descriptors exhausted, or an unexpected error).", nil, nil)
+	wakeupsDesc = prometheus.NewDesc("weaseldb_loop_wakeups_total",
+		"Wake-ups of a sleeping event loop by another thread (eventfd).", nil, nil)
+)
+
+type loopCollector struct {
+	causes []string
+	read   func() LoopStats
+}
+
+func (lc *loopCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- closedDesc
+	ch <- staleDesc
+	ch <- pausesDesc
+	ch <- wakeupsDesc
+}
+
+func (lc *loopCollector) Collect(ch chan<- prometheus.Metric) {
+	st := lc.read()
+	for _, cause := range lc.causes {
+		ch <- prometheus.MustNewConstMetric(closedDesc, prometheus.CounterValue, float64(st.ClosedBy[cause]), cause)
+	}
+	ch <- prometheus.MustNewConstMetric(staleDesc, prometheus.CounterValue, float64(st.StaleEvents))
+	ch <- prometheus.MustNewConstMetric(pausesDesc, prometheus.CounterValue, float64(st.AcceptPauses))
+	ch <- prometheus.MustNewConstMetric(wakeupsDesc, prometheus.CounterValue, float64(st.Wakeups))
+}
 
 // ContentType is the Content-Type of Encode's output.
 const ContentType = "text/plain; version=0.0.4; charset=utf-8"
