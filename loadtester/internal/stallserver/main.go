@@ -22,17 +22,18 @@ import (
 )
 
 func main() {
-	port := flag.Int("port", 9000, "TCP port on 127.0.0.1")
+	address := flag.String("address", "127.0.0.1", "address to listen on")
+	port := flag.Int("port", 9000, "TCP port")
 	answerFor := flag.Duration("answer-for", 3*time.Second, "answer normally for this long after the first request, then hold every request")
 	flag.Parse()
-	if err := run(*port, *answerFor); err != nil {
+	if err := run(*address, *port, *answerFor); err != nil {
 		fmt.Fprintf(os.Stderr, "stallserver: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(port int, answerFor time.Duration) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+func run(address string, port int, answerFor time.Duration) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(address, strconv.Itoa(port)))
 	if err != nil {
 		return err
 	}
