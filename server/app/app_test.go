@@ -511,6 +511,30 @@ func TestExpectContinue(t *testing.T) {
 	})
 }
 
+// A request with Expect: 100-continue pipelined behind another gets its
+// 100 Continue when its turn comes: right after the earlier response.
+func TestExpectContinueBehindAPipelinedRequest(t *testing.T) {
+	ts := startServer(t, nil)
+	both(t, ts, func(t *testing.T, dial func() net.Conn) {
+		c := dial()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, okRequest(1)+"POST /v1/commit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+		br := bufio.NewReader(c)
+		if resp, body := readResponse(t, br); resp.StatusCode != 200 || body != `{"status":"ok"}` {
+			t.Fatalf("first response: %d %q", resp.StatusCode, body)
+		}
+		line, err := br.ReadString('\n')
+		if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+			t.Fatalf("after the earlier response: %q %v (want 100 Continue)", line, err)
+		}
+		br.ReadString('\n')
+		io.WriteString(c, "{}")
+		if resp, _ := readResponse(t, br); resp.StatusCode != 200 {
+			t.Fatalf("commit: %d", resp.StatusCode)
+		}
+	})
+}
+
 // HTTP/1.0 with Connection: keep-alive: the response says so, and the
 // connection stays open for the next request.
 func TestHTTP10KeepAlive(t *testing.T) {

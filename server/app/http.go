@@ -98,9 +98,8 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 			// (then the body timeout applies, not the header timeout).
 			c.SetAwaitingBody(st.parser.HeadDone())
 			if !st.continueSent && st.parser.WantsContinue() {
-				// Headers complete, body to come, Expect: 100-continue. If an
-				// earlier response is still pending, skip it: the client
-				// sends the body after its own timeout.
+				// Headers complete, body to come, Expect: 100-continue: the
+				// 100 goes out right after the responses owed before it.
 				st.continueSent = c.SendInterim(continueResponse)
 			}
 			break

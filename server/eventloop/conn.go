@@ -59,6 +59,8 @@ type Conn struct {
 	spare          []byte // drained tail buffer kept for reuse
 	nextSend       uint64 // sequence number of the next response to queue
 	early          []earlyResponse
+	interim        []byte // SendInterim's bytes waiting for response interimAt's turn
+	interimAt      uint64
 	flushScheduled bool // the loop owns flushing (posted, or EPOLLOUT armed)
 	closeQueued    bool // the response that ends the connection is queued
 	finishOnIdle   bool // the loop wants a post when nothing is owed any more
@@ -103,14 +105,20 @@ func (c *Conn) Reply(seq uint64, data []byte, closeAfter bool) {
 }
 
 // SendInterim queues bytes that belong to no numbered response, such as
-// "HTTP/1.1 100 Continue", but only when every numbered request's response
-// is already queued, so they cannot overtake one (loop goroutine only).
-// It reports whether the bytes were queued.
+// "HTTP/1.1 100 Continue" for the request being read, in their place: after
+// the responses of every request numbered before it, so they never overtake
+// one. When those are all queued the bytes go out now; otherwise they wait
+// and leave right after the last of them (loop goroutine only; one interim
+// waits at a time). It reports false when the connection is closing.
 func (c *Conn) SendInterim(data []byte) bool {
 	c.mu.Lock()
-	ok := !c.closed && !c.closeQueued && c.nextSend == c.nextSeq
-	if ok {
+	ok := !c.closed && !c.closeQueued
+	switch {
+	case !ok:
+	case c.nextSend == c.nextSeq:
 		c.appendOutLocked(data)
+	default:
+		c.interim, c.interimAt = data, c.nextSeq
 	}
 	c.mu.Unlock()
 	if ok {

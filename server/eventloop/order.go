@@ -24,9 +24,10 @@ func (c *Conn) enqueueLocked(seq uint64, data []byte, closeAfter bool) {
 	c.nextSend++
 	if closeAfter {
 		c.closeQueued = true
-		c.early = nil
+		c.early, c.interim = nil, nil
 		return
 	}
+	c.interimTurnLocked()
 	for len(c.early) > 0 && c.early[0].seq == c.nextSend {
 		e := c.early[0]
 		c.early[0] = earlyResponse{}
@@ -35,12 +36,22 @@ func (c *Conn) enqueueLocked(seq uint64, data []byte, closeAfter bool) {
 		c.nextSend++
 		if e.closeAfter {
 			c.closeQueued = true
-			c.early = nil
+			c.early, c.interim = nil, nil
 			return
 		}
+		c.interimTurnLocked()
 	}
 	if len(c.early) == 0 {
 		c.early = nil
+	}
+}
+
+// interimTurnLocked queues the waiting interim once every response before
+// it is queued.
+func (c *Conn) interimTurnLocked() {
+	if c.interim != nil && c.nextSend == c.interimAt {
+		c.appendOutLocked(c.interim)
+		c.interim = nil
 	}
 }
 

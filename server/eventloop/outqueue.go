@@ -123,7 +123,7 @@ func (c *Conn) consumeLocked(n int) {
 
 // dropOutputLocked forgets everything owed (the connection is closing).
 func (c *Conn) dropOutputLocked() {
-	c.chunks, c.early, c.spare = nil, nil, nil
+	c.chunks, c.early, c.spare, c.interim = nil, nil, nil, nil
 	c.off, c.outBytes, c.tailOpen = 0, 0, false
 	c.owed.Store(0)
 }
