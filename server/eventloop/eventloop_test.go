@@ -37,7 +37,24 @@ type lineJob struct {
 	line []byte
 }
 
-func (h *lineHandler) OnOpen(*Conn)    { h.opened.Add(1) }
+func (h *lineHandler) OnOpen(c *Conn) {
+	h.opened.Add(1)
+	h.mu.Lock()
+	h.conns = append(h.conns, c)
+	h.mu.Unlock()
+}
+
+// owed is what the server owes all its connections, bytes queued in memory
+// (any goroutine: Conn.owed is an atomic mirror).
+func (h *lineHandler) owed() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var n int64
+	for _, c := range h.conns {
+		n += c.Owed()
+	}
+	return n
+}
 func (h *lineHandler) OnClose(*Conn)   { h.closed.Add(1) }
 func (h *lineHandler) OnTurnEnd(*Loop) {}
 func (h *lineHandler) OnData(c *Conn, in []byte) int {
@@ -307,12 +324,10 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 		}
 	}
 	close(stop)
-	owed := int64(0)
-	h.mu.Lock()
-	for _, c := range h.conns {
-		owed += c.owed.Load()
+	owed := h.owed()
+	if owed == 0 {
+		t.Fatal("the server owes nothing to a client that reads nothing: the measurement is broken")
 	}
-	h.mu.Unlock()
 	if owed > 4<<20 {
 		t.Fatalf("server owes %d bytes to a client that never reads: not bounded", owed)
 	}
@@ -350,6 +365,38 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d lines arrived", got.Load(), total)
 		}
+	}
+}
+
+// The control of the test above: with back-pressure off (limits far above
+// anything the client sends), the same client makes the server queue
+// without bound, and the memory check trips. This is what shows the check
+// can fail.
+func TestNeverReadingClientControlWithoutBackPressure(t *testing.T) {
+	_, h, addr := startLineServer(t, 1, 1, true, Options{HighWater: 1 << 40, MaxInflight: 1 << 40})
+	conn := dial(t, addr)
+	line := append(bytes.Repeat([]byte("x"), 1000), '\n')
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			conn.Write(line)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for h.owed() <= 4<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("without back-pressure the server owes only %d bytes after 20 s: the bound of the test above could never fail", h.owed())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
