@@ -185,7 +185,17 @@ func (m *mergeState) sums() {
 	if o.Requests > 0 {
 		o.ClientCPUNsPerReq = o.ClientCPUS * 1e9 / float64(o.Requests)
 	}
+	// The instances' flags (each instance's own: concurrency 10 is per
+	// instance), with how many instances the merge covers.
 	o.Config = m.inputs[0].Result.Config
+	if cfg, ok := o.Config.(map[string]any); ok {
+		merged := make(map[string]any, len(cfg)+1)
+		for k, v := range cfg {
+			merged[k] = v
+		}
+		merged["instances"] = len(m.inputs)
+		o.Config = merged
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -293,7 +303,7 @@ func (m *mergeState) rows() {
 
 // configKeysPerMachine are config entries that describe the machine an
 // instance ran on, not the load it was asked for.
-var configKeysPerMachine = map[string]bool{"cpus": true, "gomaxprocs": true}
+var configKeysPerMachine = map[string]bool{"cpus": true, "gomaxprocs": true, "instances": true}
 
 // warn says what makes the merge less than a picture of one load.
 func (m *mergeState) warn() {

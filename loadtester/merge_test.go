@@ -102,7 +102,8 @@ func runInstances(t *testing.T, bin, url string, n int, wrap func(i int) []strin
 		p := filepath.Join(dir, fmt.Sprintf("inst-%d.json", i))
 		args := append(wrap(i), bin, "--url", url, "--concurrency", "4", "--warmup", "0.5",
 			"--duration", "1.5", "--stats-interval", "0.5", "--start-at", start,
-			"--instance", fmt.Sprintf("inst-%d", i), "--json", p, "--quiet")
+			"--instance", fmt.Sprintf("inst-%d", i), "--json", p,
+			"--vegeta", filepath.Join(dir, fmt.Sprintf("inst-%d.bin", i)), "--quiet")
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -120,12 +121,12 @@ func runInstances(t *testing.T, bin, url string, n int, wrap func(i int) []strin
 }
 
 // checkMerged checks a merge of inputs against the inputs themselves.
-func checkMerged(t *testing.T, inputs []string, out string) {
+func checkMerged(t *testing.T, inputs []string) {
 	t.Helper()
 	dir := t.TempDir()
-	mergedPath, hlog := filepath.Join(dir, "merged.json"), filepath.Join(dir, "merged.hlog")
+	mergedPath, hlog, bin := filepath.Join(dir, "merged.json"), filepath.Join(dir, "merged.hlog"), filepath.Join(dir, "merged.bin")
 	var stdout, stderr bytes.Buffer
-	code := Main(append([]string{"merge", "--json", mergedPath, "--hdr-log", hlog}, inputs...), &stdout, &stderr)
+	code := Main(append([]string{"merge", "--json", mergedPath, "--hdr-log", hlog, "--vegeta", bin}, inputs...), &stdout, &stderr)
 	if code != ExitOK {
 		t.Fatalf("merge: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
@@ -201,9 +202,14 @@ func checkMerged(t *testing.T, inputs []string, out string) {
 	if logged != h.TotalCount() {
 		t.Errorf("merged HDR log holds %d values, the merged histogram %d", logged, h.TotalCount())
 	}
-	if out != "" {
-		data, _ := os.ReadFile(mergedPath)
-		os.WriteFile(out, data, 0o644)
+	results := readVegeta(t, bin)
+	if int64(len(results)) != due {
+		t.Errorf("merged vegeta file holds %d results, the instances had %d due requests", len(results), due)
+	}
+	for i := range results {
+		if results[i].Seq != uint64(i) || (i > 0 && results[i].Timestamp.Before(results[i-1].Timestamp)) {
+			t.Fatalf("merged vegeta result %d: seq %d at %v: want 0.. in time order", i, results[i].Seq, results[i].Timestamp)
+		}
 	}
 }
 
@@ -227,7 +233,7 @@ func TestThreeInstancesMerge(t *testing.T) {
 			t.Errorf("%s: instance %q cpus %d clock %q window %q", p, r.Instance, r.CPUs, r.ClockSource, r.WindowStart)
 		}
 	}
-	checkMerged(t, inputs, "")
+	checkMerged(t, inputs)
 }
 
 // mergeFixture makes one real result (a short in-process run) and returns
