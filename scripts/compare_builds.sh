@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# GET /ok req/s of two weaseldb variants, side by side: A and B alternate in
+# every round (who goes first alternates too), unpipelined and 16 deep, the
+# server pinned to one CPU and wrk to another; it prints each round, the
+# median of the per-round B/A ratios and the ratio of the medians. This is
+# the before/after comparison a hot-path change comes with.
+#
+# A variant is a binary (A_BIN/B_BIN), or a git ref built into a temporary
+# worktree (A_REF/B_REF), plus TOML lines added to its [server] section
+# (A_SERVER/B_SERVER). By default A is HEAD and B the working tree.
+#
+# Examples:
+#   A_REF=3a77767 scripts/compare_builds.sh                  # before/after a change
+#   A_SERVER='header_timeout_seconds = 0
+#   body_timeout_seconds = 0
+#   idle_timeout_seconds = 0
+#   write_timeout_seconds = 0' scripts/compare_builds.sh     # timeouts off (A) vs on (B)
+#
+# Env: ROUNDS=9 DURATION=3 (seconds per run) CONNS=100 DEPTH=16 PIN=1
+#      WAIT_STRATEGY=WaitIfStageEmpty
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-9}
+DURATION=${DURATION:-3}
+CONNS=${CONNS:-100}
+DEPTH=${DEPTH:-16}
+PIN=${PIN:-1}
+WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+for tool in wrk go python3; do
+    command -v "$tool" >/dev/null || { echo "compare_builds: $tool not found (apt-get install -y wrk)" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/compare_builds.XXXXXX)
+PIDS=()
+WORKTREES=()
+cleanup() {
+    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    for w in "${WORKTREES[@]:-}"; do [ -n "$w" ] && git -C "$ROOT" worktree remove --force "$w" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# build NAME REF: the weaseldb of REF ("" = the working tree) into $WORK/NAME.
+build() {
+    local name=$1 ref=$2 src=$ROOT
+    if [ -n "$ref" ]; then
+        src=$WORK/src-$name
+        git -C "$ROOT" worktree add --detach -q "$src" "$ref"
+        WORKTREES+=("$src")
+    fi
+    (cd "$src" && go build -trimpath -o "$WORK/$name" ./cmd/weaseldb)
+    echo "   $name: $( [ -n "$ref" ] && git -C "$ROOT" log -1 --format='%h %s' "$ref" | cut -c1-70 || echo 'working tree')"
+}
+
+echo "== building"
+if [ -n "${A_BIN:-}" ]; then cp "$A_BIN" "$WORK/A"; echo "   A: $A_BIN"; else build A "${A_REF:-HEAD}"; fi
+if [ -n "${B_BIN:-}" ]; then cp "$B_BIN" "$WORK/B"; echo "   B: $B_BIN"; else build B "${B_REF:-}"; fi
+
+CPUS=$(taskset -cp $$ 2>/dev/null | awk -F': ' '{print $2}')
+read -r FIRST SECOND < <(python3 - "$CPUS" <<'PY'
+import sys
+cpus = []
+for part in sys.argv[1].split(","):
+    if part.strip():
+        a, _, b = part.partition("-")
+        cpus += range(int(a), int(b or a) + 1)
+print(*(cpus[:2] if len(cpus) >= 2 else ["", ""]))
+PY
+)
+SERVER_ON=(); CLIENT_ON=()
+if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
+    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
+    echo "   pinned: servers on CPU $FIRST, wrk on CPU $SECOND"
+else
+    echo "   not pinned (PIN=$PIN, CPUs $CPUS)"
+fi
+
+cat >"$WORK/pipeline.lua" <<LUA
+init = function(args)
+   local r = {}
+   for i = 1, $DEPTH do r[i] = wrk.format(nil, "/ok") end
+   req = table.concat(r)
+end
+request = function() return req end
+LUA
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+declare -A PORT
+for v in A B; do
+    PORT[$v]=$(free_port)
+    extra_var=${v}_SERVER
+    cat >"$WORK/$v.toml" <<TOML
+[server]
+interfaces = [{ type = "tcp", address = "127.0.0.1", port = ${PORT[$v]} }]
+io_threads = 1
+${!extra_var:-}
+[commit]
+pipeline_wait_strategy = "$WAIT_STRATEGY"
+pipeline_release_threads = 1
+TOML
+    "${SERVER_ON[@]}" "$WORK/$v" --config "$WORK/$v.toml" >"$WORK/$v.log" 2>&1 &
+    PIDS+=($!)
+done
+for v in A B; do
+    for _ in $(seq 100); do
+        grep -q "weaseldb: ready" "$WORK/$v.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q "weaseldb: ready" "$WORK/$v.log" || { echo "compare_builds: server $v did not start:" >&2; tail -5 "$WORK/$v.log" >&2; exit 1; }
+done
+
+run() { # run VARIANT MODE -> req/s
+    local args=()
+    [ "$2" = pipelined ] && args=(-s "$WORK/pipeline.lua")
+    "${CLIENT_ON[@]}" wrk -t1 -c"$CONNS" -d"${DURATION}s" "${args[@]}" "http://127.0.0.1:${PORT[$1]}/ok" | awk '/Requests\/sec/ {print $2}'
+}
+
+echo "== $ROUNDS rounds of ${DURATION}s per run, wrk -t1 -c$CONNS, unpipelined and $DEPTH deep"
+: >"$WORK/results"
+for r in $(seq 1 "$ROUNDS"); do
+    for mode in unpipelined pipelined; do
+        order=(A B); [ $((r % 2)) = 0 ] && order=(B A)
+        declare -A got=()
+        for v in "${order[@]}"; do got[$v]=$(run "$v" "$mode"); done
+        echo "$mode ${got[A]} ${got[B]}" >>"$WORK/results"
+        printf '   round %2d %-11s A %12s  B %12s  B/A %.3f\n' "$r" "$mode" "${got[A]}" "${got[B]}" "$(python3 -c "print(${got[B]}/${got[A]})")"
+    done
+done
+
+python3 - "$WORK/results" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    mode, a, b = line.split()
+    rows.setdefault(mode, []).append((float(a), float(b)))
+print("== summary")
+for mode, pairs in rows.items():
+    a = [p[0] for p in pairs]; b = [p[1] for p in pairs]
+    ratios = sorted(p[1] / p[0] for p in pairs)
+    print(f"   {mode:11s} median A {statistics.median(a):12.0f}  median B {statistics.median(b):12.0f}  "
+          f"ratio of medians {statistics.median(b)/statistics.median(a):.3f}  "
+          f"median per-round B/A {statistics.median(ratios):.3f} (range {ratios[0]:.3f}-{ratios[-1]:.3f}, {len(ratios)} rounds)")
+PY
