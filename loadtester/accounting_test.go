@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Accounting (issue 12): every request due in the measured window ends in
@@ -20,7 +24,7 @@ func mainJSON(t *testing.T, args ...string) (int, *Result, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "r.json")
 	var out, errOut bytes.Buffer
-	code := Main(append(args, "--json", path, "--quiet"), &out, &errOut)
+	code := Main(append(args, "--json", path), &out, &errOut)
 	res, err := ReadResult(path)
 	if err != nil {
 		t.Fatalf("exit %d, no result: %v\nstdout: %s\nstderr: %s", code, err, out.String(), errOut.String())
@@ -79,10 +83,28 @@ func TestStallAtEndRateMode(t *testing.T) {
 	)
 	s := startTestServer(t, "tcp", nil)
 	s.holdFrom.Store(time.Now().Add(warmup + answered).UnixNano())
+	hlog := filepath.Join(t.TempDir(), "r.hlog")
 	code, res, out := mainJSON(t, "--port", strconv.Itoa(s.port()), "--rate", strconv.Itoa(rate),
 		"--duration", duration.String(), "--warmup", warmup.String(), "--concurrency", "50",
-		"--timeout", "30", "--stats-interval", interval.String())
+		"--timeout", "30", "--stats-interval", interval.String(), "--hdr-log", hlog)
 	checkAccounting(t, res)
+	// The HDR log, written as the run went, is rewritten with the lower
+	// bounds in the intervals they were due in: the last interval shows the
+	// stall, and the log holds what the run's histogram holds.
+	logged := readHDRLog(t, hlog)
+	var total int64
+	for _, h := range logged {
+		total += h.TotalCount()
+	}
+	if total != res.Hist().TotalCount() || len(logged) != len(res.Intervals) {
+		t.Errorf("HDR log: %d values in %d intervals; the run has %d in %d", total, len(logged), res.Hist().TotalCount(), len(res.Intervals))
+	}
+	if n := len(logged); n > 0 && time.Duration(logged[n-1].Max()) < time.Second {
+		t.Errorf("HDR log's last interval max %v: the stall is not in it", time.Duration(logged[n-1].Max()))
+	}
+	if !strings.Contains(out, "lower bounds") || !strings.Contains(out, "unfinished 50") {
+		t.Errorf("the summary does not name the held requests and their lower bounds:\n%s", out)
+	}
 	if w := res.Warmup; w == nil || w.Due == 0 || w.Due != w.Answered+w.Failed+w.Unfinished+w.Dropped {
 		t.Errorf("warm-up accounting %+v", w)
 	}
@@ -340,5 +362,84 @@ func TestFirstDueAtOrAfter(t *testing.T) {
 		if th.dueAt(k) < ns || (k > 0 && th.dueAt(k-1) >= ns) {
 			t.Fatalf("start %d interval %g: k %d for %d (due %d, previous %d)", th.schedStart, th.interval, k, ns, th.dueAt(k), th.dueAt(k-1))
 		}
+	}
+}
+
+func readHDRLog(t *testing.T, path string) []*hdrhistogram.Histogram {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reader := hdrhistogram.NewHistogramLogReader(f)
+	var out []*hdrhistogram.Histogram
+	for {
+		h, err := reader.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("hdr log: %v", err)
+		}
+		if h == nil {
+			return out
+		}
+		out = append(out, h)
+	}
+}
+
+// The drain lets the requests in flight when the window closes finish
+// (counted as answered, with their real latency); what is still in flight
+// when it ends is unfinished. It never outlasts --timeout.
+func TestDrain(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	for _, tc := range []struct {
+		drain          time.Duration
+		wantUnfinished bool
+	}{{time.Second, false}, {50 * time.Millisecond, true}} {
+		t.Run(tc.drain.String(), func(t *testing.T) {
+			s := startTestServer(t, "tcp", func(s *testServer) { s.delay = delay })
+			cfg := testConfig(s)
+			cfg.Drain = tc.drain
+			cfg.Duration = 700 * time.Millisecond
+			res := runOK(t, cfg)
+			checkAccounting(t, res)
+			if got := res.Unfinished > 0; got != tc.wantUnfinished || (!got && res.Unfinished != 0) {
+				t.Errorf("--drain %v with %v responses: unfinished %d", tc.drain, delay, res.Unfinished)
+			}
+			if tc.wantUnfinished && res.Unfinished > int64(cfg.Concurrency) {
+				t.Errorf("unfinished %d, more than the %d requests in flight", res.Unfinished, cfg.Concurrency)
+			}
+		})
+	}
+	cfg := DefaultConfig()
+	cfg.Drain, cfg.Timeout = 5*time.Second, 2*time.Second
+	if cfg.drain() != 2*time.Second {
+		t.Errorf("drain %v with --drain 5s --timeout 2s, want the timeout", cfg.drain())
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	tests := []struct {
+		name     string
+		res      Result
+		max      int64
+		code     int
+		verdict  string
+		inReason string
+	}{
+		{"clean", Result{Requests: 10, Answered: 10, Due: 10}, 0, ExitOK, "ok: every due request answered", ""},
+		{"within", Result{Requests: 10, Answered: 10, Unfinished: 2, Due: 12}, 5, ExitOK, "not clean", ""},
+		{"unfinished over", Result{Requests: 10, Answered: 10, Unfinished: 2, Dropped: 1, Due: 13}, 0, ExitFailure, "FAILED", "unfinished 2 + dropped 1"},
+		{"failed over", Result{Requests: 10, Answered: 10, Failed: 3, Errors: 3, Due: 13}, 2, ExitFailure, "FAILED", "failed 3"},
+		{"non-2xx over", Result{Requests: 10, Answered: 10, Errors: 10, Due: 10}, 0, ExitFailure, "FAILED", "other errors 10"},
+		{"no responses", Result{}, 0, ExitFailure, "no responses", "no responses"},
+		{"interrupted", Result{Interrupted: true, Unfinished: 5}, 0, ExitInterrupted, "interrupted", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, verdict, reason := Verdict(&tt.res, tt.max)
+			if code != tt.code || !strings.Contains(verdict, tt.verdict) || !strings.Contains(reason, tt.inReason) || (tt.inReason == "") != (reason == "") {
+				t.Errorf("Verdict = %d, %q, %q", code, verdict, reason)
+			}
+		})
 	}
 }

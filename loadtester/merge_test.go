@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func startWeaselDB(t *testing.T, address string, netns string) (port int, ok boo
 	}
 	srv := exec.CommandContext(ctx, args[0], args[1:]...)
 	srv.Dir = dir
-	var out bytes.Buffer
+	var out syncBuffer
 	srv.Stdout, srv.Stderr = &out, &out
 	if err := srv.Start(); err != nil {
 		cancel()
@@ -68,7 +69,7 @@ func startWeaselDB(t *testing.T, address string, netns string) (port int, ok boo
 	})
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), "weaseldb: ready") {
-		if time.Now().After(deadline) || srv.ProcessState != nil {
+		if time.Now().After(deadline) {
 			t.Fatalf("weaseldb did not get ready:\n%s", out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -361,15 +362,11 @@ func FuzzReadResult(f *testing.F) {
 	f.Add([]byte(`{"version":2,"window_start":"2026-12-01T10:00:00Z","histogram":"HISTFAAAAB"}`))
 	f.Add([]byte(`{"version":2,"window_start":"2026-12-01T10:00:00Z","intervals":[{"t_s":1,"requests":1,"histogram":"x"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "r.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := ReadResult(p)
+		r, err := parseResult(data, "fuzz.json")
 		if err != nil {
 			return
 		}
-		Merge([]MergeInput{{Path: p, Result: r}, {Path: p, Result: r}})
+		Merge([]MergeInput{{Path: "a.json", Result: r}, {Path: "b.json", Result: r}})
 	})
 }
 
@@ -423,4 +420,23 @@ func TestReportRendersMergedResult(t *testing.T) {
 	if want := strconv.FormatFloat(merged.RequestsPerSec, 'f', 0, 64); !strings.Contains(strings.ReplaceAll(string(text), ",", ""), want) {
 		t.Errorf("the report does not show the merged %s req/s", want)
 	}
+}
+
+// syncBuffer is a bytes.Buffer a child process writes to while the test
+// reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -181,8 +181,15 @@ func ReadResult(path string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
+	return parseResult(data, path)
+}
+
+// parseResult decodes a --json result and its histograms; path names it in
+// errors.
+func parseResult(data []byte, path string) (*Result, error) {
 	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	var err error
+	if err = json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("parse result %s: %w", path, err)
 	}
 	if r.Version != ResultVersion && r.Version != 1 {
