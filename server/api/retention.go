@@ -84,21 +84,18 @@ func decodePolicyObject(body []byte) (map[string]json.RawMessage, error) {
 	return raw, nil
 }
 
-// jsonKind names the JSON value that starts with c.
+// jsonKind names the JSON value that starts with c, with its article.
 func jsonKind(c byte) string {
-	switch {
-	case c == '[':
-		return "an array"
-	case c == '"':
-		return "a string"
-	case c == 't' || c == 'f':
-		return "a boolean"
-	case c == 'n':
-		return "null"
-	case c == '-' || c >= '0' && c <= '9':
-		return "a number"
+	switch k := valueKind(c); k {
+	case "":
+		return "invalid JSON"
+	case "null":
+		return k
+	case "array", "object":
+		return "an " + k
+	default:
+		return "a " + k
 	}
-	return "invalid JSON"
 }
 
 func policyInt(field string, raw json.RawMessage, hi int64) (int64, error) {

@@ -39,7 +39,15 @@ func (s *scanner) kind() string {
 	if s.pos >= len(s.buf) {
 		return "end of body"
 	}
-	switch c := s.buf[s.pos]; {
+	if k := valueKind(s.buf[s.pos]); k != "" {
+		return k
+	}
+	return fmt.Sprintf("invalid JSON at offset %d", s.pos)
+}
+
+// valueKind names the kind of JSON value that starts with c ("" if none).
+func valueKind(c byte) string {
+	switch {
 	case c == '{':
 		return "object"
 	case c == '[':
@@ -53,7 +61,7 @@ func (s *scanner) kind() string {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return "number"
 	}
-	return fmt.Sprintf("invalid JSON at offset %d", s.pos)
+	return ""
 }
 
 // begin skips whitespace and consumes open, or reports that the value at
