@@ -52,7 +52,8 @@ type Conn struct {
 
 	mu             sync.Mutex
 	closed         bool
-	chunks         [][]byte // queued output; chunks[0][off:] goes first
+	chunks         [][]byte  // queued output; chunks[0][off:] goes first
+	chunkSlots     [2][]byte // chunks' storage while it holds at most two
 	off            int
 	outBytes       int
 	tailOpen       bool   // chunks[len-1] is ours and may take more bytes
@@ -134,7 +135,8 @@ func (c *Conn) Owed() int64 { return c.owed.Load() }
 // goroutine only): a stream should stop adding to it.
 func (c *Conn) Closing() bool { return c.isGone() || c.draining }
 
-// Stream appends data after every response already queued and writes what
+// Stream appends data after every response already queued (the connection
+// takes ownership of data) and writes what
 // it can at once (loop goroutine only): the body of a streamed response,
 // such as a /v1/subscribe chunk. It queues nothing and returns false while
 // a numbered request's response is still missing (the stream would overtake

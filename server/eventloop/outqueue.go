@@ -1,7 +1,10 @@
-// A connection's output queue: small responses coalesced into one tail
-// buffer, large ones queued by reference, written with write or writev (at
-// most IOV_MAX iovecs). Hand-written hot path. Every function here runs
-// under Conn.mu, by the loop or by a Sender.
+// A connection's output queue: the first response of an empty queue and
+// large ones queued by reference (the connection owns what it is given),
+// small ones behind them coalesced into one tail buffer, all written with
+// write or writev (at most IOV_MAX iovecs). Hand-written hot path: an
+// unpipelined response is written from its own bytes with no copy and no
+// allocation, and an idle connection holds no output buffer. Every function
+// here runs under Conn.mu, by the loop or by a Sender.
 
 package eventloop
 
@@ -29,6 +32,11 @@ func (c *Conn) appendOutLocked(data []byte) {
 	}
 	c.outBytes += len(data)
 	c.owed.Store(int64(c.outBytes))
+	if len(c.chunks) == 0 {
+		c.chunks = append(c.chunkSlots[:0], data)
+		c.tailOpen = false
+		return
+	}
 	if len(data) > coalesceLimit {
 		c.chunks = append(c.chunks, data)
 		c.tailOpen = false
@@ -116,7 +124,10 @@ func (c *Conn) consumeLocked(n int) {
 		c.off = 0
 	}
 	if len(c.chunks) == 0 {
-		c.chunks = c.chunks[:0:0]
+		// Back to the inline slots (cleared: a queue that outgrew them left
+		// references there), so the next response allocates nothing.
+		c.chunkSlots = [len(c.chunkSlots)][]byte{}
+		c.chunks = c.chunkSlots[:0]
 		c.tailOpen = false
 	}
 }
@@ -124,6 +135,7 @@ func (c *Conn) consumeLocked(n int) {
 // dropOutputLocked forgets everything owed (the connection is closing).
 func (c *Conn) dropOutputLocked() {
 	c.chunks, c.early, c.spare, c.interim = nil, nil, nil, nil
+	c.chunkSlots = [len(c.chunkSlots)][]byte{}
 	c.off, c.outBytes, c.tailOpen = 0, 0, false
 	c.owed.Store(0)
 }
