@@ -23,8 +23,12 @@ import "time"
 // Owner: the sequence stage goroutine. No method is goroutine-safe.
 type requestIDs struct {
 	entries map[string]idEntry
-	order   deque[idRecord] // every entry in version order (stale ones too), for eviction
-	maxIDs  int
+	// order holds one record per entry, for eviction: commits' in version
+	// order; a ban refreshed by a later not_found is moved to the back
+	// only when its record reaches the front, so repeated status requests
+	// never add records.
+	order  deque[idRecord]
+	maxIDs int
 
 	commits, bans int // live entries of each kind
 
@@ -42,11 +46,22 @@ type requestIDs struct {
 	droppedByCap int64 // entries dropped by the cap since start
 }
 
+// idEntry is one remembered id: a commit's assigned version, or for a ban
+// (v < 0, v = ^version) the last version sequenced when status answered
+// not_found, and when (storeClock). Packed in 16 bytes: the map holds one
+// per id.
 type idEntry struct {
-	// version: a commit's assigned version; a ban's, the last version
-	// sequenced when status answered not_found.
-	version int64
-	banned  bool
+	v  int64
+	at int64
+}
+
+func (e idEntry) banned() bool { return e.v < 0 }
+
+func (e idEntry) version() int64 {
+	if e.v < 0 {
+		return ^e.v
+	}
+	return e.v
 }
 
 // idRecord is one entry in eviction order. The id string is shared with
@@ -73,24 +88,27 @@ func (m *requestIDs) get(id string) (idEntry, bool) {
 	return e, ok
 }
 
-// add remembers id (a commit's or a ban) at version; an existing entry is
-// replaced (a ban refreshed to a later version), its old record left to
-// expire as stale.
-func (m *requestIDs) add(id string, version int64, banned bool, now time.Time) {
-	if old, ok := m.entries[id]; ok {
-		m.count(old.banned, -1)
-	}
-	m.entries[id] = idEntry{version: version, banned: banned}
-	m.count(banned, 1)
-	m.order.push(idRecord{id: id, version: version, at: storeClock(now)})
+// addCommit remembers the id of the commit assigned version (the id is not
+// remembered yet).
+func (m *requestIDs) addCommit(id string, version int64, now time.Time) {
+	at := storeClock(now)
+	m.entries[id] = idEntry{v: version, at: at}
+	m.commits++
+	m.order.push(idRecord{id: id, version: version, at: at})
 }
 
-func (m *requestIDs) count(banned bool, delta int) {
-	if banned {
-		m.bans += delta
-	} else {
-		m.commits += delta
+// ban bans id as of version (the last version sequenced) and now. A ban
+// already held is refreshed in place, so it lasts the retention from the
+// latest not_found; its record is moved when it reaches the front (evict).
+func (m *requestIDs) ban(id string, version int64, now time.Time) {
+	at := storeClock(now)
+	if e, ok := m.entries[id]; ok && e.banned() {
+		m.entries[id] = idEntry{v: ^version, at: at}
+		return
 	}
+	m.entries[id] = idEntry{v: ^version, at: at}
+	m.bans++
+	m.order.push(idRecord{id: id, version: version, at: at})
 }
 
 // evict forgets, oldest first, the entries past both limits, then as many
@@ -100,9 +118,18 @@ func (m *requestIDs) evict(lim Limits, last int64, now time.Time) {
 		r := m.order.front()
 		switch {
 		case past(lim, r.version, r.at, last, now):
-			m.forget(m.order.popFront(), false)
+			r := m.order.popFront()
+			e := m.entries[r.id]
+			if (e.version() != r.version || e.at != r.at) && !past(lim, e.version(), e.at, last, now) {
+				// A ban refreshed since: it lives on from its latest
+				// not_found, behind the others.
+				m.order.push(idRecord{id: r.id, version: e.version(), at: e.at})
+				continue
+			}
+			m.forget(r.id, e, false)
 		case m.order.len() > m.maxIDs:
-			m.forget(m.order.popFront(), true)
+			r := m.order.popFront()
+			m.forget(r.id, m.entries[r.id], true)
 		default:
 			return
 		}
@@ -113,29 +140,30 @@ func past(lim Limits, version, at, last int64, now time.Time) bool {
 	return version <= last-lim.Versions && storeClock(now)-at >= int64(lim.Age)
 }
 
-// forget drops the entry of r unless r is stale (the id was re-added later).
-func (m *requestIDs) forget(r idRecord, byCap bool) {
-	e, ok := m.entries[r.id]
-	if !ok || e.version != r.version {
-		return
-	}
-	delete(m.entries, r.id)
-	m.count(e.banned, -1)
-	if !e.banned {
-		m.forgotten, m.forgottenByCap = r.version, byCap
+// forget drops the entry e of id.
+func (m *requestIDs) forget(id string, e idEntry, byCap bool) {
+	delete(m.entries, id)
+	version := e.version()
+	if e.banned() {
+		m.bans--
+	} else {
+		m.commits--
+		m.forgotten, m.forgottenByCap = version, byCap
 	}
 	if !byCap {
 		return
 	}
 	m.droppedByCap++
-	m.early = r
+	if version >= m.early.version {
+		m.early = idRecord{id: id, version: version, at: e.at}
+	}
 	// A retry of a dropped commit id carries the read_version of its first
 	// attempt, which was below the version it got; a late commit that a
 	// ban guarded against was sent before the status request, so its
 	// read_version is at most the ban's version.
-	proof := r.version
-	if e.banned {
-		proof = r.version + 1
+	proof := version
+	if e.banned() {
+		proof = version + 1
 	}
 	m.proof = max(m.proof, proof)
 }

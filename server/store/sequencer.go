@@ -84,11 +84,11 @@ func (s *Sequencer) Sequence(requestID string, readVersion int64, now time.Time)
 	s.ids.evict(lim, s.last, now)
 	if requestID != "" {
 		if e, ok := s.ids.get(requestID); ok {
-			if e.banned {
+			if e.banned() {
 				s.refusedBanned++
 				return Sequenced{Verdict: Banned}
 			}
-			return Sequenced{Verdict: Duplicate, Version: e.version}
+			return Sequenced{Verdict: Duplicate, Version: e.version()}
 		}
 		// Unknown. A retry of a dropped entry carries the read_version of
 		// its first attempt, below the proof (see requestIDs.forget); a
@@ -102,7 +102,7 @@ func (s *Sequencer) Sequence(requestID string, readVersion int64, now time.Time)
 	}
 	s.last++
 	if requestID != "" {
-		s.ids.add(requestID, s.last, false, now)
+		s.ids.addCommit(requestID, s.last, now)
 		s.ids.evict(lim, s.last, now) // the cap, at once
 	}
 	return Sequenced{Verdict: Accepted, Version: s.last}
@@ -148,8 +148,8 @@ func (s *Sequencer) LookupStatus(requestID string, minVersion int64, now time.Ti
 	lk := Lookup{OldestVersion: s.ids.forgotten + 1}
 	e, ok := s.ids.get(requestID)
 	switch {
-	case ok && !e.banned:
-		lk.Found, lk.Version = true, e.version
+	case ok && !e.banned():
+		lk.Found, lk.Version = true, e.version()
 		return lk
 	case !ok && s.ids.forgotten > 0 && minVersion <= s.ids.forgotten:
 		lk.Truncated, lk.Reason = true, TruncatedByRetention
@@ -158,11 +158,11 @@ func (s *Sequencer) LookupStatus(requestID string, minVersion int64, now time.Ti
 		}
 		return lk
 	}
-	if !ok || e.version < s.last {
-		// Ban, or move the ban to now so it lasts the full retention from
-		// the latest not_found.
-		s.ids.add(requestID, s.last, true, now)
-		s.ids.evict(lim, s.last, now)
+	// Ban, or refresh the ban so it lasts the full retention from the
+	// latest not_found.
+	s.ids.ban(requestID, s.last, now)
+	if !ok {
+		s.ids.evict(lim, s.last, now) // the cap, at once
 	}
 	return lk
 }

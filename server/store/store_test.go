@@ -211,6 +211,40 @@ func TestNotFoundBansTheID(t *testing.T) {
 	}
 }
 
+// Polling the status of an unknown id while commits flow refreshes its ban
+// in place: memory stays one entry, and the ban lasts the retention from
+// the latest not_found, not the first.
+func TestBanRefreshedInPlace(t *testing.T) {
+	s := NewSequencer(NewRetention(Limits{Versions: 3, Age: time.Hour}), 1<<10)
+	const id = "polled-id-00000000000001"
+	at := t0
+	for range 100 {
+		s.Sequence("", 0, at)
+		if lk := s.LookupStatus(id, 0, at); lk.Found || lk.Truncated {
+			t.Fatalf("status: %+v", lk)
+		}
+		at = at.Add(time.Minute)
+	}
+	if s.BannedIDs() != 1 || s.ids.order.len() != 1 {
+		t.Fatalf("%d bans in %d records after 100 polls", s.BannedIDs(), s.ids.order.len())
+	}
+	// The first not_found is past both limits (100 versions, 100 minutes
+	// ago); the latest is not: still banned.
+	later := at.Add(30 * time.Minute)
+	for range 10 {
+		s.Sequence("", 0, later)
+	}
+	if got := s.Sequence(id, 0, later); got.Verdict != Banned {
+		t.Fatalf("within retention of the latest not_found: %+v", got)
+	}
+	if s.ids.order.len() != 1 {
+		t.Fatalf("%d records", s.ids.order.len())
+	}
+	if got := s.Sequence(id, 0, later.Add(2*time.Hour)); got.Verdict != Accepted {
+		t.Fatalf("past the latest not_found: %+v", got)
+	}
+}
+
 // The cap (commit.max_request_ids) drops the oldest entries while they are
 // still within retention. That is counted and named, and a commit that
 // could be a retry of a dropped id is refused, never applied twice; one
