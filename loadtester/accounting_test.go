@@ -283,10 +283,12 @@ func TestTimeoutPerRequestPipelined(t *testing.T) {
 			longest = max(longest, r.Latency)
 		}
 	}
-	// Its own deadline plus a sweep period and scheduling slack; the old
-	// rule (from the last progress) fires at 1.6 x timeout.
-	if longest < timeout || longest > timeout*13/10 {
-		t.Errorf("longest wait of a timed-out request %v, want %v to %v", longest, timeout, timeout*13/10)
+	// Its own deadline plus a sweep period (timeout/10) and scheduling
+	// slack; the old rule (from the last progress) fires at 1.6 x timeout
+	// or later. TestSweepTimesOutFromEachRequestsOwnSend checks the exact
+	// boundary on an injected clock.
+	if longest < timeout || longest > timeout*145/100 {
+		t.Errorf("longest wait of a timed-out request %v, want %v to %v", longest, timeout, timeout*145/100)
 	}
 }
 
