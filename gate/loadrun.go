@@ -51,12 +51,25 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
-// RunLoad runs load_tester once and returns its result. A non-zero exit or
-// an unreadable result is an error whose text is one line (load_tester's
-// last line of output).
+// LoadExitError is a load_tester run that wrote its result but exited
+// non-zero: load_tester's own verdict on the run (errors, unfinished or
+// dropped requests over --max-errors). The result still says what happened.
+type LoadExitError struct {
+	Status   int
+	LastLine string // ": <its last line>" or ""
+}
+
+func (e *LoadExitError) Error() string {
+	return fmt.Sprintf("load_tester exited with status %d%s", e.Status, e.LastLine)
+}
+
+// RunLoad runs load_tester once and returns its result. An error is one
+// line (load_tester's last line of output). When load_tester exited
+// non-zero but wrote its result, both come back, the error a
+// *LoadExitError, so the caller can say what was wrong with the run.
 func RunLoad(ctx context.Context, l LoadSpec) (loadtester.Result, error) {
 	_ = os.Remove(l.JSONPath)
-	// Generous: start-up, connect timeout and the JSON write on a loaded machine.
+	// Generous: start-up, connect timeout, the drain and the JSON write on a loaded machine.
 	limit := l.Warmup + l.Duration + 30*time.Second
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, limit)
@@ -76,18 +89,25 @@ func RunLoad(ctx context.Context, l LoadSpec) (loadtester.Result, error) {
 	case ctx.Err() != nil:
 		return loadtester.Result{}, fmt.Errorf("load_tester did not finish within %v", limit)
 	}
-	if err != nil {
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
 		return loadtester.Result{}, fmt.Errorf("load_tester: %v%s", err, lastLine(out.String()))
 	}
-	data, err := os.ReadFile(l.JSONPath)
-	if err != nil {
-		return loadtester.Result{}, fmt.Errorf("load_tester wrote no result: %w", err)
+	data, readErr := os.ReadFile(l.JSONPath)
+	if readErr != nil {
+		if err != nil {
+			return loadtester.Result{}, fmt.Errorf("load_tester: %v%s", err, lastLine(out.String()))
+		}
+		return loadtester.Result{}, fmt.Errorf("load_tester wrote no result: %w", readErr)
 	}
 	// Not loadtester.ReadResult: the gate reads no histogram, so decoding one
 	// could only add a way for a run to fail.
 	var r loadtester.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return loadtester.Result{}, fmt.Errorf("reading %s: %w", filepath.Base(l.JSONPath), err)
+	}
+	if exitErr != nil {
+		return r, &LoadExitError{Status: exitErr.ExitCode(), LastLine: lastLine(out.String())}
 	}
 	if r.RequestsPerSec <= 0 && r.Errors == 0 {
 		return r, errors.New("load_tester measured no requests")

@@ -27,9 +27,15 @@ type Options struct {
 	AConfig string // per-side override (for experiments such as a slowed B)
 	BConfig string
 
-	LoadTester  string
-	Network     string // "unix" or "tcp"
+	LoadTester string
+	Network    string // "unix" or "tcp"
+	// Rounds is how many rounds (one run per side each) are measured before
+	// the first look at the verdict; while it is undecided, rounds are added
+	// two at a time (one of each order) up to MaxRounds, unless the next two
+	// would end past Budget.
 	Rounds      int
+	MaxRounds   int
+	Budget      time.Duration // the measuring time allowed (0: no limit); the --a-ref build is not counted
 	Duration    time.Duration // measured part of one run
 	Warmup      time.Duration // load_tester --warmup of each run, excluded
 	WarmupRun   time.Duration // one discarded run per server after it starts
@@ -51,9 +57,7 @@ type Options struct {
 	StartTimeout     time.Duration
 
 	Tolerance float64
-	Level     float64 // confidence level of the bootstrap interval
-	Resamples int
-	Seed      uint64
+	Level     float64 // confidence level of the ratio's interval
 	NoiseOK   bool
 
 	// A side whose runs are client bound in more than this fraction cannot
@@ -69,17 +73,22 @@ type Options struct {
 }
 
 // DefaultOptions are the defaults `gate` runs with. Why these numbers:
-// docs/gate.md ("How it decides, and why": Defaults, Pinning). In short: 16
-// interleaved rounds of 1.25 s (0.25 s warm-up + 1 s measured) per side,
-// about 43 s in all; short runs keep each A/B pair close in time, so a burst
-// from another process hits both halves of a pair and cancels in the ratio.
+// docs/gate.md ("How it decides, and why": Defaults, Pinning). In short:
+// 10 interleaved rounds of 1.25 s (0.25 s warm-up + 1 s measured) per side
+// to start, up to 20 while undecided (about 53 s, inside a 60 s budget);
+// short runs keep each A/B pair close in time, so a burst from another
+// process hits both halves of a pair and cancels in the ratio. The 5%
+// tolerance with a pass needing the interval above 0.90 aims at catching
+// a 10% slowdown.
 func DefaultOptions() Options {
 	return Options{
 		B:                      "build/weaseldb",
 		RefPackage:             "./cmd/weaseldb",
 		LoadTester:             "build/load_tester",
 		Network:                "unix",
-		Rounds:                 16,
+		Rounds:                 10,
+		MaxRounds:              20,
+		Budget:                 60 * time.Second,
 		Duration:               time.Second,
 		Warmup:                 250 * time.Millisecond,
 		WarmupRun:              time.Second,
@@ -90,10 +99,8 @@ func DefaultOptions() Options {
 		Path:                   "/ok",
 		ReadyLine:              "weaseldb: ready",
 		StartTimeout:           15 * time.Second,
-		Tolerance:              0.10,
+		Tolerance:              0.05,
 		Level:                  0.95,
-		Resamples:              10000,
-		Seed:                   1,
 		MaxClientBoundFraction: 0.5,
 		BaselineFile:           "testdata/baseline.json",
 	}
@@ -114,7 +121,11 @@ func (o Options) Validate() error {
 	case o.Network != "unix" && o.Network != "tcp":
 		return fmt.Errorf("--network %q: want unix or tcp", o.Network)
 	case o.Rounds < 3:
-		return fmt.Errorf("--rounds %d: at least 3 are needed for an interval", o.Rounds)
+		return fmt.Errorf("--rounds %d: at least 3 are needed (6 for a finite 95%% interval)", o.Rounds)
+	case o.MaxRounds != 0 && o.MaxRounds < o.Rounds:
+		return fmt.Errorf("--max-rounds %d: want at least --rounds (%d), or 0 for --rounds exactly", o.MaxRounds, o.Rounds)
+	case o.Budget < 0:
+		return errors.New("--budget must not be negative (0: no limit)")
 	case o.Duration <= 0 || o.Warmup < 0 || o.WarmupRun < 0:
 		return errors.New("--duration must be positive, --warmup and --warmup-run not negative")
 	case o.Concurrency < 1 || o.Threads < 0:
@@ -123,10 +134,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%)", o.Tolerance)
 	case !(o.Level > 0.5 && o.Level < 1):
 		return fmt.Errorf("--level %v: want a confidence level between 0.5 and 1", o.Level)
-	case o.Resamples < 100:
-		return fmt.Errorf("--resamples %d: want at least 100", o.Resamples)
 	case o.StartTimeout <= 0:
 		return errors.New("--start-timeout must be positive")
 	}
 	return nil
 }
+
+// maxRounds is the cap on rounds: MaxRounds, or Rounds when it is 0.
+func (o Options) maxRounds() int { return max(o.MaxRounds, o.Rounds) }

@@ -6,26 +6,28 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 )
 
 // WriteTable prints the verdict table: one row per side, then the ratio,
-// its interval, the rank test, the tolerance and the verdict with its reason.
+// its interval, the rounds and why they stopped, the tolerance and the
+// verdict with its reason.
 func WriteTable(w io.Writer, r *Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "side\truns\tmedian req/s\tspread\tclient-bound\terrors\t")
+	fmt.Fprintln(tw, "side\truns\tmedian req/s\tspread\tclient-bound\terrors\tunclean\t")
 	for _, s := range []Side{r.A, r.B} {
 		if s.Name == "" {
 			continue
 		}
-		cb, errs := strconv.Itoa(s.ClientBoundRuns), strconv.Itoa(s.ErrorRuns)
+		cb, errs, unclean := strconv.Itoa(s.ClientBoundRuns), strconv.Itoa(s.ErrorRuns), strconv.Itoa(s.UncleanRuns)
 		if s.FromBaselineFile {
-			cb, errs = "-", "-"
+			cb, errs, unclean = "-", "-", "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", s.Name, len(s.SamplesRPS), formatRPS(s.MedianRPS),
-			formatSpread(s.Spread), cb, errs)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, len(s.SamplesRPS), formatRPS(s.MedianRPS),
+			formatSpread(s.Spread), cb, errs, unclean)
 	}
 	tw.Flush()
 	for _, s := range []Side{r.A, r.B} {
@@ -36,24 +38,56 @@ func WriteTable(w io.Writer, r *Result) {
 	if st := r.Settings; st.ServerCPUs != "" {
 		fmt.Fprintf(w, "  pinned: servers on CPUs %s, load tester (%d thread(s)) on CPUs %s\n", st.ServerCPUs, st.Threads, st.ClientCPUs)
 	}
-	if !math.IsNaN(r.CI.Ratio) && r.CI.Ratio != 0 {
-		pairing := "unpaired"
-		if r.CI.Paired {
-			pairing = "paired"
-		}
-		fmt.Fprintf(w, "ratio B/%s %.3f  %.0f%% CI [%.3f, %.3f] (%s bootstrap, %d resamples)  Mann-Whitney p(B<A)=%.3g\n",
-			r.A.Name, r.CI.Ratio, r.CI.Level*100, r.CI.Low, r.CI.High, pairing, r.CI.Resamples, r.Rank.P)
+	if line := ratioLine(r); line != "" {
+		fmt.Fprintln(w, line)
 	}
-	// A tolerance of 40% or more leaves no floor: say so rather than print a negative ratio.
-	passRule := "a pass needs no CI floor"
-	if r.Policy.PassFloor > 0 {
-		passRule = fmt.Sprintf("a pass needs the CI above %.3f", r.Policy.PassFloor)
+	if line := roundsLine(r); line != "" {
+		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "tolerance %.0f%%: regression below %.3f; %s\n", r.Policy.Tolerance*100, r.Policy.Floor, passRule)
+	fmt.Fprintln(w, policyLine(r))
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	fmt.Fprintf(w, "verdict: %s (exit %d): %s\n", strings.ToUpper(string(r.Verdict)), r.ExitCode, r.Reason)
+}
+
+// ratioLine is "ratio B/A 0.981  95% CI [...] (how)  Mann-Whitney ...", or
+// "" when nothing was measured.
+func ratioLine(r *Result) string {
+	ci := r.CI
+	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
+		return ""
+	}
+	how := fmt.Sprintf("ratio of medians, unpaired; each median's interval at %.1f%%", math.Sqrt(ci.Level)*100)
+	if ci.Paired {
+		how = fmt.Sprintf("median of %d per-round ratios, round to round %s; distribution-free interval, %.1f%% actual",
+			ci.Samples, formatSpread(r.RatioSpread), ci.Confidence*100)
+	}
+	return fmt.Sprintf("ratio B/%s %.3f  %.0f%% CI [%.3f, %.3f] (%s)  Mann-Whitney %s",
+		r.A.Name, ci.Ratio, ci.Level*100, ci.Low, ci.High, how, r.Rank)
+}
+
+// roundsLine says how many rounds ran and why they stopped.
+func roundsLine(r *Result) string {
+	if r.StopReason == "" || r.Rounds == 0 {
+		return ""
+	}
+	budget := ""
+	if r.RoundsPlan.BudgetS > 0 {
+		budget = fmt.Sprintf(", budget %gs", r.RoundsPlan.BudgetS)
+	}
+	return fmt.Sprintf("rounds %d (%d to start, at most %d%s): stopped: %s: %s",
+		r.Rounds, r.RoundsPlan.Initial, r.RoundsPlan.Max, budget, r.StopReason, r.StopDetail)
+}
+
+// policyLine states the thresholds.
+func policyLine(r *Result) string {
+	// A tolerance of 50% or more leaves no floor: say so rather than print a negative ratio.
+	passRule := "a pass needs no CI floor"
+	if r.Policy.PassFloor > 0 {
+		passRule = fmt.Sprintf("a pass needs the CI above %.3f", r.Policy.PassFloor)
+	}
+	return fmt.Sprintf("tolerance %.0f%%: regression below %.3f and the CI below 1; %s", r.Policy.Tolerance*100, r.Policy.Floor, passRule)
 }
 
 func targetNote(s Side) string {
@@ -88,9 +122,15 @@ func jsonSafe(r *Result) *Result {
 			*f = 0
 		}
 	}
-	for _, f := range []*float64{&c.CI.Ratio, &c.CI.Low, &c.CI.High, &c.Rank.P, &c.Rank.U,
+	for _, f := range []*float64{&c.CI.Ratio, &c.CI.Low, &c.CI.High, &c.CI.Confidence, &c.Rank.P, &c.RatioSpread,
 		&c.A.MedianRPS, &c.A.Spread, &c.B.MedianRPS, &c.B.Spread} {
 		fix(f)
+	}
+	c.Looks = slices.Clone(r.Looks)
+	for i := range c.Looks {
+		fix(&c.Looks[i].Ratio)
+		fix(&c.Looks[i].Low)
+		fix(&c.Looks[i].High)
 	}
 	return &c
 }

@@ -6,26 +6,31 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"weaseldb/internal/procstat"
 	"weaseldb/server/affinity"
 )
 
-// ResultVersion is the schema version of the gate's --json output.
-const ResultVersion = 1
+// ResultVersion is the schema version of the gate's --json output. 2: the
+// interval is benchmath's over per-round ratios (no bootstrap fields),
+// adaptive rounds (rounds_plan, stop_reason, looks), unclean runs.
+const ResultVersion = 2
 
-// Run is one measured load_tester run.
+// RunRecord is one measured load_tester run.
 type RunRecord struct {
 	Round          int     `json:"round"`
 	Side           string  `json:"side"`
 	RequestsPerSec float64 `json:"requests_per_sec"`
 	Requests       int64   `json:"requests"`
 	Errors         int64   `json:"errors"`
+	// Unfinished and Dropped are due requests that got no answer (sent,
+	// still unanswered after load_tester's drain) or were never sent: a
+	// run with either is not a clean sample of the server's speed.
+	Unfinished     int64   `json:"unfinished"`
+	Dropped        int64   `json:"dropped"`
 	ClientBound    bool    `json:"client_bound"`
 	ClientBoundWhy string  `json:"client_bound_reason,omitempty"`
 	ClientCPU      float64 `json:"client_cpu_fraction"`
@@ -53,23 +58,34 @@ type Side struct {
 	Spread           float64   `json:"spread"`
 	ClientBoundRuns  int       `json:"client_bound_runs"`
 	ErrorRuns        int       `json:"error_runs"`
+	UncleanRuns      int       `json:"unclean_runs"`
 	MaxOtherIdleCPU  float64   `json:"max_other_server_cpu,omitempty"`
 	FromBaselineFile bool      `json:"from_baseline_file,omitempty"`
 }
 
 // Result is everything a gate run found; cmd/gate prints it and writes it
-// as JSON.
+// as JSON and markdown.
 type Result struct {
 	Version  int    `json:"version"`
 	Mode     string `json:"mode"` // "ab", "baseline" or "update-baseline"
 	Decision `json:"decision"`
-	ExitCode int         `json:"exit_code"`
-	A        Side        `json:"a"`
-	B        Side        `json:"b"`
-	CI       RatioCI     `json:"ratio"`
-	Rank     RankTest    `json:"mann_whitney"`
-	Policy   PolicyJSON  `json:"policy"`
-	Rounds   int         `json:"rounds"`
+	ExitCode int      `json:"exit_code"`
+	A        Side     `json:"a"`
+	B        Side     `json:"b"`
+	CI       RatioCI  `json:"ratio"`
+	Rank     RankTest `json:"mann_whitney"`
+	// RoundRatios are B/A per round (A/B mode), the sample the interval is
+	// built from; RatioSpread is their median absolute deviation over
+	// their median, the round-to-round noise of the pair.
+	RoundRatios []float64  `json:"round_ratios,omitempty"`
+	RatioSpread float64    `json:"round_ratio_spread,omitempty"`
+	Policy      PolicyJSON `json:"policy"`
+	Rounds      int        `json:"rounds"` // rounds measured
+	RoundsPlan  RoundsPlan `json:"rounds_plan"`
+	StopReason  string     `json:"stop_reason"` // one of the Stop* constants
+	StopDetail  string     `json:"stop_detail"`
+	// Looks are the interim verdicts the rounds were stopped or extended on.
+	Looks    []Look      `json:"looks,omitempty"`
 	Runs     []RunRecord `json:"runs"`
 	Settings Settings    `json:"settings"`
 	Machine  Machine     `json:"machine"`
@@ -86,14 +102,49 @@ type PolicyJSON struct {
 	Floor     float64 `json:"fail_below_ratio"`
 	PassFloor float64 `json:"pass_needs_ci_low_at_least"`
 	NoiseOK   bool    `json:"noise_ok"`
+	// InterimLevel is the interval's level at looks after which more
+	// rounds could follow; the last look uses the ratio's ci_level.
+	InterimLevel float64 `json:"interim_ci_level"`
+	// MaxClientBound is the share of a side's runs that may be client-bound
+	// before it is not judged (0 when --allow-client-bound).
+	MaxClientBound float64 `json:"max_client_bound_fraction"`
+}
+
+// RoundsPlan is what the options allowed: rounds before the first look, the
+// cap, and the measuring time budget.
+type RoundsPlan struct {
+	Initial int     `json:"initial"`
+	Max     int     `json:"max"`
+	BudgetS float64 `json:"budget_s,omitempty"`
+}
+
+// Look is one interim verdict: after Rounds rounds, the ratio and interval
+// and what the rule said.
+type Look struct {
+	Rounds int     `json:"rounds"`
+	Level  float64 `json:"ci_level"`
+	Ratio  float64 `json:"ratio"`
+	Low    float64 `json:"ci_low"`
+	High   float64 `json:"ci_high"`
+	Reason string  `json:"reason_code"`
 }
 
 // Run executes the gate: it never returns nil, and every failure ends up in
 // the decision as "could not judge" with a one-line reason.
 func Run(ctx context.Context, o Options, progress io.Writer) *Result {
-	start := time.Now()
-	r := &Result{Version: ResultVersion, Rounds: o.Rounds, Command: o.Command,
-		Policy: PolicyJSON{Tolerance: o.Tolerance, Floor: 1 - o.Tolerance, PassFloor: 1 - PassFloorFactor*o.Tolerance, NoiseOK: o.NoiseOK}}
+	return run(ctx, o, progress, processLab{}, time.Now)
+}
+
+// run is Run with the lab and the clock given (tests give synthetic ones).
+func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *Result {
+	start := now()
+	r := &Result{Version: ResultVersion, Command: o.Command,
+		RoundsPlan: RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()},
+		Policy: PolicyJSON{Tolerance: o.Tolerance, Floor: 1 - o.Tolerance, PassFloor: 1 - PassFloorFactor*o.Tolerance,
+			NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}}
+	if o.AllowClientBound {
+		r.Policy.MaxClientBound = 0
+	}
 	switch {
 	case o.UpdateBaseline:
 		r.Mode = "update-baseline"
@@ -104,13 +155,14 @@ func Run(ctx context.Context, o Options, progress io.Writer) *Result {
 	}
 	defer func() {
 		r.ExitCode = r.Decision.ExitCode()
-		r.ElapsedS = time.Since(start).Seconds()
+		r.ElapsedS = now().Sub(start).Seconds()
 	}()
 	if err := o.Validate(); err != nil {
 		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
+		r.StopReason = StopProblem
 		return r
 	}
-	m := &measurement{o: o, r: r, progress: progress}
+	m := &measurement{o: o, r: r, progress: progress, lab: l, now: now}
 	m.run(ctx)
 	return r
 }
@@ -119,10 +171,14 @@ type measurement struct {
 	o        Options
 	r        *Result
 	progress io.Writer
+	lab      lab
+	now      func() time.Time
 	dir      string
 	seq      int     // load_tester result file counter
 	plan     CPUPlan // where the servers and the load tester run
 	threads  int     // load_tester network threads (o.Threads resolved)
+	baseline *Baseline
+	sides    []*sideRun
 }
 
 // saturatedServerCPU is the share of its pinned CPUs a server must use over
@@ -160,12 +216,18 @@ func (m *measurement) fail(code, format string, args ...any) {
 	m.r.Problems = append(m.r.Problems, Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
 }
 
+// failEarly records a problem found before any round and decides.
+func (m *measurement) failEarly(code, format string, args ...any) {
+	m.fail(code, format, args...)
+	m.r.StopReason, m.r.StopDetail = StopProblem, m.r.Problems[0].Detail
+	m.r.Decision = m.judge(true, m.o.Level)
+}
+
 func (m *measurement) run(ctx context.Context) {
 	o, r := m.o, m.r
 	dir, err := os.MkdirTemp("", "gate-")
 	if err != nil {
-		m.fail(ReasonBadInput, "temp dir: %v", err)
-		m.decide()
+		m.failEarly(ReasonBadInput, "temp dir: %v", err)
 		return
 	}
 	defer os.RemoveAll(dir)
@@ -173,29 +235,28 @@ func (m *measurement) run(ctx context.Context) {
 
 	cfgA, cfgB, err := m.configs()
 	if err != nil {
-		m.fail(ReasonBadInput, "%v", err)
-		m.decide()
+		m.failEarly(ReasonBadInput, "%v", err)
 		return
 	}
 	if err := m.planCPUs(); err != nil {
-		m.fail(ReasonBadInput, "%v", err)
-		m.decide()
+		m.failEarly(ReasonBadInput, "%v", err)
 		return
 	}
 	m.logf("%s, %d load tester thread(s)", m.plan, m.threads)
 	r.Settings = m.settings(cfgB)
 	r.Machine = ThisMachine(o.B)
 	if _, err := os.Stat(o.LoadTester); err != nil {
-		m.fail(ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
-		m.decide()
+		m.failEarly(ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
 		return
 	}
-
-	var baseline *Baseline
+	if !o.RestartEachRound {
+		r.Warnings = append(r.Warnings, "--restart=false: one server process per side for the whole run, so the interval "+
+			"does not cover how two processes of one binary differ (docs/gate.md)")
+	}
 	if r.Mode == "baseline" {
-		baseline = m.loadBaseline()
-		if baseline == nil {
-			m.decide()
+		if m.baseline = m.loadBaseline(); m.baseline == nil {
+			m.r.StopReason, m.r.StopDetail = StopProblem, m.r.Problems[0].Detail
+			m.r.Decision = m.judge(true, m.o.Level)
 			return
 		}
 	}
@@ -207,48 +268,70 @@ func (m *measurement) run(ctx context.Context) {
 			binA = filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
 			m.logf("building %s at %s", o.RefPackage, o.ARef)
 			if err := BuildRef(ctx, o.ARef, o.RefPackage, binA); err != nil {
-				m.fail(ReasonBadInput, "%v", err)
-				m.decide()
+				m.failEarly(ReasonBadInput, "%v", err)
 				return
 			}
 		}
 		sides = []*sideRun{{name: "A", binary: binA, config: cfgA}, sides[0]}
 	}
-	defer func() {
-		for _, s := range sides {
-			if s.server != nil {
-				if err := s.server.Stop(5 * time.Second); err != nil && !s.diedEarly {
-					r.Warnings = append(r.Warnings, fmt.Sprintf("server %s shutdown: %v", s.name, err))
-				}
-			}
-		}
-	}()
-	if m.startAll(sides) && m.warmUp(ctx, sides) {
-		m.measureRounds(ctx, sides)
+	defer m.stopAll(sides)
+	m.measureRounds(ctx, sides)
+	m.summarise(sides)
+	if r.Mode == "update-baseline" {
+		r.Problems = append(r.Problems, m.clientBoundProblems()...)
+		m.writeBaseline()
+		return
 	}
+	m.r.Decision = m.judge(true, m.finalLevel())
+}
+
+// finalLevel is the level of the look the rounds stopped at (--level when
+// there was none).
+func (m *measurement) finalLevel() float64 {
+	if n := len(m.r.Looks); n > 0 {
+		return m.r.Looks[n-1].Level
+	}
+	return m.o.Level
+}
+
+// stopAll stops the servers still running at the end.
+func (m *measurement) stopAll(sides []*sideRun) {
 	for _, s := range sides {
-		side := Side{Name: s.name, Binary: s.binary, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
-			ErrorRuns: s.errorRuns, MaxOtherIdleCPU: s.maxOtherCPU}
 		if s.server != nil {
-			side.Target = s.server.Target.String()
+			if err := s.server.stop(5 * time.Second); err != nil && !s.diedEarly {
+				m.r.Warnings = append(m.r.Warnings, fmt.Sprintf("server %s shutdown: %v", s.name, err))
+			}
+			s.server = nil
 		}
-		side.MedianRPS, side.Spread = Median(s.samples), RelativeSpread(s.samples)
+	}
+}
+
+// summarise fills in the sides and the statistics of what was measured.
+func (m *measurement) summarise(sides []*sideRun) {
+	r := m.r
+	for _, s := range sides {
+		side := m.side(s)
 		if s.name == "A" {
 			r.A = side
 		} else {
 			r.B = side
 		}
 	}
-	if baseline != nil {
-		r.A = Side{Name: "baseline", Binary: baseline.Binary, SamplesRPS: baseline.SamplesRPS,
-			MedianRPS: baseline.MedianRPS, Spread: RelativeSpread(baseline.SamplesRPS), FromBaselineFile: true}
+	if b := m.baseline; b != nil {
+		r.A = Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
+			MedianRPS: b.MedianRPS, Spread: RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
 	}
-	m.checkClientBound()
-	if r.Mode == "update-baseline" {
-		m.writeBaseline()
-		return
+	if r.Mode == "ab" {
+		r.RoundRatios = RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
+		r.RatioSpread = RelativeSpread(r.RoundRatios)
 	}
-	m.decide()
+}
+
+func (m *measurement) side(s *sideRun) Side {
+	side := Side{Name: s.name, Binary: s.binary, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
+		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
+	side.MedianRPS, side.Spread = Median(s.samples), RelativeSpread(s.samples)
+	return side
 }
 
 // configs returns the config text for A and B.
@@ -312,184 +395,6 @@ func (m *measurement) loadBaseline() *Baseline {
 		return nil
 	}
 	return &b
-}
-
-type sideRun struct {
-	name, binary string
-	config       []byte
-	server       *Server
-	samples      []float64
-	clientBound  int
-	errorRuns    int
-	maxOtherCPU  float64
-	diedEarly    bool
-}
-
-func (m *measurement) startAll(sides []*sideRun) bool {
-	for _, s := range sides {
-		if s.server != nil {
-			if err := s.server.Stop(5 * time.Second); err != nil {
-				m.r.Warnings = append(m.r.Warnings, fmt.Sprintf("server %s restart: %v", s.name, err))
-			}
-			s.server = nil
-		}
-		srv, err := StartServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config,
-			Network: m.o.Network, Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server})
-		if err != nil {
-			m.fail(ReasonServerStart, "%v", err)
-			return false
-		}
-		s.server = srv
-		if !m.o.RestartEachRound {
-			m.logf("server %s (%s) ready on %s", s.name, s.binary, srv.Target)
-		}
-	}
-	return true
-}
-
-// warmUp gives each freshly started server one discarded run: first
-// connections, page faults, heap growth and the Go scheduler's spin-up stay
-// out of the measured rounds.
-func (m *measurement) warmUp(ctx context.Context, sides []*sideRun) bool {
-	if m.o.WarmupRun <= 0 {
-		return true
-	}
-	for _, s := range sides {
-		spec := m.loadSpec(s)
-		spec.Duration, spec.Warmup = m.o.WarmupRun, 0
-		if _, err := RunLoad(ctx, spec); err != nil {
-			m.runFailed(s, "warm-up", err)
-			return false
-		}
-	}
-	return true
-}
-
-func (m *measurement) loadSpec(s *sideRun) LoadSpec {
-	m.seq++
-	return LoadSpec{Binary: m.o.LoadTester, Target: s.server.Target, Duration: m.o.Duration, Warmup: m.o.Warmup,
-		Concurrency: m.o.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: m.o.Path, Extra: m.o.LoadArgs,
-		JSONPath: filepath.Join(m.dir, fmt.Sprintf("run-%03d.json", m.seq))}
-}
-
-// runFailed records why a run failed: the server died, or load_tester did.
-func (m *measurement) runFailed(s *sideRun, what string, err error) {
-	if s.server.exitedWithin(500 * time.Millisecond) {
-		s.diedEarly = true
-		m.fail(ReasonServerDied, "%s", s.server.DiedReason())
-		return
-	}
-	m.fail(ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
-}
-
-// measureRounds runs the rounds, alternating the order (A B, B A, A B, ...)
-// so that neither side always runs right after the other; each pair of
-// adjacent runs is one round of the paired comparison.
-func (m *measurement) measureRounds(ctx context.Context, sides []*sideRun) {
-	for round := 1; round <= m.o.Rounds; round++ {
-		order := sides
-		if len(sides) == 2 && round%2 == 0 {
-			order = []*sideRun{sides[1], sides[0]}
-		}
-		if m.o.RestartEachRound && round > 1 && !m.startAll(order) {
-			return
-		}
-		var line []string
-		for _, s := range order {
-			rec, ok := m.measureOne(ctx, round, s, sides)
-			if !ok {
-				return
-			}
-			line = append(line, fmt.Sprintf("%s %s req/s", s.name, formatRPS(rec.RequestsPerSec)))
-		}
-		m.logf("round %d/%d: %s", round, m.o.Rounds, strings.Join(line, ", "))
-	}
-}
-
-func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sides []*sideRun) (RunRecord, bool) {
-	var other *sideRun
-	for _, o := range sides {
-		if o != s {
-			other = o
-		}
-	}
-	var otherBefore time.Duration
-	if other != nil {
-		otherBefore, _ = procstat.PidCPU(other.server.Pid())
-	}
-	selfBefore, selfErr := procstat.PidCPU(s.server.Pid())
-	began := time.Now()
-	res, err := RunLoad(ctx, m.loadSpec(s))
-	if err != nil {
-		m.runFailed(s, fmt.Sprintf("round %d", round), err)
-		return RunRecord{}, false
-	}
-	rec := RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
-		Errors: res.Errors, ClientBound: res.ClientBound, ClientBoundWhy: res.ClientBoundReason,
-		ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS}
-	if after, err := procstat.PidCPU(s.server.Pid()); err == nil && selfErr == nil {
-		rec.ServerCPU = (after - selfBefore).Seconds() / time.Since(began).Seconds()
-		rec.ServerSaturated = m.plan.Pinned() && rec.ServerCPU >= saturatedServerCPU*float64(len(m.plan.Server))
-	}
-	if other != nil {
-		if after, err := procstat.PidCPU(other.server.Pid()); err == nil {
-			rec.OtherServerCPU = (after - otherBefore).Seconds() / time.Since(began).Seconds()
-			s.maxOtherCPU = math.Max(s.maxOtherCPU, rec.OtherServerCPU)
-		}
-	}
-	m.r.Runs = append(m.r.Runs, rec)
-	if res.Errors > 0 && !s.server.exitedWithin(500*time.Millisecond) {
-		s.errorRuns++
-		m.fail(ReasonErrors, "server %s: %d errors in round %d (of %d requests)", s.name, res.Errors, round, res.Requests)
-		return rec, false
-	}
-	if !s.server.Alive() {
-		s.diedEarly = true
-		m.fail(ReasonServerDied, "%s", s.server.DiedReason())
-		return rec, false
-	}
-	s.samples = append(s.samples, res.RequestsPerSec)
-	if res.ClientBound && !rec.ServerSaturated {
-		s.clientBound++
-	}
-	return rec, true
-}
-
-// checkClientBound turns a side measured mostly at the client's limit into
-// a problem: its req/s says how fast the load tester is, not the server.
-func (m *measurement) checkClientBound() {
-	if m.o.AllowClientBound {
-		return
-	}
-	for _, s := range []Side{m.r.A, m.r.B} {
-		n := len(s.SamplesRPS)
-		if n > 0 && !s.FromBaselineFile && float64(s.ClientBoundRuns) > m.o.MaxClientBoundFraction*float64(n) {
-			m.fail(ReasonClientBound, "the load tester was the bottleneck in %d of %d runs of %s%s", s.ClientBoundRuns, n, s.Name, m.clientBoundWhy(s.Name))
-		}
-	}
-}
-
-// clientBoundWhy is ": <load_tester's reason>" from the side's last
-// client-bound run, or "".
-func (m *measurement) clientBoundWhy(side string) string {
-	for i := len(m.r.Runs) - 1; i >= 0; i-- {
-		if run := m.r.Runs[i]; run.Side == side && run.ClientBound && run.ClientBoundWhy != "" {
-			return ": " + run.ClientBoundWhy
-		}
-	}
-	return " (client_bound)"
-}
-
-func (m *measurement) decide() {
-	r := m.r
-	policy := Policy{Tolerance: m.o.Tolerance, NoiseOK: m.o.NoiseOK}
-	if len(r.A.SamplesRPS) > 0 && len(r.B.SamplesRPS) > 0 {
-		r.CI = BootstrapRatio(r.A.SamplesRPS, r.B.SamplesRPS, r.Mode == "ab", m.o.Resamples, m.o.Level, m.o.Seed)
-		r.Rank = MannWhitneyLess(r.A.SamplesRPS, r.B.SamplesRPS)
-	} else {
-		r.CI = RatioCI{Ratio: math.NaN(), Low: math.NaN(), High: math.NaN(), Level: m.o.Level}
-	}
-	r.Decision = DecideWithProblems(r.CI, policy, r.Problems)
 }
 
 func (m *measurement) writeBaseline() {

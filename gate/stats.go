@@ -5,10 +5,20 @@
 package gate
 
 import (
+	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
+
+	"golang.org/x/perf/benchmath"
 )
+
+// The statistics come from golang.org/x/perf/benchmath, benchstat's engine:
+// medians with distribution-free intervals (order statistics) and the
+// Mann-Whitney U test. What the gate adds is what the library lacks: it
+// takes one sample per round (B's req/s over A's, measured side by side by
+// fresh server processes), which is how a paired design enters a library
+// of unpaired samples, and it combines two medians' intervals into one for
+// the ratio in baseline mode.
 
 // Median returns the median of xs (the mean of the two middle values when
 // len(xs) is even), or NaN when xs is empty. xs is not modified.
@@ -16,37 +26,7 @@ func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return sortedMedian(s)
-}
-
-func sortedMedian(s []float64) float64 {
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// Quantile returns the q-quantile (0..1) of xs by linear interpolation
-// between order statistics, or NaN when xs is empty.
-func Quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return sortedQuantile(s, q)
-}
-
-func sortedQuantile(s []float64, q float64) float64 {
-	q = math.Max(0, math.Min(1, q))
-	pos := q * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	frac := pos - float64(lo)
-	return s[lo]*(1-frac) + s[hi]*frac
+	return summary(xs, 0.95).Center
 }
 
 // RelativeSpread is the median absolute deviation divided by the median: a
@@ -63,158 +43,124 @@ func RelativeSpread(xs []float64) float64 {
 	return Median(dev) / m
 }
 
-// RatioCI is a point estimate of median(B)/median(A) with a bootstrap
-// percentile confidence interval [Low, High] at Level (e.g. 0.95).
-type RatioCI struct {
-	Ratio     float64 `json:"ratio"`
-	Low       float64 `json:"ci_low"`
-	High      float64 `json:"ci_high"`
-	Level     float64 `json:"ci_level"`
-	Paired    bool    `json:"paired"`
-	Resamples int     `json:"resamples"`
+// summary is benchmath's median and its distribution-free interval at
+// level. benchmath sorts its sample in place, so xs is copied.
+func summary(xs []float64, level float64) benchmath.Summary {
+	thresholds := benchmath.DefaultThresholds
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), &thresholds), level)
 }
 
-// BootstrapRatio estimates median(b)/median(a) and its confidence interval
-// by resampling with a PCG generator seeded with seed, so a verdict can be
-// reproduced exactly from the recorded samples.
-//
-// When paired is true (and len(a) == len(b)), rounds are resampled as pairs:
-// a[i] and b[i] were measured next to each other, so whatever the machine was
-// doing at that moment stays in both halves of the pair and cancels in the
-// ratio instead of widening the interval.
-func BootstrapRatio(a, b []float64, paired bool, resamples int, level float64, seed uint64) RatioCI {
-	ci := RatioCI{Ratio: Median(b) / Median(a), Level: level, Resamples: resamples}
-	if len(a) == 0 || len(b) == 0 || resamples <= 0 {
-		ci.Low, ci.High = math.NaN(), math.NaN()
+// RatioCI is the estimate of B's req/s over A's with its confidence
+// interval [Low, High].
+type RatioCI struct {
+	Ratio float64 `json:"ratio"`
+	Low   float64 `json:"ci_low"`
+	High  float64 `json:"ci_high"`
+	Level float64 `json:"ci_level"` // the level asked for
+	// Confidence is the level the interval really has: a distribution-free
+	// interval's ends are sample values, so its level comes in steps at or
+	// above the one asked for.
+	Confidence float64  `json:"ci_confidence"`
+	Paired     bool     `json:"paired"`
+	Samples    int      `json:"samples"` // rounds (paired), or B's runs (unpaired)
+	Method     string   `json:"method"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Methods of RatioCI.
+const (
+	MethodPaired   = "median of per-round ratios B/A, distribution-free interval (benchmath AssumeNothing)"
+	MethodUnpaired = "ratio of medians, from each median's distribution-free interval at the square root of the level (benchmath AssumeNothing)"
+)
+
+// RoundRatios are b[i]/a[i] for the rounds both sides measured.
+func RoundRatios(a, b []float64) []float64 {
+	n := min(len(a), len(b))
+	out := make([]float64, 0, n)
+	for i := range n {
+		out = append(out, b[i]/a[i])
+	}
+	return out
+}
+
+// PairedRatio estimates B/A from rounds in which a[i] and b[i] were
+// measured next to each other, each by a fresh server process: round i's
+// ratio is one sample, and the estimate is their median with benchmath's
+// distribution-free interval. Whatever hit the machine during a round hits
+// both halves and cancels in its ratio; what differs between server
+// processes (each fresh process has its own speed) varies from round to
+// round, so the interval covers it. It needs 6 rounds for a finite interval
+// at 95%; with fewer, the ends are infinite and a warning says why.
+func PairedRatio(a, b []float64, level float64) RatioCI {
+	ratios := RoundRatios(a, b)
+	ci := RatioCI{Level: level, Paired: true, Samples: len(ratios), Method: MethodPaired}
+	if len(ratios) == 0 {
+		ci.Ratio, ci.Low, ci.High = math.NaN(), math.NaN(), math.NaN()
 		return ci
 	}
-	paired = paired && len(a) == len(b)
-	ci.Paired = paired
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	ratios := make([]float64, resamples)
-	ra := make([]float64, len(a))
-	rb := make([]float64, len(b))
-	for r := range ratios {
-		if paired {
-			for i := range ra {
-				j := rng.IntN(len(a))
-				ra[i], rb[i] = a[j], b[j]
-			}
-		} else {
-			for i := range ra {
-				ra[i] = a[rng.IntN(len(a))]
-			}
-			for i := range rb {
-				rb[i] = b[rng.IntN(len(b))]
-			}
-		}
-		slices.Sort(ra)
-		slices.Sort(rb)
-		ratios[r] = sortedMedian(rb) / sortedMedian(ra)
-	}
-	slices.Sort(ratios)
-	alpha := (1 - level) / 2
-	ci.Low = sortedQuantile(ratios, alpha)
-	ci.High = sortedQuantile(ratios, 1-alpha)
+	s := summary(ratios, level)
+	ci.Ratio, ci.Low, ci.High, ci.Confidence = s.Center, s.Lo, s.Hi, s.Confidence
+	ci.Warnings = warningText(s.Warnings)
 	return ci
 }
 
-// RankTest is the result of a one-sided Mann-Whitney U test of "B tends to
-// be smaller than A".
+// UnpairedRatio estimates median(b)/median(a) for samples that were not
+// measured side by side (baseline mode). Each median gets benchmath's
+// distribution-free interval at level √L; the ratio's interval is
+// [lo(b)/hi(a), hi(b)/lo(a)], which holds whenever both medians' intervals
+// do: with independent samples, with probability at least √L·√L = L.
+func UnpairedRatio(a, b []float64, level float64) RatioCI {
+	ci := RatioCI{Level: level, Samples: len(b), Method: MethodUnpaired}
+	if len(a) == 0 || len(b) == 0 {
+		ci.Ratio, ci.Low, ci.High = math.NaN(), math.NaN(), math.NaN()
+		return ci
+	}
+	each := math.Sqrt(level)
+	sa, sb := summary(a, each), summary(b, each)
+	ci.Ratio = sb.Center / sa.Center
+	ci.Low, ci.High = sb.Lo/sa.Hi, sb.Hi/sa.Lo
+	if math.IsInf(sa.Hi, 0) || math.IsInf(sb.Lo, 0) || math.IsNaN(ci.Low) {
+		ci.Low = math.Inf(-1)
+	}
+	if math.IsInf(sa.Lo, 0) || math.IsInf(sb.Hi, 0) || math.IsNaN(ci.High) || sa.Lo <= 0 {
+		ci.High = math.Inf(1)
+	}
+	ci.Confidence = sa.Confidence * sb.Confidence
+	ci.Warnings = append(warningText(sa.Warnings), warningText(sb.Warnings)...)
+	return ci
+}
+
+func warningText(ws []error) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.Error())
+	}
+	return out
+}
+
+// RankTest is benchmath's Mann-Whitney U test of whether A's and B's runs
+// come from the same distribution (two-sided). It ignores the pairing, so
+// it is reported beside the verdict, not used in it.
 type RankTest struct {
-	U     float64 `json:"u"`     // pairs (a, b) with b > a, ties counted as 1/2
-	P     float64 `json:"p"`     // one-sided p-value: P(U <= observed) when A and B are alike
-	Exact bool    `json:"exact"` // exact distribution (no ties) or normal approximation
+	P        float64  `json:"p"`
+	Alpha    float64  `json:"alpha"`
+	N1       int      `json:"n_a"`
+	N2       int      `json:"n_b"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
-// MannWhitneyLess tests whether the values in b tend to be smaller than those
-// in a. Without ties it uses the exact null distribution of U (small samples
-// are the normal case here); with ties, the normal approximation with tie and
-// continuity corrections.
-func MannWhitneyLess(a, b []float64) RankTest {
-	m, n := len(a), len(b)
-	if m == 0 || n == 0 {
-		return RankTest{P: math.NaN()}
+// CompareRuns runs the U test on the req/s of A's and B's runs.
+func CompareRuns(a, b []float64) RankTest {
+	if len(a) == 0 || len(b) == 0 {
+		return RankTest{P: math.NaN(), N1: len(a), N2: len(b)}
 	}
-	u := 0.0
-	ties := false
-	for _, y := range b {
-		for _, x := range a {
-			switch {
-			case y > x:
-				u++
-			case y == x:
-				u += 0.5
-				ties = true
-			}
-		}
-	}
-	if !ties {
-		return RankTest{U: u, P: exactUCDF(m, n, int(u)), Exact: true}
-	}
-	return RankTest{U: u, P: normalUCDF(a, b, u)}
+	thresholds := benchmath.DefaultThresholds
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(a), &thresholds),
+		benchmath.NewSample(slices.Clone(b), &thresholds))
+	return RankTest{P: c.P, Alpha: c.Alpha, N1: c.N1, N2: c.N2, Warnings: warningText(c.Warnings)}
 }
 
-// exactUCDF returns P(U <= u) for sample sizes m and n under the null
-// hypothesis, counting arrangements with the classic recurrence
-// count(m, n, u) = count(m-1, n, u-n) + count(m, n-1, u).
-func exactUCDF(m, n, u int) float64 {
-	maxU := m * n
-	// counts[j][k]: arrangements of i values of A and j values of B with U == k,
-	// built up over i.
-	prev := make([][]float64, n+1)
-	for j := range prev {
-		prev[j] = make([]float64, maxU+1)
-		prev[j][0] = 1 // i == 0: U is 0
-	}
-	for i := 1; i <= m; i++ {
-		cur := make([][]float64, n+1)
-		for j := range cur {
-			cur[j] = make([]float64, maxU+1)
-		}
-		cur[0][0] = 1
-		for j := 1; j <= n; j++ {
-			for k := 0; k <= i*j; k++ {
-				// The largest of the i+j values is either from B (it beats all
-				// i values of A: U drops by i) or from A (U unchanged).
-				v := prev[j][k]
-				if k >= i {
-					v = cur[j-1][k-i] + prev[j][k]
-				}
-				cur[j][k] = v
-			}
-		}
-		prev = cur
-	}
-	total, below := 0.0, 0.0
-	for k, c := range prev[n] {
-		total += c
-		if k <= u {
-			below += c
-		}
-	}
-	return below / total
-}
-
-func normalUCDF(a, b []float64, u float64) float64 {
-	m, n := float64(len(a)), float64(len(b))
-	all := append(slices.Clone(a), b...)
-	slices.Sort(all)
-	tieTerm := 0.0
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j] == all[i] {
-			j++
-		}
-		t := float64(j - i)
-		tieTerm += t*t*t - t
-		i = j
-	}
-	nn := m + n
-	variance := m * n / 12 * ((nn + 1) - tieTerm/(nn*(nn-1)))
-	if variance <= 0 {
-		return 1
-	}
-	z := (u + 0.5 - m*n/2) / math.Sqrt(variance)
-	return 0.5 * math.Erfc(-z/math.Sqrt2)
+// String is "p=0.43 (n=10+10)" as benchstat writes it.
+func (r RankTest) String() string {
+	return fmt.Sprintf("p=%.3g (n=%d+%d)", r.P, r.N1, r.N2)
 }

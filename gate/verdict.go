@@ -36,6 +36,7 @@ const (
 	ReasonServerDied      = "server_died"
 	ReasonLoadFailed      = "load_tester_failed"
 	ReasonErrors          = "errors"
+	ReasonUnclean         = "unclean_run"
 	ReasonClientBound     = "client_bound"
 	ReasonOtherMachine    = "other_machine"
 	ReasonOtherSettings   = "other_settings"
@@ -74,20 +75,20 @@ type Policy struct {
 func (p Policy) Floor() float64 { return 1 - p.Tolerance }
 
 // PassFloorFactor scales the tolerance into the largest slowdown a passing
-// run's interval may still admit: 2.5 × 10% = 25%, the slowdown the gate is
-// specified to catch with its defaults.
-const PassFloorFactor = 2.5
+// run's interval may still admit: 2 × 5% = 10%, the slowdown the gate is
+// meant to catch with its defaults.
+const PassFloorFactor = 2.0
 
-// PassFloor is the lowest CI bound a pass may have: 1 - 2.5*Tolerance. A run
+// PassFloor is the lowest CI bound a pass may have: 1 - 2*Tolerance. A run
 // whose interval still admits a slowdown that large was too noisy to have
 // seen one, so it cannot pass.
 func (p Policy) PassFloor() float64 { return 1 - PassFloorFactor*p.Tolerance }
 
 // Decide turns the ratio's confidence interval into a verdict:
 //
-//	ratio < 1-tol and CI high < 1      -> regression (slower beyond tolerance, and not by chance)
-//	ratio >= 1-tol and CI low >= 1-2.5tol -> pass
-//	otherwise                           -> could not judge: too noisy
+//	ratio < 1-tol and CI high < 1       -> regression (slower beyond tolerance, and not by chance)
+//	ratio >= 1-tol and CI low >= 1-2tol -> pass
+//	otherwise                            -> undecided: too noisy (the gate adds rounds, then could not judge)
 //
 // The regression rule asks for practical significance (the point estimate is
 // past the tolerance) and statistical significance (the interval excludes
@@ -98,6 +99,7 @@ func Decide(ci RatioCI, p Policy) Decision {
 		return Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput,
 			Reason: "no usable samples to compare"}
 	}
+	// An infinite end (too few rounds for an interval) never passes or fails.
 	desc := fmt.Sprintf("ratio %.3f, %.0f%% CI [%.3f, %.3f]", ci.Ratio, ci.Level*100, ci.Low, ci.High)
 	switch {
 	case ci.Ratio < p.Floor() && ci.High < 1:

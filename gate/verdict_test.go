@@ -27,6 +27,10 @@ func TestDecide(t *testing.T) {
 		{"noise forgiven", ci(0.98, 0.70, 1.20), Policy{Tolerance: 0.1, NoiseOK: true}, Pass, ReasonNoisy, 0},
 		{"regression never forgiven", ci(0.75, 0.70, 0.80), Policy{Tolerance: 0.1, NoiseOK: true}, Regression, ReasonSlower, 1},
 		{"no samples", ci(math.NaN(), math.NaN(), math.NaN()), tol, CouldNotJudge, ReasonBadInput, 2},
+		{"too few rounds for an interval", ci(0.70, math.Inf(-1), math.Inf(1)), tol, CouldNotJudge, ReasonNoisy, 2},
+		{"defaults: 10% slower, interval below 1", ci(0.90, 0.85, 0.97), Policy{Tolerance: 0.05}, Regression, ReasonSlower, 1},
+		{"defaults: A/A needs the interval above 0.90", ci(1.00, 0.89, 1.08), Policy{Tolerance: 0.05}, CouldNotJudge, ReasonNoisy, 2},
+		{"defaults: A/A", ci(1.00, 0.93, 1.06), Policy{Tolerance: 0.05}, Pass, ReasonWithinTolerance, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,7 +42,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 		fs.PrintDefaults()
 	}
 	var loadArgs stringList
-	var jsonPath string
+	var jsonPath, markdownPath string
 	var quiet, printConfig bool
 	fs.StringVar(&o.A, "a", "", "server binary A, the reference (A/B mode)")
 	fs.StringVar(&o.ARef, "a-ref", "", "build A from this git ref in a temporary worktree (A/B mode)")
@@ -53,7 +53,9 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.StringVar(&o.BConfig, "b-config", "", "config for B only (experiments, e.g. a deliberately slowed B)")
 	fs.StringVar(&o.LoadTester, "load-tester", o.LoadTester, "load_tester binary")
 	fs.StringVar(&o.Network, "network", o.Network, "unix or tcp")
-	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "measured runs per side (interleaved A B, B A, ...)")
+	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds (one run per side, interleaved A B, B A, ...) before the first look at the verdict")
+	fs.IntVar(&o.MaxRounds, "max-rounds", o.MaxRounds, "while undecided, add rounds two at a time up to this many (0: exactly --rounds)")
+	fs.DurationVar(&o.Budget, "budget", o.Budget, "measuring time allowed: no rounds are added that would end past it (0: no limit; an --a-ref build is not counted)")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "measured time of one run")
 	fs.DurationVar(&o.Warmup, "warmup", o.Warmup, "load_tester --warmup of each run (excluded)")
 	fs.DurationVar(&o.WarmupRun, "warmup-run", o.WarmupRun, "one discarded run per server after it starts")
@@ -65,16 +67,15 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.Var(&loadArgs, "load-arg", "extra load_tester flag (repeatable), e.g. --load-arg=--pipeline --load-arg=16")
 	fs.StringVar(&o.ReadyLine, "ready-line", o.ReadyLine, "stdout line that says the server accepts")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", o.StartTimeout, "wait this long for the ready line")
-	fs.Float64Var(&o.Tolerance, "tolerance", o.Tolerance, "fraction of req/s B may lose (0.10 = 10%)")
-	fs.Float64Var(&o.Level, "level", o.Level, "confidence level of the bootstrap interval")
-	fs.IntVar(&o.Resamples, "resamples", o.Resamples, "bootstrap resamples")
-	fs.Uint64Var(&o.Seed, "seed", o.Seed, "bootstrap RNG seed (same samples + seed = same verdict)")
+	fs.Float64Var(&o.Tolerance, "tolerance", o.Tolerance, "fraction of req/s B may lose (0.05 = 5%); a pass also needs the interval above 1 - 2 x tolerance")
+	fs.Float64Var(&o.Level, "level", o.Level, "confidence level of the ratio's interval")
 	fs.BoolVar(&o.NoiseOK, "noise-ok", false, "exit 0 instead of 2 when the only problem is noise or a client-bound load tester (CI smoke runs)")
 	fs.BoolVar(&o.AllowClientBound, "allow-client-bound", false, "judge even when the load tester was the bottleneck")
 	fs.StringVar(&o.BaselineFile, "baseline", o.BaselineFile, "baseline file (baseline mode)")
 	fs.BoolVar(&o.UpdateBaseline, "update-baseline", false, "measure --b and write the baseline file")
 	fs.BoolVar(&o.AllowOtherMachine, "allow-other-machine", false, "compare with a baseline recorded on another machine")
 	fs.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
+	fs.StringVar(&markdownPath, "markdown", "", "write a short markdown summary to this file (a pull-request comment, $GITHUB_STEP_SUMMARY)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
 	fs.BoolVar(&printConfig, "print-default-config", false, "print the built-in server config and exit")
 	if err := fs.Parse(args); err != nil {
@@ -108,7 +109,23 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 			return 2
 		}
 	}
+	if markdownPath != "" {
+		if err := gate.WriteMarkdownFile(markdownPath, r, gate.MarkdownLinks{JSONPath: jsonPath, RunURL: ciRunURL()}); err != nil {
+			fmt.Fprintf(stderr, "gate: %v\n", err)
+			return 2
+		}
+	}
 	return r.ExitCode
+}
+
+// ciRunURL is the page of the current GitHub or Gitea Actions run (where
+// its artifacts are), from the variables both set; "" elsewhere.
+func ciRunURL() string {
+	server, repo, id := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return strings.TrimSuffix(server, "/") + "/" + repo + "/actions/runs/" + id
 }
 
 // besideMe prefers a binary next to the gate's own executable (build/), so

@@ -1,0 +1,435 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ratios serves A at 100k and B at 100k × the next ratio of the list per
+// round (the last one repeats), so a test chooses what each look sees.
+func ratios(list ...float64) func(synthRun) synthOutcome {
+	return func(r synthRun) synthOutcome {
+		if r.Side == "A" || r.Warmup {
+			return synthOutcome{Result: result(100000)}
+		}
+		i := min(r.Instance-1, len(list)-1)
+		return synthOutcome{Result: result(100000 * list[i])}
+	}
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func TestRoundsStopAsSoonAsDecided(t *testing.T) {
+	tests := []struct {
+		name    string
+		model   func(synthRun) synthOutcome
+		verdict Verdict
+		rounds  int
+		looks   int
+	}{
+		{"same speed passes at the first look", steady(100000, 100000), Pass, 10, 1},
+		{"25% slower fails at the first look", steady(100000, 75000), Regression, 10, 1},
+		// The first four rounds are far below, the rest at 1.0. The
+		// interval's low end is the k-th smallest ratio: at the interim
+		// looks (99%) k = 1 of 10 and 12, 2 of 14 and 16, 4 of 18, so 0.7;
+		// at the last look (20 rounds, 95%) k = 6, so 1.0: a pass.
+		{"undecided, then passes at the last look", ratios(append(repeat(0.7, 4), repeat(1.0, 20)...)...), Pass, 20, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runSynth(t, synthOptions(t), newSynthLab(tt.model))
+			if r.Verdict != tt.verdict || r.Rounds != tt.rounds || len(r.Looks) != tt.looks || r.StopReason != StopDecided {
+				t.Fatalf("%s after %d rounds and %d looks (stop %s: %s); want %s after %d and %d",
+					r.Verdict, r.Rounds, len(r.Looks), r.StopReason, r.StopDetail, tt.verdict, tt.rounds, tt.looks)
+			}
+			if len(r.A.SamplesRPS) != r.Rounds || len(r.B.SamplesRPS) != r.Rounds || len(r.RoundRatios) != r.Rounds {
+				t.Errorf("samples A %d B %d ratios %d for %d rounds", len(r.A.SamplesRPS), len(r.B.SamplesRPS), len(r.RoundRatios), r.Rounds)
+			}
+			for i, l := range r.Looks {
+				wantLevel := InterimLevel
+				if l.Rounds == 20 {
+					wantLevel = 0.95
+				}
+				if l.Rounds != 10+2*i || l.Level != wantLevel {
+					t.Errorf("look %d after %d rounds at %v, want %d at %v (10, then two at a time; the last at --level)", i, l.Rounds, l.Level, 10+2*i, wantLevel)
+				}
+			}
+		})
+	}
+}
+
+func TestRoundsCapAndBudget(t *testing.T) {
+	// Alternating 0.8 and 1.25: the median stays near 1 but the interval
+	// stays wide: undecided for ever.
+	undecided := func(r synthRun) synthOutcome {
+		if r.Side == "A" {
+			return synthOutcome{Result: result(100000)}
+		}
+		if r.Instance%2 == 0 {
+			return synthOutcome{Result: result(80000)}
+		}
+		return synthOutcome{Result: result(125000)}
+	}
+	t.Run("max rounds", func(t *testing.T) {
+		o := synthOptions(t)
+		o.Budget = 0
+		r := runSynth(t, o, newSynthLab(undecided))
+		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonNoisy || r.Rounds != o.MaxRounds || r.StopReason != StopMaxRounds {
+			t.Fatalf("%s (%s) after %d rounds, stop %s", r.Verdict, r.ReasonCode, r.Rounds, r.StopReason)
+		}
+		if len(r.Looks) != 6 {
+			t.Errorf("%d looks, want 6 (10, 12, ..., 20)", len(r.Looks))
+		}
+	})
+	t.Run("max rounds 0 means exactly --rounds", func(t *testing.T) {
+		o := synthOptions(t)
+		o.MaxRounds = 0
+		r := runSynth(t, o, newSynthLab(undecided))
+		if r.Rounds != o.Rounds || r.StopReason != StopMaxRounds || r.RoundsPlan.Max != o.Rounds {
+			t.Fatalf("%d rounds, stop %s, plan %+v", r.Rounds, r.StopReason, r.RoundsPlan)
+		}
+	})
+	t.Run("budget", func(t *testing.T) {
+		// On the lab's clock a round costs 2.64 s (two 1.3 s runs, two
+		// starts) and the warm-up 2.1 s: 10 rounds end at 28.5 s, 12 at
+		// 33.8 s. With 36 s, two more after 10 fit (33.8 s), two more after
+		// 12 would not (39.1 s).
+		o := synthOptions(t)
+		o.Budget = 36 * time.Second
+		r := runSynth(t, o, newSynthLab(undecided))
+		if r.StopReason != StopBudget || r.Rounds != 12 || r.Verdict != CouldNotJudge {
+			t.Fatalf("stop %s after %d rounds (%s); want budget after 12", r.StopReason, r.Rounds, r.StopDetail)
+		}
+		if r.ElapsedS > o.Budget.Seconds() {
+			t.Errorf("ran %.1f s on the lab's clock, past the %v budget", r.ElapsedS, o.Budget)
+		}
+		if !strings.Contains(r.StopDetail, "would pass the 36s budget") {
+			t.Errorf("stop detail %q", r.StopDetail)
+		}
+	})
+}
+
+// TestRoundOrderAlternates: A B, then B A, so neither side always follows
+// the other; fresh servers every round by default.
+func TestRoundOrderAlternates(t *testing.T) {
+	for _, restart := range []bool{true, false} {
+		o := synthOptions(t)
+		o.Rounds, o.MaxRounds = 4, 4
+		o.RestartEachRound = restart
+		l := newSynthLab(nil)
+		r := runSynth(t, o, l)
+		if got := strings.Join(l.order, ""); got != "ABBAABBA" {
+			t.Errorf("restart=%v: run order %s, want ABBAABBA", restart, got)
+		}
+		var order []string
+		for _, run := range r.Runs {
+			order = append(order, run.Side)
+		}
+		if got := strings.Join(order, ""); got != "ABBAABBA" {
+			t.Errorf("restart=%v: recorded order %s", restart, got)
+		}
+		wantStarts := 1
+		if restart {
+			wantStarts = 4
+		}
+		if l.starts["A"] != wantStarts || l.starts["B"] != wantStarts {
+			t.Errorf("restart=%v: started A %d and B %d times, want %d", restart, l.starts["A"], l.starts["B"], wantStarts)
+		}
+		if !restart && (len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "does not cover")) {
+			t.Errorf("--restart=false must warn that the interval misses process-to-process noise: %v", r.Warnings)
+		}
+	}
+}
+
+func TestRoundProblems(t *testing.T) {
+	bad := func(side string, run int, out synthOutcome) func(synthRun) synthOutcome {
+		return func(r synthRun) synthOutcome {
+			if r.Side == side && !r.Warmup && r.Instance == run {
+				return out
+			}
+			return synthOutcome{Result: result(100000)}
+		}
+	}
+	withErrors := result(90000)
+	withErrors.Errors = 12
+	unfinished := result(90000)
+	unfinished.Unfinished, unfinished.Due = 40, 90040
+	dropped := result(90000)
+	dropped.Dropped, dropped.Due = 7, 90007
+	exit1 := &LoadExitError{Status: 1, LastLine: ": load_tester: 40 unfinished"}
+	clientBound := func(r synthRun) synthOutcome {
+		res := result(100000)
+		res.ClientBound, res.ClientBoundReason = true, "busiest network thread at 97% of its CPU"
+		return synthOutcome{Result: res, ServerCPU: 0.5}
+	}
+	tests := []struct {
+		name     string
+		model    func(synthRun) synthOutcome
+		startErr func(string, int) error
+		modify   func(*Options)
+		ctx      func() context.Context
+		reason   string
+		verdict  Verdict
+		detail   string
+	}{
+		{name: "A fails to start", startErr: func(s string, n int) error {
+			if s == "A" {
+				return errors.New("server A exited with status 1 before it was ready: bind: address already in use")
+			}
+			return nil
+		}, reason: ReasonServerStart, detail: "address already in use"},
+		{name: "B fails to start in round 3", startErr: func(s string, n int) error {
+			if s == "B" && n == 3 {
+				return errors.New("server B: no \"weaseldb: ready\" line within 15s")
+			}
+			return nil
+		}, reason: ReasonServerStart, detail: "no \"weaseldb: ready\" line"},
+		{name: "errors", model: bad("B", 2, synthOutcome{Result: withErrors, Err: exit1}), reason: ReasonErrors, detail: "12 errors in round 2"},
+		{name: "unfinished requests", model: bad("A", 3, synthOutcome{Result: unfinished, Err: exit1}), reason: ReasonUnclean,
+			detail: "server A, round 3: 40 unfinished and 0 dropped of 90040 due requests: not a clean sample"},
+		{name: "dropped requests, exit 0", model: bad("B", 1, synthOutcome{Result: dropped}), reason: ReasonUnclean,
+			detail: "0 unfinished and 7 dropped of 90007 due"},
+		{name: "server dies", model: bad("B", 4, synthOutcome{Result: withErrors, Err: exit1, Dies: true}), reason: ReasonServerDied,
+			detail: "server B exited during the runs"},
+		{name: "load tester fails", model: bad("A", 2, synthOutcome{Err: errors.New("load_tester: exit status 2: bad flag")}),
+			reason: ReasonLoadFailed, detail: "server A, round 2: load_tester: exit status 2: bad flag"},
+		{name: "load tester exits 1 for another reason", model: bad("A", 2, synthOutcome{Result: result(100), Err: exit1}),
+			reason: ReasonLoadFailed, detail: "load_tester exited with status 1"},
+		{name: "errors in the warm-up", model: func(r synthRun) synthOutcome {
+			if r.Warmup && r.Side == "B" {
+				return synthOutcome{Result: withErrors, Err: exit1}
+			}
+			return synthOutcome{Result: result(100000)}
+		}, reason: ReasonErrors, detail: "errors in warm-up"},
+		{name: "client bound", model: clientBound, reason: ReasonClientBound, detail: "bottleneck in 10 of 10 runs of A: busiest"},
+		{name: "client bound forgiven by --noise-ok", model: clientBound, modify: func(o *Options) { o.NoiseOK = true },
+			reason: ReasonWithinTolerance, verdict: Pass},
+		{name: "client bound but the server saturated", model: func(r synthRun) synthOutcome {
+			out := clientBound(r)
+			out.ServerCPU = 1
+			return out
+		}, modify: func(o *Options) { o.Pin = "auto" }, reason: ReasonWithinTolerance, verdict: Pass},
+		{name: "interrupted", ctx: func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, reason: ReasonLoadFailed, detail: "interrupted"},
+		{name: "missing load tester", modify: func(o *Options) { o.LoadTester = "/nonexistent/load_tester" },
+			reason: ReasonBadInput, detail: "load tester /nonexistent/load_tester"},
+		{name: "bad options", modify: func(o *Options) { o.MaxRounds = 5 }, reason: ReasonBadInput, detail: "--max-rounds 5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := synthOptions(t)
+			if tt.modify != nil {
+				tt.modify(&o)
+			}
+			if tt.name == "client bound but the server saturated" {
+				if plan, _ := PlanCPUs("auto", []int{0, 1}); !plan.Pinned() {
+					t.Skip("needs a pinned plan")
+				}
+			}
+			l := newSynthLab(tt.model)
+			l.startErr = tt.startErr
+			ctx := context.Background()
+			if tt.ctx != nil {
+				ctx = tt.ctx()
+			}
+			l.warmups = o.WarmupRun > 0
+			r := run(ctx, o, nil, l, l.now)
+			want := tt.verdict
+			if want == "" {
+				want = CouldNotJudge
+			}
+			if r.Verdict != want || r.ReasonCode != tt.reason || r.ExitCode != want.ExitCode() {
+				t.Fatalf("got %s (%s, exit %d): %s; want %s (%s)", r.Verdict, r.ReasonCode, r.ExitCode, r.Reason, want, tt.reason)
+			}
+			if !strings.Contains(r.Reason, tt.detail) {
+				t.Errorf("reason %q lacks %q", r.Reason, tt.detail)
+			}
+			if r.Reason == "" || strings.Contains(r.Reason, "\n") {
+				t.Errorf("reason must be one line: %q", r.Reason)
+			}
+			if want == CouldNotJudge && r.ReasonCode != ReasonClientBound && r.StopReason != StopProblem {
+				t.Errorf("stop reason %q, want %q", r.StopReason, StopProblem)
+			}
+		})
+	}
+}
+
+// An unclean run is recorded (so the JSON shows it) but never becomes a
+// sample.
+func TestUncleanRunIsNotASample(t *testing.T) {
+	unfinished := result(120000)
+	unfinished.Unfinished = 3
+	l := newSynthLab(func(r synthRun) synthOutcome {
+		if r.Side == "B" && r.Instance == 2 {
+			return synthOutcome{Result: unfinished}
+		}
+		return synthOutcome{Result: result(100000)}
+	})
+	r := runSynth(t, synthOptions(t), l)
+	if r.ReasonCode != ReasonUnclean || r.B.UncleanRuns != 1 {
+		t.Fatalf("%s (%s), unclean runs %d", r.Verdict, r.ReasonCode, r.B.UncleanRuns)
+	}
+	if len(r.B.SamplesRPS) != 1 || r.B.SamplesRPS[0] != 100000 {
+		t.Errorf("B's samples %v: the unclean run must not be one", r.B.SamplesRPS)
+	}
+	last := r.Runs[len(r.Runs)-1]
+	if last.Side != "B" || last.Unfinished != 3 {
+		t.Errorf("the unclean run is not in the record: %+v", last)
+	}
+}
+
+func TestBaselineMode(t *testing.T) {
+	o := synthOptions(t)
+	o.A = ""
+	o.BaselineFile = filepath.Join(t.TempDir(), "baseline.json")
+	o.UpdateBaseline = true
+	r := runSynth(t, o, newSynthLab(steady(0, 100000)))
+	if r.Verdict != Pass || r.ReasonCode != "baseline_written" {
+		t.Fatalf("update: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+	}
+	b, err := ReadBaseline(o.BaselineFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.SamplesRPS) != o.MaxRounds || b.Machine.CPUModel == "" || b.Settings.ConfigSHA256 == "" {
+		t.Errorf("baseline: %d samples (want %d, --max-rounds), machine %+v", len(b.SamplesRPS), o.MaxRounds, b.Machine)
+	}
+	o.UpdateBaseline = false
+
+	// Noisy enough that an interval exists, steady enough to decide.
+	jitter := func(b float64) func(synthRun) synthOutcome {
+		return func(r synthRun) synthOutcome {
+			return synthOutcome{Result: result(b * (1 + 0.01*float64(r.Instance%5-2)))}
+		}
+	}
+	t.Run("same speed passes", func(t *testing.T) {
+		r := runSynth(t, o, newSynthLab(jitter(100000)))
+		if r.Verdict != Pass || r.Mode != "baseline" || r.CI.Paired || r.CI.Method != MethodUnpaired {
+			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Mode, r.CI.Paired)
+		}
+	})
+	t.Run("slower fails", func(t *testing.T) {
+		r := runSynth(t, o, newSynthLab(jitter(75000)))
+		if r.Verdict != Regression {
+			t.Fatalf("%s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+		}
+	})
+	t.Run("other machine", func(t *testing.T) {
+		moved := b
+		moved.Machine.CPUModel = "Some Other CPU @ 1.0GHz"
+		p := filepath.Join(t.TempDir(), "moved.json")
+		if err := WriteBaseline(p, moved); err != nil {
+			t.Fatal(err)
+		}
+		o := o
+		o.BaselineFile = p
+		r := runSynth(t, o, newSynthLab(jitter(100000)))
+		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonOtherMachine {
+			t.Fatalf("other machine: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+		}
+		o.AllowOtherMachine = true
+		r = runSynth(t, o, newSynthLab(jitter(100000)))
+		if r.ReasonCode == ReasonOtherMachine || len(r.Warnings) == 0 {
+			t.Fatalf("--allow-other-machine: %s (%s), warnings %v", r.Verdict, r.ReasonCode, r.Warnings)
+		}
+	})
+	t.Run("other settings", func(t *testing.T) {
+		o := o
+		o.Concurrency = 3
+		r := runSynth(t, o, newSynthLab(jitter(100000)))
+		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonOtherSettings {
+			t.Fatalf("other settings: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+		}
+	})
+	t.Run("a problem means no baseline is written", func(t *testing.T) {
+		o := o
+		o.UpdateBaseline = true
+		o.BaselineFile = filepath.Join(t.TempDir(), "none.json")
+		withErrors := result(1)
+		withErrors.Errors = 1
+		r := runSynth(t, o, newSynthLab(func(synthRun) synthOutcome { return synthOutcome{Result: withErrors} }))
+		if r.Verdict != CouldNotJudge || !strings.HasPrefix(r.Reason, "baseline not written") {
+			t.Fatalf("%s: %s", r.Verdict, r.Reason)
+		}
+		if _, err := os.Stat(o.BaselineFile); !os.IsNotExist(err) {
+			t.Error("a baseline was written from a failed measurement")
+		}
+	})
+}
+
+func TestWriteJSONAndMarkdown(t *testing.T) {
+	r := runSynth(t, synthOptions(t), newSynthLab(steady(100000, 97000)))
+	p := filepath.Join(t.TempDir(), "gate.json")
+	if err := WriteJSON(p, r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := back["decision"].(map[string]any)
+	for _, key := range []string{"ratio", "rounds", "rounds_plan", "stop_reason", "looks", "round_ratios", "runs", "mann_whitney"} {
+		if back[key] == nil {
+			t.Errorf("JSON lacks %q", key)
+		}
+	}
+	if back["version"] != float64(ResultVersion) || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
+		t.Errorf("JSON version/decision/exit: %v %v %v", back["version"], dec, back["exit_code"])
+	}
+	md := filepath.Join(t.TempDir(), "gate.md")
+	if err := WriteMarkdownFile(md, r, MarkdownLinks{JSONPath: "build/gate.json", RunURL: "https://ci.example/o/r/actions/runs/7"}); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(md)
+	for _, want := range []string{"### Regression gate: ✅ pass (exit 0)", "**B/A = 0.970**, 99% CI [0.970, 0.970]",
+		"**Rounds:** 10 (10 to start, at most 20), stopped: decided", "✅ **Client-bound:** A 0 of 10 runs, B 0 of 10 runs",
+		"no failed, unfinished or dropped requests", "`build/gate.json`", "(https://ci.example/o/r/actions/runs/7)"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, text)
+		}
+	}
+	// A failed run (no samples, NaN and infinite statistics) must still encode.
+	bad := Run(context.Background(), Options{}, nil)
+	if err := WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
+		t.Errorf("result of a failed run: %v", err)
+	}
+	var b strings.Builder
+	WriteMarkdown(&b, bad, MarkdownLinks{})
+	if !strings.Contains(b.String(), "⚠️ could not judge (exit 2)") || !strings.Contains(b.String(), "`bad_input`") {
+		t.Errorf("markdown of a failed run:\n%s", b.String())
+	}
+	few := runSynth(t, func() Options { o := synthOptions(t); o.Rounds, o.MaxRounds = 3, 3; return o }(), newSynthLab(nil))
+	if !math.IsInf(few.CI.High, 1) {
+		t.Fatalf("3 rounds should leave the interval open: %+v", few.CI)
+	}
+	if err := WriteJSON(filepath.Join(t.TempDir(), "few.json"), few); err != nil {
+		t.Errorf("result with infinite interval ends: %v", err)
+	}
+}
+
+func TestEscapeMarkdown(t *testing.T) {
+	got := escapeMarkdown("a|b <script> *x* _y_ `z` [l](u)\nnext")
+	if strings.ContainsAny(strings.NewReplacer(`\|`, "", `\*`, "", `\_`, "", "\\`", "", `\[`, "", `\]`, "").Replace(got), "|*_`[]<>\n") {
+		t.Errorf("unescaped markup left: %q", got)
+	}
+}

@@ -1,0 +1,198 @@
+package gate
+
+// A lab without processes: servers are records, a load run returns what
+// the test's model says, and a fake clock advances by each run's length.
+// The rounds, the stopping rule, the statistics and every failure path run
+// through it in microseconds; e2e_test.go and realbin_test.go keep a few
+// real-process runs that prove the wiring.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"weaseldb/loadtester"
+)
+
+// synthRun is what the model is told about one load run.
+type synthRun struct {
+	Side     string // "A" or "B"
+	Instance int    // which start of this side's server (1, 2, ...)
+	Run      int    // runs of this instance so far, this one included
+	Warmup   bool   // the discarded warm-up run
+}
+
+// synthOutcome is the model's answer: the result (an error instead, or a
+// result with a *LoadExitError), the CPU the server used, and whether the
+// server dies during the run.
+type synthOutcome struct {
+	Result    loadtester.Result
+	Err       error
+	ServerCPU float64 // cores while measured; default 0.5
+	Dies      bool
+}
+
+type synthLab struct {
+	clock    time.Time
+	model    func(synthRun) synthOutcome
+	startErr func(side string, instance int) error
+	starts   map[string]int
+	servers  map[string]*synthServer // by target path
+	order    []string                // sides of the measured runs, in order
+	warmups  bool                    // the first run of each side's first server is the warm-up
+}
+
+func newSynthLab(model func(synthRun) synthOutcome) *synthLab {
+	if model == nil {
+		model = steady(100000, 100000)
+	}
+	return &synthLab{clock: time.Unix(1_700_000_000, 0), model: model, starts: map[string]int{}, servers: map[string]*synthServer{}}
+}
+
+func (l *synthLab) now() time.Time { return l.clock }
+
+func (l *synthLab) startServer(spec ServerSpec) (server, error) {
+	l.clock = l.clock.Add(20 * time.Millisecond)
+	l.starts[spec.Name]++
+	n := l.starts[spec.Name]
+	if l.startErr != nil {
+		if err := l.startErr(spec.Name, n); err != nil {
+			return nil, err
+		}
+	}
+	s := &synthServer{lab: l, side: spec.Name, instance: n, path: fmt.Sprintf("synth/%s/%d", spec.Name, n)}
+	l.servers[s.path] = s
+	return s, nil
+}
+
+func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result, error) {
+	if ctx.Err() != nil {
+		return loadtester.Result{}, fmt.Errorf("interrupted")
+	}
+	s := l.servers[spec.Target.Path]
+	if s == nil || s.dead {
+		return loadtester.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
+	}
+	s.runs++
+	wall := spec.Warmup + spec.Duration + 50*time.Millisecond
+	l.clock = l.clock.Add(wall)
+	warmup := l.warmups && s.instance == 1 && s.runs == 1
+	out := l.model(synthRun{Side: s.side, Instance: s.instance, Run: s.runs, Warmup: warmup})
+	if out.ServerCPU == 0 {
+		out.ServerCPU = 0.5
+	}
+	s.busy += time.Duration(out.ServerCPU * float64(wall))
+	if out.Dies {
+		s.dead = true
+	}
+	if !warmup {
+		l.order = append(l.order, s.side)
+	}
+	return out.Result, out.Err
+}
+
+type synthServer struct {
+	lab      *synthLab
+	side     string
+	instance int
+	path     string
+	runs     int
+	busy     time.Duration
+	dead     bool
+	stopped  bool
+}
+
+func (s *synthServer) target() Target                  { return Target{Network: "unix", Path: s.path} }
+func (s *synthServer) alive() bool                     { return !s.dead && !s.stopped }
+func (s *synthServer) exitedWithin(time.Duration) bool { return !s.alive() }
+func (s *synthServer) cpu() (time.Duration, error)     { return s.busy, nil }
+func (s *synthServer) diedReason() string {
+	return fmt.Sprintf("server %s exited during the runs (status 3): synthetic crash", s.side)
+}
+func (s *synthServer) stop(time.Duration) error {
+	if s.dead {
+		return fmt.Errorf("server %s exited with status 3", s.side)
+	}
+	s.stopped = true
+	return nil
+}
+
+// result is a clean load_tester result at rps.
+func result(rps float64) loadtester.Result {
+	n := int64(rps)
+	return loadtester.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
+}
+
+// steady serves A at a and B at b, every run.
+func steady(a, b float64) func(synthRun) synthOutcome {
+	return func(r synthRun) synthOutcome {
+		if r.Side == "A" {
+			return synthOutcome{Result: result(a)}
+		}
+		return synthOutcome{Result: result(b)}
+	}
+}
+
+// noisy is a model of a shared machine: each server process has a speed of
+// its own (log-normal, sd process), each round a drift both sides share
+// (sd drift), each run its own noise (sd run), and a run now and then hit
+// by a neighbour's burst. B is slower by slowdown.
+type noisy struct {
+	rng                 *rand.Rand
+	slowdown            float64
+	process, drift, run float64
+	burstP, burst       float64
+	speeds              map[string]float64
+	drifts              map[int]float64
+}
+
+func newNoisy(seed uint64, slowdown, process, drift, run float64) *noisy {
+	return &noisy{rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), slowdown: slowdown, process: process, drift: drift, run: run,
+		burstP: 0.05, burst: 0.7, speeds: map[string]float64{}, drifts: map[int]float64{}}
+}
+
+func (n *noisy) outcome(r synthRun) synthOutcome {
+	key := fmt.Sprintf("%s/%d", r.Side, r.Instance)
+	if _, ok := n.speeds[key]; !ok {
+		n.speeds[key] = math.Exp(n.rng.NormFloat64() * n.process)
+	}
+	if _, ok := n.drifts[r.Instance]; !ok {
+		n.drifts[r.Instance] = math.Exp(n.rng.NormFloat64() * n.drift)
+	}
+	v := 100000 * n.speeds[key] * n.drifts[r.Instance] * math.Exp(n.rng.NormFloat64()*n.run)
+	if n.rng.Float64() < n.burstP {
+		v *= n.burst
+	}
+	if r.Side == "B" {
+		v *= 1 - n.slowdown
+	}
+	return synthOutcome{Result: result(v)}
+}
+
+// synthOptions are the defaults aimed at a synthetic lab.
+func synthOptions(t testing.TB) Options {
+	t.Helper()
+	o := DefaultOptions()
+	o.A, o.B = "synth/weaseldb-a", "synth/weaseldb-b"
+	o.LoadTester = os.Args[0] // it must exist; the synthetic lab never runs it
+	o.Pin = "off"
+	return o
+}
+
+// runSynth runs the gate against the lab and logs its table.
+func runSynth(t testing.TB, o Options, l *synthLab) *Result {
+	t.Helper()
+	l.warmups = o.WarmupRun > 0
+	r := run(context.Background(), o, nil, l, l.now)
+	if tb, ok := t.(*testing.T); ok && testing.Verbose() {
+		var table strings.Builder
+		WriteTable(&table, r)
+		tb.Logf("table:\n%s", table.String())
+	}
+	return r
+}
