@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"weaseldb/internal/nettest"
 	"weaseldb/internal/serverproc"
 )
 
@@ -121,7 +122,7 @@ func TestSIGTERMExits0AndRemovesSocket(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "w.sock")
 	r := startBinary(t, fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }, { type = \"unix\", path = %q }]\n[commit]\npipeline_wait_strategy = \"WaitIfStageEmpty\"\n", sock))
-	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+	c, err := net.DialTimeout("unix", sock, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestEMFILEBacksOffAndRecovers(t *testing.T) {
 	}
 	var conns []net.Conn
 	for i := 0; i < 20; i++ {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second) // completes in the backlog
+		c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout) // completes in the backlog
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +213,7 @@ func TestIdleServerUsesNoCPU(t *testing.T) {
 			r := startBinary(t, fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\n[commit]\npipeline_wait_strategy = %q\n", strategy))
 			addr := strings.TrimPrefix(r.addrs[0], "tcp ")
 			for i := 0; i < 100; i++ {
-				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/internal/nettest"
 	"weaseldb/internal/procstat"
 	"weaseldb/internal/serverproc"
 )
@@ -52,7 +53,7 @@ func TestSlowlorisBelowTheDescriptorLimit(t *testing.T) {
 	start := time.Now()
 	var silent []net.Conn
 	for i := 0; i < silentClients; i++ {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
 		if err != nil {
 			t.Fatalf("silent client %d: %v", i, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/internal/nettest"
 	"weaseldb/server/config"
 )
 
@@ -62,7 +63,7 @@ func both(t *testing.T, ts *testServer, f func(t *testing.T, dial func() net.Con
 				addr = ts.unixPath
 			}
 			f(t, func() net.Conn {
-				c, err := net.DialTimeout(network, addr, 5*time.Second)
+				c, err := net.DialTimeout(network, addr, nettest.DialTimeout)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -250,7 +251,7 @@ func TestMalformedAndOversized(t *testing.T) {
 
 func TestMethodAndRoutes(t *testing.T) {
 	ts := startServer(t, nil)
-	c, err := net.DialTimeout("tcp", ts.tcpAddr, 5*time.Second)
+	c, err := net.DialTimeout("tcp", ts.tcpAddr, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestMethodAndRoutes(t *testing.T) {
 
 func TestMetricsEndpoint(t *testing.T) {
 	ts := startServer(t, nil)
-	c, err := net.DialTimeout("tcp", ts.tcpAddr, 5*time.Second)
+	c, err := net.DialTimeout("tcp", ts.tcpAddr, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func waitMetric(t *testing.T, ts *testServer, want string) {
 // without bound, and when the client reads, every response is there.
 func TestNeverReadingClient(t *testing.T) {
 	ts := startServer(t, nil)
-	c, err := net.DialTimeout("tcp", ts.tcpAddr, 5*time.Second)
+	c, err := net.DialTimeout("tcp", ts.tcpAddr, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Start()
-	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", srv.TCPPort(0)), 5*time.Second)
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", srv.TCPPort(0)), nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +458,7 @@ func TestTwoThousandConnections(t *testing.T) {
 		if i%2 == 1 {
 			network, addr = "unix", ts.unixPath
 		}
-		c, err := net.DialTimeout(network, addr, 10*time.Second)
+		c, err := net.DialTimeout(network, addr, nettest.DialTimeout)
 		if err != nil {
 			t.Fatalf("dial %d: %v", i, err)
 		}

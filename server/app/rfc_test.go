@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/internal/nettest"
 )
 
 // The HTTP MUSTs of RFC 9110 and 9112 that routing decides: a response to
@@ -19,7 +21,7 @@ import (
 
 func dialTCP(t *testing.T, ts *testServer) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", ts.tcpAddr, 5*time.Second)
+	c, err := net.DialTimeout("tcp", ts.tcpAddr, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

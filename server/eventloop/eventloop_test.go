@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"weaseldb/internal/nettest"
 	"weaseldb/internal/procstat"
 )
 
@@ -158,12 +159,8 @@ func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Op
 
 func dial(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	t.Cleanup(func() { c.Close() })
+	c := nettest.Dial(t, "tcp", addr)
+	c.SetDeadline(time.Now().Add(30 * time.Second))
 	return c
 }
 
@@ -448,7 +445,7 @@ func TestManyConnections(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
 			if err != nil {
 				errs <- err
 				return

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"weaseldb/internal/nettest"
 )
 
 // tickHandler streams: "start\n" is answered "ok\n", then the loop's timer
@@ -79,7 +81,7 @@ func startTickServer(t *testing.T) (*Server, *tickHandler, string) {
 // ends the connection; with the timer cleared the loop sleeps.
 func TestStreamOnTimer(t *testing.T) {
 	_, h, addr := startTickServer(t)
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestStreamOnTimer(t *testing.T) {
 // last words.
 func TestStreamEndsAtStop(t *testing.T) {
 	srv, h, addr := startTickServer(t)
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
