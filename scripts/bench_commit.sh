@@ -96,17 +96,9 @@ if [ -n "$BEFORE" ]; then
     BEFORE_KNOWS_CAP=$(knows_cap "$WORK/src-before")
 fi
 
-CPUS=$(taskset -cp $$ 2>/dev/null | awk -F': ' '{print $2}')
-read -r FIRST SECOND < <(python3 - "$CPUS" <<'PY'
-import sys
-cpus = []
-for part in sys.argv[1].split(","):
-    if part.strip():
-        a, _, b = part.partition("-")
-        cpus += range(int(a), int(b or a) + 1)
-print(*(cpus[:2] if len(cpus) >= 2 else ["", ""]))
-PY
-)
+# shellcheck source=lib/cpus.sh
+. "$ROOT/scripts/lib/cpus.sh"
+read -r FIRST SECOND < <(first_two_cpus) || true
 PIN=${PIN:-1}
 SERVER_ON=(); CLIENT_ON=()
 if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then

@@ -59,23 +59,15 @@ echo "== building"
 if [ -n "${A_BIN:-}" ]; then cp "$A_BIN" "$WORK/A"; echo "   A: $A_BIN"; else build A "${A_REF:-HEAD}"; fi
 if [ -n "${B_BIN:-}" ]; then cp "$B_BIN" "$WORK/B"; echo "   B: $B_BIN"; else build B "${B_REF:-}"; fi
 
-CPUS=$(taskset -cp $$ 2>/dev/null | awk -F': ' '{print $2}')
-read -r FIRST SECOND < <(python3 - "$CPUS" <<'PY'
-import sys
-cpus = []
-for part in sys.argv[1].split(","):
-    if part.strip():
-        a, _, b = part.partition("-")
-        cpus += range(int(a), int(b or a) + 1)
-print(*(cpus[:2] if len(cpus) >= 2 else ["", ""]))
-PY
-)
+# shellcheck source=lib/cpus.sh
+. "$ROOT/scripts/lib/cpus.sh"
+read -r FIRST SECOND < <(first_two_cpus) || true
 SERVER_ON=(); CLIENT_ON=()
 if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
     SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
     echo "   pinned: servers on CPU $FIRST, wrk on CPU $SECOND"
 else
-    echo "   not pinned (PIN=$PIN, CPUs $CPUS)"
+    echo "   not pinned (PIN=$PIN, fewer than 2 CPUs allowed, or PIN=0)"
 fi
 
 cat >"$WORK/pipeline.lua" <<LUA

@@ -46,28 +46,19 @@ func DefaultOptions() Options {
 
 func (o *Options) fill() {
 	d := DefaultOptions()
-	if o.EventBatchSize <= 0 {
-		o.EventBatchSize = d.EventBatchSize
-	}
-	if o.ReadBufferSize <= 0 {
-		o.ReadBufferSize = d.ReadBufferSize
-	}
-	if o.ReadBudget <= 0 {
-		o.ReadBudget = d.ReadBudget
-	}
-	if o.AcceptBatch <= 0 {
-		o.AcceptBatch = d.AcceptBatch
-	}
-	if o.HighWater <= 0 {
-		o.HighWater = d.HighWater
-	}
-	if o.MaxInflight <= 0 {
-		o.MaxInflight = d.MaxInflight
-	}
-	if o.Linger <= 0 {
-		o.Linger = d.Linger
-	}
-	if o.AcceptBackoff <= 0 {
-		o.AcceptBackoff = d.AcceptBackoff
+	orDefault(&o.EventBatchSize, d.EventBatchSize)
+	orDefault(&o.ReadBufferSize, d.ReadBufferSize)
+	orDefault(&o.ReadBudget, d.ReadBudget)
+	orDefault(&o.AcceptBatch, d.AcceptBatch)
+	orDefault(&o.HighWater, d.HighWater)
+	orDefault(&o.MaxInflight, d.MaxInflight)
+	orDefault(&o.Linger, d.Linger)
+	orDefault(&o.AcceptBackoff, d.AcceptBackoff)
+}
+
+// orDefault replaces a zero or negative option with its default.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
