@@ -66,7 +66,9 @@ func (h *handler) submit() {
 	if len(h.pending) == 0 {
 		return
 	}
-	h.s.commit.Submit(h.pending)
+	if err := h.s.commit.Submit(h.pending); err != nil {
+		h.dropAll()
+	}
 	clear(h.pending)
 	h.pending = h.pending[:0]
 	if h.s.yield {
@@ -76,6 +78,18 @@ func (h *handler) submit() {
 		// thread while this one sleeps in epoll_wait: the hop that costs
 		// an OS context switch per batch is the one to avoid.
 		runtime.Gosched()
+	}
+}
+
+// dropAll closes the connections of the collected requests: the pipeline
+// refused them (it is closed), so no answer will come and no client may
+// wait for one. Shutdown stops the loops before it closes the pipeline, so
+// this does not happen today; it is the safe answer if that order changes.
+func (h *handler) dropAll() {
+	for i := range h.pending {
+		e := &h.pending[i]
+		h.s.Metrics.Request(e.Route, 503, time.Since(e.Start))
+		e.Conn.Abort()
 	}
 }
 
