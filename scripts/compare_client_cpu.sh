@@ -48,17 +48,9 @@ git -C "$ROOT" archive "$REF" | tar -x -C "$WORK/before-src"
 echo "before: $(git -C "$ROOT" log -1 --format='%h %s' "$REF")"
 echo "after:  the working tree ($(git -C "$ROOT" log -1 --format='%h' HEAD)$(git -C "$ROOT" diff --quiet HEAD -- loadtester cmd/load_tester || echo ' + uncommitted changes'))"
 
-CPUS=$(taskset -cp $$ | awk -F': ' '{print $2}')
-read -r FIRST SECOND < <(python3 - "$CPUS" <<'PY'
-import sys
-cpus = []
-for part in sys.argv[1].split(","):
-    if part.strip():
-        a, _, b = part.partition("-")
-        cpus += range(int(a), int(b or a) + 1)
-print(*(cpus[:2] if len(cpus) >= 2 else ["", ""]))
-PY
-)
+# shellcheck source=lib/cpus.sh
+. "$ROOT/scripts/lib/cpus.sh"
+read -r FIRST SECOND < <(first_two_cpus) || true
 SERVER_ON=(); CLIENT_ON=(); PINNED="unpinned"
 if [ "${PIN:-1}" = 1 ] && [ -n "$SECOND" ]; then
     SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")

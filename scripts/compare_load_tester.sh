@@ -25,17 +25,9 @@ for tool in wrk nginx /usr/bin/time; do
 done
 [ -x "$LT" ] || { echo "compare_load_tester: $LT not built (make build)" >&2; exit 1; }
 
-CPUS=$(taskset -cp $$ 2>/dev/null | awk -F': ' '{print $2}')
-read -r FIRST SECOND < <(python3 - "$CPUS" <<'PY'
-import sys
-cpus = []
-for part in sys.argv[1].split(","):
-    if part.strip():
-        a, _, b = part.partition("-")
-        cpus += range(int(a), int(b or a) + 1)
-print(*(cpus[:2] if len(cpus) >= 2 else ["", ""]))
-PY
-)
+# shellcheck source=lib/cpus.sh
+. "$ROOT/scripts/lib/cpus.sh"
+read -r FIRST SECOND < <(first_two_cpus) || true
 PIN=${PIN:-1}
 SERVER_ON=(); CLIENT_ON=()
 if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
