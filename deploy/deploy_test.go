@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"weaseldb/internal/syncbuf"
 	"weaseldb/loadtester"
 )
 
@@ -364,7 +364,7 @@ func (lab *netnsLab) startServer(t *testing.T) string {
 	}
 	cmd := exec.Command("ip", append([]string{"netns", "exec", lab.server}, args...)...)
 	cmd.Dir = dir
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -451,23 +451,4 @@ func TestSSHRecipeAcrossNetworkNamespaces(t *testing.T) {
 			t.Errorf("warning: %s", w)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer a child process writes to while the test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"weaseldb/internal/syncbuf"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -49,7 +50,7 @@ func startWeaselDB(t *testing.T, address string, netns string) (port int, ok boo
 	}
 	srv := exec.CommandContext(ctx, args[0], args[1:]...)
 	srv.Dir = dir
-	var out syncBuffer
+	var out syncbuf.Buffer
 	srv.Stdout, srv.Stderr = &out, &out
 	if err := srv.Start(); err != nil {
 		cancel()
@@ -420,23 +421,4 @@ func TestReportRendersMergedResult(t *testing.T) {
 	if want := strconv.FormatFloat(merged.RequestsPerSec, 'f', 0, 64); !strings.Contains(strings.ReplaceAll(string(text), ",", ""), want) {
 		t.Errorf("the report does not show the merged %s req/s", want)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a child process writes to while the test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"weaseldb/internal/syncbuf"
 	"weaseldb/server/affinity"
 )
 
@@ -333,7 +334,7 @@ func TestExitCodesAndLog(t *testing.T) {
 		}
 	})
 	t.Run("dies on its own", func(t *testing.T) {
-		var log safeBuffer
+		var log syncbuf.Buffer
 		p, err := start(t, map[string]any{"die_after_ms": 100, "stderr_line": "to stderr"}, func(s *Spec) { s.Log = &log })
 		if err != nil {
 			t.Fatal(err)
@@ -574,21 +575,4 @@ func assertGone(t *testing.T, pid int) {
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	t.Errorf("process %d outlived its server", pid)
-}
-
-type safeBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
