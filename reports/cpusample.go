@@ -3,9 +3,6 @@ package reports
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"weaseldb/internal/procstat"
@@ -24,8 +21,10 @@ type SampleOptions struct {
 type cpuReader func(pid int) (time.Duration, error)
 
 // SampleCPU measures the CPU a process uses during a window, from the
-// kernel's accounting (/proc/<pid>/stat, 10 ms resolution). It fails if the
-// process goes away before the window closes.
+// kernel's accounting (/proc/<pid>/stat, 10 ms resolution, read by
+// internal/procstat), and the whole machine's busy CPU over the same window.
+// It fails if the process goes away before the window closes. It is the
+// tree's one CPU sampler: the report's runs use it too.
 func SampleCPU(ctx context.Context, opts SampleOptions) (*CPUSample, error) {
 	return sampleCPU(ctx, opts, procstat.PidCPU)
 }
@@ -45,7 +44,7 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 	if err != nil {
 		return nil, fmt.Errorf("cpu sample pid %d at start: %w", opts.Pid, err)
 	}
-	busy0, busyErr := machineBusy(procStatPath)
+	busy0, busyErr := procstat.MachineBusy()
 	s := &CPUSample{Version: 1, Pid: opts.Pid, Phase: opts.Phase, DelayS: opts.Delay.Seconds(),
 		ResolutionS: procstat.ClockTick.Seconds(), Samples: []CPUSeries{{TS: 0, CPUS: 0}}}
 	end := start.Add(opts.Window)
@@ -67,7 +66,7 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 			s.WindowS = elapsed.Seconds()
 			s.CPUS = (cpu - cpu0).Seconds()
 			s.CoreFraction = s.CPUS / s.WindowS
-			if busy1, err := machineBusy(procStatPath); err == nil && busyErr == nil {
+			if busy1, err := procstat.MachineBusy(); err == nil && busyErr == nil {
 				s.MachineBusyCores = (busy1 - busy0).Seconds() / s.WindowS
 			}
 			return s, nil
@@ -87,34 +86,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-const procStatPath = "/proc/stat"
-
-// machineBusy returns the CPU time all cores spent busy since boot: the
-// aggregate "cpu" line of /proc/stat, user+nice+system+irq+softirq+steal
-// (idle and iowait excluded; guest time is already inside user).
-func machineBusy(path string) (time.Duration, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseMachineBusy(data)
-}
-
-func parseMachineBusy(data []byte) (time.Duration, error) {
-	line, _, _ := strings.Cut(string(data), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0, fmt.Errorf("/proc/stat: first line %q is not the aggregate cpu line", line)
-	}
-	var ticks uint64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system irq softirq steal
-		v, err := strconv.ParseUint(fields[i], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/stat field %d: %w", i, err)
-		}
-		ticks += v
-	}
-	return time.Duration(ticks) * procstat.ClockTick, nil
 }

@@ -63,31 +63,3 @@ func TestSampleCPUSelf(t *testing.T) {
 		t.Errorf("sample = %+v", s)
 	}
 }
-
-func TestParseMachineBusy(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    time.Duration
-		wantErr bool
-	}{
-		{"cpu  100 5 50 1000 20 3 2 1 0 0\ncpu0 1 2 3 4 5 6 7 8\n", (100 + 5 + 50 + 3 + 2 + 1) * 10 * time.Millisecond, false},
-		{"cpu0 1 2 3 4 5 6 7 8\n", 0, true},
-		{"cpu 1 2 x 4 5 6 7 8\n", 0, true},
-		{"cpu 1 2\n", 0, true},
-		{"", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := parseMachineBusy([]byte(tt.in))
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseMachineBusy(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
-func FuzzParseMachineBusy(f *testing.F) {
-	f.Add("cpu  100 5 50 1000 20 3 2 1 0 0\n")
-	f.Add("cpu")
-	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = parseMachineBusy([]byte(in)) // must not panic
-	})
-}

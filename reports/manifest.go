@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"runtime"
@@ -10,13 +9,15 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/procstat"
 )
 
 // DescribeMachine records the machine this process runs on. GOMAXPROCS is this
 // process's: the other binaries of the run start in the same environment.
 func DescribeMachine() Machine {
 	m := Machine{
-		CPUModel:      cpuModel("/proc/cpuinfo"),
+		CPUModel:      procstat.CPUModel(),
 		Cores:         runtime.NumCPU(),
 		GoVersion:     runtime.Version(),
 		GOMAXPROCS:    runtime.GOMAXPROCS(0),
@@ -30,24 +31,6 @@ func DescribeMachine() Machine {
 	}
 	m.Hostname, _ = os.Hostname()
 	return m
-}
-
-// cpuModel returns the first "model name" of /proc/cpuinfo ("" if none, as on
-// some arm64 kernels).
-func cpuModel(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(key) == "model name" {
-			return strings.TrimSpace(value)
-		}
-	}
-	return ""
 }
 
 // ReadConfigRecord decodes a server TOML config as is, for the manifest.

@@ -116,16 +116,3 @@ func TestDescribeMachine(t *testing.T) {
 		t.Errorf("kernel = %q", m.Kernel)
 	}
 }
-
-func TestCPUModel(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cpuinfo")
-	if err := os.WriteFile(path, []byte("processor\t: 0\nmodel name\t: Test CPU @ 3.0GHz\nflags\t: x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := cpuModel(path); got != "Test CPU @ 3.0GHz" {
-		t.Errorf("cpuModel = %q", got)
-	}
-	if got := cpuModel(filepath.Join(t.TempDir(), "missing")); got != "" {
-		t.Errorf("cpuModel(missing) = %q", got)
-	}
-}

@@ -297,6 +297,17 @@ func TestReportNumbersTraceToArtifacts(t *testing.T) {
 	}
 }
 
+// matchingLines returns the submatches of every line of md that re matches.
+func matchingLines(md string, re *regexp.Regexp) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(md, "\n") {
+		if m := re.FindStringSubmatch(line); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // TestPipelineTableMatchesArtifact checks every bench_pipeline row of the report.
 func TestPipelineTableMatchesArtifact(t *testing.T) {
 	md, _ := render(t, recordedRun)
@@ -304,11 +315,7 @@ func TestPipelineTableMatchesArtifact(t *testing.T) {
 	readArtifact(t, recordedRun, PipelineBenchFile, &pb)
 	rowRE := regexp.MustCompile("^\\|.*\\| ([0-9.,]+) \\| ([0-9.,]+) \\| ([0-9.,]+) \\| `cases\\[(\\d+)\\]` \\|$")
 	seen := 0
-	for _, line := range strings.Split(md, "\n") {
-		m := rowRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
+	for _, m := range matchingLines(md, rowRE) {
 		i, _ := strconv.Atoi(m[4])
 		c := pb.Cases[i]
 		for j, want := range []float64{c.NsPerItem, c.ItemsPerSec, c.CPUNsPerItem} {

@@ -211,6 +211,41 @@ func FormatWaitTable(ws *WaitStrategies) string {
 	return b.String()
 }
 
+// FormatWaitPlan shows each planned run and its CPUs, or why it would be skipped.
+func FormatWaitPlan(ws *WaitStrategies, plan []PlannedRun) string {
+	var b strings.Builder
+	simulated := ""
+	if ws.Simulated {
+		simulated = " (simulated)"
+	}
+	fmt.Fprintf(&b, "plan for allowed CPUs %s%s:\n", ws.AllowedCPUs, simulated)
+	for _, r := range plan {
+		what := "run"
+		switch {
+		case r.Status == StatusSkipped:
+			what = "skip: " + r.Reason
+		case r.CPUPlan != "":
+			what = fmt.Sprintf("run on %d CPUs: %s", r.CPUsNeeded, r.CPUPlan)
+		}
+		fmt.Fprintf(&b, "  %-8s  %-18s  %-9s  %s\n", r.Bench, r.Strategy, r.Cores, what)
+	}
+	return b.String()
+}
+
+// FormatWaitSkipped summarises the skipped runs ("" when none was skipped).
+func FormatWaitSkipped(ws *WaitStrategies) string {
+	skipped := ws.SkippedRuns()
+	if len(skipped) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nskipped %d runs for want of CPUs (this process may use %s):\n", len(skipped), ws.AllowedCPUs)
+	for _, r := range skipped {
+		fmt.Fprintf(&b, "  %s %s on dedicated cores needs %d CPUs\n", r.Bench, r.Strategy, r.CPUsNeeded)
+	}
+	return b.String()
+}
+
 // fmtDuration prints nanoseconds in a readable unit, "-" when not measured.
 func fmtDuration(ns *float64) string {
 	switch {

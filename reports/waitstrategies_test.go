@@ -155,11 +155,7 @@ func TestWaitStrategiesTablesMatchArtifact(t *testing.T) {
 	readArtifact(t, recordedRun, WaitStrategiesFile, &ws)
 	rowRE := regexp.MustCompile("^\\| (\\w+) \\| ([^|]+) \\| (.*) \\| `runs\\[(\\d+)\\]` \\|$")
 	seen := 0
-	for _, line := range strings.Split(md, "\n") {
-		m := rowRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
+	for _, m := range matchingLines(md, rowRE) {
 		i, _ := strconv.Atoi(m[4])
 		r := ws.Runs[i]
 		if r.Strategy != m[1] || !strings.HasPrefix(m[2], r.Cores) {

@@ -8,15 +8,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
+	"weaseldb/internal/benchmain"
 	"weaseldb/server/cpuwork"
 )
 
@@ -53,20 +52,7 @@ type options struct {
 	jsonPath   string
 }
 
-func main() {
-	opts, err := parseArgs(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench_cpu_work:", err)
-		os.Exit(2)
-	}
-	if err := run(opts, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bench_cpu_work:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchmain.Main("bench_cpu_work", parseArgs, run) }
 
 // parseArgs accepts flags before, between and after the iteration counts.
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -152,13 +138,7 @@ func run(o options, stdout io.Writer) error {
 		}
 	}
 	if o.jsonPath != "" {
-		data, err := json.MarshalIndent(output{result: top, Results: results}, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encode JSON: %w", err)
-		}
-		if err := os.WriteFile(o.jsonPath, append(data, '\n'), 0o644); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
-		}
+		return benchmain.WriteJSON(o.jsonPath, output{result: top, Results: results})
 	}
 	return nil
 }

@@ -9,17 +9,16 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"weaseldb/internal/benchmain"
 	"weaseldb/server/affinity"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/pipeline/pipebench"
@@ -34,20 +33,7 @@ type options struct {
 	jsonPath string
 }
 
-func main() {
-	opts, err := parseArgs(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench_pipeline:", err)
-		os.Exit(2)
-	}
-	if err := run(opts, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bench_pipeline:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchmain.Main("bench_pipeline", parseArgs, run) }
 
 func allFamilies() []string {
 	return []string{pipebench.FamilySingleStage, pipebench.FamilyBatch, pipebench.FamilyBatchSpin, pipebench.FamilyWaitStrategy}
@@ -250,12 +236,5 @@ func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResul
 	for _, r := range idle {
 		out.Idle = append(out.Idle, pipebench.JSONIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
 	}
-	data, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode JSON: %w", err)
-	}
-	if err := os.WriteFile(o.jsonPath, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write JSON: %w", err)
-	}
-	return nil
+	return benchmain.WriteJSON(o.jsonPath, out)
 }

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"weaseldb/internal/benchmain"
 	"weaseldb/reports"
 )
 
@@ -113,7 +113,7 @@ func cpuSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeJSON(*jsonOut, s); err != nil {
+	if err := benchmain.WriteJSON(*jsonOut, s); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: pid %d %s: %.3f cores over %.1f s (%.2f s CPU)\n", s.Pid, s.Phase, s.CoreFraction, s.WindowS, s.CPUS)
@@ -160,21 +160,10 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = filepath.Join(*runDir, reports.ManifestFile)
 	}
-	if err := writeJSON(*out, m); err != nil {
+	if err := benchmain.WriteJSON(*out, m); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: wrote %s\n", *out)
-	return nil
-}
-
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	return nil
 }
 

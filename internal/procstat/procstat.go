@@ -1,14 +1,13 @@
 // Package procstat reads the kernel's CPU accounting for this process, for
-// another process, and for the calling OS thread. Benchmarks and tests use it
-// to report CPU per item and idle CPU from what the kernel measured, not from
-// wall-clock guesses.
+// another process, for the calling OS thread and for the whole machine.
+// Benchmarks, tests and the report use it to give CPU per item and idle CPU
+// from what the kernel measured, not from wall-clock guesses. It is the
+// tree's one reader of /proc: every /proc file goes through
+// github.com/prometheus/procfs (proc.go); this file holds the system calls.
 package procstat
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,47 +37,6 @@ func ThreadCPU() (time.Duration, error) {
 		return 0, fmt.Errorf("procstat: clock_gettime(CLOCK_THREAD_CPUTIME_ID): %w", err)
 	}
 	return time.Duration(ts.Nano()), nil
-}
-
-// PidCPU returns the user+system CPU time of another process, read from
-// /proc/<pid>/stat (resolution ClockTick).
-func PidCPU(pid int) (time.Duration, error) {
-	path := "/proc/" + strconv.Itoa(pid) + "/stat"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("procstat: read %s: %w", path, err)
-	}
-	ticks, err := parseStatTicks(data)
-	if err != nil {
-		return 0, fmt.Errorf("procstat: parse %s: %w", path, err)
-	}
-	return time.Duration(ticks) * ClockTick, nil
-}
-
-// parseStatTicks returns utime+stime (fields 14 and 15) from the text of a
-// /proc/<pid>/stat file. The command name (field 2) is in parentheses and may
-// itself hold spaces and parentheses, so fields are counted from the last ')'.
-func parseStatTicks(data []byte) (uint64, error) {
-	s := string(data)
-	end := strings.LastIndexByte(s, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("no ')' closing the command name")
-	}
-	// After ") " come fields 3 (state), 4 (ppid), ... so field k is at index k-3.
-	fields := strings.Fields(s[end+1:])
-	const utimeIdx, stimeIdx = 14 - 3, 15 - 3
-	if len(fields) <= stimeIdx {
-		return 0, fmt.Errorf("only %d fields after the command name, want > %d", len(fields), stimeIdx)
-	}
-	utime, err := strconv.ParseUint(fields[utimeIdx], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("utime %q: %w", fields[utimeIdx], err)
-	}
-	stime, err := strconv.ParseUint(fields[stimeIdx], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("stime %q: %w", fields[stimeIdx], err)
-	}
-	return utime + stime, nil
 }
 
 func timevalDuration(tv unix.Timeval) time.Duration {

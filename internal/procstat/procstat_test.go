@@ -19,40 +19,6 @@ func burn(d time.Duration) {
 	runtime.KeepAlive(x)
 }
 
-func TestParseStatTicks(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    uint64
-		wantErr bool
-	}{
-		{"plain", "1234 (bash) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 5 0 0", 10, false},
-		{"spaces and parens in comm", "42 (a) b (c) R 1 2 3 4 5 6 7 8 9 10 250 50 0 0", 300, false},
-		{"no paren", "42 bash S 1", 0, true},
-		{"truncated", "42 (x) S 1 2 3", 0, true},
-		{"not a number", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 abc 3", 0, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseStatTicks([]byte(tc.in))
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if got != tc.want {
-				t.Fatalf("got %d ticks, want %d", got, tc.want)
-			}
-		})
-	}
-}
-
-func FuzzParseStatTicks(f *testing.F) {
-	f.Add([]byte("1234 (bash) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 5 0 0"))
-	f.Add([]byte("42 (a) b) R"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = parseStatTicks(data) // must never panic
-	})
-}
-
 func TestSelfCPUGrowsWithWork(t *testing.T) {
 	before, err := SelfCPU()
 	if err != nil {

@@ -1,0 +1,57 @@
+// Package benchmain is the body the benchmark commands (cmd/bench_cpu_work,
+// cmd/bench_pipeline) share: parse the flags, run, exit with the status the
+// tree's tools use, and write the result as indented JSON (the report's
+// command and its runner write their JSON files with WriteJSON too).
+package benchmain
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit statuses of a benchmark command.
+const (
+	ExitOK      = 0 // the benchmark ran (or --help was asked for)
+	ExitFailed  = 1 // it ran and failed
+	ExitBadArgs = 2 // the flags were refused
+)
+
+// Main runs a benchmark command and exits the process with Run's status.
+func Main[O any](name string, parse func(args []string, stderr io.Writer) (O, error), run func(O, io.Writer) error) {
+	os.Exit(Run(name, os.Args[1:], os.Stdout, os.Stderr, parse, run))
+}
+
+// Run parses args and runs the benchmark: ExitOK after --help (parse printed
+// the usage), ExitBadArgs with "name: reason" when parse refuses the flags,
+// ExitFailed with "name: reason" when run fails.
+func Run[O any](name string, args []string, stdout, stderr io.Writer, parse func([]string, io.Writer) (O, error), run func(O, io.Writer) error) int {
+	opts, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return ExitBadArgs
+	}
+	if err := run(opts, stdout); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// WriteJSON writes v to path as indented JSON with a final newline.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}

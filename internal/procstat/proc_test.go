@@ -1,0 +1,148 @@
+package procstat
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeProc writes files into a temporary directory laid out like /proc and
+// returns it as a root to read from.
+func fakeProc(t testing.TB, files map[string]string) procRoot {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return procRoot(root)
+}
+
+// A /proc/<pid>/stat line as the kernel writes it, with utime 7 and stime 3.
+const plainStat = "1234 (bash) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 270041 3133440 388 18446744073709551615 " +
+	"94215698477056 94215698496937 140730782130656 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 94215698512944 94215698514560 " +
+	"94216751517696 140730782132683 140730782132703 140730782132703 140730782134251 0\n"
+
+func TestPidCPUFromStatFile(t *testing.T) {
+	tests := []struct {
+		name    string
+		stat    string
+		want    time.Duration
+		wantErr string
+	}{
+		{"plain", plainStat, 10 * ClockTick, ""},
+		{"spaces and parens in the command name", strings.Replace(plainStat, "(bash)", "(a) b (c)", 1), 10 * ClockTick, ""},
+		{"large counts", strings.Replace(plainStat, " 7 3 ", " 250000 50000 ", 1), 300000 * ClockTick, ""},
+		{"no parenthesis", "42 bash S 1 2 3", 0, "42/stat"},
+		{"truncated", "42 (x) S 1 2 3", 0, "42/stat"},
+		{"not a number", strings.Replace(plainStat, " 7 3 ", " abc 3 ", 1), 0, "42/stat"},
+		{"parentheses reversed", "42 ) x ( S 1", 0, "42/stat"},
+		{"nothing after the name", "42 (x)", 0, "42/stat"},
+		{"empty", "", 0, "42/stat"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := fakeProc(t, map[string]string{"42/stat": tc.stat})
+			got, err := root.pidCPU(42)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, %v; want an error naming %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPidCPUNoSuchProcess(t *testing.T) {
+	root := fakeProc(t, map[string]string{"1/stat": plainStat})
+	_, err := root.pidCPU(42)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "42/stat") {
+		t.Fatalf("error %v: want one wrapping fs.ErrNotExist and naming the file", err)
+	}
+	if _, err := procRoot(filepath.Join(t.TempDir(), "absent")).pidCPU(1); err == nil {
+		t.Fatal("a missing /proc was not reported")
+	}
+}
+
+// FuzzPidCPU: any stat file gives a figure or an error, never a panic.
+func FuzzPidCPU(f *testing.F) {
+	f.Add([]byte(plainStat))
+	f.Add([]byte("42 (a) b) R"))
+	f.Add([]byte("42 ) ("))
+	f.Add([]byte("(x)"))
+	root := fakeProc(f, map[string]string{"42/stat": ""})
+	path := filepath.Join(string(root), "42", "stat")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := root.pidCPU(42); err == nil && d < 0 {
+			t.Fatalf("negative CPU time %v", d)
+		}
+	})
+}
+
+func TestMachineBusy(t *testing.T) {
+	tests := []struct {
+		name    string
+		stat    string
+		want    time.Duration
+		wantErr bool
+	}{
+		// user nice system idle iowait irq softirq steal guest guest_nice
+		{"aggregate line", "cpu  100 5 50 1000 20 3 2 1 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\nbtime 1\n",
+			(100 + 5 + 50 + 3 + 2 + 1) * ClockTick, false},
+		{"per-CPU lines only", "cpu0 1 2 3 4 5 6 7 8 0 0\n", 0, true},
+		{"not a number", "cpu 1 2 x 4 5 6 7 8\n", 0, true},
+		{"empty", "", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := fakeProc(t, map[string]string{"stat": tc.stat}).machineBusy()
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("got %v, %v; want %v, error %v", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestCPUModel(t *testing.T) {
+	const x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n"
+	if got := fakeProc(t, map[string]string{"cpuinfo": x86}).cpuModel(); got != "AMD EPYC 7B13" {
+		t.Errorf("model %q, want AMD EPYC 7B13", got)
+	}
+	if got := fakeProc(t, map[string]string{"cpuinfo": "garbage"}).cpuModel(); got != "" {
+		t.Errorf("model of a garbled cpuinfo %q, want empty", got)
+	}
+	if got := fakeProc(t, nil).cpuModel(); got != "" {
+		t.Errorf("model without cpuinfo %q, want empty", got)
+	}
+}
+
+// The real /proc: this machine's figures exist and are sane.
+func TestRealProc(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	busy, err := MachineBusy()
+	if err != nil || busy <= 0 {
+		t.Fatalf("MachineBusy = %v, %v", busy, err)
+	}
+	if _, err := PidCPU(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	_ = CPUModel() // may be empty (arm64); must not fail
+}

@@ -1,0 +1,89 @@
+// Package runner runs the harness's binaries for the threading report and
+// records what each run measured in the run directory: weaseldb under
+// load_tester with its CPU sampled, bench_pipeline, bench_cpu_work. It holds
+// the logic of `report wait-strategies` (the wait-strategy comparison,
+// wait_strategies.json); cmd/report keeps the flags. Servers are started and
+// stopped through internal/serverproc, CPU is sampled with
+// reports.SampleCPU, and configs are written with the TOML encoder.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"weaseldb/internal/benchmain"
+	"weaseldb/internal/serverproc"
+)
+
+// Tools runs the binaries of one directory and keeps their output in the run
+// directory. It is used from one goroutine at a time.
+type Tools struct {
+	Bin    string    // directory holding weaseldb, load_tester, bench_pipeline, bench_cpu_work
+	RunDir string    // where every log and raw result goes
+	Log    io.Writer // progress lines
+	Prefix string    // starts every progress line, e.g. "wait-strategies"
+}
+
+// Logf prints one progress line.
+func (t *Tools) Logf(format string, args ...any) {
+	fmt.Fprintf(t.Log, "=== "+t.Prefix+": "+format+"\n", args...)
+}
+
+// Path is the file name in the run directory.
+func (t *Tools) Path(name string) string { return filepath.Join(t.RunDir, name) }
+
+// Command runs one tool of Bin to completion, pinned to cpus when any are
+// given, its output in RUN/<name>.log; it is killed after timeout.
+func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool string, args ...string) error {
+	path := filepath.Join(t.Bin, tool)
+	logFile, err := os.Create(t.Path(name + ".log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.WaitDelay = 5 * time.Second
+	t.Logf("%s: %s %s", name, path, strings.Join(args, " "))
+	err = serverproc.StartOn(cmd, cpus)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: ran past %v (log %s.log)", tool, timeout, name)
+		}
+		return fmt.Errorf("%s: %w (log %s.log)", tool, err, name)
+	}
+	return nil
+}
+
+// ReadJSON decodes a file of the run directory.
+func (t *Tools) ReadJSON(name string, dst any) error {
+	data, err := os.ReadFile(t.Path(name))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		return fmt.Errorf("decode %s: %w", name, err)
+	}
+	return nil
+}
+
+// WriteJSON writes v, indented, to a file of the run directory.
+func (t *Tools) WriteJSON(name string, v any) error {
+	return benchmain.WriteJSON(t.Path(name), v)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func ptr(v float64) *float64 { return &v }

@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"weaseldb/reports"
+)
+
+// WaitOptions are the settings of `report wait-strategies`; its flags fill
+// them and errors name those flags.
+type WaitOptions struct {
+	Bin, RunDir                     string
+	DurationS, WarmupS, IdleS       float64
+	IdleConns, Concurrency          int
+	LoadThreads, IOThreads, Release int
+	OkIterations                    int
+	Strategies, Cores               string // comma-separated lists
+	AllowedCPUs                     string // a simulated allowed set: plan only
+	Plan                            bool   // print the plan, run nothing
+	ReadyTimeout                    time.Duration
+}
+
+// Validate checks the options (a simulated set implies Plan).
+func (o *WaitOptions) Validate() error {
+	if o.AllowedCPUs != "" {
+		o.Plan = true
+	}
+	switch {
+	case !o.Plan && o.RunDir == "":
+		return errors.New("wait-strategies: --run DIR is required (or --plan)")
+	case o.DurationS < 2:
+		return fmt.Errorf("wait-strategies: --duration must be at least 2 s, got %g", o.DurationS)
+	case o.WarmupS < 0 || o.IdleS < 1:
+		return fmt.Errorf("wait-strategies: --warmup must be ≥ 0 and --idle ≥ 1, got %g and %g", o.WarmupS, o.IdleS)
+	case o.Concurrency < 1 || o.LoadThreads < 1 || o.IOThreads < 1 || o.Release < 1 || o.IdleConns < 0 || o.OkIterations < 0:
+		return errors.New("wait-strategies: --concurrency, --load-threads, --io-threads and --release-threads must be ≥ 1; --idle-conns and --ok-iterations ≥ 0")
+	}
+	return nil
+}
+
+// params turns the options into the planner's input.
+func (o *WaitOptions) params() (reports.WaitPlanParams, error) {
+	p := reports.WaitPlanParams{PipelineStages: 2, IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads}
+	for _, s := range strings.Split(o.Strategies, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(reports.WaitStrategyNames, s) {
+			return p, fmt.Errorf("wait-strategies: unknown strategy %q (allowed: %s)", s, strings.Join(reports.WaitStrategyNames, ", "))
+		}
+		p.Strategies = append(p.Strategies, s)
+	}
+	for _, c := range strings.Split(o.Cores, ",") {
+		switch strings.TrimSpace(c) {
+		case reports.CoresShared:
+		case reports.CoresDedicated:
+			p.Dedicated = true
+		default:
+			return p, fmt.Errorf("wait-strategies: --cores takes shared and/or dedicated, got %q", c)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,245 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"weaseldb/internal/serverproc"
+	"weaseldb/reports"
+	"weaseldb/server/affinity"
+	"weaseldb/server/pipeline/pipebench"
+)
+
+// WaitStrategies runs the comparison: bench_pipeline's wait-strategy family
+// and the server under load_tester, per strategy, on shared cores and on
+// dedicated cores where the allowed CPUs are enough. It prints the plan
+// (with o.Plan) or the table of results, and writes wait_strategies.json.
+func WaitStrategies(o *WaitOptions, stdout, stderr io.Writer) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	p, err := o.params()
+	if err != nil {
+		return err
+	}
+	var allowed []int
+	if o.AllowedCPUs != "" {
+		allowed, err = affinity.ParseCPUList(o.AllowedCPUs)
+	} else {
+		allowed, err = affinity.AllowedCPUs()
+	}
+	if err != nil {
+		return fmt.Errorf("wait-strategies: %w", err)
+	}
+	plan := reports.PlanWaitStrategies(allowed, p)
+	ws := &reports.WaitStrategies{
+		Version: reports.WaitStrategiesVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Simulated: o.AllowedCPUs != "",
+		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns, Concurrency: o.Concurrency,
+	}
+	if o.Plan {
+		fmt.Fprint(stdout, reports.FormatWaitPlan(ws, plan))
+		return nil
+	}
+	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
+		return fmt.Errorf("wait-strategies: %w", err)
+	}
+	r := &waitRunner{o: o, ws: ws, t: Tools{Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
+	r.runAll(plan)
+	fmt.Fprint(stdout, reports.FormatWaitTable(ws))
+	fmt.Fprint(stdout, reports.FormatWaitSkipped(ws))
+	return r.save()
+}
+
+// waitRunner executes a plan and records each run in ws.
+type waitRunner struct {
+	o  *WaitOptions
+	ws *reports.WaitStrategies
+	t  Tools
+}
+
+// save writes wait_strategies.json; called after every run, so an
+// interrupted comparison keeps what it measured.
+func (r *waitRunner) save() error { return r.t.WriteJSON(reports.WaitStrategiesFile, r.ws) }
+
+func (r *waitRunner) saveOrLog() {
+	if err := r.save(); err != nil {
+		r.t.Logf("%v", err)
+	}
+}
+
+func (r *waitRunner) runAll(plan []reports.PlannedRun) {
+	// bench_pipeline runs every strategy in one invocation per kind of cores.
+	for _, cores := range []string{reports.CoresShared, reports.CoresDedicated} {
+		var group []reports.PlannedRun
+		for _, p := range plan {
+			if p.Bench == reports.BenchPipeline && p.Cores == cores {
+				group = append(group, p)
+			}
+		}
+		if len(group) > 0 {
+			r.ws.Runs = append(r.ws.Runs, r.pipelineRuns(group)...)
+			r.saveOrLog()
+		}
+	}
+	for _, p := range plan {
+		if p.Bench != reports.BenchServer {
+			continue
+		}
+		run := p.WaitRun
+		if run.Status == reports.StatusMeasured {
+			run = r.serverRun(p)
+		} else {
+			r.t.Logf("server %s on %s cores: %s: %s", p.Strategy, p.Cores, p.Status, p.Reason)
+		}
+		r.ws.Runs = append(r.ws.Runs, run)
+		r.saveOrLog()
+	}
+}
+
+// failed marks a run failed with the reason.
+func failed(run reports.WaitRun, err error) reports.WaitRun {
+	run.Status, run.Reason = reports.StatusFailed, err.Error()
+	return run
+}
+
+// pipelineRuns runs bench_pipeline's wait_strategy family once and splits
+// its cases into one run per planned strategy.
+func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun {
+	out := make([]reports.WaitRun, len(group))
+	var todo []int
+	for i, p := range group {
+		out[i] = p.WaitRun
+		if p.Status == reports.StatusMeasured {
+			todo = append(todo, i)
+		} else {
+			r.t.Logf("bench_pipeline %s on %s cores: %s: %s", p.Strategy, p.Cores, p.Status, p.Reason)
+		}
+	}
+	if len(todo) == 0 {
+		return out
+	}
+	cores := group[todo[0]].Cores
+	name := "ws_pipeline_" + cores
+	args := []string{"--quick", "--families", "wait_strategy", "--json", r.t.Path(name + ".json")}
+	if cores == reports.CoresDedicated {
+		args = append(args, "--cpus", group[todo[0]].PipelineCPUsFlag())
+	}
+	err := r.t.Command(2*time.Minute, name, nil, "bench_pipeline", args...)
+	var pb pipebench.JSONOutput
+	if err == nil {
+		err = r.t.ReadJSON(name+".json", &pb)
+	}
+	for _, i := range todo {
+		if err != nil {
+			out[i] = failed(out[i], err)
+			continue
+		}
+		out[i] = pipelineFigures(out[i], &pb, name+".json")
+	}
+	return out
+}
+
+// pipelineFigures copies one strategy's case and idle CPU out of bench_pipeline's result.
+func pipelineFigures(run reports.WaitRun, pb *pipebench.JSONOutput, artifact string) reports.WaitRun {
+	run.Artifact, run.Unit = artifact, "items/s"
+	for _, c := range pb.Cases {
+		if c.Family == "wait_strategy" && c.Impl == "pipeline" && c.Strategy == run.Strategy {
+			run.Throughput, run.CPUNsPerOp = ptr(c.ItemsPerSec), ptr(c.CPUNsPerItem)
+		}
+	}
+	for _, idle := range pb.Idle {
+		if idle.Strategy == run.Strategy {
+			run.IdleCoreFraction = ptr(idle.CoreFraction)
+		}
+	}
+	if run.Throughput == nil {
+		return failed(run, fmt.Errorf("%s has no wait_strategy case for %s", artifact, run.Strategy))
+	}
+	return run
+}
+
+// serverConfig is the config document the server of one run reads.
+func serverConfig(p reports.PlannedRun, o *WaitOptions, socket string) map[string]any {
+	server := map[string]any{"interfaces": []map[string]any{serverproc.UnixInterface(socket)}, "io_threads": o.IOThreads}
+	if len(p.IOCPUs) > 0 {
+		server["io_cpus"] = p.IOCPUs
+	}
+	commit := map[string]any{"pipeline_wait_strategy": p.Strategy, "pipeline_release_threads": o.Release}
+	if len(p.PipelineCPUs) > 0 {
+		commit["pipeline_cpus"] = p.PipelineCPUs
+	}
+	return map[string]any{"server": server, "commit": commit,
+		"benchmark": map[string]any{"ok_resolve_iterations": o.OkIterations}}
+}
+
+// serverRun starts weaseldb with the run's strategy (and CPUs), loads it with
+// load_tester while sampling its CPU, then measures its idle CPU with
+// keep-alive connections open, and stops it.
+func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
+	run := p.WaitRun
+	run.Unit = "req/s"
+	name := fmt.Sprintf("ws_server_%s_%s", p.Strategy, p.Cores)
+	sockDir, socket, err := socketDir()
+	if err != nil {
+		return failed(run, err)
+	}
+	defer os.RemoveAll(sockDir)
+	configPath := r.t.Path(name + ".toml")
+	head := fmt.Sprintf("# written by report wait-strategies: %s on %s cores\n", p.Strategy, p.Cores)
+	if err := writeServerConfig(configPath, head, serverConfig(p, r.o, socket)); err != nil {
+		return failed(run, err)
+	}
+	srv, err := r.t.startServer(configPath, name+".server.log", r.o.ReadyTimeout)
+	if err != nil {
+		return failed(run, err)
+	}
+	defer srv.Stop(serverStopGrace)
+	run.GOMAXPROCS = serverGOMAXPROCS(srv)
+	r.t.Logf("%s: server pid %d ready (GOMAXPROCS %d)", name, srv.Pid(), run.GOMAXPROCS)
+	run, err = r.loadServer(run, p, srv.Pid(), socket, name)
+	if err != nil {
+		return failed(run, err)
+	}
+	idle, note, err := idleCPU(srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
+	if err != nil {
+		return failed(run, err)
+	}
+	run.IdleCoreFraction = &idle
+	if note != "" {
+		run.Reason = strings.TrimPrefix(run.Reason+"; "+note, "; ")
+	}
+	if err := srv.Stop(serverStopGrace); err != nil {
+		return failed(run, fmt.Errorf("after SIGTERM: %w (log %s.server.log)", err, name))
+	}
+	return run
+}
+
+// loadServer runs load_tester against the server and measures the server's
+// CPU over the middle of the measured window.
+func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid int, socket, name string) (reports.WaitRun, error) {
+	args := []string{"--unix-socket", socket, "--path", "/ok", "--concurrency", fmt.Sprint(r.o.Concurrency),
+		"--network-threads", fmt.Sprint(r.o.LoadThreads), "--duration", fmt.Sprint(r.o.DurationS),
+		"--warmup", fmt.Sprint(r.o.WarmupS), "--quiet", "--max-errors", "1000000000"}
+	timeout := seconds(r.o.WarmupS+r.o.DurationS) + 30*time.Second
+	lf, cpu, err := r.t.loadWhileSampling(name+".load", args, p.LoadCPUs, pid, measuredWindow(r.o.WarmupS, r.o.DurationS), timeout)
+	if err != nil {
+		return run, err
+	}
+	if lf.RequestsPerSec <= 0 {
+		return run, fmt.Errorf("load_tester measured no requests (%s.load.json)", name)
+	}
+	run.Artifact = name + ".load.json"
+	run.Throughput, run.P50Ns, run.P99Ns = ptr(lf.RequestsPerSec), ptr(float64(lf.Latency.P50)), ptr(float64(lf.Latency.P99))
+	run.CPUNsPerOp = ptr(cpu.CoreFraction * 1e9 / lf.RequestsPerSec)
+	if lf.ClientCPUNsPerReq > 0 {
+		run.ClientCPUNsPerRequest = ptr(lf.ClientCPUNsPerReq)
+	}
+	run.Errors, run.ClientBound = lf.Errors, lf.ClientBound
+	if lf.Errors > 0 {
+		run.Reason = fmt.Sprintf("%d errors of %d requests", lf.Errors, lf.Requests)
+	}
+	return run, nil
+}

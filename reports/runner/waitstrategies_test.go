@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"weaseldb/internal/serverproc"
+	"weaseldb/reports"
+	"weaseldb/server/affinity"
+	"weaseldb/server/config"
+)
+
+// builtBinaries returns the repository's build/ directory, or skips the
+// test when one of the binaries is missing.
+func builtBinaries(t *testing.T, names ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping a run of the real binaries")
+	}
+	build, err := filepath.Abs("../../build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range names {
+		if _, err := os.Stat(filepath.Join(build, b)); err != nil {
+			t.Skipf("build/%s missing (run make build)", b)
+		}
+	}
+	return build
+}
+
+// TestServerConfigIsValid checks the generated config against the server's
+// own parser, shared and dedicated.
+func TestServerConfigIsValid(t *testing.T) {
+	o := &WaitOptions{IOThreads: 1, Release: 2, OkIterations: 10}
+	plan := reports.PlanWaitStrategies([]int{0, 1, 2, 3, 4, 5, 6, 7, 8}, reports.WaitPlanParams{
+		Strategies: []string{"Never"}, PipelineStages: 2, IOThreads: 1, ReleaseThreads: 2, LoadThreads: 1, Dedicated: true})
+	for _, p := range plan {
+		if p.Bench != reports.BenchServer {
+			continue
+		}
+		data, err := serverproc.EncodeConfig(serverConfig(p, o, "/tmp/x/weaseldb.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", p.Cores, err, data)
+		}
+		if cfg.Commit.PipelineWaitStrategy != "Never" || cfg.Commit.PipelineReleaseThreads != 2 || cfg.Benchmark.OkResolveIterations != 10 {
+			t.Errorf("%s: config %+v", p.Cores, cfg.Commit)
+		}
+		if p.Cores == reports.CoresDedicated && (len(cfg.Server.IOCPUs) != 1 || len(cfg.Commit.PipelineCPUs) != 4 || len(cfg.Commit.PipelineCPUs[3]) != 2) {
+			t.Errorf("dedicated config lost its CPUs: io %v pipeline %v", cfg.Server.IOCPUs, cfg.Commit.PipelineCPUs)
+		}
+	}
+}
+
+// TestWaitStrategiesDedicatedPathRuns executes the dedicated-cores code path
+// for real on whatever CPUs this machine has: a hand-made plan reuses the
+// allowed CPUs (a real plan never does), so the pinned server config, the
+// pinned load_tester and bench_pipeline --cpus all run here too.
+func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
+	build := builtBinaries(t, "weaseldb", "load_tester", "bench_pipeline")
+	allowed, err := affinity.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := allowed[0], allowed[len(allowed)-1]
+	dedicated := reports.WaitRun{Strategy: "WaitIfStageEmpty", Cores: reports.CoresDedicated, Status: reports.StatusMeasured}
+	pipe, srv := reports.PlannedRun{WaitRun: dedicated}, reports.PlannedRun{WaitRun: dedicated}
+	pipe.Bench, pipe.ProducerCPU, pipe.StageCPUs = reports.BenchPipeline, a, []int{b, a}
+	srv.Bench, srv.IOCPUs, srv.PipelineCPUs, srv.LoadCPUs = reports.BenchServer, []int{a}, [][]int{{b}, {a}, {b}, {a}}, []int{b}
+	dir := t.TempDir()
+	o := &WaitOptions{Bin: build, RunDir: dir, DurationS: 2, IdleS: 1, IdleConns: 5, Concurrency: 10, LoadThreads: 1,
+		IOThreads: 1, Release: 1, ReadyTimeout: 15 * time.Second}
+	r := &waitRunner{o: o, ws: &reports.WaitStrategies{}, t: Tools{Bin: build, RunDir: dir, Log: io.Discard}}
+	r.runAll([]reports.PlannedRun{pipe, srv})
+	if len(r.ws.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(r.ws.Runs))
+	}
+	for _, run := range r.ws.Runs {
+		if run.Status != reports.StatusMeasured || run.Throughput == nil || *run.Throughput <= 0 {
+			t.Errorf("%s on dedicated cores: %s %q", run.Bench, run.Status, run.Reason)
+		}
+	}
+	if g := r.ws.Runs[1].GOMAXPROCS; g < 6 {
+		t.Errorf("server GOMAXPROCS %d with 5 pinned threads, want at least 6", g)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "ws_server_WaitIfStageEmpty_dedicated.toml"))
+	if err != nil || !strings.Contains(string(cfg), fmt.Sprintf("io_cpus = [%d]", a)) {
+		t.Errorf("server config without its io_cpus (%v):\n%s", err, cfg)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "ws_pipeline_dedicated.log"))
+	if !strings.Contains(string(log), fmt.Sprintf("producer on CPU %d", a)) {
+		t.Errorf("bench_pipeline did not say it was pinned:\n%s", log)
+	}
+}
