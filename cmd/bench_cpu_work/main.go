@@ -4,7 +4,7 @@
 //
 //	bench_cpu_work 4000
 //	bench_cpu_work 4000 8000            # interleaved, with the ratio to the first
-//	bench_cpu_work --target 740ns --json cal.json
+//	bench_cpu_work --target 740ns --json cal.json   # repeated until two passes agree within 5%
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"weaseldb/internal/benchmain"
@@ -35,6 +36,12 @@ type result struct {
 	RatioMinToFirst  float64 `json:"ratio_min_to_first,omitempty"`
 	TargetNs         float64 `json:"target_ns,omitempty"`
 	TargetIterations int     `json:"target_iterations,omitempty"`
+	// The calibration's passes (--target): it repeats its search until two
+	// agree within 5%; agreed is false when none did, spread is the largest
+	// count over the smallest, minus one.
+	TargetPasses []cpuwork.Pass `json:"target_passes,omitempty"`
+	TargetAgreed *bool          `json:"target_agreed,omitempty"`
+	TargetSpread *float64       `json:"target_spread,omitempty"`
 }
 
 // output is the JSON file: the first (or calibrated) count's figures at the
@@ -99,16 +106,17 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 func run(o options, stdout io.Writer) error {
 	var results []result
 	var top result
+	var calErr error
 	if o.target > 0 {
-		n, st, err := cpuwork.IterationsFor(o.target, o.runs, o.runTime)
-		if err != nil {
+		c, err := cpuwork.Calibrate(o.target, o.runs, o.runTime)
+		var notAgreed *cpuwork.NotAgreedError
+		if err != nil && !errors.As(err, &notAgreed) {
 			return err
 		}
-		top = toResult(st)
-		top.TargetNs = float64(o.target.Nanoseconds())
-		top.TargetIterations = n
-		fmt.Fprintf(stdout, "target %v: %d iterations (measured %.1f CPU ns per call, median of %d runs)\n",
-			o.target, n, st.MedianNs, st.Runs)
+		calErr = err
+		top = calibrationResult(o.target, c)
+		fmt.Fprintf(stdout, "target %v: %d iterations (measured %.1f CPU ns per call, median of %d runs); %s\n",
+			o.target, c.Iterations, c.Stats.MedianNs, c.Stats.Runs, describePasses(c))
 		results = append(results, top)
 	}
 	if len(o.iterations) > 0 {
@@ -138,9 +146,31 @@ func run(o options, stdout io.Writer) error {
 		}
 	}
 	if o.jsonPath != "" {
-		return benchmain.WriteJSON(o.jsonPath, output{result: top, Results: results})
+		if err := benchmain.WriteJSON(o.jsonPath, output{result: top, Results: results}); err != nil {
+			return err
+		}
 	}
-	return nil
+	return calErr // a calibration whose passes never agreed fails, its JSON written
+}
+
+func calibrationResult(target time.Duration, c cpuwork.Calibration) result {
+	r := toResult(c.Stats)
+	spread := c.Spread()
+	r.TargetNs, r.TargetIterations = float64(target.Nanoseconds()), c.Iterations
+	r.TargetPasses, r.TargetAgreed, r.TargetSpread = c.Passes, &c.Agreed, &spread
+	return r
+}
+
+// describePasses says how the repeated search went.
+func describePasses(c cpuwork.Calibration) string {
+	counts := make([]string, len(c.Passes))
+	for i, p := range c.Passes {
+		counts[i] = strconv.Itoa(p.Iterations)
+	}
+	if c.Agreed {
+		return fmt.Sprintf("two of %d passes agreed within %.0f%%: %s", len(c.Passes), cpuwork.AgreeWithin*100, strings.Join(counts, ", "))
+	}
+	return fmt.Sprintf("NO two of %d passes agreed within %.0f%%: %s", len(c.Passes), cpuwork.AgreeWithin*100, strings.Join(counts, ", "))
 }
 
 func toResult(st cpuwork.Stats) result {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"weaseldb/internal/procstat"
@@ -168,4 +170,111 @@ func iterationsFor(target time.Duration, measure measureFunc) (int, Stats, error
 	}
 	st, err = measure(n)
 	return n, st, err
+}
+
+// The repeated calibration: one pass of the search lands wherever the
+// machine's speed was during its few measurements (the cost of an iteration
+// moves 2x with the neighbour on a sibling hyper-thread), so Calibrate
+// repeats the search until two passes agree.
+const (
+	// AgreeWithin is how far apart two passes' counts may be and still
+	// agree: the larger at most 5% above the smaller.
+	AgreeWithin = 0.05
+	// MaxPasses bounds the search: after this many passes without two that
+	// agree, Calibrate gives up and says how far apart they were.
+	MaxPasses = 6
+)
+
+// Pass is one run of the calibration search.
+type Pass struct {
+	Iterations int     `json:"iterations"`
+	MedianNs   float64 `json:"ns_per_call_median"` // the cost the pass measured at its count
+}
+
+// Calibration is the outcome of Calibrate.
+type Calibration struct {
+	// Iterations is the later of the first two passes that agreed; when
+	// none agreed, the median of the passes' counts.
+	Iterations int
+	Stats      Stats // the cost of that pass's count, as it measured it
+	Passes     []Pass
+	Agreed     bool
+}
+
+// Spread is the largest pass's count over the smallest, minus one (0.3 is
+// 30% apart).
+func (c Calibration) Spread() float64 {
+	if len(c.Passes) == 0 {
+		return 0
+	}
+	lo, hi := c.Passes[0].Iterations, c.Passes[0].Iterations
+	for _, p := range c.Passes {
+		lo, hi = min(lo, p.Iterations), max(hi, p.Iterations)
+	}
+	return float64(hi)/float64(max(lo, 1)) - 1
+}
+
+// NotAgreedError says that no two passes agreed, with their counts.
+type NotAgreedError struct {
+	Target time.Duration
+	Passes []Pass
+	Spread float64
+}
+
+func (e *NotAgreedError) Error() string {
+	counts := make([]string, len(e.Passes))
+	for i, p := range e.Passes {
+		counts[i] = strconv.Itoa(p.Iterations)
+	}
+	return fmt.Sprintf("calibration for %v: no two of %d passes agreed within %.0f%%: iterations %s (the largest %.0f%% above the smallest); the machine's speed changed while it measured",
+		e.Target, len(e.Passes), AgreeWithin*100, strings.Join(counts, ", "), e.Spread*100)
+}
+
+// Calibrate repeats the calibration search (IterationsFor) until two passes
+// agree within AgreeWithin, at most MaxPasses times. When none agree it
+// returns the calibration (Agreed false, Iterations the median pass) with a
+// *NotAgreedError.
+func Calibrate(target time.Duration, runs int, runTime time.Duration) (Calibration, error) {
+	return calibrate(target, func(n int) (Stats, error) { return Measure(n, runs, runTime) }, MaxPasses)
+}
+
+func calibrate(target time.Duration, measure measureFunc, maxPasses int) (Calibration, error) {
+	var c Calibration
+	var stats []Stats
+	for range max(maxPasses, 2) {
+		n, st, err := iterationsFor(target, measure)
+		if err != nil {
+			return c, err
+		}
+		pass := Pass{Iterations: n, MedianNs: st.MedianNs}
+		for _, earlier := range c.Passes {
+			if agree(earlier.Iterations, n) {
+				c.Passes = append(c.Passes, pass)
+				c.Iterations, c.Stats, c.Agreed = n, st, true
+				return c, nil
+			}
+		}
+		c.Passes = append(c.Passes, pass)
+		stats = append(stats, st)
+	}
+	mid := medianPass(c.Passes)
+	c.Iterations, c.Stats = c.Passes[mid].Iterations, stats[mid]
+	return c, &NotAgreedError{Target: target, Passes: c.Passes, Spread: c.Spread()}
+}
+
+// agree tells whether two counts are within AgreeWithin of each other.
+func agree(a, b int) bool {
+	lo, hi := min(a, b), max(a, b)
+	return float64(hi) <= float64(lo)*(1+AgreeWithin)
+}
+
+// medianPass is the index of the pass whose count is the median (the lower
+// of the two middle ones for an even number).
+func medianPass(passes []Pass) int {
+	idx := make([]int, len(passes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return passes[a].Iterations - passes[b].Iterations })
+	return idx[(len(idx)-1)/2]
 }
