@@ -12,23 +12,23 @@ import (
 )
 
 // BuildRef builds pkg (e.g. "./cmd/weaseldb") as it was at the git ref into
-// out. The ref is checked out in a temporary `git worktree` beside the
-// current one, so the working tree is never touched, and the worktree is
-// removed afterwards whatever happens.
-func BuildRef(ctx context.Context, ref, pkg, out string) error {
+// out and returns the commit it built. The ref is checked out in a
+// temporary `git worktree` beside the current one, so the working tree is
+// never touched, and the worktree is removed afterwards whatever happens.
+func BuildRef(ctx context.Context, ref, pkg, out string) (commit string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	top, err := gitOutput(ctx, "", "rev-parse", "--show-toplevel")
 	if err != nil {
-		return fmt.Errorf("building %s: not in a git repository: %w", ref, err)
+		return "", fmt.Errorf("building %s: not in a git repository: %w", ref, err)
 	}
-	commit, err := gitOutput(ctx, top, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	commit, err = gitOutput(ctx, top, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	if err != nil {
-		return fmt.Errorf("building %s: no such commit", ref)
+		return "", fmt.Errorf("building %s: no such commit", ref)
 	}
 	tmp, err := os.MkdirTemp("", "gate-worktree-")
 	if err != nil {
-		return fmt.Errorf("building %s: %w", ref, err)
+		return "", fmt.Errorf("building %s: %w", ref, err)
 	}
 	wt := filepath.Join(tmp, "src")
 	defer func() {
@@ -40,20 +40,20 @@ func BuildRef(ctx context.Context, ref, pkg, out string) error {
 		_, _ = gitOutput(cleanup, top, "worktree", "prune")
 	}()
 	if _, err := gitOutput(ctx, top, "worktree", "add", "--detach", wt, commit); err != nil {
-		return fmt.Errorf("building %s: git worktree add: %w", ref, err)
+		return "", fmt.Errorf("building %s: git worktree add: %w", ref, err)
 	}
 	abs, err := filepath.Abs(out)
 	if err != nil {
-		return fmt.Errorf("building %s: %w", ref, err)
+		return "", fmt.Errorf("building %s: %w", ref, err)
 	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", abs, pkg)
 	cmd.Dir = wt
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building %s at %s: %v: %s", pkg, ref, err, firstLine(stderr.String()))
+		return "", fmt.Errorf("building %s at %s: %v: %s", pkg, ref, err, firstLine(stderr.String()))
 	}
-	return nil
+	return commit, nil
 }
 
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {

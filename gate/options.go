@@ -70,6 +70,9 @@ type Options struct {
 	AllowOtherMachine bool
 
 	Command string // the gate's command line, recorded in results and baselines
+
+	// interimLevel overrides InterimLevel (tests compare schemes with it).
+	interimLevel float64
 }
 
 // DefaultOptions are the defaults `gate` runs with. Why these numbers:

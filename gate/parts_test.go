@@ -211,8 +211,12 @@ func TestBuildRef(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "hello")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := BuildRef(ctx, "HEAD~1", "./cmd/hello", out); err != nil {
+	commit, err := BuildRef(ctx, "HEAD~1", "./cmd/hello", out)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want, _ := exec.Command("git", "-C", repo, "rev-parse", "HEAD~1").Output(); commit != strings.TrimSpace(string(want)) {
+		t.Errorf("built commit %q, want %q", commit, want)
 	}
 	got, err := exec.Command(out).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(got)) != "old" {
@@ -222,7 +226,19 @@ func TestBuildRef(t *testing.T) {
 	if n := len(strings.Split(strings.TrimSpace(string(list)), "\n")); n != 1 {
 		t.Errorf("worktree left behind:\n%s", list)
 	}
-	if err := BuildRef(ctx, "no-such-ref", "./cmd/hello", out); err == nil || !strings.Contains(err.Error(), "no such commit") {
+	// Through the gate: A built at the ref, named by it (its binary is
+	// gone with the gate's temp dir), and a bad ref is bad input.
+	o := synthOptions(t)
+	o.A, o.ARef, o.RefPackage = "", "HEAD~1", "./cmd/hello"
+	r := runSynth(t, o, newSynthLab(nil))
+	if want := "./cmd/hello at HEAD~1 (" + short(commit) + ")"; r.A.Binary != want || r.Verdict != Pass {
+		t.Errorf("--a-ref: A is %q (%s: %s), want %q", r.A.Binary, r.Verdict, r.Reason, want)
+	}
+	o.ARef = "no-such-ref"
+	if r := runSynth(t, o, newSynthLab(nil)); r.ReasonCode != ReasonBadInput || !strings.Contains(r.Reason, "no such commit") {
+		t.Errorf("bad --a-ref: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
+	}
+	if _, err := BuildRef(ctx, "no-such-ref", "./cmd/hello", out); err == nil || !strings.Contains(err.Error(), "no such commit") {
 		t.Errorf("bad ref: %v", err)
 	}
 }

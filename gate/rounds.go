@@ -23,6 +23,7 @@ const (
 
 type sideRun struct {
 	name, binary string
+	label        string // the binary as the result names it
 	config       []byte
 	server       server
 	target       string // where its last server listened
@@ -70,6 +71,9 @@ func (m *measurement) measureRounds(ctx context.Context, sides []*sideRun) {
 		}
 		last := round >= limit || overBudget
 		level := InterimLevel
+		if m.o.interimLevel > 0 {
+			level = m.o.interimLevel
+		}
 		if last {
 			level = m.o.Level
 		}

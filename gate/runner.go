@@ -261,18 +261,21 @@ func (m *measurement) run(ctx context.Context) {
 		}
 	}
 
-	sides := []*sideRun{{name: "B", binary: o.B, config: cfgB}}
+	sides := []*sideRun{{name: "B", binary: o.B, label: o.B, config: cfgB}}
 	if r.Mode == "ab" {
-		binA := o.A
+		sideA := &sideRun{name: "A", binary: o.A, label: o.A, config: cfgA}
 		if o.ARef != "" {
-			binA = filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
+			sideA.binary = filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
 			m.logf("building %s at %s", o.RefPackage, o.ARef)
-			if err := BuildRef(ctx, o.ARef, o.RefPackage, binA); err != nil {
+			commit, err := BuildRef(ctx, o.ARef, o.RefPackage, sideA.binary)
+			if err != nil {
 				m.failEarly(ReasonBadInput, "%v", err)
 				return
 			}
+			// The binary goes with the temp dir: name what it was built from.
+			sideA.label = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
 		}
-		sides = []*sideRun{{name: "A", binary: binA, config: cfgA}, sides[0]}
+		sides = []*sideRun{sideA, sides[0]}
 	}
 	defer m.stopAll(sides)
 	m.measureRounds(ctx, sides)
@@ -328,7 +331,7 @@ func (m *measurement) summarise(sides []*sideRun) {
 }
 
 func (m *measurement) side(s *sideRun) Side {
-	side := Side{Name: s.name, Binary: s.binary, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
+	side := Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
 		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
 	side.MedianRPS, side.Spread = Median(s.samples), RelativeSpread(s.samples)
 	return side
