@@ -107,9 +107,6 @@ func fakeServerMain(args []string) int {
 	}
 	var served atomic.Int64
 	delayUS := cfg.Fake.DelayUS
-	if env, err := strconv.Atoi(os.Getenv("GATE_FAKE_DELAY_US")); err == nil {
-		delayUS = env // lets a test slow the server without changing its config
-	}
 	delay := time.Duration(delayUS) * time.Microsecond
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := served.Add(1)
@@ -158,7 +155,6 @@ func fakeLoadTesterMain(args []string) int {
 	path := fs.String("path", "/ok", "")
 	fs.Bool("quiet", false, "")
 	jsonPath := fs.String("json", "", "")
-	clientBound := fs.Bool("pretend-client-bound", false, "")
 	unfinished := fs.Int("pretend-unfinished", 0, "report this many due requests as unfinished")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -210,7 +206,7 @@ func fakeLoadTesterMain(args []string) int {
 	}
 	result := map[string]any{
 		"version": 1, "requests": requests.Load(), "errors": errs.Load(), "duration_s": duration.Seconds(),
-		"requests_per_sec": rps, "client_bound": *clientBound, "unfinished": *unfinished,
+		"requests_per_sec": rps, "unfinished": *unfinished,
 		"due": requests.Load() + int64(*unfinished), "answered": requests.Load() - errs.Load(), "failed": errs.Load(),
 	}
 	data, _ := json.Marshal(result)
