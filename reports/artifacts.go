@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"weaseldb/loadtester"
 	"weaseldb/server/pipeline/pipebench"
@@ -89,6 +90,18 @@ type CPUWork struct {
 	// NsPerCallMedian is the measuring thread's CPU time, which preemption on
 	// a busy machine does not inflate (docs/bench_cpu_work.md).
 	WallNsPerCallMedian float64 `json:"wall_ns_per_call_median"`
+	// With --target: the calibration's passes, whether two agreed within
+	// 5%, and the largest pass's count over the smallest, minus one (absent
+	// from results of a bench_cpu_work that searched only once).
+	TargetPasses []CalibrationPass `json:"target_passes,omitempty"`
+	TargetAgreed *bool             `json:"target_agreed,omitempty"`
+	TargetSpread *float64          `json:"target_spread,omitempty"`
+}
+
+// CalibrationPass is one pass of bench_cpu_work's calibration search.
+type CalibrationPass struct {
+	Iterations      int     `json:"iterations"`
+	NsPerCallMedian float64 `json:"ns_per_call_median"`
 }
 
 // CPUSample is what `report cpu-sample` measured of the server process.
@@ -104,8 +117,11 @@ type CPUSample struct {
 	// MachineBusyCores is the whole machine's busy CPU over the same window
 	// (/proc/stat; 0 when unavailable): on a shared machine, the server and
 	// the load tester are not the only users.
-	MachineBusyCores float64     `json:"machine_busy_cores"`
-	Samples          []CPUSeries `json:"samples,omitempty"`
+	MachineBusyCores float64 `json:"machine_busy_cores"`
+	// MachineCPUs is how many CPUs that busy time is shared among (the
+	// per-CPU lines of /proc/stat; 0 when unavailable).
+	MachineCPUs int         `json:"machine_cpus,omitempty"`
+	Samples     []CPUSeries `json:"samples,omitempty"`
 }
 
 // CPUSeries is one point of a CPU sample: cumulative process CPU at t_s.
@@ -114,22 +130,56 @@ type CPUSeries struct {
 	CPUS float64 `json:"cpu_s"`
 }
 
-// Run is every artifact of one run directory. Optional artifacts are nil when
-// their file is absent; the report then says the step was not measured.
+// Run is every artifact of one run directory, arranged as setups with their
+// rounds. A run of `report setups` has two setups of several rounds each
+// (setups.json); a run without setups.json (a single load result, as from
+// an older script or a merged distributed run) is one setup of one round,
+// read from load.json and the files beside it.
 type Run struct {
 	Dir            string
 	Manifest       Manifest
-	Load           loadtester.Result
-	HdrLog         *HdrLog
-	CPUWork        *CPUWork
-	CPUWorkTarget  *CPUWork
-	ServerLoaded   *CPUSample
-	ServerIdle     *CPUSample
+	Setups         *Setups // nil for a single-result run
+	Views          []*SetupView
+	Calibrations   []*Calibration
 	Pipeline       *pipebench.JSONOutput
 	WaitStrategies *WaitStrategies
-	// raw keeps each JSON artifact decoded generically, so figures can be
-	// looked up by field path (the golden test does the same).
+	// raw keeps each JSON artifact decoded generically, by its name in the
+	// run directory, so figures can be looked up by field path (the tests
+	// do the same).
 	raw map[string]any
+}
+
+// SetupView is one setup and its rounds, in round order.
+type SetupView struct {
+	Setup  Setup
+	Rounds []*Round
+}
+
+// Round is one run of a setup and the artifacts it left. A failed run has
+// only Status and Reason.
+type Round struct {
+	Number, Order  int
+	Status, Reason string
+	LoadName       string
+	Load           *loadtester.Result
+	HdrName        string
+	Hdr            *HdrLog
+	// Loaded and Idle are the server's CPU under load and idle, each with
+	// the artifact and the field prefix it was read from ("loaded." in a
+	// sample, "" in a legacy server_cpu_*.json).
+	Loaded                   *CPUSample
+	LoadedName, LoadedPrefix string
+	Idle                     *CPUSample
+	IdleName, IdlePrefix     string
+	Sample                   *ServerSample // nil for a legacy round
+}
+
+// Calibration is one round's bench_cpu_work pair.
+type Calibration struct {
+	Round                 int
+	Status, Reason        string
+	TimedName, TargetName string
+	Timed, Target         *CPUWork
 }
 
 // optionalArtifact is a file that may be missing from a run directory; set
@@ -140,58 +190,196 @@ type optionalArtifact struct {
 	set  func()
 }
 
-// LoadRun reads a run directory. The manifest and the load result are
-// required; every other artifact is optional.
+// LoadRun reads a run directory. The manifest and either setups.json (with
+// every artifact its measured runs name) or load.json are required; every
+// other artifact is optional.
 func LoadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir, raw: map[string]any{}}
 	if err := r.readJSON(ManifestFile, &r.Manifest, true); err != nil {
 		return nil, err
 	}
-	if err := r.readJSON(LoadFile, &r.Load, true); err != nil {
+	var ss Setups
+	switch err := r.readJSON(SetupsFile, &ss, false); {
+	case err == nil:
+		r.Setups = &ss
+		if err := r.loadSetups(); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if err := r.loadSingle(); err != nil {
+			return nil, err
+		}
+	default:
 		return nil, err
 	}
-	var cw, cwt CPUWork
-	var sl, si CPUSample
 	var pb pipebench.JSONOutput
 	var ws WaitStrategies
-	optional := []optionalArtifact{
-		{CPUWorkFile, &cw, func() { r.CPUWork = &cw }},
-		{CPUWorkTargetFile, &cwt, func() { r.CPUWorkTarget = &cwt }},
-		{ServerCPULoaded, &sl, func() { r.ServerLoaded = &sl }},
-		{ServerCPUIdle, &si, func() { r.ServerIdle = &si }},
+	return r, r.readOptional([]optionalArtifact{
 		{PipelineBenchFile, &pb, func() { r.Pipeline = &pb }},
 		{WaitStrategiesFile, &ws, func() { r.WaitStrategies = &ws }},
-	}
+	})
+}
+
+func (r *Run) readOptional(optional []optionalArtifact) error {
 	for _, o := range optional {
 		err := r.readJSON(o.name, o.dst, false)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o.set()
 	}
-	log, err := ReadHdrLog(filepath.Join(dir, HdrLogFile))
+	return nil
+}
+
+// loadSetups reads every artifact setups.json names.
+func (r *Run) loadSetups() error {
+	ss := r.Setups
+	if ss.Version != SetupsVersion {
+		return fmt.Errorf("artifact %s: version %d, want %d", SetupsFile, ss.Version, SetupsVersion)
+	}
+	views := map[string]*SetupView{}
+	for _, s := range ss.Setups {
+		v := &SetupView{Setup: s}
+		views[s.Name] = v
+		r.Views = append(r.Views, v)
+	}
+	for _, run := range ss.Runs {
+		v, ok := views[run.Setup]
+		if !ok {
+			return fmt.Errorf("artifact %s: a run of setup %q, which it does not list", SetupsFile, run.Setup)
+		}
+		rd := &Round{Number: run.Round, Order: run.Order, Status: run.Status, Reason: run.Reason}
+		if run.Status == StatusMeasured {
+			if err := r.loadRound(rd, run); err != nil {
+				return err
+			}
+		}
+		v.Rounds = append(v.Rounds, rd)
+	}
+	for _, v := range r.Views {
+		slices.SortStableFunc(v.Rounds, func(a, b *Round) int { return a.Number - b.Number })
+	}
+	for _, c := range ss.Calibrations {
+		cal := &Calibration{Round: c.Round, Status: c.Status, Reason: c.Reason, TimedName: c.Timed, TargetName: c.Target}
+		var timed, target CPUWork
+		if err := r.readOptional([]optionalArtifact{
+			{c.Timed, &timed, func() { cal.Timed = &timed }},
+			{c.Target, &target, func() { cal.Target = &target }},
+		}); err != nil {
+			return err
+		}
+		r.Calibrations = append(r.Calibrations, cal)
+	}
+	return nil
+}
+
+// loadRound reads a measured run's load result, HDR log and sample.
+func (r *Run) loadRound(rd *Round, run SetupRun) error {
+	var lf loadtester.Result
+	var sample ServerSample
+	if err := r.readJSON(run.Load, &lf, true); err != nil {
+		return err
+	}
+	if err := r.readJSON(run.Sample, &sample, true); err != nil {
+		return err
+	}
+	rd.LoadName, rd.Load, rd.Sample = run.Load, &lf, &sample
+	rd.Loaded, rd.LoadedName, rd.LoadedPrefix = &sample.Loaded, run.Sample, "loaded."
+	if sample.Idle != nil {
+		rd.Idle, rd.IdleName, rd.IdlePrefix = sample.Idle, run.Sample, "idle."
+	}
+	if run.HdrLog != "" {
+		log, err := r.readHdrLog(run.HdrLog)
+		if err != nil {
+			return err
+		}
+		rd.HdrName, rd.Hdr = run.HdrLog, log
+	}
+	return nil
+}
+
+// loadSingle reads a run of one load result: load.json with, optionally,
+// load.hlog, the server's CPU samples and the two bench_cpu_work results.
+func (r *Run) loadSingle() error {
+	var lf loadtester.Result
+	if err := r.readJSON(LoadFile, &lf, true); err != nil {
+		return err
+	}
+	rd := &Round{Number: 1, Order: 1, Status: StatusMeasured, LoadName: LoadFile, Load: &lf}
+	cal := &Calibration{Round: 1, Status: StatusMeasured}
+	var cw, cwt CPUWork
+	var sl, si CPUSample
+	if err := r.readOptional([]optionalArtifact{
+		{CPUWorkFile, &cw, func() { cal.Timed, cal.TimedName = &cw, CPUWorkFile }},
+		{CPUWorkTargetFile, &cwt, func() { cal.Target, cal.TargetName = &cwt, CPUWorkTargetFile }},
+		{ServerCPULoaded, &sl, func() { rd.Loaded, rd.LoadedName = &sl, ServerCPULoaded }},
+		{ServerCPUIdle, &si, func() { rd.Idle, rd.IdleName = &si, ServerCPUIdle }},
+	}); err != nil {
+		return err
+	}
+	log, err := r.readHdrLog(HdrLogFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, err
+		return err
 	default:
-		r.HdrLog = log
+		rd.HdrName, rd.Hdr = HdrLogFile, log
 	}
-	return r, nil
+	r.Views = []*SetupView{{Setup: r.singleSetup(&lf), Rounds: []*Round{rd}}}
+	if cal.Timed != nil || cal.Target != nil {
+		r.Calibrations = []*Calibration{cal}
+	}
+	return nil
 }
 
-// loadConfig is load.json's config object, the load tester's flags;
-// loadtester.Result leaves it untyped because the writer fills it from a struct.
-func (r *Run) loadConfig() map[string]any {
-	m, _ := r.Load.Config.(map[string]any)
-	return m
+// singleSetup describes a single-result run's setup from its server config
+// (in the manifest) and its load tester's flags (in load.json).
+func (r *Run) singleSetup(lf *loadtester.Result) Setup {
+	num := func(doc any, path string, def int) int {
+		if v, err := LookupNumber(doc, path); err == nil {
+			return int(v)
+		}
+		return def
+	}
+	values := r.raw[ManifestFile]
+	s := Setup{Name: "run", Title: "this run", Cores: CoresShared,
+		IOThreads:      num(values, "config.values.server.io_threads", 0),
+		ReleaseThreads: num(values, "config.values.commit.pipeline_release_threads", 1),
+		OkIterations:   num(values, "config.values.benchmark.ok_resolve_iterations", 0),
+		WaitStrategy:   "(server default)", Config: r.Manifest.Config.Path}
+	if v, err := LookupField(values, "config.values.commit.pipeline_wait_strategy"); err == nil {
+		if str, ok := v.(string); ok {
+			s.WaitStrategy = str
+		}
+	}
+	cfg, _ := lf.Config.(map[string]any)
+	s.LoadThreads = num(cfg, "network_threads", 1)
+	s.ConnectThreads = num(cfg, "connect_threads", 1)
+	s.Connections = num(cfg, "concurrency", 0)
+	s.RequestsPerConn = num(cfg, "requests_per_conn", 0)
+	if n := num(cfg, "instances", 0); n > 1 {
+		// A merged result: each instance ran the flags, concurrency included.
+		s.Connections *= n
+	}
+	return s
+}
+
+// readHdrLog reads an HdrHistogram interval log of the run directory.
+func (r *Run) readHdrLog(name string) (*HdrLog, error) {
+	return ReadHdrLog(filepath.Join(r.Dir, name))
 }
 
 // readJSON decodes one artifact into dst and keeps a generic copy in r.raw.
 func (r *Run) readJSON(name string, dst any, required bool) error {
+	if name == "" {
+		if required {
+			return errors.New("read artifact: no name given")
+		}
+		return fs.ErrNotExist
+	}
 	data, err := os.ReadFile(filepath.Join(r.Dir, name))
 	if err != nil {
 		if !required && errors.Is(err, fs.ErrNotExist) {

@@ -68,6 +68,7 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 			s.CoreFraction = s.CPUS / s.WindowS
 			if busy1, err := procstat.MachineBusy(); err == nil && busyErr == nil {
 				s.MachineBusyCores = (busy1 - busy0).Seconds() / s.WindowS
+				s.MachineCPUs, _ = procstat.MachineCPUs()
 			}
 			return s, nil
 		}

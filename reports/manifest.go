@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
@@ -75,63 +76,27 @@ func parseSteps(path string, data []byte) ([]Step, error) {
 	return steps, nil
 }
 
-// ConfigAdjustment changes a config's TCP interfaces for a local run. Empty
-// or zero fields leave the config's value.
-type ConfigAdjustment struct {
-	TCPAddress string
-	TCPPort    int
+// ManifestOptions are what the script knows of its run.
+type ManifestOptions struct {
+	Config, ConfigSource string // the config the seed's servers read, and its source
+	Steps                string // the step log
+	DurationS            float64
+	Quick                bool
+	Nofile, StartedAt    string
 }
 
-// AdjustConfig writes a copy of the TOML config at in to out with the TCP
-// interfaces changed as adj says (the unix socket path is kept: relative, it
-// lands in the server's working directory). The copy is re-encoded, so
-// comments are dropped.
-func AdjustConfig(in, out string, adj ConfigAdjustment) error {
-	values := map[string]any{}
-	if _, err := toml.DecodeFile(in, &values); err != nil {
-		return fmt.Errorf("adjust config %s: %w", in, err)
-	}
-	if server, ok := values["server"].(map[string]any); ok {
-		for _, iface := range tables(server["interfaces"]) {
-			if iface["type"] != "tcp" {
-				continue
-			}
-			if adj.TCPAddress != "" {
-				iface["address"] = adj.TCPAddress
-			}
-			if adj.TCPPort != 0 {
-				iface["port"] = int64(adj.TCPPort)
-			}
-		}
-	}
-	f, err := os.Create(out)
+// BuildManifest describes the run: this machine, the config, the steps.
+func BuildManifest(o ManifestOptions) (Manifest, error) {
+	cfg, err := ReadConfigRecord(o.Config)
 	if err != nil {
-		return fmt.Errorf("adjust config: %w", err)
+		return Manifest{}, err
 	}
-	if err := toml.NewEncoder(f).Encode(values); err != nil {
-		f.Close()
-		return fmt.Errorf("adjust config: encode %s: %w", out, err)
+	cfg.Source = o.ConfigSource
+	steps, err := ReadSteps(o.Steps)
+	if err != nil {
+		return Manifest{}, err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("adjust config: %w", err)
-	}
-	return nil
-}
-
-// tables returns the tables of a decoded TOML array (inline tables decode as
-// []any, arrays of tables as []map[string]any).
-func tables(v any) []map[string]any {
-	switch a := v.(type) {
-	case []map[string]any:
-		return a
-	case []any:
-		var out []map[string]any
-		for _, e := range a {
-			if m, ok := e.(map[string]any); ok {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
-	return nil
+	return Manifest{Version: 1, StartedAt: o.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339),
+		DurationS: o.DurationS, Quick: o.Quick, Machine: DescribeMachine(), Config: cfg, Steps: steps,
+		NofileLimit: o.Nofile}, nil
 }

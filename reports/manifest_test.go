@@ -62,48 +62,28 @@ func FuzzParseSteps(f *testing.F) {
 	})
 }
 
-func TestAdjustConfig(t *testing.T) {
+func TestBuildManifest(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in.toml")
-	src := `[server]
-interfaces = [
-  { type = "tcp", address = "0.0.0.0", port = 8123 },
-  { type = "unix", path = "weaseldb.sock" },
-]
-io_threads = 8
-[benchmark]
-ok_resolve_iterations = 4000
-`
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+	steps := filepath.Join(dir, "steps.tsv")
+	if err := os.WriteFile(steps, []byte("build\t0\t1.5\tmake build\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "out.toml")
-	if err := AdjustConfig(in, out, ConfigAdjustment{TCPAddress: "127.0.0.1", TCPPort: 18123}); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := ReadConfigRecord(out)
+	m, err := BuildManifest(ManifestOptions{Config: "../testdata/test_benchmark_config.toml", ConfigSource: "src.toml",
+		Steps: steps, DurationS: 18, Quick: true, Nofile: "65536", StartedAt: "2026-12-01T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ifaces := tables(rec.Values["server"].(map[string]any)["interfaces"])
-	if len(ifaces) != 2 {
-		t.Fatalf("interfaces = %v", ifaces)
+	if len(m.Steps) != 1 || m.Steps[0].Command != "make build" || !m.Quick || m.DurationS != 18 || m.Config.Source != "src.toml" || m.Machine.Cores < 1 {
+		t.Errorf("manifest = %+v", m)
 	}
-	if ifaces[0]["address"] != "127.0.0.1" || ifaces[0]["port"] != int64(18123) {
-		t.Errorf("tcp interface not adjusted: %v", ifaces[0])
+	if _, ok := m.Config.Values["server"]; !ok {
+		t.Errorf("config values lack [server]: %v", m.Config.Values)
 	}
-	if ifaces[1]["path"] != "weaseldb.sock" {
-		t.Errorf("unix interface changed: %v", ifaces[1])
+	if _, err := BuildManifest(ManifestOptions{Config: filepath.Join(dir, "missing.toml"), Steps: steps}); err == nil || !strings.Contains(err.Error(), "missing.toml") {
+		t.Errorf("missing config: %v", err)
 	}
-	if n, _ := LookupNumber(map[string]any{"v": float64(rec.Values["benchmark"].(map[string]any)["ok_resolve_iterations"].(int64))}, "v"); n != 4000 {
-		t.Errorf("other keys changed: %v", rec.Values)
-	}
-
-	if err := os.WriteFile(in, []byte("[server\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := AdjustConfig(in, out, ConfigAdjustment{}); err == nil || !strings.Contains(err.Error(), "in.toml") {
-		t.Errorf("bad TOML: error %v, want one naming the file", err)
+	if _, err := BuildManifest(ManifestOptions{Config: "../testdata/test_benchmark_config.toml", Steps: filepath.Join(dir, "none.tsv")}); err == nil {
+		t.Error("missing steps accepted")
 	}
 }
 

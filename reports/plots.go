@@ -73,9 +73,9 @@ func savePNG(path string, widthIn, heightIn float64, plots ...*plot.Plot) error 
 
 // plotThroughput draws requests/s per stats interval over the run, with the
 // whole run's average as a dashed line.
-func plotThroughput(path string, load loadtester.Result) error {
+func plotThroughput(path string, load *loadtester.Result, artifact string) error {
 	p := plot.New()
-	p.Title.Text = "Throughput per interval (load.json intervals)"
+	p.Title.Text = "Throughput per interval (" + artifact + " intervals)"
 	p.X.Label.Text = "time since start (s)"
 	p.Y.Label.Text = "requests/s"
 	p.Add(plotter.NewGrid())
@@ -131,9 +131,9 @@ func spectrumQuantiles(total int64) []float64 {
 
 // plotSpectrum draws the latency percentile spectrum: x is 1/(1-q) on a log
 // scale, so each decade is one more nine.
-func plotSpectrum(path string, h *hdrhistogram.Histogram, u latencyUnit) error {
+func plotSpectrum(path string, h *hdrhistogram.Histogram, u latencyUnit, artifact string) error {
 	p := plot.New()
-	p.Title.Text = "Latency percentile spectrum (load.json histogram)"
+	p.Title.Text = "Latency percentile spectrum (" + artifact + " histogram)"
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency (" + u.name + ")"
 	p.Add(plotter.NewGrid())
@@ -159,9 +159,9 @@ func plotSpectrum(path string, h *hdrhistogram.Histogram, u latencyUnit) error {
 }
 
 // plotHistogram draws the latency distribution as counts in log-spaced bins.
-func plotHistogram(path string, h *hdrhistogram.Histogram, u latencyUnit) error {
+func plotHistogram(path string, h *hdrhistogram.Histogram, u latencyUnit, artifact string) error {
 	p := plot.New()
-	p.Title.Text = "Latency histogram (load.json histogram, log-spaced bins)"
+	p.Title.Text = "Latency histogram (" + artifact + " histogram, log-spaced bins)"
 	p.X.Label.Text = "latency (" + u.name + ")"
 	p.Y.Label.Text = "requests"
 	p.Add(plotter.NewGrid())
@@ -212,9 +212,9 @@ func logBins(h *hdrhistogram.Histogram, n int, scale float64) []plotter.Histogra
 }
 
 // plotLatencyOverTime draws p50 and p99 of every interval of the HDR log.
-func plotLatencyOverTime(path string, log *HdrLog, u latencyUnit) error {
+func plotLatencyOverTime(path string, log *HdrLog, u latencyUnit, artifact string) error {
 	p := plot.New()
-	p.Title.Text = "Latency per interval (load.hlog)"
+	p.Title.Text = "Latency per interval (" + artifact + ")"
 	p.X.Label.Text = "time since start (s)"
 	p.Y.Label.Text = "latency (" + u.name + ")"
 	p.Add(plotter.NewGrid())

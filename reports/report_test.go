@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,9 +19,17 @@ import (
 	"weaseldb/server/pipeline/pipebench"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/report_run/golden_report.md")
+var update = flag.Bool("update", false, "rewrite the fixtures' golden_report.md")
 
-const recordedRun = "../testdata/report_run"
+// The recorded runs the tests render: a run of the setups in rounds (the
+// report's own format) and a single-result run (one load.json, as an older
+// script or a merged distributed run leaves).
+const (
+	setupsRun   = "testdata/setups_run"
+	recordedRun = "../testdata/report_run"
+)
+
+var fixtures = []string{setupsRun, recordedRun}
 
 // render generates the report of dir into a temp directory and returns its text.
 func render(t *testing.T, dir string) (string, *Result) {
@@ -42,19 +51,24 @@ func render(t *testing.T, dir string) (string, *Result) {
 }
 
 func TestGoldenReport(t *testing.T) {
-	md, _ := render(t, recordedRun)
-	golden := filepath.Join(recordedRun, "golden_report.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(md), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./reports -run TestGoldenReport -update to create it)", err)
-	}
-	if md != string(want) {
-		t.Errorf("report differs from %s; rerun with -update after checking the change:\n%s", golden, firstDiff(string(want), md))
+	goldens := map[string]string{setupsRun: "testdata/setups_golden_report.md", recordedRun: filepath.Join(recordedRun, "golden_report.md")}
+	for _, dir := range fixtures {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			md, _ := render(t, dir)
+			golden := goldens[dir]
+			if *update {
+				if err := os.WriteFile(golden, []byte(md), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./reports -run TestGoldenReport -update to create it)", err)
+			}
+			if md != string(want) {
+				t.Errorf("report differs from %s; rerun with -update after checking the change:\n%s", golden, firstDiff(string(want), md))
+			}
+		})
 	}
 }
 
@@ -77,34 +91,51 @@ func firstDiff(a, b string) string {
 }
 
 func TestReportStructure(t *testing.T) {
-	md, _ := render(t, recordedRun)
 	headings := []string{
-		"## Summary", "## Performance Metrics", "### Throughput", "### Latency", "### Threading Architecture",
+		"## Summary", "## Rounds", "## Calibration", "## Performance Metrics", "#### Throughput", "#### Latency", "### Threading Architecture",
 		"### Health Check Pipeline (/ok endpoint)", "### CPU Usage When Idle", "### Pipeline micro-benchmarks (bench_pipeline)",
 		"### Wait strategies on shared and dedicated cores", "## Where this run differs from the seed",
 		"## Test Configuration", "## Sources",
 	}
-	last := -1
-	for _, h := range headings {
-		i := strings.Index(md, "\n"+h+"\n")
-		if i < 0 {
-			t.Errorf("missing heading %q", h)
-			continue
-		}
-		if i < last {
-			t.Errorf("heading %q out of order", h)
-		}
-		last = i
+	for _, dir := range fixtures {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			md, _ := render(t, dir)
+			last := -1
+			for _, h := range headings {
+				i := strings.Index(md, "\n"+h+"\n")
+				if i < 0 {
+					t.Errorf("missing heading %q", h)
+					continue
+				}
+				if i < last {
+					t.Errorf("heading %q out of order", h)
+				}
+				last = i
+			}
+			run, err := LoadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, phrase := range []string{"is oversubscribed", "825,000 req/s", "Only shared cores were measured", run.Manifest.Machine.CPUModel} {
+				if !strings.Contains(md, phrase) {
+					t.Errorf("report lacks %q", phrase)
+				}
+			}
+		})
 	}
-	run, err := LoadRun(recordedRun)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// section returns the text of a "## " section of the report, without its heading.
+func section(t *testing.T, md, heading string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(md, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("no section %q", heading)
 	}
-	for _, phrase := range []string{"Oversubscribed", "825,000 req/s", "Only shared cores were measured", run.Manifest.Machine.CPUModel, "make build"} {
-		if !strings.Contains(md, phrase) {
-			t.Errorf("report lacks %q", phrase)
-		}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
 	}
+	return rest
 }
 
 // sourceRow is one parsed row of the Sources table.
@@ -165,8 +196,8 @@ func artifactValue(t *testing.T, dir string, row sourceRow) float64 {
 		}
 	}
 	switch {
-	case row.artifact == HdrLogFile:
-		log, err := ReadHdrLog(filepath.Join(dir, HdrLogFile))
+	case strings.HasSuffix(row.artifact, ".hlog"):
+		log, err := ReadHdrLog(filepath.Join(dir, row.artifact))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,70 +243,44 @@ func readArtifact(t *testing.T, dir, name string, dst any) {
 	}
 }
 
-// derivedValue recomputes a derived figure from the artifacts, independently
-// of the generator's code.
-func derivedValue(t *testing.T, dir string, row sourceRow) float64 {
-	t.Helper()
-	var load loadtester.Result
-	var work CPUWork
-	var loaded CPUSample
-	readArtifact(t, dir, LoadFile, &load)
-	readArtifact(t, dir, CPUWorkFile, &work)
-	readArtifact(t, dir, ServerCPULoaded, &loaded)
-	perRequest := loaded.CoreFraction * 1e9 / load.RequestsPerSec
-	workNs := work.NsPerCallMedian
-	switch row.name {
-	case "Theoretical maximum CPU time per request":
-		return 1e9 / load.RequestsPerSec
-	case "CPU work efficiency":
-		return workNs * load.RequestsPerSec / 1e9 * 100
-	case "Server CPU per request":
-		return perRequest
-	case "Throughput relative to the seed":
-		return load.RequestsPerSec / SeedRequestsPerSec * 100
-	case "Server and load tester CPU together":
-		return loaded.CoreFraction + load.ClientCPUCores
-	case "Cost per iteration, timed run":
-		return workNs / float64(work.Iterations)
-	case "Cost per iteration, calibration":
-		var target CPUWork
-		readArtifact(t, dir, CPUWorkTargetFile, &target)
-		return target.NsPerCallMedian / float64(target.Iterations)
-	case "Other processes' CPU under load":
-		return loaded.MachineBusyCores - loaded.CoreFraction - load.ClientCPUCores
-	case "Share of server CPU spent on the configured work":
-		return workNs / perRequest * 100
+// TestReportNumbersTraceToArtifacts parses every figure back out of the
+// markdown and recomputes it from the run's files: a field figure from its
+// artifact's field, a derived one from an independent model of the run
+// (model_test.go).
+func TestReportNumbersTraceToArtifacts(t *testing.T) {
+	for _, dir := range fixtures {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			md, _ := render(t, dir)
+			checkTraces(t, dir, md)
+		})
 	}
-	t.Fatalf("derived row %d %q has no independent check", row.id, row.name)
-	return 0
 }
 
-// TestReportNumbersTraceToArtifacts parses every figure back out of the
-// markdown and recomputes it from the run's files.
-func TestReportNumbersTraceToArtifacts(t *testing.T) {
-	md, _ := render(t, recordedRun)
+// checkTraces checks every Sources row of md against the artifacts of dir,
+// and that every figure in the prose is cited and every row cited.
+func checkTraces(t *testing.T, dir, md string) {
+	t.Helper()
 	rows := parseSources(t, md)
+	m := newRunModel(t, dir)
 	seed := map[string]float64{"Seed throughput": 825000, "Seed CPU work efficiency": 61, "Seed I/O threads": 8}
 	for _, row := range rows {
 		got, dec, _ := splitValue(t, row.text)
 		var want float64
 		switch row.artifact {
 		case "derived":
-			want = derivedValue(t, recordedRun, row)
+			want = m.derived(t, row.name)
 		case seedArtifact:
 			var ok bool
 			if want, ok = seed[row.name]; !ok {
 				t.Fatalf("seed row %q unknown", row.name)
 			}
 		default:
-			want = artifactValue(t, recordedRun, row)
+			want = artifactValue(t, dir, row)
 		}
 		if !closeTo(got, dec, want) {
-			t.Errorf("figure %d %q: report says %s, artifact gives %v", row.id, row.name, row.text, want)
+			t.Errorf("figure %d %q: report says %s, artifacts give %v", row.id, row.name, row.text, want)
 		}
 	}
-	// Every figure in the prose carries its source number, and that row prints
-	// the same text; every row is cited.
 	body, _, _ := strings.Cut(md, "## Sources\n")
 	cited := map[int]bool{}
 	refRE := regexp.MustCompile(`([-0-9.,]+(?: [^<|*()]+?)?)<sup>\[(\d+)\]</sup>`)
@@ -335,65 +340,89 @@ func TestPipelineTableMatchesArtifact(t *testing.T) {
 }
 
 func TestReportImages(t *testing.T) {
-	md, res := render(t, recordedRun)
-	dir := filepath.Dir(res.Markdown)
-	links := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+\.png)\)`).FindAllStringSubmatch(md, -1)
-	if len(links) != 6 {
-		t.Fatalf("report links %d images, want 6", len(links))
-	}
-	for _, l := range links {
-		f, err := os.Open(filepath.Join(dir, l[1]))
-		if err != nil {
-			t.Fatalf("linked image: %v", err)
-		}
-		cfg, err := png.DecodeConfig(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s is not a PNG: %v", l[1], err)
-		}
-		w, h := PlotPixels(strings.HasSuffix(l[1], WaitStrategiesPNG) || strings.HasSuffix(l[1], WaitCoresPNG))
-		if cfg.Width != w || cfg.Height != h {
-			t.Errorf("%s is %dx%d, want %dx%d", l[1], cfg.Width, cfg.Height, w, h)
-		}
-		// A full decode catches truncated files.
-		f, _ = os.Open(filepath.Join(dir, l[1]))
-		if _, err := png.Decode(f); err != nil {
-			t.Errorf("%s does not decode: %v", l[1], err)
-		}
-		f.Close()
+	// A run of setups: 4 plots per setup, the rounds, bench_pipeline's and
+	// the wait strategies'; a single result: 4 and the last two.
+	for dir, want := range map[string]int{setupsRun: 11, recordedRun: 6} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			md, res := render(t, dir)
+			out := filepath.Dir(res.Markdown)
+			links := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+\.png)\)`).FindAllStringSubmatch(md, -1)
+			if len(links) != want || len(res.Images) != want {
+				t.Fatalf("report links %d images and wrote %d, want %d", len(links), len(res.Images), want)
+			}
+			for _, l := range links {
+				checkPNG(t, filepath.Join(out, l[1]), strings.HasSuffix(l[1], WaitStrategiesPNG) || strings.HasSuffix(l[1], WaitCoresPNG))
+			}
+		})
 	}
 }
 
-// copyRun copies the recorded run into a temp dir, leaving out some files.
-func copyRun(t *testing.T, skip ...string) string {
+// checkPNG checks that path is a whole PNG of the plot size.
+func checkPNG(t *testing.T, path string, wide bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("linked image: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f) // a full decode catches truncated files
+	if err != nil {
+		t.Fatalf("%s is not a PNG: %v", path, err)
+	}
+	w, h := PlotPixels(wide)
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("%s is %dx%d, want %dx%d", path, b.Dx(), b.Dy(), w, h)
+	}
+}
+
+// copyRun copies a recorded run (and its rounds/) into a temp dir, leaving
+// out some files (by their path in the run directory).
+func copyRun(t *testing.T, src string, skip ...string) string {
 	t.Helper()
 	dst := t.TempDir()
-	entries, err := os.ReadDir(recordedRun)
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if slices.Contains(skip, filepath.ToSlash(rel)) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-next:
-	for _, e := range entries {
-		for _, s := range skip {
-			if e.Name() == s {
-				continue next
-			}
-		}
-		data, err := os.ReadFile(filepath.Join(recordedRun, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dst
 }
 
+// editJSON rewrites one JSON artifact of a run directory through edit.
+func editJSON(t *testing.T, dir, name string, edit func(doc map[string]any)) {
+	t.Helper()
+	var doc map[string]any
+	readArtifact(t, dir, name, &doc)
+	edit(doc)
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOptionalArtifactsMissing(t *testing.T) {
-	dir := copyRun(t, CPUWorkFile, CPUWorkTargetFile, ServerCPULoaded, ServerCPUIdle, PipelineBenchFile, HdrLogFile, WaitStrategiesFile)
+	dir := copyRun(t, recordedRun, CPUWorkFile, CPUWorkTargetFile, ServerCPULoaded, ServerCPUIdle, PipelineBenchFile, HdrLogFile, WaitStrategiesFile)
 	md, res := render(t, dir)
-	for _, want := range []string{"Not measured: neither", "Not measured: `bench_pipeline.json` is not in this run", "No HdrHistogram interval log", "**CPU work efficiency**: not measured"} {
+	for _, want := range []string{"_Not measured: no run of this report measured the server idle._", "Not measured: `bench_pipeline.json` is not in this run",
+		"No HdrHistogram interval log", "**CPU work efficiency**: not measured", "The spin work was not timed in this run"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -401,21 +430,18 @@ func TestOptionalArtifactsMissing(t *testing.T) {
 	if len(res.Images) != 3 {
 		t.Errorf("wrote %d images, want 3 (throughput, spectrum, histogram)", len(res.Images))
 	}
+	checkTraces(t, dir, md)
 }
 
 func TestFailedStepsAreFlagged(t *testing.T) {
-	dir := copyRun(t, ManifestFile)
-	var m map[string]any
-	readArtifact(t, recordedRun, ManifestFile, &m)
-	for _, step := range m["steps"].([]any) {
-		if step := step.(map[string]any); step["name"] == "bench_pipeline" {
-			step["exit_code"] = 124.0
+	dir := copyRun(t, recordedRun)
+	editJSON(t, dir, ManifestFile, func(m map[string]any) {
+		for _, step := range m["steps"].([]any) {
+			if step := step.(map[string]any); step["name"] == "bench_pipeline" {
+				step["exit_code"] = 124.0
+			}
 		}
-	}
-	data, _ := json.Marshal(m)
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	})
 	md, _ := render(t, dir)
 	if !strings.Contains(md, "**Warning: steps of this run failed:** `bench_pipeline` (exit 124)") {
 		t.Error("failed step not flagged at the top of the report")
@@ -425,18 +451,24 @@ func TestFailedStepsAreFlagged(t *testing.T) {
 func TestLoadRunErrors(t *testing.T) {
 	tests := []struct {
 		name    string
+		src     string
 		skip    []string
 		corrupt string
 		wantErr string
 	}{
-		{"no manifest", []string{ManifestFile}, "", "manifest.json"},
-		{"no load result", []string{LoadFile}, "", "load.json"},
-		{"corrupt optional artifact", nil, CPUWorkFile, "decode artifact cpu_work.json"},
-		{"corrupt hdr log", nil, HdrLogFile, "load.hlog"},
+		{"no manifest", recordedRun, []string{ManifestFile}, "", "manifest.json"},
+		{"no load result", recordedRun, []string{LoadFile}, "", "load.json"},
+		{"corrupt optional artifact", recordedRun, nil, CPUWorkFile, "decode artifact cpu_work.json"},
+		{"corrupt hdr log", recordedRun, nil, HdrLogFile, "load.hlog"},
+		{"corrupt setups.json", setupsRun, nil, SetupsFile, "decode artifact setups.json"},
+		{"a round's load result missing", setupsRun, []string{"rounds/seed-r2.load.json"}, "", "rounds/seed-r2.load.json"},
+		{"a round's sample corrupt", setupsRun, nil, "rounds/fitted-r1.sample.json", "decode artifact rounds/fitted-r1.sample.json"},
+		{"a round's hdr log corrupt", setupsRun, nil, "rounds/fitted-r3.load.hlog", "fitted-r3.load.hlog"},
+		{"a calibration corrupt", setupsRun, nil, "rounds/r2.cpu_work_target.json", "decode artifact rounds/r2.cpu_work_target.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := copyRun(t, tt.skip...)
+			dir := copyRun(t, tt.src, tt.skip...)
 			if tt.corrupt != "" {
 				if err := os.WriteFile(filepath.Join(dir, tt.corrupt), []byte("{not json\nnot hdr\n"), 0o644); err != nil {
 					t.Fatal(err)
@@ -455,7 +487,7 @@ func TestGenerateBadHistogram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run.Load.Histogram = "not base64!"
+	run.Views[0].Rounds[0].Load.Histogram = "not base64!"
 	out := filepath.Join(t.TempDir(), "r.md")
 	if _, err := Generate(run, Options{OutPath: out}); err != nil {
 		t.Fatalf("Generate with a bad histogram: %v", err)

@@ -2,205 +2,155 @@ package reports
 
 import (
 	"fmt"
-	"math"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"weaseldb/loadtester"
 )
 
-// histogramStats is the load result's decoded histogram, or why it is missing.
-type histogramStats struct {
-	h   *hdrhistogram.Histogram
-	err error
-}
-
-// latencyRows are the load tester's own percentiles, in the order printed.
-var latencyRows = []struct {
-	label, field string
-	get          func(loadtester.Latency) int64
-}{
-	{"p50", "latency_ns.p50", func(l loadtester.Latency) int64 { return l.P50 }},
-	{"p90", "latency_ns.p90", func(l loadtester.Latency) int64 { return l.P90 }},
-	{"p99", "latency_ns.p99", func(l loadtester.Latency) int64 { return l.P99 }},
-	{"p99.9", "latency_ns.p999", func(l loadtester.Latency) int64 { return l.P999 }},
-}
-
-// latencyUnit is the unit every latency of one report is printed in: ms when
-// the median is above 10 ms (closed-loop runs with thousands of connections),
-// µs otherwise.
-type latencyUnit struct {
-	name  string
-	scale float64 // unit per nanosecond
-	prec  int
-}
-
-func chooseLatencyUnit(p50Ns float64) latencyUnit {
-	if p50Ns >= 10e6 {
-		return latencyUnit{name: "ms", scale: 1e-6, prec: 2}
-	}
-	return latencyUnit{name: "µs", scale: 1e-3, prec: 1}
-}
-
-func (w *writer) latency() error {
-	r := w.run
-	w.p("### Latency\n\n")
-	w.p("Closed-loop latency of every request, as the load tester measured it (`load.json` `latency_ns`; p99.99 from its `histogram`).\n\n")
-	u := chooseLatencyUnit(float64(r.Load.Latency.P50))
-	w.p("| percentile | latency |\n|---|---|\n")
-	for _, row := range latencyRows {
-		f := w.book.add("Latency "+row.label, float64(row.get(r.Load.Latency)), u.scale, u.name, u.prec, LoadFile, row.field)
-		w.p("| %s | %s |\n", row.label, f.Ref())
-	}
-	if w.hist.h != nil {
-		f := w.book.add("Latency p99.99", float64(w.hist.h.ValueAtQuantile(99.99)), u.scale, u.name, u.prec, LoadFile, "histogram:q=99.99")
-		w.p("| p99.99 | %s |\n", f.Ref())
-	}
-	maxF := w.book.add("Latency max", float64(r.Load.Latency.Max), u.scale, u.name, u.prec, LoadFile, "latency_ns.max")
-	w.p("| max | %s |\n\n", maxF.Ref())
-	if w.hist.h == nil {
-		w.p("_No latency plots: the load result's histogram could not be decoded (%v)._\n\n", w.hist.err)
-	} else {
-		if err := w.image(SpectrumPNG, "Latency percentile spectrum", func(p string) error { return plotSpectrum(p, w.hist.h, u) }); err != nil {
-			return err
-		}
-		if err := w.image(HistogramPNG, "Latency histogram", func(p string) error { return plotHistogram(p, w.hist.h, u) }); err != nil {
-			return err
-		}
-	}
-	if log := r.HdrLog; log != nil {
-		w.p("The HdrHistogram interval log (`%s`) holds %s intervals and %s requests in all.\n\n",
-			HdrLogFile,
-			w.book.add("HDR log intervals", float64(len(log.Intervals)), 1, "", 0, HdrLogFile, "hdrlog:intervals").Ref(),
-			w.book.add("HDR log requests", float64(log.Total.TotalCount()), 1, "", 0, HdrLogFile, "hdrlog:total_count").Ref())
-		if err := w.image(LatencyOverTimePNG, "Latency per interval", func(p string) error { return plotLatencyOverTime(p, log, u) }); err != nil {
-			return err
-		}
-	} else {
-		w.p("_No HdrHistogram interval log (`%s`) in this run._\n\n", HdrLogFile)
-	}
-	return nil
-}
-
-// threadCounts is what runs on the machine during the load.
-type threadCounts struct {
-	io, release, pipeline, network, connect int
-	strategy                                string
-}
-
-func (w *writer) threads() threadCounts {
-	t := threadCounts{release: 1, strategy: "(server default)"}
-	if w.ioThreads != nil {
-		t.io = int(w.ioThreads.Value)
-	}
-	if v, ok := w.configValue("commit.pipeline_release_threads"); ok {
-		if n, isNum := v.(float64); isNum {
-			t.release = int(n)
-		}
-	}
-	if v, ok := w.configValue("commit.pipeline_wait_strategy"); ok {
-		if s, isStr := v.(string); isStr {
-			t.strategy = s
-		}
-	}
-	t.pipeline = 3 + t.release
-	if n, ok := w.run.loadConfig()["network_threads"].(float64); ok {
-		t.network = int(n)
-	}
-	if n, ok := w.run.loadConfig()["connect_threads"].(float64); ok {
-		t.connect = int(n)
-	}
-	return t
-}
-
+// architecture shows each setup's threads and how many want a core.
 func (w *writer) architecture() error {
-	t := w.threads()
-	cores := w.run.Manifest.Machine.Cores
+	cores := w.machineCPUs()
 	w.p("### Threading Architecture\n\n")
-	w.p("The server's design (shared/DESIGN.md), with this run's thread counts from its config:\n\n")
+	w.p("The server's design (shared/DESIGN.md), with each setup's thread counts:\n\n")
 	w.p("```\n")
-	w.p("I/O loops (%d, one epoll instance each; every listener in every loop, EPOLLEXCLUSIVE)\n", t.io)
+	w.p("I/O loops (one epoll instance each; every listener in every loop, EPOLLEXCLUSIVE)\n")
 	w.p("  -> one batch push per read batch\n")
-	w.p("Commit pipeline (ring of slots, wait strategy %s):\n", t.strategy)
-	w.p("  Sequence (1) -> Resolve (1, spins ok_resolve_iterations for /ok) -> Persist (1) -> Release (%d)\n", t.release)
+	w.p("Commit pipeline (ring of slots, the setup's wait strategy):\n")
+	w.p("  Sequence (1) -> Resolve (1, spins ok_resolve_iterations for /ok) -> Persist (1) -> Release (N)\n")
 	w.p("  -> response handed back to the connection's owning loop -> writev\n")
 	w.p("```\n\n")
-	w.p("- Server: %d I/O threads + %d pipeline threads = %d threads\n", t.io, t.pipeline, t.io+t.pipeline)
-	w.p("- Load tester on the same machine: %d network threads + %d connect threads\n", t.network, t.connect)
-	total := t.io + t.pipeline + t.network
-	if cores > 0 && total > cores {
-		w.p("- **Oversubscribed:** about %d threads that want a core compete for %d cores (`manifest.json` machine.cores). This is the seed's setup (test_benchmark_config.toml's io_threads = %d, 10 load-tester network threads) run on a smaller machine; it lowers throughput and inflates tail latency, and the numbers below must be read that way.\n", total, cores, t.io)
+	w.p("| | I/O threads | pipeline threads | wait strategy | load tester threads (network + connect) | connections | cores |\n|---|---|---|---|---|---|---|\n")
+	for _, n := range w.setups {
+		s := n.view.Setup
+		w.p("| %s | %d | %d | %s | %d + %d | %d | %s |\n", s.Title, s.IOThreads, 3+s.ReleaseThreads, s.WaitStrategy,
+			s.LoadThreads, s.ConnectThreads, s.Connections, coresOf(s))
+	}
+	w.p("\n")
+	for _, n := range w.setups {
+		s := n.view.Setup
+		if busy := threadsWantingACore(s); cores > 0 && busy > cores {
+			w.p("- **%s is oversubscribed:** about %d threads that want a core compete for %d cores (`%s` machine.cores); this lowers throughput and inflates tail latency, and its numbers must be read that way.\n", capitalize(s.Title), busy, cores, ManifestFile)
+		}
+		if s.Cores == CoresShared && Spins(s.WaitStrategy) {
+			w.p("- **%s spins on shared cores:** %s keeps a pipeline thread busy while it waits for upstream, taking CPU the I/O loops and the load tester need.\n", capitalize(s.Title), s.WaitStrategy)
+		}
 	}
 	w.p("\n")
 	return nil
 }
 
+// threadsWantingACore counts the threads that each keep a core busy under
+// load: the I/O loops and the load tester's network threads, and the
+// pipeline's threads when its wait strategy spins (with one that parks, the
+// stages run on the loops' Ps: GOMAXPROCS = io_threads, docs/weaseldb.md).
+func threadsWantingACore(s Setup) int {
+	n := s.IOThreads + s.LoadThreads
+	if Spins(s.WaitStrategy) {
+		n += 3 + s.ReleaseThreads
+	}
+	return n
+}
+
+func coresOf(s Setup) string {
+	if s.Cores == CoresDedicated {
+		return "dedicated: " + s.CPUPlan
+	}
+	return "shared (nothing pinned)"
+}
+
+// healthCheck gives each setup's CPU work efficiency and what bounded it.
 func (w *writer) healthCheck() error {
 	w.p("### Health Check Pipeline (/ok endpoint)\n\n")
-	w.p("- **Throughput**: %s\n", ref(w.rps))
-	w.p("- **Configurable CPU work**: %s", ref(w.workNs))
-	if w.iterations != nil {
-		w.p(" (%s, timed by `bench_cpu_work`", ref(w.iterations))
-		if cw := w.run.CPUWork; cw != nil && cw.WallNsPerCallMedian > 0 {
-			w.p("; median CPU time per call, which preemption on a busy machine does not inflate; the median wall time was %s",
-				w.book.add("Wall time per call of the CPU work", cw.WallNsPerCallMedian, 1, "ns", 0, CPUWorkFile, "wall_ns_per_call_median").Ref())
-		}
-		w.p(")")
-	}
-	w.p("\n")
-	if t := w.run.CPUWorkTarget; t != nil {
-		target := t.TargetNs
-		if target == 0 {
-			target = SeedWorkNs
-		}
-		cost, field := t.NsPerCallMedian, "ns_per_call_median"
-		w.targetIters = fig(w.book.add("Iterations costing the target", float64(t.Iterations), 1, "iterations", 0, CPUWorkTargetFile, "iterations"))
-		w.p("- **Calibration**: %s cost %s here (the seed's %d ns took %d iterations)\n",
-			w.targetIters.Ref(),
-			w.book.add("Cost of the calibrated iterations", cost, 1, "ns", 0, CPUWorkTargetFile, field).Ref(),
-			int(target), SeedWorkIterations)
-		w.calibrationCheck(t)
-	}
-	w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request)\n", ref(w.theoMax))
-	w.p("- **CPU work efficiency**: %s (CPU work ÷ theoretical maximum: the share of the resolve thread's time spent on the configured work)\n", ref(w.efficiency))
-	if w.cpuPerReq != nil {
-		w.p("- **Server CPU per request, all threads**: %s (%s of CPU while loaded ÷ requests/s)", ref(w.cpuPerReq), ref(w.loadedCores))
-		if w.workNs != nil {
-			share := w.book.derive("Share of server CPU spent on the configured work", w.workNs.Value/w.cpuPerReq.Value*100, "%", 1, "CPU work per request ÷ server CPU per request")
-			w.p("; the configured work is %s of it", share.Ref())
+	c := w.cal
+	for _, n := range w.setups {
+		s := n.view.Setup
+		w.p("**%s**\n\n", capitalize(s.Title))
+		w.p("- **Throughput**: %s\n", w.cite(nilIf(n.rps)))
+		w.p("- **Configurable CPU work**: %s", w.cite(w.workSource(s)))
+		if s.OkIterations > 0 {
+			w.p(" (%d iterations of `ok_resolve_iterations`, timed by `bench_cpu_work`: the measuring thread's CPU time per call, which preemption on a busy machine does not inflate)", s.OkIterations)
 		}
 		w.p("\n")
+		if c.target != nil && n == w.setups[0] {
+			w.p("- **Calibration**: %s ns took %s here (the seed's 740 ns took %d iterations on its machine)\n",
+				FormatNumber(orSeed(c.targetNs), 0), w.cite(c.target.median), SeedWorkIterations)
+		}
+		w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request)\n", w.cite(w.theoreticalMax(n)))
+		w.p("- **CPU work efficiency**: %s (CPU work ÷ theoretical maximum: the share of the resolve thread's time spent on the configured work; the seed's was about %d%%)\n", w.cite(w.efficiency(n)), SeedEfficiencyPct)
+		if cpu := w.serverCPUPerRequest(n); cpu != nil {
+			w.p("- **Server CPU per request, all threads**: %s (%s of CPU while loaded ÷ requests/s)", w.cite(cpu), w.cite(w.loadedCores(n)))
+			if work := w.workSource(s); work != nil {
+				share := derived(s.Title+": share of server CPU spent on the configured work", work.printed()/cpu.value*100, "%", 1, "CPU work per request ÷ server CPU per request")
+				w.p("; the configured work is %s of it", w.cite(share))
+			}
+			w.p("\n")
+		}
+		w.boundLine(n)
+		w.p("- **CPU usage when idle**: %s\n\n", w.cite(w.idleCores(n)))
 	}
-	w.boundLine()
-	w.p("- **Pipeline stages**: Sequence (versions, request-id dedupe) → Resolve (CPU work) → Persist (response) → Release (send)\n")
-	w.p("- **CPU usage when idle**: %s\n\n", ref(w.idleCores))
+	w.p("Pipeline stages: Sequence (versions, request-id dedupe) → Resolve (CPU work) → Persist (response) → Release (send).\n\n")
 	return nil
+}
+
+func nilIf(sp *spread) *source {
+	if sp == nil {
+		return nil
+	}
+	return sp.median
+}
+
+// boundLine says what limited a setup's median round and what the cores did.
+func (w *writer) boundLine(n *setupNumbers) {
+	if n.median == nil {
+		return
+	}
+	w.p("- **What bounded it** (round %d): %s", n.median.Number, w.boundCell(n))
+	if busy := w.machineBusy(n); busy != nil && (len(n.bounds) == 0 || n.bounds[0].what != "the cores") {
+		w.p("; the whole machine was busy %s of %d cores", w.cite(busy), w.machineCPUs())
+	}
+	if h := w.harnessCores(n); h != nil {
+		w.p("; the server and the load tester together used %s", w.cite(h))
+	}
+	w.p("\n")
 }
 
 func (w *writer) idleCPU() error {
 	w.p("### CPU Usage When Idle\n\n")
-	l, i := w.run.ServerLoaded, w.run.ServerIdle
-	if l == nil && i == nil {
-		w.p("_Not measured: neither `%s` nor `%s` is in this run._\n\n", ServerCPULoaded, ServerCPUIdle)
+	measured := false
+	for _, n := range w.setups {
+		measured = measured || w.idleCores(n) != nil
+	}
+	if !measured {
+		w.p("_Not measured: no run of this report measured the server idle._\n\n")
 		return nil
 	}
-	w.p("The server's CPU time was read from `/proc/<pid>/stat` (resolution 10 ms) while the load ran and again after it stopped.\n\n")
-	w.p("| phase | window | server CPU | artifact |\n|---|---|---|---|\n")
-	if l != nil {
-		win := w.book.add("Loaded CPU window", l.WindowS, 1, "s", 1, ServerCPULoaded, "window_s")
-		w.p("| under load | %s | %s | `%s` |\n", win.Ref(), ref(w.loadedCores), ServerCPULoaded)
+	w.p("The server's CPU time from the kernel's accounting (`/proc/<pid>/stat`, resolution 10 ms), after the load of its setup's last round, 1 s after the load stopped")
+	if ss := w.run.Setups; ss != nil {
+		w.p(", with %d keep-alive connections open (each served one `GET /ok` first)", ss.IdleConns)
 	}
-	if i != nil {
-		win := w.book.add("Idle CPU window", i.WindowS, 1, "s", 1, ServerCPUIdle, "window_s")
-		used := w.book.add("Idle CPU time used", i.CPUS, 1e3, "ms", 0, ServerCPUIdle, "cpu_s")
-		w.p("| idle, after the load | %s | %s (%s in all) | `%s` |\n", win.Ref(), ref(w.idleCores), used.Ref(), ServerCPUIdle)
+	w.p(".\n\n| setup | window | server CPU | artifact |\n|---|---|---|---|\n")
+	for _, n := range w.setups {
+		idle := w.idleCores(n)
+		if idle == nil {
+			w.p("| %s | | not measured | |\n", n.view.Setup.Title)
+			continue
+		}
+		r := w.idleRound(n)
+		win := fieldOf(fmt.Sprintf("%s: idle CPU window (round %d)", n.view.Setup.Title, r.Number), r.Idle.WindowS, 1, "s", 1, r.IdleName, r.IdlePrefix+"window_s")
+		used := fieldOf(fmt.Sprintf("%s: idle CPU time used (round %d)", n.view.Setup.Title, r.Number), r.Idle.CPUS, 1e3, "ms", 0, r.IdleName, r.IdlePrefix+"cpu_s")
+		w.p("| %s | %s | %s (%s in all) | `%s` |\n", n.view.Setup.Title, w.cite(win), w.cite(idle), w.cite(used), r.IdleName)
 	}
 	w.p("\n")
-	if i != nil {
-		if i.CoreFraction <= 0.01 {
-			w.p("Idle CPU is at the noise floor: the pipeline threads block (futex) instead of spinning once the load is gone.\n\n")
-		} else {
-			w.p("**Idle CPU is not zero**: something keeps spinning or polling after the load (wait strategy `%s`).\n\n", w.threads().strategy)
+	for _, n := range w.setups {
+		if r := w.idleRound(n); r != nil && r.Idle.CoreFraction > 0.01 {
+			w.p("**%s: idle CPU is not zero**: something keeps spinning or polling after the load (wait strategy `%s`).\n\n", capitalize(n.view.Setup.Title), n.view.Setup.WaitStrategy)
+		}
+	}
+	return nil
+}
+
+// idleRound is the last round of a setup that measured idle CPU.
+func (w *writer) idleRound(n *setupNumbers) *Round {
+	for i := len(n.view.Rounds) - 1; i >= 0; i-- {
+		if r := n.view.Rounds[i]; r.Idle != nil {
+			return r
 		}
 	}
 	return nil
@@ -237,149 +187,59 @@ func (w *writer) pipelineBench() error {
 
 func (w *writer) seedComparison() error {
 	m := w.run.Manifest
-	t := w.threads()
 	w.p("## Where this run differs from the seed\n\n")
-	w.p("| | seed | this run |\n|---|---|---|\n")
-	w.p("| throughput | ~825k req/s | %s |\n", ref(w.rps))
-	w.p("| CPU work efficiency | ~61%% | %s |\n", ref(w.efficiency))
-	w.p("| CPU work per request | 740 ns (4000 iterations) | %s |\n", ref(w.workNs))
-	w.p("| I/O threads | 8 | %s |\n", ref(w.ioThreads))
-	w.p("| load duration | 30 s | %s requested |\n", w.book.add("Requested load duration", m.DurationS, 1, "s", 0, ManifestFile, "duration_s").Ref())
-	w.p("| cores | not stated (a larger machine) | %d |\n\n", m.Machine.Cores)
-	w.p("Why the numbers differ:\n\n")
-	w.p("1. **Cores.** This machine has %d cores for %d server threads and %d load-tester threads. The seed's %d I/O threads assume a core each; here they time-share, and the load tester takes CPU from the same cores.", m.Machine.Cores, t.io+t.pipeline, t.network+t.connect, SeedIOThreads)
-	if w.harnessBusy != nil {
-		w.p(" During the load the server and the load tester together used %s of the %d cores.", ref(w.harnessBusy), m.Machine.Cores)
+	w.p("| | seed |")
+	for _, n := range w.setups {
+		w.p(" %s |", n.view.Setup.Title)
+	}
+	w.p("\n|---|---|")
+	for range w.setups {
+		w.p("---|")
 	}
 	w.p("\n")
-	if w.run.Load.ClientBound {
-		w.p("2. **The client was the bottleneck**: the load tester flagged itself client-bound, so this throughput is a lower bound of the server's capacity.\n")
-	} else {
-		w.p("2. **The client shares the machine.** The load tester did not flag itself client-bound, but its CPU comes from the same cores as the server's.\n")
+	row := func(label, seed string, cell func(n *setupNumbers) string) {
+		w.p("| %s | %s |", label, seed)
+		for _, n := range w.setups {
+			w.p(" %s |", cell(n))
+		}
+		w.p("\n")
 	}
-	w.p("3. **Calibration.** The seed's 740 ns was 4000 iterations on its CPU; here 4000 iterations cost %s", ref(w.workNs))
-	if w.targetIters != nil {
-		w.p(" and 740 ns is %s", ref(w.targetIters))
+	row("throughput", "~825k req/s", func(n *setupNumbers) string { return w.cite(nilIf(n.rps)) })
+	row("CPU work efficiency", "~61%", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
+	row("CPU work per request", "740 ns (4000 iterations)", func(n *setupNumbers) string { return w.cite(w.workSource(n.view.Setup)) })
+	row("I/O threads", "8", func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.IOThreads) })
+	row("load tester", "10 network threads, 2000 connections", func(n *setupNumbers) string {
+		return fmt.Sprintf("%s, %d connections", plural(n.view.Setup.LoadThreads, "network thread"), n.view.Setup.Connections)
+	})
+	row("load per run", "30 s", func(n *setupNumbers) string {
+		if r := n.median; r != nil {
+			return w.cite(fieldOf(fmt.Sprintf("%s: load duration, round %d", n.view.Setup.Title, r.Number), r.Load.DurationS, 1, "s", 1, r.LoadName, "duration_s"))
+		}
+		return "not measured"
+	})
+	row("cores", "not stated (a larger machine)", func(*setupNumbers) string { return fmt.Sprint(m.Machine.Cores) })
+	w.p("\n")
+	w.p("Why the numbers differ:\n\n")
+	w.p("1. **Cores.** This machine has %d cores for the server and the load tester together; the seed's %d I/O threads assume a core each, and its load tester another machine's worth of CPU.", m.Machine.Cores, SeedIOThreads)
+	for _, n := range w.setups {
+		if h := w.harnessCores(n); h != nil {
+			w.p(" With %s, the server and the load tester used %s.", n.view.Setup.Title, w.cite(h))
+		}
+	}
+	w.p("\n")
+	w.p("2. **The client shares the machine.** Every load-tester thread takes CPU from the cores the server runs on; a setup whose load tester flagged itself client-bound measured a lower bound of the server's capacity.\n")
+	w.p("3. **Calibration.** The seed's 740 ns was 4000 iterations on its CPU; here 4000 iterations cost %s", w.cite(w.workSource(w.setups[0].view.Setup)))
+	if w.cal.target != nil {
+		w.p(" and 740 ns is %s", w.cite(w.cal.target.median))
 	}
 	w.p(". Efficiency uses the cost measured here.\n")
 	w.p("4. **Implementation.** This is the Go server (epoll loops through golang.org/x/sys, a generic ring pipeline); the seed is C++. This run does not isolate that factor.\n")
 	w.p("5. **Shared machine.** ")
-	if w.machineBusy != nil && w.harnessBusy != nil {
-		other := w.book.derive("Other processes' CPU under load", w.machineBusy.Value-w.harnessBusy.Value, "cores", 2,
-			"server_cpu_loaded.json machine_busy_cores − (core_fraction + load.json client_cpu_cores)")
-		w.p("Other processes used about %s during the load (whole machine %s minus server and load tester %s). ", other.Ref(), ref(w.machineBusy), ref(w.harnessBusy))
-	} else {
-		w.p("Other work may have run on the machine at the same time. ")
-	}
-	w.p("The per-interval throughput plot shows how steady the run was.\n\n")
-	return nil
-}
-
-func (w *writer) testConfiguration() error {
-	m := w.run.Manifest
-	w.p("## Test Configuration\n\n")
-	w.p("Machine (`%s` machine):\n\n| | |\n|---|---|\n", ManifestFile)
-	w.p("| CPU | %s |\n| cores | %d |\n| kernel | %s |\n| Go | %s |\n| GOMAXPROCS (default here) | %d |\n", orNA(m.Machine.CPUModel), m.Machine.Cores,
-		orNA(m.Machine.Kernel), orNA(m.Machine.GoVersion), m.Machine.GOMAXPROCS)
-	if m.ServerGOMAXPROCS != "" {
-		w.p("| GOMAXPROCS (the server's, from its log) | %s |\n", m.ServerGOMAXPROCS)
-	}
-	if g, ok := w.run.loadConfig()["gomaxprocs"].(float64); ok {
-		w.p("| GOMAXPROCS (the load tester's) | %d |\n", int(g))
-	}
-	w.p("| OS/arch | %s/%s |\n", orNA(m.Machine.OS), orNA(m.Machine.Arch))
-	if m.NofileLimit != "" {
-		w.p("| open files limit | %s |\n", m.NofileLimit)
-	}
-	w.p("\nServer config `%s`", orNA(m.Config.Path))
-	if m.Config.Source != "" {
-		w.p(", a copy of `%s` with the TCP interface adjusted for a local run (the unix socket, which the load uses, is unchanged)", m.Config.Source)
-	}
-	w.p(" (`%s` config.values):\n\n| key | value |\n|---|---|\n", ManifestFile)
-	for _, section := range sortedKeys(m.Config.Values) {
-		if table, ok := m.Config.Values[section].(map[string]any); ok {
-			for _, k := range sortedKeys(table) {
-				w.p("| %s.%s | %s |\n", section, k, formatAny(table[k]))
-			}
-		} else {
-			w.p("| %s | %s |\n", section, formatAny(m.Config.Values[section]))
+	for _, n := range w.setups {
+		if other := w.otherCores(n); other != nil {
+			w.p("During %s's median round other processes used about %s. ", n.view.Setup.Title, w.cite(other))
 		}
 	}
-	w.p("\nLoad tester flags (`%s` config):\n\n| flag | value |\n|---|---|\n", LoadFile)
-	loadConfig := w.run.loadConfig()
-	for _, k := range sortedKeys(loadConfig) {
-		w.p("| %s | %s |\n", k, formatAny(loadConfig[k]))
-	}
-	w.p("\nCommands, in order, with exit status and wall time (`%s` steps). The server and the load tester ran in the run directory, where the config's relative unix socket path `weaseldb.sock` lands:\n\n```\n", ManifestFile)
-	for _, s := range m.Steps {
-		w.p("# %s: exit %d, %.1f s\n%s\n", s.Name, s.ExitCode, s.WallS, s.Command)
-	}
-	w.p("```\n\n")
-	if m.ServerExitCode != nil {
-		w.p("The server exited with status %d after SIGTERM.\n\n", *m.ServerExitCode)
-	}
+	w.p("The rounds and the per-interval throughput plots show how steady the machine was.\n\n")
 	return nil
-}
-
-func (w *writer) sources() error {
-	w.p("## Sources\n\n")
-	w.p("Every figure above, by its number. Field is a JSON path into the artifact (× a unit scale where the report changes units); derived figures give their formula; the seed's figures quote %s.\n\n", seedReportReference)
-	w.p("| # | figure | value | artifact | field |\n|---|---|---|---|---|\n")
-	for _, f := range w.book.list {
-		field := "`" + f.Field + "`"
-		if f.Derived || f.Artifact == seedArtifact {
-			field = f.Field
-		} else if f.Scale != 1 {
-			field += fmt.Sprintf(" × %g", f.Scale)
-		}
-		w.p("| %d | %s | %s | %s | %s |\n", f.ID, f.Name, f.Text, f.Artifact, field)
-	}
-	w.p("\n")
-	return nil
-}
-
-// boundLine says what limited throughput: the cores, when the machine was
-// busy, or something else, when CPU was left over. It uses the whole
-// machine's busy CPU when measured (other users count too), else the server
-// and the load tester together.
-func (w *writer) boundLine() {
-	cores := float64(w.run.Manifest.Machine.Cores)
-	busy := w.machineBusy
-	if busy == nil {
-		busy = w.harnessBusy
-	}
-	if busy == nil || cores <= 0 {
-		return
-	}
-	w.p("- **What bounds throughput here**: ")
-	if w.machineBusy != nil {
-		w.p("the machine's cores were busy %s of %d on average during the load", ref(w.machineBusy), int(cores))
-		if w.harnessBusy != nil {
-			w.p(" (the server and the load tester: %s; the rest is other processes)", ref(w.harnessBusy))
-		}
-	} else {
-		w.p("the server and the load tester together used %s of %d cores", ref(w.harnessBusy), int(cores))
-	}
-	if busy.Value >= 0.85*cores {
-		w.p(", while the resolve thread spent %s of its time on the configured work: the shared cores, not the resolve stage, set the pace\n", ref(w.efficiency))
-	} else {
-		w.p(", so CPU was left over; the limit is elsewhere (a serial stage, the closed loop of the load tester's connections, or scheduling)\n")
-	}
-}
-
-// calibrationCheck flags a calibration whose cost per iteration disagrees with
-// the timing of ok_resolve_iterations: the spin's cost is linear, so the two
-// should agree unless the machine was noisy during one of them.
-func (w *writer) calibrationCheck(target *CPUWork) {
-	work := w.run.CPUWork
-	if work == nil || work.Iterations <= 0 || target.Iterations <= 0 {
-		return
-	}
-	a, b := work.NsPerCallMedian/float64(work.Iterations), target.NsPerCallMedian/float64(target.Iterations)
-	if math.Abs(a-b) <= 0.25*math.Max(a, b) {
-		return
-	}
-	fa := w.book.derive("Cost per iteration, timed run", a, "ns", 3, "cpu_work.json ns_per_call_median ÷ iterations")
-	fb := w.book.derive("Cost per iteration, calibration", b, "ns", 3, "cpu_work_target.json ns_per_call_median ÷ iterations")
-	w.p("- **The calibration disagrees with the timed run**: %s per iteration in the timed run, %s in the calibration. The cost is linear in iterations, so one of the two is off (a busy machine, a changing clock, or a fixed per-call overhead); read the calibrated iteration count with caution\n", fa.Ref(), fb.Ref())
 }

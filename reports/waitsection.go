@@ -61,6 +61,12 @@ func (w *writer) waitServerTable(ws *WaitStrategies) {
 			optInt(r.GOMAXPROCS), i)
 	}
 	w.p("\n")
+	for _, i := range idx {
+		if r := ws.Runs[i]; r.Unfinished > 0 || r.Dropped > 0 {
+			w.p("> **%s on %s cores is not a clean sample**: %d requests were unfinished and %d dropped (`runs[%d]`), so its req/s is not the server's speed.\n\n",
+				r.Strategy, r.Cores, r.Unfinished, r.Dropped, i)
+		}
+	}
 }
 
 func (w *writer) waitPipelineTable(ws *WaitStrategies) {

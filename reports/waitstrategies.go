@@ -70,8 +70,12 @@ type WaitRun struct {
 	// IdleCoreFraction is the process's CPU while idle, in cores.
 	IdleCoreFraction *float64 `json:"idle_core_fraction,omitempty"`
 	Errors           int64    `json:"errors,omitempty"`
-	ClientBound      bool     `json:"client_bound,omitempty"`
-	GOMAXPROCS       int      `json:"gomaxprocs,omitempty"` // the server's, from its log
+	// Unfinished and Dropped are the load result's requests that were due
+	// and never answered: a run with either is not a clean sample.
+	Unfinished  int64 `json:"unfinished,omitempty"`
+	Dropped     int64 `json:"dropped,omitempty"`
+	ClientBound bool  `json:"client_bound,omitempty"`
+	GOMAXPROCS  int   `json:"gomaxprocs,omitempty"` // the server's, from its log
 }
 
 // WaitPlanParams sizes the runs the plan assigns CPUs for.
@@ -204,9 +208,13 @@ func FormatWaitTable(ws *WaitStrategies) string {
 		if r.Throughput != nil {
 			tp = FormatNumber(*r.Throughput, 0) + " " + r.Unit
 		}
-		fmt.Fprintf(&b, "%18s  %9s  %9s  %12s  %14s  %10s\n", tp,
+		flag := ""
+		if r.Unfinished > 0 || r.Dropped > 0 {
+			flag = fmt.Sprintf("  NOT CLEAN: %d unfinished, %d dropped", r.Unfinished, r.Dropped)
+		}
+		fmt.Fprintf(&b, "%18s  %9s  %9s  %12s  %14s  %10s%s\n", tp,
 			fmtDuration(r.P50Ns), fmtDuration(r.P99Ns), fmtDuration(r.CPUNsPerOp),
-			fmtDuration(r.ClientCPUNsPerRequest), fmtCores(r.IdleCoreFraction))
+			fmtDuration(r.ClientCPUNsPerRequest), fmtCores(r.IdleCoreFraction), flag)
 	}
 	return b.String()
 }

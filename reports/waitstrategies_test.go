@@ -201,7 +201,7 @@ func scaled(v *float64, s float64) *float64 {
 // (as a machine with enough CPUs writes it): both kinds of cores in the
 // table and the plot, and no "only shared cores" caveat.
 func TestWaitStrategiesDedicatedRendered(t *testing.T) {
-	dir := copyRun(t)
+	dir := copyRun(t, recordedRun)
 	var ws WaitStrategies
 	readArtifact(t, recordedRun, WaitStrategiesFile, &ws)
 	for i, r := range ws.Runs {
@@ -238,8 +238,35 @@ func TestWaitStrategiesDedicatedRendered(t *testing.T) {
 }
 
 func TestWaitStrategiesNotRun(t *testing.T) {
-	md, _ := render(t, copyRun(t, WaitStrategiesFile))
+	md, _ := render(t, copyRun(t, recordedRun, WaitStrategiesFile))
 	if !strings.Contains(md, "_Not run: this run has no `wait_strategies.json`") {
 		t.Error("report does not say the comparison was not run")
+	}
+}
+
+// A server run with unfinished or dropped requests is flagged under the
+// table and in the plain-text table.
+func TestWaitStrategiesUncleanRunFlagged(t *testing.T) {
+	dir := copyRun(t, recordedRun)
+	var ws WaitStrategies
+	readArtifact(t, dir, WaitStrategiesFile, &ws)
+	for i := range ws.Runs {
+		if r := &ws.Runs[i]; r.Bench == BenchServer && r.Strategy == "Never" && r.Status == StatusMeasured {
+			r.Unfinished, r.Dropped = 12, 3
+		}
+	}
+	data, err := json.Marshal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, WaitStrategiesFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := render(t, dir)
+	if !strings.Contains(md, "**Never on shared cores is not a clean sample**: 12 requests were unfinished and 3 dropped") {
+		t.Error("the report does not flag the unclean run")
+	}
+	if !strings.Contains(FormatWaitTable(&ws), "NOT CLEAN: 12 unfinished, 3 dropped") {
+		t.Errorf("the table does not flag it:\n%s", FormatWaitTable(&ws))
 	}
 }

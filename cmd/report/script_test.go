@@ -99,20 +99,35 @@ func readManifest(t *testing.T, runDir string) reports.Manifest {
 	return m
 }
 
-// serverGone checks that the server the run started is no longer running.
-func serverGone(t *testing.T, runDir string) {
+// serversGone checks that no server the run started is still running: each
+// run's sample names its pid.
+func serversGone(t *testing.T, runDir string) {
 	t.Helper()
-	var s reports.CPUSample
-	data, err := os.ReadFile(filepath.Join(runDir, reports.ServerCPUIdle))
-	if err != nil {
-		return // no sample: the pid is unknown; the process group kill covers it
+	samples, _ := filepath.Glob(filepath.Join(runDir, "rounds", "*.sample.json"))
+	for _, path := range samples {
+		var s reports.ServerSample
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Loaded.Pid == 0 {
+			continue
+		}
+		if err := syscall.Kill(s.Loaded.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("server pid %d (%s) still exists after the script (kill 0: %v)", s.Loaded.Pid, filepath.Base(path), err)
+		}
 	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
+}
+
+func stepNames(m reports.Manifest) string {
+	var names []string
+	for _, s := range m.Steps {
+		names = append(names, s.Name)
 	}
-	if err := syscall.Kill(s.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("server pid %d still exists after the script (kill 0: %v)", s.Pid, err)
-	}
+	return strings.Join(names, " ")
 }
 
 func TestScriptWithFakeBinaries(t *testing.T) {
@@ -122,55 +137,68 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"BUILD_DIR=" + bin, "FAKE_RUN=" + fakeRun, "DURATION=2"}
+	common := []string{"BUILD_DIR=" + bin, "FAKE_RUN=" + fakeRun, "DURATION=4", "ROUNDS=2"}
 
-	// The two full runs mostly sleep (the fake load, the idle window): run
+	// The two full runs mostly sleep (the fake load, the idle windows): run
 	// them side by side, after the quick failure cases.
 	t.Run("success", func(t *testing.T) {
 		t.Parallel()
-		r := runScript(t, 60*time.Second, t.TempDir(), common...)
+		r := runScript(t, 90*time.Second, t.TempDir(), common...)
 		if r.err != nil {
 			t.Fatalf("script failed: %v\n%s", r.err, r.stderr.String())
 		}
 		m := readManifest(t, r.runDir)
-		var names []string
 		for _, s := range m.Steps {
-			names = append(names, s.Name)
 			if s.ExitCode != 0 {
 				t.Errorf("step %s exit %d", s.Name, s.ExitCode)
 			}
 		}
-		want := "cpu_work cpu_work_target server_config load cpu_loaded cpu_idle server bench_pipeline"
-		if got := strings.Join(names, " "); got != want {
-			t.Errorf("steps = %q, want %q", got, want)
+		if got := stepNames(m); got != "setups bench_pipeline" {
+			t.Errorf("steps = %q", got)
 		}
-		if m.ServerExitCode == nil || *m.ServerExitCode != 0 || !m.Quick || m.DurationS != 2 {
+		if !m.Quick || m.DurationS != 2 || !strings.HasSuffix(m.Config.Path, "setup_seed.toml") {
 			t.Errorf("manifest = %+v", m)
+		}
+		run, err := reports.LoadRun(r.runDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Views) != 2 || len(run.Views[0].Rounds) != 2 || len(run.Calibrations) != 2 {
+			t.Errorf("run: %d setups, %d rounds, %d calibrations", len(run.Views), len(run.Views[0].Rounds), len(run.Calibrations))
 		}
 		if _, err := os.Stat(r.report); err != nil {
 			t.Errorf("no report: %v", err)
 		}
-		serverGone(t, r.runDir)
+		serversGone(t, r.runDir)
 	})
 
 	t.Run("server exits non-zero", func(t *testing.T) {
 		t.Parallel()
-		r := runScript(t, 60*time.Second, t.TempDir(), append(common, "FAKE_SERVER_EXIT=3")...)
+		r := runScript(t, 90*time.Second, t.TempDir(), append(common, "FAKE_SERVER_EXIT=3")...)
 		if r.err == nil {
 			t.Fatal("script succeeded although the server exited 3")
 		}
-		for _, want := range []string{"server exited with status 3", "server log (last 40 lines", "FAILED steps: server"} {
-			if !strings.Contains(r.stderr.String(), want) {
-				t.Errorf("stderr lacks %q:\n%s", want, r.stderr.String())
+		out := r.stdout.String() + r.stderr.String()
+		for _, want := range []string{"after SIGTERM: weaseldb exited with status 3", "FAILED steps: setups"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
 			}
 		}
-		serverGone(t, r.runDir)
+		md, err := os.ReadFile(r.report)
+		if err != nil || !strings.Contains(string(md), "the server exited with status 3 after SIGTERM") {
+			t.Errorf("the report does not say so (%v)", err)
+		}
+		serversGone(t, r.runDir)
 	})
 
 	t.Run("server never ready", func(t *testing.T) {
-		r := runScript(t, 30*time.Second, t.TempDir(), append(common, "FAKE_SERVER_NEVER_READY=1", "READY_TIMEOUT=1")...)
-		if r.err == nil || !strings.Contains(r.stderr.String(), "server not ready after 1s") {
-			t.Fatalf("err %v, stderr:\n%s", r.err, r.stderr.String())
+		r := runScript(t, 60*time.Second, t.TempDir(), append(common, "FAKE_SERVER_NEVER_READY=1", "READY_TIMEOUT=1")...)
+		if out := r.stdout.String() + r.stderr.String(); r.err == nil || !strings.Contains(out, `no "weaseldb: ready" line within 1s`) {
+			t.Fatalf("err %v, output:\n%s", r.err, out)
+		}
+		md, err := os.ReadFile(r.report)
+		if err != nil || !strings.Contains(string(md), "was not measured** (failed)") {
+			t.Errorf("the report does not name the failed runs (%v)", err)
 		}
 		// Parallel subtests start only after this one, so no other fake server runs now.
 		if out, _ := exec.Command("pgrep", "-f", filepath.Join(bin, "weaseldb")).Output(); len(out) > 0 {
@@ -185,17 +213,25 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 		}
 	})
 
+	t.Run("rounds too short", func(t *testing.T) {
+		r := runScript(t, 10*time.Second, t.TempDir(), append(common, "DURATION=3", "ROUNDS=2")...)
+		if r.err == nil || !strings.Contains(r.stderr.String(), "each of the 2 rounds at least 2 s of load") {
+			t.Fatalf("err %v, stderr:\n%s", r.err, r.stderr.String())
+		}
+	})
+
 	t.Run("missing binary", func(t *testing.T) {
 		empty := t.TempDir()
-		r := runScript(t, 10*time.Second, t.TempDir(), "BUILD_DIR="+empty, "DURATION=2")
+		r := runScript(t, 10*time.Second, t.TempDir(), "BUILD_DIR="+empty, "DURATION=4", "ROUNDS=2")
 		if r.err == nil || !strings.Contains(r.stderr.String(), "missing binaries") {
 			t.Fatalf("err %v, stderr:\n%s", r.err, r.stderr.String())
 		}
 	})
 }
 
-// TestScriptRealBinaries runs the whole reproduction for 3 s of load with the
-// binaries `make build` put in build/. It checks behaviour, not speed.
+// TestScriptRealBinaries runs the whole reproduction, 2 rounds of 2 s per
+// setup, with the binaries `make build` put in build/. It checks behaviour,
+// not speed.
 func TestScriptRealBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the end-to-end script run")
@@ -210,25 +246,33 @@ func TestScriptRealBinaries(t *testing.T) {
 			t.Skipf("build/%s missing (run make build): skipping the end-to-end script run", b)
 		}
 	}
-	r := runScript(t, 150*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=3",
+	r := runScript(t, 200*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=4", "ROUNDS=2",
 		"WAIT_STRATEGIES=1", "WS_STRATEGIES=WaitIfStageEmpty", "WS_CORES=shared", "WS_DURATION=2", "WS_WARMUP=0", "WS_IDLE=1")
 	if r.err != nil {
 		t.Fatalf("script failed: %v\nstderr:\n%s", r.err, r.stderr.String())
 	}
-	m := readManifest(t, r.runDir)
-	if m.ServerExitCode == nil || *m.ServerExitCode != 0 {
-		t.Errorf("server exit = %v, want 0", m.ServerExitCode)
+	if got := stepNames(readManifest(t, r.runDir)); got != "setups bench_pipeline wait_strategies" {
+		t.Errorf("steps %q", got)
 	}
 	run, err := reports.LoadRun(r.runDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Load.Requests <= 0 || run.ServerIdle == nil || run.ServerLoaded == nil || run.Pipeline == nil || run.WaitStrategies == nil {
-		t.Errorf("incomplete run: requests %d, idle %v, loaded %v, pipeline %v, wait strategies %v",
-			run.Load.Requests, run.ServerIdle, run.ServerLoaded, run.Pipeline != nil, run.WaitStrategies != nil)
+	if len(run.Views) != 2 || run.Pipeline == nil || run.WaitStrategies == nil {
+		t.Fatalf("incomplete run: %d setups, pipeline %v, wait strategies %v", len(run.Views), run.Pipeline != nil, run.WaitStrategies != nil)
+	}
+	for _, v := range run.Views {
+		for _, rd := range v.Rounds {
+			if rd.Status != reports.StatusMeasured || rd.Load.Requests <= 0 || rd.Loaded == nil || rd.Sample.StageBusy == nil {
+				t.Errorf("%s round %d: %s %q", v.Setup.Name, rd.Number, rd.Status, rd.Reason)
+			}
+		}
+		if last := v.Rounds[len(v.Rounds)-1]; last.Idle == nil {
+			t.Errorf("%s: no idle CPU in the last round", v.Setup.Name)
+		}
 	}
 	if _, err := os.Stat(r.report); err != nil {
 		t.Errorf("no report: %v", err)
 	}
-	serverGone(t, r.runDir)
+	serversGone(t, r.runDir)
 }

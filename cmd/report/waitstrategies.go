@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -31,11 +30,8 @@ func waitStrategies(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.AllowedCPUs, "allowed-cpus", "", "plan against this CPU list instead of sched_getaffinity (implies --plan)")
 	fs.BoolVar(&o.Plan, "plan", false, "print the plan (which runs, which CPUs, which are skipped) and run nothing")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 15*time.Second, "how long the server may take to say it is ready")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("wait-strategies: unexpected argument %q", fs.Arg(0))
 	}
 	return runner.WaitStrategies(o, stdout, stderr)
 }

@@ -19,6 +19,11 @@ func PidCPU(pid int) (time.Duration, error) { return procRoot(procfs.DefaultMoun
 // users included.
 func MachineBusy() (time.Duration, error) { return procRoot(procfs.DefaultMountPoint).machineBusy() }
 
+// MachineCPUs returns how many CPUs /proc/stat accounts for (its per-CPU
+// lines): what MachineBusy's busy time is shared among, which may be more
+// than this process is allowed to use.
+func MachineCPUs() (int, error) { return procRoot(procfs.DefaultMountPoint).machineCPUs() }
+
 // CPUModel returns the first CPU's model name from /proc/cpuinfo, or "" when
 // the kernel does not say (some arm64 kernels) or /proc cannot be read.
 func CPUModel() string { return procRoot(procfs.DefaultMountPoint).cpuModel() }
@@ -75,6 +80,21 @@ func (root procRoot) machineBusy() (time.Duration, error) {
 	}
 	busy := c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal // seconds
 	return time.Duration(math.Round(busy * float64(time.Second))), nil
+}
+
+func (root procRoot) machineCPUs() (int, error) {
+	fs, err := root.fs()
+	if err != nil {
+		return 0, err
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("procstat: read %s/stat: %w", root, err)
+	}
+	if len(st.CPU) == 0 {
+		return 0, fmt.Errorf("procstat: %s/stat has no per-CPU lines", root)
+	}
+	return len(st.CPU), nil
 }
 
 func (root procRoot) cpuModel() string {

@@ -119,6 +119,16 @@ func TestMachineBusy(t *testing.T) {
 	}
 }
 
+func TestMachineCPUs(t *testing.T) {
+	root := fakeProc(t, map[string]string{"stat": "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\ncpu3 1 2 3 4 5 6 7 8 0 0\n"})
+	if n, err := root.machineCPUs(); n != 2 || err != nil {
+		t.Errorf("machineCPUs = %d, %v; want 2", n, err)
+	}
+	if _, err := fakeProc(t, map[string]string{"stat": "cpu  1 2 3 4 5 6 7 8 0 0\n"}).machineCPUs(); err == nil {
+		t.Error("no per-CPU lines accepted")
+	}
+}
+
 func TestCPUModel(t *testing.T) {
 	const x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n"
 	if got := fakeProc(t, map[string]string{"cpuinfo": x86}).cpuModel(); got != "AMD EPYC 7B13" {
@@ -143,6 +153,9 @@ func TestRealProc(t *testing.T) {
 	}
 	if _, err := PidCPU(os.Getpid()); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := MachineCPUs(); n < 1 || err != nil {
+		t.Fatalf("MachineCPUs = %d, %v", n, err)
 	}
 	_ = CPUModel() // may be empty (arm64); must not fail
 }

@@ -14,9 +14,9 @@ import (
 
 // idleCPU opens conns keep-alive connections (one request each, so each is
 // a live connection the server has served), waits a second for the
-// strategy's spins to expire, and measures the server's CPU over window, in
-// cores. note says how many connections could not be opened, if any.
-func idleCPU(pid int, socket string, conns int, window time.Duration) (cores float64, note string, err error) {
+// strategy's spins to expire, and samples the server's CPU over window. note
+// says how many connections could not be opened, if any.
+func idleCPU(pid int, socket string, conns int, window time.Duration) (idle *reports.CPUSample, note string, err error) {
 	var open []net.Conn
 	defer func() {
 		for _, c := range open {
@@ -35,11 +35,8 @@ func idleCPU(pid int, socket string, conns int, window time.Duration) (cores flo
 			break
 		}
 	}
-	s, err := reports.SampleCPU(context.Background(), reports.SampleOptions{Pid: pid, Phase: "idle", Delay: time.Second, Window: window})
-	if err != nil {
-		return 0, note, err
-	}
-	return s.CoreFraction, note, nil
+	idle, err = reports.SampleCPU(context.Background(), reports.SampleOptions{Pid: pid, Phase: "idle", Delay: time.Second, Window: window})
+	return idle, note, err
 }
 
 // okRoundTrip sends GET /ok and reads until the response's headers end (the

@@ -34,8 +34,12 @@ func (t *Tools) startServer(config, logName string, readyTimeout time.Duration) 
 
 // serverGOMAXPROCS is the GOMAXPROCS the server said it runs with (0 if it did not).
 func serverGOMAXPROCS(srv *serverproc.Process) int {
-	v, _ := srv.StartupValue("weaseldb: GOMAXPROCS=")
-	n, _ := strconv.Atoi(strings.Fields(v + " ")[0])
+	v, ok := srv.StartupValue("weaseldb: GOMAXPROCS=")
+	fields := strings.Fields(v)
+	if !ok || len(fields) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(fields[0])
 	return n
 }
 
@@ -61,4 +65,13 @@ func writeServerConfig(path, head string, doc map[string]any) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// readConfigDoc reads a TOML config as a document, keys as they are.
+func readConfigDoc(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return serverproc.ParseConfig(data)
 }

@@ -207,7 +207,7 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	if err != nil {
 		return failed(run, err)
 	}
-	run.IdleCoreFraction = &idle
+	run.IdleCoreFraction = &idle.CoreFraction
 	if note != "" {
 		run.Reason = strings.TrimPrefix(run.Reason+"; "+note, "; ")
 	}
@@ -224,7 +224,8 @@ func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid i
 		"--network-threads", fmt.Sprint(r.o.LoadThreads), "--duration", fmt.Sprint(r.o.DurationS),
 		"--warmup", fmt.Sprint(r.o.WarmupS), "--quiet", "--max-errors", "1000000000"}
 	timeout := seconds(r.o.WarmupS+r.o.DurationS) + 30*time.Second
-	lf, cpu, err := r.t.loadWhileSampling(name+".load", args, p.LoadCPUs, pid, measuredWindow(r.o.WarmupS, r.o.DurationS), timeout)
+	var cpu *reports.CPUSample
+	lf, err := r.t.loadWhile(name+".load", args, p.LoadCPUs, timeout, sampleDuring(pid, measuredWindow(r.o.WarmupS, r.o.DurationS), &cpu))
 	if err != nil {
 		return run, err
 	}
@@ -237,9 +238,14 @@ func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid i
 	if lf.ClientCPUNsPerReq > 0 {
 		run.ClientCPUNsPerRequest = ptr(lf.ClientCPUNsPerReq)
 	}
-	run.Errors, run.ClientBound = lf.Errors, lf.ClientBound
+	run.Errors, run.ClientBound, run.Unfinished, run.Dropped = lf.Errors, lf.ClientBound, lf.Unfinished, lf.Dropped
+	var notes []string
 	if lf.Errors > 0 {
-		run.Reason = fmt.Sprintf("%d errors of %d requests", lf.Errors, lf.Requests)
+		notes = append(notes, fmt.Sprintf("%d errors of %d requests", lf.Errors, lf.Requests))
 	}
+	if !lf.Clean() {
+		notes = append(notes, fmt.Sprintf("not clean: %d of %d due requests unfinished, %d dropped", lf.Unfinished, lf.Due, lf.Dropped))
+	}
+	run.Reason = strings.Join(notes, "; ")
 	return run, nil
 }

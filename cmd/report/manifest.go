@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"weaseldb/internal/benchmain"
+	"weaseldb/reports"
+)
+
+// manifest is `report manifest`: the run's machine, config and steps.
+func manifest(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("report manifest", stderr)
+	var o reports.ManifestOptions
+	runDir := fs.String("run", "", "run directory")
+	fs.StringVar(&o.Config, "config", "", "the TOML config the seed's servers read")
+	fs.StringVar(&o.ConfigSource, "config-source", "", "the config it was adjusted from, if any")
+	fs.StringVar(&o.Steps, "steps", "", "the script's step log (name, exit, wall s, command; tab-separated)")
+	fs.Float64Var(&o.DurationS, "duration", 0, "requested load duration in seconds")
+	fs.BoolVar(&o.Quick, "quick", false, "bench_pipeline ran with --quick")
+	fs.StringVar(&o.Nofile, "nofile", "", "the open-files limit the run had")
+	fs.StringVar(&o.StartedAt, "started", "", "when the run started (RFC 3339)")
+	out := fs.String("out", "", "manifest to write (default RUN/manifest.json)")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if *runDir == "" || o.Config == "" || o.Steps == "" {
+		fs.Usage()
+		return errors.New("manifest needs --run, --config and --steps")
+	}
+	m, err := reports.BuildManifest(o)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = filepath.Join(*runDir, reports.ManifestFile)
+	}
+	if err := benchmain.WriteJSON(*out, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: wrote %s\n", *out)
+	return nil
+}

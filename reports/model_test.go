@@ -1,0 +1,218 @@
+package reports
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// runModel recomputes a run's derived figures from its artifacts, decoded
+// generically, without the generator's code: the check that every derived
+// number of the report is what its definition (docs/report.md) says.
+type runModel struct {
+	setups                      []setupModel
+	perIterTimed, perIterTarget float64
+	timedNs, targetIters        []float64
+}
+
+type setupModel struct {
+	title    string
+	rps      float64 // median over the rounds the figures use
+	work     float64 // CPU work per request
+	median   modelRound
+	okIters  float64
+	timedFor float64 // the iterations timed
+}
+
+type modelRound struct {
+	rps, coreFraction, machineBusy, clientCores float64
+}
+
+func num(t *testing.T, doc any, path string) float64 {
+	t.Helper()
+	v, err := LookupNumber(doc, path)
+	if err != nil {
+		t.Fatalf("model: %v", err)
+	}
+	return v
+}
+
+func readGeneric(t *testing.T, dir, name string) any {
+	t.Helper()
+	var doc any
+	readArtifact(t, dir, name, &doc)
+	return doc
+}
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func newRunModel(t *testing.T, dir string) *runModel {
+	t.Helper()
+	m := &runModel{}
+	type roundFiles struct{ load, loaded, prefix string }
+	type setupFiles struct {
+		title   string
+		okIters float64
+		rounds  []roundFiles
+	}
+	var setups []setupFiles
+	var cals [][2]string // timed, target
+	if _, err := os.Stat(filepath.Join(dir, SetupsFile)); err == nil {
+		ss := readGeneric(t, dir, SetupsFile).(map[string]any)
+		for _, s := range ss["setups"].([]any) {
+			s := s.(map[string]any)
+			sf := setupFiles{title: s["title"].(string), okIters: s["ok_resolve_iterations"].(float64)}
+			for _, r := range ss["runs"].([]any) {
+				r := r.(map[string]any)
+				if r["setup"] == s["name"] && r["status"] == StatusMeasured {
+					sf.rounds = append(sf.rounds, roundFiles{r["load"].(string), r["sample"].(string), "loaded."})
+				}
+			}
+			setups = append(setups, sf)
+		}
+		for _, c := range ss["calibrations"].([]any) {
+			c := c.(map[string]any)
+			timed, _ := c["timed"].(string)
+			target, _ := c["target"].(string)
+			cals = append(cals, [2]string{timed, target})
+		}
+	} else {
+		ok := 0.0
+		if v, err := LookupNumber(readGeneric(t, dir, ManifestFile), "config.values.benchmark.ok_resolve_iterations"); err == nil {
+			ok = v
+		}
+		sf := setupFiles{title: "this run", okIters: ok, rounds: []roundFiles{{LoadFile, ServerCPULoaded, ""}}}
+		if _, err := os.Stat(filepath.Join(dir, ServerCPULoaded)); err != nil {
+			sf.rounds[0].loaded = ""
+		}
+		setups = append(setups, sf)
+		cals = append(cals, [2]string{CPUWorkFile, CPUWorkTargetFile})
+	}
+	var perTimed, perTarget []float64
+	timedIters := 0.0
+	for _, c := range cals {
+		if _, err := os.Stat(filepath.Join(dir, c[0])); c[0] != "" && err == nil {
+			doc := readGeneric(t, dir, c[0])
+			timedIters = num(t, doc, "iterations")
+			m.timedNs = append(m.timedNs, num(t, doc, "ns_per_call_median"))
+			perTimed = append(perTimed, num(t, doc, "ns_per_call_median")/timedIters)
+		}
+		if _, err := os.Stat(filepath.Join(dir, c[1])); c[1] != "" && err == nil {
+			doc := readGeneric(t, dir, c[1])
+			m.targetIters = append(m.targetIters, num(t, doc, "iterations"))
+			perTarget = append(perTarget, num(t, doc, "ns_per_call_median")/num(t, doc, "iterations"))
+		}
+	}
+	if len(perTimed) > 0 && len(perTarget) > 0 {
+		m.perIterTimed, m.perIterTarget = median(perTimed), median(perTarget)
+	}
+	for _, sf := range setups {
+		sm := setupModel{title: sf.title, okIters: sf.okIters, timedFor: timedIters}
+		var all, clean []modelRound
+		for _, rf := range sf.rounds {
+			load := readGeneric(t, dir, rf.load)
+			r := modelRound{rps: num(t, load, "requests_per_sec"), clientCores: num(t, load, "client_cpu_cores")}
+			if rf.loaded != "" {
+				sample := readGeneric(t, dir, rf.loaded)
+				r.coreFraction = num(t, sample, rf.prefix+"core_fraction")
+				r.machineBusy = num(t, sample, rf.prefix+"machine_busy_cores")
+			}
+			all = append(all, r)
+			// A version 1 result has no accounting: clean by default.
+			unfinished, _ := LookupNumber(load, "unfinished")
+			dropped, _ := LookupNumber(load, "dropped")
+			if unfinished == 0 && dropped == 0 {
+				clean = append(clean, r)
+			}
+		}
+		used := clean
+		if len(used) == 0 {
+			used = all
+		}
+		if len(used) > 0 {
+			slices.SortFunc(used, func(a, b modelRound) int {
+				switch {
+				case a.rps < b.rps:
+					return -1
+				case a.rps > b.rps:
+					return 1
+				}
+				return 0
+			})
+			rps := make([]float64, len(used))
+			for i, r := range used {
+				rps[i] = r.rps
+			}
+			sm.rps, sm.median = median(rps), used[(len(used)-1)/2]
+		}
+		if len(m.timedNs) > 0 {
+			sm.work = median(m.timedNs)
+			if sm.okIters > 0 && sm.okIters != timedIters {
+				sm.work = sm.work / timedIters * sm.okIters
+			}
+		}
+		m.setups = append(m.setups, sm)
+	}
+	return m
+}
+
+// derived recomputes the derived figure called name.
+func (m *runModel) derived(t *testing.T, name string) float64 {
+	t.Helper()
+	switch {
+	case name == "Calibration against the timed run, difference per iteration":
+		return abs(m.perIterTimed-m.perIterTarget) / max(m.perIterTimed, m.perIterTarget) * 100
+	case name == "Cost per iteration, timed runs (median)":
+		return m.perIterTimed
+	case name == "Cost per iteration, calibrations (median)":
+		return m.perIterTarget
+	case strings.HasPrefix(name, "CPU work of ") && strings.Contains(name, ", median of "):
+		return median(m.timedNs)
+	case strings.HasPrefix(name, "Iterations calibrated for the target, median of "):
+		return median(m.targetIters)
+	case strings.HasPrefix(name, "CPU work per /ok request (scaled to"):
+		return m.setups[0].work
+	}
+	for _, s := range m.setups {
+		what, ok := strings.CutPrefix(name, s.title+": ")
+		if !ok {
+			continue
+		}
+		perReq := s.median.coreFraction * 1e9 / s.median.rps
+		switch {
+		case what == "CPU work efficiency":
+			return s.work * s.rps / 1e9 * 100
+		case what == "theoretical maximum CPU time per request":
+			return 1e9 / s.rps
+		case what == "server CPU per request, median round":
+			return perReq
+		case what == "throughput relative to the seed":
+			return s.rps / SeedRequestsPerSec * 100
+		case what == "share of server CPU spent on the configured work":
+			return s.work / perReq * 100
+		case what == "server and load tester CPU together, median round":
+			return s.median.coreFraction + s.median.clientCores
+		case what == "other processes' CPU, median round":
+			return s.median.machineBusy - s.median.coreFraction - s.median.clientCores
+		case strings.HasPrefix(what, "throughput, median of "):
+			return s.rps
+		}
+	}
+	t.Fatalf("derived figure %q has no independent check", name)
+	return 0
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

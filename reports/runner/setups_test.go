@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"weaseldb/internal/serverproc"
+	"weaseldb/loadtester"
+	"weaseldb/reports"
+	"weaseldb/server/config"
+)
+
+const seedConfig = "../../testdata/test_benchmark_config.toml"
+
+func seedOptions(dir, bin string) *SetupsOptions {
+	return &SetupsOptions{Bin: bin, RunDir: dir, Config: seedConfig, Rounds: 2, DurationS: 2, WarmupS: 0.5, IdleS: 1, IdleConns: 5,
+		Connections: 50, RequestsPerConn: 500, ConnectThreads: 1, NetworkThreads: 2, StatsIntervalS: 1,
+		WorkIterations: 4000, WorkTarget: 740 * time.Nanosecond, ReadyTimeout: 15 * time.Second}
+}
+
+// Both setups' configs pass the server's own parser, with the seed's keys
+// kept and the fitted setup's changed, shared and dedicated.
+func TestSetupConfigsAreValid(t *testing.T) {
+	o := seedOptions(t.TempDir(), "")
+	seed, doc, err := o.seedSetup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seed.IOThreads != 8 || seed.WaitStrategy != "WaitIfUpstreamIdle" || seed.OkIterations != 4000 || seed.Connections != 50 {
+		t.Fatalf("seed setup %+v", seed)
+	}
+	for _, allowed := range [][]int{{0, 1}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}} {
+		fitted := reports.FitSetup(allowed, seed)
+		for _, s := range []reports.Setup{seed, fitted} {
+			d, err := setupConfig(doc, s, "/tmp/x/"+s.Name+".sock")
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := serverproc.EncodeConfig(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Parse(data)
+			if err != nil {
+				t.Fatalf("%s on %d CPUs: %v\n%s", s.Name, len(allowed), err, data)
+			}
+			if len(cfg.Server.Interfaces) != 1 || cfg.Server.Interfaces[0].Path != "/tmp/x/"+s.Name+".sock" {
+				t.Errorf("%s: interfaces %+v, want the unix socket only", s.Name, cfg.Server.Interfaces)
+			}
+			if cfg.Server.IOThreads != s.IOThreads || cfg.Commit.PipelineWaitStrategy != s.WaitStrategy ||
+				cfg.Commit.PipelineReleaseThreads != s.ReleaseThreads || cfg.Benchmark.OkResolveIterations != 4000 || cfg.Commit.MinRequestIDLength != 20 {
+				t.Errorf("%s: config %+v %+v", s.Name, cfg.Server, cfg.Commit)
+			}
+			if len(cfg.Server.IOCPUs) != len(s.IOCPUs) || len(cfg.Commit.PipelineCPUs) != len(s.PipelineCPUs) {
+				t.Errorf("%s: pinning %v %v, want %v %v", s.Name, cfg.Server.IOCPUs, cfg.Commit.PipelineCPUs, s.IOCPUs, s.PipelineCPUs)
+			}
+		}
+	}
+	// The seed's document is not changed by the fitted setup's copy.
+	if doc["server"].(map[string]any)["io_threads"] != int64(8) {
+		t.Errorf("seed document changed: %v", doc["server"])
+	}
+}
+
+func TestOrderAlternates(t *testing.T) {
+	setups := []reports.Setup{{Name: "seed"}, {Name: "fitted"}}
+	for round, want := range map[int]string{1: "seed,fitted", 2: "fitted,seed", 3: "seed,fitted"} {
+		var names []string
+		for _, s := range order(setups, round) {
+			names = append(names, s.Name)
+		}
+		if got := strings.Join(names, ","); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+}
+
+// The stage busy counters are read from the server's /metrics text over its
+// unix socket; a server without them is an error, not zeros.
+func TestScrapeStageBusy(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "m.sock")
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "# TYPE weaseldb_pipeline_stage_busy_seconds_total counter\n" +
+		"weaseldb_pipeline_stage_busy_seconds_total{stage=\"sequence\"} 0.5\n" +
+		"weaseldb_pipeline_stage_busy_seconds_total{stage=\"resolve\"} 2.25\n"
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(body))
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	busy, err := scrapeStageBusy(t.Context(), socket)
+	if err != nil || busy["resolve"] != 2.25 || busy["sequence"] != 0.5 {
+		t.Fatalf("busy %v, %v", busy, err)
+	}
+	shares := busyShares(map[string]float64{"resolve": 1.25, "sequence": 0.5}, busy, 2)
+	if shares["resolve"] != 0.5 || shares["sequence"] != 0 {
+		t.Errorf("shares %v", shares)
+	}
+	body = "other_metric 1\n"
+	if _, err := scrapeStageBusy(t.Context(), socket); err == nil || !strings.Contains(err.Error(), stageBusyMetric) {
+		t.Errorf("missing metric: %v", err)
+	}
+	if _, err := scrapeStageBusy(t.Context(), filepath.Join(t.TempDir(), "none.sock")); err == nil {
+		t.Error("no server: no error")
+	}
+}
+
+// A server that never starts and a missing bench_cpu_work are recorded, run
+// by run, and the whole says so: no figure is made up for them.
+func TestSetupsRecordFailures(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "weaseldb"), []byte("#!/bin/sh\necho 'weaseldb: bad config' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := seedOptions(dir, bin)
+	o.Rounds = 1
+	var out, errOut bytes.Buffer
+	err := Setups(o, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "3 problem(s)") || !strings.Contains(err.Error(), "weaseldb: bad config") {
+		t.Fatalf("error %v, want one naming the calibration and both runs", err)
+	}
+	var ss reports.Setups
+	data, _ := os.ReadFile(filepath.Join(dir, reports.SetupsFile))
+	if err := json.Unmarshal(data, &ss); err != nil {
+		t.Fatal(err)
+	}
+	if len(ss.Runs) != 2 || len(ss.Calibrations) != 1 || ss.Calibrations[0].Status != reports.StatusFailed {
+		t.Fatalf("setups.json %+v", ss)
+	}
+	for _, r := range ss.Runs {
+		if r.Status != reports.StatusFailed || r.Load != "" || !strings.Contains(r.Reason, "before it was ready") {
+			t.Errorf("run %+v", r)
+		}
+	}
+}
+
+// Two rounds of both setups with the real binaries, briefly: behaviour, not
+// speed. Every run is measured, clean, sampled (stage busy time included),
+// stopped cleanly, the order alternates, and the last round measured idle.
+func TestSetupsRealBinaries(t *testing.T) {
+	build := builtBinaries(t, "weaseldb", "load_tester", "bench_cpu_work")
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := Setups(seedOptions(dir, build), &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var ss reports.Setups
+	data, err := os.ReadFile(filepath.Join(dir, reports.SetupsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &ss); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range ss.Runs {
+		order = append(order, r.Setup)
+		if r.Status != reports.StatusMeasured || r.Reason != "" {
+			t.Errorf("%s round %d: %s %q", r.Setup, r.Round, r.Status, r.Reason)
+			continue
+		}
+		lf, err := loadtester.ReadResult(filepath.Join(dir, r.Load))
+		if err != nil || lf.Requests == 0 {
+			t.Errorf("%s round %d: load %v, %v", r.Setup, r.Round, lf, err)
+		}
+		var s reports.ServerSample
+		if data, err := os.ReadFile(filepath.Join(dir, r.Sample)); err != nil || json.Unmarshal(data, &s) != nil {
+			t.Fatalf("%s: %v", r.Sample, err)
+		}
+		if s.Loaded.WindowS <= 0 || s.StageBusy == nil || s.MetricsError != "" || s.ExitCode != 0 || s.GOMAXPROCS < 1 {
+			t.Errorf("%s: sample %+v", r.Sample, s)
+		}
+		if (r.Round == 2) != (s.Idle != nil) {
+			t.Errorf("%s: idle measured %v in round %d", r.Sample, s.Idle != nil, r.Round)
+		}
+		if _, err := os.Stat(filepath.Join(dir, r.HdrLog)); err != nil {
+			t.Errorf("no HDR log: %v", err)
+		}
+	}
+	if got := strings.Join(order, ","); got != "seed,fitted,fitted,seed" {
+		t.Errorf("run order %s", got)
+	}
+	for _, c := range ss.Calibrations {
+		// Passes that never agreed are this machine's noise, recorded as such.
+		if c.Status != reports.StatusMeasured || (c.Reason != "" && !strings.Contains(c.Reason, "agreed")) {
+			t.Errorf("calibration %+v", c)
+		}
+	}
+	if !strings.Contains(out.String(), "clean: due ") {
+		t.Errorf("no summary on stdout:\n%s", out.String())
+	}
+	for _, f := range []string{"setup_seed.toml", "setup_fitted.toml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

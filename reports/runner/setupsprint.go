@@ -1,0 +1,56 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"weaseldb/loadtester"
+	"weaseldb/reports"
+)
+
+// formatSetupsPlan shows both setups and the order of the runs.
+func formatSetupsPlan(ss *reports.Setups) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "allowed CPUs %s; %d rounds of %g s (after %g s of warm-up) per run\n", ss.AllowedCPUs, ss.Rounds, ss.DurationS, ss.WarmupS)
+	for _, s := range ss.Setups {
+		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, s.Describe(), s.Why)
+	}
+	for round := 1; round <= ss.Rounds; round++ {
+		names := []string{"calibrate"}
+		for _, s := range order(ss.Setups, round) {
+			names = append(names, s.Name)
+		}
+		fmt.Fprintf(&b, "  round %d: %s\n", round, strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+// summary prints one line per run: its throughput and whether every due
+// request was answered.
+func (r *setupsRunner) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %5s  %14s  %s\n", "setup", "round", "req/s", "accounting")
+	for _, run := range r.ss.Runs {
+		fmt.Fprintf(&b, "%-7s %5d  ", run.Setup, run.Round)
+		if run.Status != reports.StatusMeasured {
+			fmt.Fprintf(&b, "%14s  %s: %s\n", "-", run.Status, run.Reason)
+			continue
+		}
+		lf, err := loadtester.ReadResult(r.t.Path(run.Load))
+		if err != nil {
+			fmt.Fprintf(&b, "%14s  %v\n", "-", err)
+			continue
+		}
+		if lf.Due == 0 && lf.Answered == 0 {
+			fmt.Fprintf(&b, "%14s  %d requests (a result without the accounting)\n", reports.FormatNumber(lf.RequestsPerSec, 0), lf.Requests)
+			continue
+		}
+		verdict := "clean"
+		if !lf.Clean() {
+			verdict = "NOT CLEAN"
+		}
+		fmt.Fprintf(&b, "%14s  %s: due %d = answered %d + failed %d + unfinished %d + dropped %d\n",
+			reports.FormatNumber(lf.RequestsPerSec, 0), verdict, lf.Due, lf.Answered, lf.Failed, lf.Unfinished, lf.Dropped)
+	}
+	return b.String()
+}
