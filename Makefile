@@ -44,10 +44,10 @@ lint:
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 -no-color -oneline .github/workflows/ci.yml
 
 # The main job: the threading report with short defaults: the seed's setup
-# and the fitted one, 3 interleaved rounds of 6 s each (18 s of load per
+# and the fitted one, 5 interleaved rounds of 4 s each (20 s of load per
 # setup), well under 3 minutes in all.
 report: build
-	DURATION=$${DURATION:-18} ROUNDS=$${ROUNDS:-3} SKIP_BUILD=1 scripts/reproduce_threading_report.sh
+	DURATION=$${DURATION:-20} ROUNDS=$${ROUNDS:-5} SKIP_BUILD=1 scripts/reproduce_threading_report.sh
 
 gate: build
 	$(BUILD_DIR)/gate $(GATE_ARGS)

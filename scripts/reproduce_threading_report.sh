@@ -8,11 +8,11 @@
 #
 # Run from anywhere inside the repository:
 #   scripts/reproduce_threading_report.sh              # 120 s of load per setup
-#   DURATION=18 scripts/reproduce_threading_report.sh  # what `make report` runs
+#   DURATION=20 ROUNDS=5 scripts/reproduce_threading_report.sh  # what `make report` runs
 #
 # Every knob is an environment variable (defaults in brackets):
 #   DURATION [120]            seconds of measured load per setup, split evenly over the rounds
-#   ROUNDS [3]                rounds; each calibrates, then runs both setups (the first alternating)
+#   ROUNDS [5]                rounds; each calibrates, then runs both setups (the first alternating)
 #   WARMUP [1]                seconds of load before each run's measured window, excluded
 #   CONCURRENCY [2000]        the seed's connections
 #   REQUESTS_PER_CONN [500]   requests per connection before it reconnects (both setups)
@@ -49,7 +49,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 
 DURATION=${DURATION:-120}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 WARMUP=${WARMUP:-1}
 CONCURRENCY=${CONCURRENCY:-2000}
 REQUESTS_PER_CONN=${REQUESTS_PER_CONN:-500}

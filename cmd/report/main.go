@@ -17,7 +17,7 @@ import (
 
 const usage = `usage:
   report --run DIR --out reports/threading_performance_report.md [--images img]
-  report setups --run DIR --config FILE [--bin build] [--rounds 3] [--duration 6] [--warmup 1]
+  report setups --run DIR --config FILE [--bin build] [--rounds 5] [--duration 4] [--warmup 1]
                 [--idle 5] [--concurrency 2000] [--requests-per-conn 500] [--connect-threads 2]
                 [--network-threads 10] [--work-iterations 4000] [--work-target 740ns]
                 [--plan] [--allowed-cpus LIST]
