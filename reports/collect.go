@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -55,15 +56,7 @@ func spreadOf(label string, vals []roundValue, scale float64, unit string, prec 
 		return nil
 	}
 	sorted := slices.Clone(vals)
-	slices.SortStableFunc(sorted, func(a, b roundValue) int {
-		switch {
-		case a.value < b.value:
-			return -1
-		case a.value > b.value:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(sorted, func(a, b roundValue) int { return cmp.Compare(a.value, b.value) })
 	n := len(sorted)
 	one := func(v roundValue, what string) *source {
 		return fieldOf(fmt.Sprintf("%s, %s of %d rounds (round %d)", label, what, n, v.round.Number), v.value, scale, unit, prec, v.artifact, v.field)

@@ -15,6 +15,10 @@ type SampleOptions struct {
 	Delay    time.Duration // wait this long before the window opens
 	Window   time.Duration // length of the measured window
 	Interval time.Duration // one series point per interval (default 1 s)
+	// AtStart and AtEnd, when set, run as the window opens (before its
+	// first reading) and once it has closed (after its last), so other
+	// readings can share the window's edges.
+	AtStart, AtEnd func()
 }
 
 // cpuReader reads a process's cumulative CPU; tests substitute a fake.
@@ -38,6 +42,9 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 	}
 	if err := sleepCtx(ctx, opts.Delay); err != nil {
 		return nil, fmt.Errorf("cpu sample pid %d: %w", opts.Pid, err)
+	}
+	if opts.AtStart != nil {
+		opts.AtStart()
 	}
 	start := time.Now()
 	cpu0, err := read(opts.Pid)
@@ -69,6 +76,9 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 			if busy1, err := procstat.MachineBusy(); err == nil && busyErr == nil {
 				s.MachineBusyCores = (busy1 - busy0).Seconds() / s.WindowS
 				s.MachineCPUs, _ = procstat.MachineCPUs()
+			}
+			if opts.AtEnd != nil {
+				opts.AtEnd()
 			}
 			return s, nil
 		}

@@ -13,10 +13,15 @@ func TestSampleCPUFake(t *testing.T) {
 	// A fake process that burns 0.5 s of CPU per second of wall time.
 	start := time.Now()
 	read := func(int) (time.Duration, error) { return time.Since(start) / 2, nil }
+	var edges []string
 	s, err := sampleCPU(context.Background(), SampleOptions{Pid: 7, Phase: "loaded", Delay: 10 * time.Millisecond,
-		Window: 120 * time.Millisecond, Interval: 30 * time.Millisecond}, read)
+		Window: 120 * time.Millisecond, Interval: 30 * time.Millisecond,
+		AtStart: func() { edges = append(edges, "start") }, AtEnd: func() { edges = append(edges, "end") }}, read)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Join(edges, ",") != "start,end" {
+		t.Errorf("window edges ran as %v, want start then end", edges)
 	}
 	if s.WindowS < 0.12 || s.Pid != 7 || s.Phase != "loaded" || len(s.Samples) < 3 {
 		t.Fatalf("sample = %+v", s)

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,15 +139,7 @@ func newRunModel(t *testing.T, dir string) *runModel {
 			used = all
 		}
 		if len(used) > 0 {
-			slices.SortFunc(used, func(a, b modelRound) int {
-				switch {
-				case a.rps < b.rps:
-					return -1
-				case a.rps > b.rps:
-					return 1
-				}
-				return 0
-			})
+			slices.SortStableFunc(used, func(a, b modelRound) int { return cmp.Compare(a.rps, b.rps) })
 			rps := make([]float64, len(used))
 			for i, r := range used {
 				rps[i] = r.rps

@@ -188,22 +188,8 @@ func (w *writer) pipelineBench() error {
 func (w *writer) seedComparison() error {
 	m := w.run.Manifest
 	w.p("## Where this run differs from the seed\n\n")
-	w.p("| | seed |")
-	for _, n := range w.setups {
-		w.p(" %s |", n.view.Setup.Title)
-	}
-	w.p("\n|---|---|")
-	for range w.setups {
-		w.p("---|")
-	}
-	w.p("\n")
-	row := func(label, seed string, cell func(n *setupNumbers) string) {
-		w.p("| %s | %s |", label, seed)
-		for _, n := range w.setups {
-			w.p(" %s |", cell(n))
-		}
-		w.p("\n")
-	}
+	table := w.setupsTable("", "seed")
+	row := func(label, seed string, cell func(n *setupNumbers) string) { table([]string{label, seed}, cell) }
 	row("throughput", "~825k req/s", func(n *setupNumbers) string { return w.cite(nilIf(n.rps)) })
 	row("CPU work efficiency", "~61%", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
 	row("CPU work per request", "740 ns (4000 iterations)", func(n *setupNumbers) string { return w.cite(w.workSource(n.view.Setup)) })

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -48,24 +49,36 @@ func (w *writer) summary() error {
 	return nil
 }
 
-// summaryTable puts the setups side by side.
-func (w *writer) summaryTable() {
-	w.p("| |")
-	for _, n := range w.setups {
-		w.p(" %s |", n.view.Setup.Title)
-	}
-	w.p("\n|---|")
-	for range w.setups {
-		w.p("---|")
-	}
-	w.p("\n")
-	row := func(label string, cell func(n *setupNumbers) string) {
-		w.p("| %s |", label)
-		for _, n := range w.setups {
-			w.p(" %s |", cell(n))
+// setupsTable starts a table with a column per setup after the given
+// leading columns, and returns the function that prints one row: the
+// leading cells, then each setup's cell.
+func (w *writer) setupsTable(leading ...string) func(cells []string, cell func(n *setupNumbers) string) {
+	row := func(cells []string) {
+		w.p("|")
+		for _, c := range cells {
+			w.p("%s |", strings.TrimRight(" "+c, " "))
 		}
 		w.p("\n")
 	}
+	head := slices.Clone(leading)
+	for _, n := range w.setups {
+		head = append(head, n.view.Setup.Title)
+	}
+	row(head)
+	w.p("|%s\n", strings.Repeat("---|", len(head)))
+	return func(cells []string, cell func(n *setupNumbers) string) {
+		cells = slices.Clone(cells)
+		for _, n := range w.setups {
+			cells = append(cells, cell(n))
+		}
+		row(cells)
+	}
+}
+
+// summaryTable puts the setups side by side.
+func (w *writer) summaryTable() {
+	table := w.setupsTable("")
+	row := func(label string, cell func(n *setupNumbers) string) { table([]string{label}, cell) }
 	row("setup", func(n *setupNumbers) string { return n.view.Setup.Describe() })
 	row("throughput", w.throughputCell)
 	row("what bounded it", w.boundCell)

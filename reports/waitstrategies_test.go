@@ -212,13 +212,7 @@ func TestWaitStrategiesDedicatedRendered(t *testing.T) {
 			ws.Runs[i] = r
 		}
 	}
-	data, err := json.Marshal(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, WaitStrategiesFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeWaitStrategies(t, dir, &ws)
 	md, res := render(t, dir)
 	_, section, _ := strings.Cut(md, "### Wait strategies on shared and dedicated cores\n")
 	section, _, _ = strings.Cut(section, "\n## ")
@@ -255,18 +249,24 @@ func TestWaitStrategiesUncleanRunFlagged(t *testing.T) {
 			r.Unfinished, r.Dropped = 12, 3
 		}
 	}
-	data, err := json.Marshal(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, WaitStrategiesFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeWaitStrategies(t, dir, &ws)
 	md, _ := render(t, dir)
 	if !strings.Contains(md, "**Never on shared cores is not a clean sample**: 12 requests were unfinished and 3 dropped") {
 		t.Error("the report does not flag the unclean run")
 	}
 	if !strings.Contains(FormatWaitTable(&ws), "NOT CLEAN: 12 unfinished, 3 dropped") {
 		t.Errorf("the table does not flag it:\n%s", FormatWaitTable(&ws))
+	}
+}
+
+// writeWaitStrategies replaces a run directory's wait_strategies.json.
+func writeWaitStrategies(t *testing.T, dir string, ws *WaitStrategies) {
+	t.Helper()
+	data, err := json.Marshal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, WaitStrategiesFile), data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"weaseldb/reports"
+	"weaseldb/reports/runner"
 )
 
 const usage = `usage:
@@ -58,6 +60,18 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	return fs
+}
+
+// commonFlags registers the flags every measuring subcommand shares.
+func commonFlags(fs *flag.FlagSet, c *runner.Common, tools string, idleS float64, idleWhen string) {
+	fs.StringVar(&c.Bin, "bin", "build", "directory holding "+tools)
+	fs.StringVar(&c.RunDir, "run", "", "run directory: the results and every raw artifact go here")
+	fs.Float64Var(&c.WarmupS, "warmup", 1, "seconds of load before the measured window, excluded from every figure")
+	fs.Float64Var(&c.IdleS, "idle", idleS, "seconds of idle CPU measured "+idleWhen+" (at least 1)")
+	fs.IntVar(&c.IdleConns, "idle-conns", 100, "keep-alive connections held open while idle")
+	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 15*time.Second, "how long each server may take to say it is ready")
+	fs.StringVar(&c.AllowedCPUs, "allowed-cpus", "", "plan against this CPU list instead of sched_getaffinity (implies --plan)")
+	fs.BoolVar(&c.Plan, "plan", false, "print the plan and run nothing")
 }
 
 // parseNoArgs parses flags that take no positional arguments.

@@ -65,14 +65,23 @@ func (root procRoot) pidCPU(pid int) (d time.Duration, err error) {
 	return time.Duration(st.UTime+st.STime) * ClockTick, nil
 }
 
-func (root procRoot) machineBusy() (time.Duration, error) {
+// stat reads /proc/stat.
+func (root procRoot) stat() (procfs.Stat, error) {
 	fs, err := root.fs()
 	if err != nil {
-		return 0, err
+		return procfs.Stat{}, err
 	}
 	st, err := fs.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("procstat: read %s/stat: %w", root, err)
+		return procfs.Stat{}, fmt.Errorf("procstat: read %s/stat: %w", root, err)
+	}
+	return st, nil
+}
+
+func (root procRoot) machineBusy() (time.Duration, error) {
+	st, err := root.stat()
+	if err != nil {
+		return 0, err
 	}
 	c := st.CPUTotal
 	if c == (procfs.CPUStat{}) {
@@ -83,13 +92,9 @@ func (root procRoot) machineBusy() (time.Duration, error) {
 }
 
 func (root procRoot) machineCPUs() (int, error) {
-	fs, err := root.fs()
+	st, err := root.stat()
 	if err != nil {
 		return 0, err
-	}
-	st, err := fs.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("procstat: read %s/stat: %w", root, err)
 	}
 	if len(st.CPU) == 0 {
 		return 0, fmt.Errorf("procstat: %s/stat has no per-CPU lines", root)

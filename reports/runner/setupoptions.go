@@ -13,22 +13,16 @@ import (
 // SetupsOptions are the settings of `report setups`; its flags fill them and
 // errors name those flags.
 type SetupsOptions struct {
-	Bin, RunDir string
-	Config      string // the seed's server config (testdata/test_benchmark_config.toml)
-	Rounds      int
-	DurationS   float64 // measured load per run
-	WarmupS     float64
-	IdleS       float64 // idle CPU window after each setup's last round
-	IdleConns   int
+	Common           // IdleS is after each setup's last round; Plan prints both setups and the order of the runs
+	Config    string // the seed's server config (testdata/test_benchmark_config.toml)
+	Rounds    int
+	DurationS float64 // measured load per run
 	// The seed's load: load_tester's flags.
 	Connections, RequestsPerConn, ConnectThreads, NetworkThreads int
 	StatsIntervalS                                               float64
 	// The spin work, timed and calibrated by bench_cpu_work once a round.
 	WorkIterations int
 	WorkTarget     time.Duration
-	ReadyTimeout   time.Duration
-	AllowedCPUs    string // a simulated allowed set: plan only
-	Plan           bool   // print both setups and the order of the runs, run nothing
 }
 
 // Validate checks the options (a simulated set implies Plan).

@@ -32,12 +32,7 @@ func Setups(o *SetupsOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var allowed []int
-	if o.AllowedCPUs != "" {
-		allowed, err = affinity.ParseCPUList(o.AllowedCPUs)
-	} else {
-		allowed, err = affinity.AllowedCPUs()
-	}
+	allowed, err := allowedCPUs(o.AllowedCPUs)
 	if err != nil {
 		return fmt.Errorf("setups: %w", err)
 	}
@@ -247,38 +242,26 @@ func (r *setupsRunner) loadTimeout() time.Duration {
 }
 
 // measureServer samples the server's CPU over the measured window and
-// scrapes its stage busy counters just before and after it, into sample.
+// scrapes its stage busy counters at the window's edges, into sample.
 func (r *setupsRunner) measureServer(pid int, socket string, sample *reports.ServerSample) func(context.Context) error {
 	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
 	return func(ctx context.Context) error {
-		if err := sleepCtx(ctx, win.delay); err != nil {
-			return err
-		}
-		before, errBefore := scrapeStageBusy(ctx, socket)
-		t0 := time.Now()
-		s, err := reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "loaded", Window: win.length})
+		var before, after map[string]float64
+		var errBefore, errAfter error
+		var t0, t1 time.Time
+		s, err := reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length,
+			AtStart: func() { before, errBefore = scrapeStageBusy(ctx, socket); t0 = time.Now() },
+			AtEnd:   func() { t1 = time.Now(); after, errAfter = scrapeStageBusy(ctx, socket) }})
 		if err != nil {
 			return err
 		}
 		sample.Loaded = *s
-		after, errAfter := scrapeStageBusy(ctx, socket)
 		if err := errors.Join(errBefore, errAfter); err != nil {
 			sample.MetricsError = err.Error() // the CPU figures stand without it
 			return nil
 		}
-		sample.StageBusyWindowS = time.Since(t0).Seconds()
+		sample.StageBusyWindowS = t1.Sub(t0).Seconds()
 		sample.StageBusy = busyShares(before, after, sample.StageBusyWindowS)
-		return nil
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
 		return nil
 	}
 }

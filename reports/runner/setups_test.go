@@ -20,9 +20,9 @@ import (
 const seedConfig = "../../testdata/test_benchmark_config.toml"
 
 func seedOptions(dir, bin string) *SetupsOptions {
-	return &SetupsOptions{Bin: bin, RunDir: dir, Config: seedConfig, Rounds: 2, DurationS: 2, WarmupS: 0.5, IdleS: 1, IdleConns: 5,
-		Connections: 50, RequestsPerConn: 500, ConnectThreads: 1, NetworkThreads: 2, StatsIntervalS: 1,
-		WorkIterations: 4000, WorkTarget: 740 * time.Nanosecond, ReadyTimeout: 15 * time.Second}
+	return &SetupsOptions{Common: Common{Bin: bin, RunDir: dir, WarmupS: 0.5, IdleS: 1, IdleConns: 5, ReadyTimeout: 15 * time.Second},
+		Config: seedConfig, Rounds: 2, DurationS: 2, Connections: 50, RequestsPerConn: 500, ConnectThreads: 1, NetworkThreads: 2, StatsIntervalS: 1,
+		WorkIterations: 4000, WorkTarget: 740 * time.Nanosecond}
 }
 
 // Both setups' configs pass the server's own parser, with the seed's keys

@@ -20,7 +20,20 @@ import (
 
 	"weaseldb/internal/benchmain"
 	"weaseldb/internal/serverproc"
+	"weaseldb/server/affinity"
 )
+
+// Common are the settings every measuring subcommand shares (`report
+// setups`, `report wait-strategies`); their flags fill them.
+type Common struct {
+	Bin, RunDir  string  // the binaries' directory; where every result goes
+	WarmupS      float64 // load before each measured window, excluded
+	IdleS        float64 // idle CPU window after the load
+	IdleConns    int     // keep-alive connections held open while idle
+	ReadyTimeout time.Duration
+	AllowedCPUs  string // a simulated allowed set: plan only
+	Plan         bool   // print the plan, run nothing
+}
 
 // Tools runs the binaries of one directory and keeps their output in the run
 // directory. It is used from one goroutine at a time.
@@ -87,3 +100,12 @@ func (t *Tools) WriteJSON(name string, v any) error {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func ptr(v float64) *float64 { return &v }
+
+// allowedCPUs is the CPUs the runs are planned from: simulated (a CPU list
+// given on the command line, for a plan) or this process's allowed set.
+func allowedCPUs(simulated string) ([]int, error) {
+	if simulated != "" {
+		return affinity.ParseCPUList(simulated)
+	}
+	return affinity.AllowedCPUs()
+}

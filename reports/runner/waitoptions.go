@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"weaseldb/reports"
 )
@@ -13,15 +12,12 @@ import (
 // WaitOptions are the settings of `report wait-strategies`; its flags fill
 // them and errors name those flags.
 type WaitOptions struct {
-	Bin, RunDir                     string
-	DurationS, WarmupS, IdleS       float64
-	IdleConns, Concurrency          int
+	Common
+	DurationS                       float64
+	Concurrency                     int
 	LoadThreads, IOThreads, Release int
 	OkIterations                    int
 	Strategies, Cores               string // comma-separated lists
-	AllowedCPUs                     string // a simulated allowed set: plan only
-	Plan                            bool   // print the plan, run nothing
-	ReadyTimeout                    time.Duration
 }
 
 // Validate checks the options (a simulated set implies Plan).

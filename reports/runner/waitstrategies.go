@@ -25,12 +25,7 @@ func WaitStrategies(o *WaitOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var allowed []int
-	if o.AllowedCPUs != "" {
-		allowed, err = affinity.ParseCPUList(o.AllowedCPUs)
-	} else {
-		allowed, err = affinity.AllowedCPUs()
-	}
+	allowed, err := allowedCPUs(o.AllowedCPUs)
 	if err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}

@@ -77,8 +77,8 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 	pipe.Bench, pipe.ProducerCPU, pipe.StageCPUs = reports.BenchPipeline, a, []int{b, a}
 	srv.Bench, srv.IOCPUs, srv.PipelineCPUs, srv.LoadCPUs = reports.BenchServer, []int{a}, [][]int{{b}, {a}, {b}, {a}}, []int{b}
 	dir := t.TempDir()
-	o := &WaitOptions{Bin: build, RunDir: dir, DurationS: 2, IdleS: 1, IdleConns: 5, Concurrency: 10, LoadThreads: 1,
-		IOThreads: 1, Release: 1, ReadyTimeout: 15 * time.Second}
+	o := &WaitOptions{Common: Common{Bin: build, RunDir: dir, IdleS: 1, IdleConns: 5, ReadyTimeout: 15 * time.Second},
+		DurationS: 2, Concurrency: 10, LoadThreads: 1, IOThreads: 1, Release: 1}
 	r := &waitRunner{o: o, ws: &reports.WaitStrategies{}, t: Tools{Bin: build, RunDir: dir, Log: io.Discard}}
 	r.runAll([]reports.PlannedRun{pipe, srv})
 	if len(r.ws.Runs) != 2 {
