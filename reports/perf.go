@@ -121,15 +121,32 @@ func (w *writer) latency(n *setupNumbers, r *Round) error {
 	}
 	w.p("\n\n")
 	u := chooseLatencyUnit(float64(l.Latency.P50))
-	w.p("| percentile | latency |\n|---|---|\n")
+	// In rate mode the service time (from each request's actual send) is
+	// printed beside the corrected latency, each labelled (wrk2 prints both).
+	service := func(key string) string { return "" }
+	if sl := l.ServiceLatency; sl != nil {
+		w.p("| percentile | latency, from the intended send | service time, from the actual send |\n|---|---|---|\n")
+		service = func(key string) string {
+			v := map[string]int64{"p50": sl.P50, "p90": sl.P90, "p99": sl.P99, "p999": sl.P999, "max": sl.Max}[key]
+			return " " + w.cite(fieldOf(fmt.Sprintf("%s: service time %s, median round", title, key), float64(v), u.scale, u.name, u.prec, name, "service_latency_ns."+key)) + " |"
+		}
+	} else {
+		w.p("| percentile | latency |\n|---|---|\n")
+	}
 	for _, p := range []struct{ label, key string }{{"p50", "p50"}, {"p90", "p90"}, {"p99", "p99"}, {"p99.9", "p999"}} {
-		w.p("| %s | %s |\n", p.label, w.cite(w.latencyOf(n, p.key)))
+		w.p("| %s | %s |%s\n", p.label, w.cite(w.latencyOf(n, p.key)), service(p.key))
 	}
 	h, err := DecodeHistogram(l.Histogram)
 	if err == nil {
-		w.p("| p99.99 | %s |\n", w.cite(fieldOf(fmt.Sprintf("%s: latency p99.99, median round", title), float64(h.ValueAtQuantile(99.99)), u.scale, u.name, u.prec, name, "histogram:q=99.99")))
+		svc := ""
+		if sh, serr := DecodeHistogram(l.ServiceHistogram); serr == nil && l.ServiceLatency != nil {
+			svc = " " + w.cite(fieldOf(fmt.Sprintf("%s: service time p99.99, median round", title), float64(sh.ValueAtQuantile(99.99)), u.scale, u.name, u.prec, name, "service_histogram:q=99.99")) + " |"
+		} else if l.ServiceLatency != nil {
+			svc = " not measured |"
+		}
+		w.p("| p99.99 | %s |%s\n", w.cite(fieldOf(fmt.Sprintf("%s: latency p99.99, median round", title), float64(h.ValueAtQuantile(99.99)), u.scale, u.name, u.prec, name, "histogram:q=99.99")), svc)
 	}
-	w.p("| max | %s |\n\n", w.cite(w.latencyOf(n, "max")))
+	w.p("| max | %s |%s\n\n", w.cite(w.latencyOf(n, "max")), service("max"))
 	if err != nil {
 		w.p("_No latency plots: the load result's histogram could not be decoded (%v)._\n\n", err)
 	} else if err := w.latencyPlots(n, h, u, name); err != nil {

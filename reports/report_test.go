@@ -207,14 +207,19 @@ func artifactValue(t *testing.T, dir string, row sourceRow) float64 {
 		case "hdrlog:total_count":
 			return float64(log.Total.TotalCount()) * scale
 		}
-	case strings.HasPrefix(field, "histogram:q="):
-		q, err := strconv.ParseFloat(strings.TrimPrefix(field, "histogram:q="), 64)
+	case strings.HasPrefix(field, "histogram:q="), strings.HasPrefix(field, "service_histogram:q="):
+		which, qText, _ := strings.Cut(field, ":q=")
+		q, err := strconv.ParseFloat(qText, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var load loadtester.Result
 		readArtifact(t, dir, row.artifact, &load)
-		h, err := DecodeHistogram(load.Histogram)
+		encoded := load.Histogram
+		if which == "service_histogram" {
+			encoded = load.ServiceHistogram
+		}
+		h, err := DecodeHistogram(encoded)
 		if err != nil {
 			t.Fatal(err)
 		}

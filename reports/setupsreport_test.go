@@ -187,3 +187,18 @@ func TestRoundsTableMatchesArtifacts(t *testing.T) {
 		}
 	}
 }
+
+// A rate-mode result prints the service time beside the corrected latency.
+func TestServiceTimeBesideLatency(t *testing.T) {
+	dir := copyRun(t, setupsRun)
+	editJSON(t, dir, "rounds/fitted-r3.load.json", func(doc map[string]any) {
+		doc["service_latency_ns"] = map[string]any{"p50": 90000.0, "p90": 150000.0, "p99": 300000.0, "p999": 500000.0, "max": 900000.0}
+		doc["service_histogram"] = doc["histogram"] // any valid V2 histogram will do
+	})
+	md, _ := render(t, dir)
+	if !strings.Contains(md, "| percentile | latency, from the intended send | service time, from the actual send |") ||
+		!strings.Contains(md, " | 90.0 µs<sup>") {
+		t.Errorf("no service time column:\n%s", section(t, md, "## Performance Metrics"))
+	}
+	checkTraces(t, dir, md)
+}
