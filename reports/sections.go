@@ -223,6 +223,14 @@ func (w *writer) seedComparison() error {
 	w.p("5. **Shared machine.** ")
 	for _, n := range w.setups {
 		if other := w.otherCores(n); other != nil {
+			if other.value < otherCoresResolution {
+				// The machine's busy CPU and the harness's CPU come from
+				// two windows a few milliseconds apart, so their difference
+				// is only meaningful above that resolution; a small or
+				// negative value means "nothing measurable", not less than zero.
+				w.p("During %s's median round other processes used no measurable CPU (the machine's busy CPU minus the harness's was %s, within the resolution of the two measurements). ", n.view.Setup.Title, w.cite(other))
+				continue
+			}
 			w.p("During %s's median round other processes used about %s. ", n.view.Setup.Title, w.cite(other))
 		}
 	}

@@ -61,6 +61,11 @@ func (w *writer) machineBusy(n *setupNumbers) *source {
 	return fieldOf(n.view.Setup.Title+": whole machine's busy CPU, median round", r.Loaded.MachineBusyCores, 1, "cores", 2, r.LoadedName, r.LoadedPrefix+"machine_busy_cores")
 }
 
+// otherCoresResolution is the smallest "other processes" figure the report
+// states as CPU used: below it the difference of two separately sampled
+// windows is noise.
+const otherCoresResolution = 0.05
+
 // otherCores is what other processes used during the median round.
 func (w *writer) otherCores(n *setupNumbers) *source {
 	r, busy, harness := n.median, w.machineBusy(n), w.harnessCores(n)
