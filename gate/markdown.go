@@ -93,8 +93,8 @@ func markdownChecks(r *Result) []string {
 			r.Rounds, r.RoundsPlan.Initial, r.RoundsPlan.Max, r.StopReason, escapeMarkdown(r.StopDetail)))
 	}
 	if r.CI.Paired && r.CI.Samples > 0 {
-		out = append(out, fmt.Sprintf("**Noise:** B/A moved %s from round to round (fresh servers each round); the interval is distribution-free over those %d ratios (%.1f%% actual confidence).",
-			formatSpread(r.RatioSpread), r.CI.Samples, r.CI.Confidence*100))
+		out = append(out, fmt.Sprintf("**Noise:** B/A per round (fresh servers each round): %s; the interval is distribution-free over those %d ratios (%.1f%% actual confidence).",
+			roundRatioRange(r), r.CI.Samples, r.CI.Confidence*100))
 	} else if r.B.Name != "" && len(r.B.SamplesRPS) > 0 {
 		out = append(out, fmt.Sprintf("**Noise:** B's runs spread %s, the baseline's %s (unpaired: the machine's drift since the baseline is not cancelled).",
 			formatSpread(r.B.Spread), formatSpread(r.A.Spread)))

@@ -60,11 +60,25 @@ func ratioLine(r *Result) string {
 	}
 	how := fmt.Sprintf("ratio of medians, unpaired; each median's interval at %.1f%%", math.Sqrt(ci.Level)*100)
 	if ci.Paired {
-		how = fmt.Sprintf("median of %d per-round ratios, round to round %s; distribution-free interval, %.1f%% actual",
-			ci.Samples, formatSpread(r.RatioSpread), ci.Confidence*100)
+		how = fmt.Sprintf("median of %d per-round ratios, %s; distribution-free interval, %.1f%% actual",
+			ci.Samples, roundRatioRange(r), ci.Confidence*100)
 	}
 	return fmt.Sprintf("ratio B/%s %.3f  %.0f%% CI [%.3f, %.3f] (%s)  Mann-Whitney %s",
 		r.A.Name, ci.Ratio, ci.Level*100, ci.Low, ci.High, how, r.Rank)
+}
+
+// roundRatioRange says how far B/A moved between rounds: the whole range,
+// which a reviewer reads as "how noisy", beside the robust spread (the
+// median absolute deviation) that one outlier round cannot inflate.
+func roundRatioRange(r *Result) string {
+	if len(r.RoundRatios) == 0 {
+		return "round to round " + formatSpread(r.RatioSpread)
+	}
+	lo, hi := r.RoundRatios[0], r.RoundRatios[0]
+	for _, x := range r.RoundRatios {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return fmt.Sprintf("rounds %.3f to %.3f, median deviation %s", lo, hi, formatSpread(r.RatioSpread))
 }
 
 // roundsLine says how many rounds ran and why they stopped.
