@@ -243,10 +243,16 @@ func intervalHeader(w io.Writer) {
 	fmt.Fprintf(w, "%9s %11s %10s %10s %8s %7s\n", "t(s)", "req/s", "p50", "p99", "errors", "conns")
 }
 
-func printInterval(w io.Writer, iv Interval, warmup bool) {
+// printInterval writes one progress line. An interval much shorter than
+// the stats interval (the last one of an interrupted or aligned run) says its
+// length, so a rate over a few milliseconds is not read as a whole interval's.
+func printInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
 	tag := ""
 	if warmup {
 		tag = "  (warm-up, excluded)"
+	}
+	if every > 0 && iv.LengthS > 0 && iv.LengthS < 0.9*every.Seconds() {
+		tag += fmt.Sprintf("  (partial: %s)", fmtNs(int64(iv.LengthS*1e9)))
 	}
 	fmt.Fprintf(w, "%9.1f %11.0f %10s %10s %8d %7d%s\n", iv.TS, iv.RequestsPerSec, fmtNs(iv.P50NS),
 		fmtNs(iv.P99NS), iv.Errors, iv.OpenConnections, tag)

@@ -364,7 +364,7 @@ func (c *collector) collect(endNs int64, out io.Writer) {
 	c.ivRecs = append(c.ivRecs, rec)
 	c.total.Merge(c.interval)
 	c.counts.add(&st)
-	printInterval(out, iv, false)
+	printInterval(out, iv, false, c.r.cfg.StatsInterval)
 	if c.hdrLog != nil {
 		c.hdrLog.write(c.interval, c.r.base, startNs, endNs)
 	}
@@ -386,7 +386,7 @@ func (c *collector) collectWarmup(startNs, endNs int64, out io.Writer) {
 	c.interval.Merge(warmHist)
 	iv := c.newInterval(conns, startNs, endNs)
 	iv.TS = time.Duration(endNs - c.r.startNs).Seconds()
-	printInterval(out, iv, true)
+	printInterval(out, iv, true, c.r.cfg.StatsInterval)
 }
 
 func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {
