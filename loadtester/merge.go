@@ -243,24 +243,25 @@ func (m *mergeState) intervals() {
 	type slot struct {
 		iv   Interval
 		hist *hdrhistogram.Histogram
+		open map[int]int // instance -> its open connections at the slot's last interval
 	}
 	slots := map[int]*slot{}
 	last := -1
 	for i, in := range m.inputs {
 		r := in.Result
 		for j, iv := range r.Intervals {
-			end := m.starts[i].Add(seconds(iv.TS))
-			k := int(math.Round(float64(end.Sub(m.earliest))/float64(m.interval))) - 1
-			k = max(k, 0)
+			k := m.slotOf(i, iv)
 			s := slots[k]
 			if s == nil {
-				s = &slot{hist: newHistogram()}
+				s = &slot{hist: newHistogram(), open: map[int]int{}}
 				slots[k] = s
 			}
 			s.iv.LengthS = max(s.iv.LengthS, iv.LengthS)
 			s.iv.Requests += iv.Requests
 			s.iv.Errors += iv.Errors
-			s.iv.OpenConnections += iv.OpenConnections
+			// Open connections are a gauge: an instance's latest value in
+			// the slot counts, once, however many of its intervals fell there.
+			s.open[i] = iv.OpenConnections
 			s.iv.Unfinished += iv.Unfinished
 			s.iv.Dropped += iv.Dropped
 			if j < len(r.ivHists) && r.ivHists[j] != nil {
@@ -276,7 +277,12 @@ func (m *mergeState) intervals() {
 			s = &slot{iv: Interval{LengthS: m.interval.Seconds()}, hist: newHistogram()}
 		}
 		iv := s.iv
-		iv.TS = (time.Duration(k+1) * m.interval).Seconds()
+		for _, open := range s.open {
+			iv.OpenConnections += open
+		}
+		// The slot's end on the merged grid, or earlier for a slot only
+		// partial intervals reached.
+		iv.TS = min((time.Duration(k+1) * m.interval).Seconds(), (time.Duration(k)*m.interval).Seconds()+iv.LengthS)
 		if iv.LengthS > 0 {
 			iv.RequestsPerSec = float64(iv.Requests) / iv.LengthS
 		}
@@ -288,6 +294,44 @@ func (m *mergeState) intervals() {
 		}
 		m.out.Intervals = append(m.out.Intervals, iv)
 	}
+}
+
+// warnRepeatedInstances: two inputs under one instance name are most often
+// one result given twice (a shell glob that matched a copy), which would add
+// every count twice; instances started by the recipes have distinct names.
+func (m *mergeState) warnRepeatedInstances() {
+	seen := map[string][]int{}
+	var names []string
+	for i, in := range m.inputs {
+		name := in.Result.Instance
+		if len(seen[name]) == 0 {
+			names = append(names, name)
+		}
+		seen[name] = append(seen[name], i)
+	}
+	for _, name := range names {
+		idx := seen[name]
+		if len(idx) < 2 {
+			continue
+		}
+		same := "different windows"
+		if m.starts[idx[0]].Equal(m.starts[idx[1]]) {
+			same = "the same window start: the same result given twice?"
+		}
+		m.out.Warnings = append(m.out.Warnings, fmt.Sprintf(
+			"instance %s appears %d times (%s); its counts are added %d times; give each instance its own --instance",
+			name, len(idx), same, len(idx)))
+	}
+}
+
+// slotOf is the merged interval an instance's interval belongs to: the one
+// holding its midpoint. The midpoint, not the end, so that a whole interval
+// whose end was collected a little late stays in its own seconds and a
+// partial one (the few milliseconds of an interrupted run past its last whole
+// interval) goes to the seconds it covers, not into the interval before.
+func (m *mergeState) slotOf(instance int, iv Interval) int {
+	mid := m.starts[instance].Add(seconds(iv.TS - iv.LengthS/2))
+	return max(int(math.Floor(float64(mid.Sub(m.earliest))/float64(m.interval))), 0)
 }
 
 // rows lists the instances.
@@ -328,6 +372,7 @@ func (m *mergeState) warn() {
 			"the instances' windows do not overlap within one interval (%v): starts differ by up to %v, ends by up to %v; give them the same --start-at",
 			m.interval, latestStart.Sub(m.earliest).Round(time.Millisecond), latestEnd.Sub(earliestEnd).Round(time.Millisecond)))
 	}
+	m.warnRepeatedInstances()
 	base, _ := first.Config.(map[string]any)
 	for _, in := range m.inputs[1:] {
 		cfg, _ := in.Result.Config.(map[string]any)

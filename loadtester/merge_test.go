@@ -422,3 +422,61 @@ func TestReportRendersMergedResult(t *testing.T) {
 		t.Errorf("the report does not show the merged %s req/s", want)
 	}
 }
+
+// TestMergeInterruptedRuns: an interrupted run ends with a partial interval
+// (a few milliseconds past the last whole one). Merged, it must land in the
+// seconds it covers, and the open connections, a gauge, must count each
+// instance once: two instances of 4 connections each are 8 open, not 16.
+func TestMergeInterruptedRuns(t *testing.T) {
+	base := mergeFixture(t)
+	ivs := base["intervals"].([]any)
+	last := ivs[len(ivs)-1].(map[string]any)
+	partial := clone(t, last)
+	partial["t_s"] = last["t_s"].(float64) + 0.003
+	partial["length_s"] = 0.003
+	base["intervals"] = append(ivs, partial)
+	open := int(last["open_connections"].(float64))
+	other := clone(t, base)
+	other["instance"] = "b"
+	dir := t.TempDir()
+	out := filepath.Join(dir, "merged.json")
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"merge", "--json", out, writeJSONFile(t, dir, "a.json", base), writeJSONFile(t, dir, "b.json", other)}, &stdout, &stderr)
+	if code != ExitOK {
+		t.Fatalf("merge exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+	merged, err := ReadResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := len(merged.Intervals), len(ivs)+1; n != want {
+		t.Errorf("%d merged intervals, want %d (the partial one in a slot of its own)", n, want)
+	}
+	for i, iv := range merged.Intervals {
+		if iv.OpenConnections != 2*open {
+			t.Errorf("interval %d: %d open connections, want %d (each instance's %d once)", i, iv.OpenConnections, 2*open, open)
+		}
+	}
+	if got := merged.Intervals[len(merged.Intervals)-1]; got.LengthS > 0.01 {
+		t.Errorf("last merged interval lasts %.3f s, want the partial one's 0.003 s", got.LengthS)
+	}
+	if want := fmt.Sprintf("%d open at the end", 2*open); !strings.Contains(stdout.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout.String())
+	}
+}
+
+// TestMergeWarnsOfTheSameResultTwice: two inputs with one instance name
+// and one window are almost surely one file given twice, which would double
+// every count.
+func TestMergeWarnsOfTheSameResultTwice(t *testing.T) {
+	base := mergeFixture(t)
+	dir := t.TempDir()
+	p := writeJSONFile(t, dir, "a.json", base)
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"merge", p, writeJSONFile(t, dir, "copy.json", base)}, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("merge exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "appears 2 times") {
+		t.Errorf("no warning about the repeated instance:\n%s", stdout.String())
+	}
+}
