@@ -234,6 +234,10 @@ func (w *writer) seedComparison() error {
 			w.p("During %s's median round other processes used about %s. ", n.view.Setup.Title, w.cite(other))
 		}
 	}
-	w.p("The rounds and the per-interval throughput plots show how steady the machine was.\n\n")
+	w.p("The rounds and the per-interval throughput plots show how steady the machine was. ")
+	// The min-max a setup's figure carries is the spread within this run;
+	// a shared machine's host can slow it for minutes, which no single run
+	// sees (docs/report.md measured 8% between runs against ±2% within).
+	w.p("Each range above is the spread within this run's rounds: runs minutes apart on a shared machine can differ by more (docs/report.md, \"Four runs on a quiet machine\"), so compare the setups within one report, and builds with the gate's interleaved A/B, not reports by their absolute req/s.\n\n")
 	return nil
 }
