@@ -48,6 +48,9 @@ type spread struct {
 	median, lo, hi *source
 	medianRound    *Round // the round at the median (the lower middle one for an even n)
 	n              int
+	// repeatLo and repeatHi bound another run's median of n rounds (see
+	// repeatInterval); nil with fewer than 3 rounds.
+	repeatLo, repeatHi *source
 }
 
 // spreadOf summarises values over rounds; nil when there are none.
@@ -62,6 +65,7 @@ func spreadOf(label string, vals []roundValue, scale float64, unit string, prec 
 		return fieldOf(fmt.Sprintf("%s, %s of %d rounds (round %d)", label, what, n, v.round.Number), v.value, scale, unit, prec, v.artifact, v.field)
 	}
 	sp := &spread{lo: one(sorted[0], "lowest"), hi: one(sorted[n-1], "highest"), n: n, medianRound: sorted[(n-1)/2].round}
+	defer func() { sp.repeatLo, sp.repeatHi = repeatInterval(label, sp.median, vals, scale, unit, prec) }()
 	if n == 1 {
 		sp.median = fieldOf(label, vals[0].value, scale, unit, prec, vals[0].artifact, vals[0].field)
 		return sp

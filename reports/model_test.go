@@ -2,6 +2,7 @@ package reports
 
 import (
 	"cmp"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +21,9 @@ type runModel struct {
 
 type setupModel struct {
 	title    string
-	rps      float64 // median over the rounds the figures use
-	work     float64 // CPU work per request
+	rps      float64   // median over the rounds the figures use
+	roundRps []float64 // every round the figures use
+	work     float64   // CPU work per request
 	median   modelRound
 	okIters  float64
 	timedFor float64 // the iterations timed
@@ -144,7 +146,7 @@ func newRunModel(t *testing.T, dir string) *runModel {
 			for i, r := range used {
 				rps[i] = r.rps
 			}
-			sm.rps, sm.median = median(rps), used[(len(used)-1)/2]
+			sm.rps, sm.median, sm.roundRps = median(rps), used[(len(used)-1)/2], rps
 		}
 		if len(m.timedNs) > 0 {
 			sm.work = median(m.timedNs)
@@ -197,10 +199,35 @@ func (m *runModel) derived(t *testing.T, name string) float64 {
 			return s.median.machineBusy - s.median.coreFraction - s.median.clientCores
 		case strings.HasPrefix(what, "throughput, median of "):
 			return s.rps
+		case strings.HasPrefix(what, "throughput, another run's median of ") && strings.HasSuffix(what, ", low end"):
+			return s.rps - repeatHalfWidth(t, s.roundRps)
+		case strings.HasPrefix(what, "throughput, another run's median of ") && strings.HasSuffix(what, ", high end"):
+			return s.rps + repeatHalfWidth(t, s.roundRps)
 		}
 	}
 	t.Fatalf("derived figure %q has no independent check", name)
 	return 0
+}
+
+// repeatHalfWidth is the half width of the 95% interval for another run's
+// median, from a table of Student's t quantiles (not the library the report
+// uses).
+func repeatHalfWidth(t *testing.T, xs []float64) float64 {
+	t.Helper()
+	t975 := map[int]float64{2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912, 7: 2.364624, 8: 2.306004, 9: 2.262157}
+	q, ok := t975[len(xs)-1]
+	if !ok {
+		t.Fatalf("no t quantile for %d rounds", len(xs))
+	}
+	var mean, ss float64
+	for _, x := range xs {
+		mean += x / float64(len(xs))
+	}
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(xs)-1))
+	return q * math.Sqrt(math.Pi/2) * sd * math.Sqrt(2/float64(len(xs)))
 }
 
 func abs(x float64) float64 {

@@ -120,7 +120,11 @@ func (w *writer) throughputCell(n *setupNumbers) string {
 	}
 	cell := "**" + w.cite(n.rps.median) + "**"
 	if n.rps.n > 1 {
-		cell += fmt.Sprintf(" (median of %d rounds; %s to %s)", n.rps.n, w.cite(n.rps.lo), w.cite(n.rps.hi))
+		cell += fmt.Sprintf(" (median of %d rounds; %s to %s", n.rps.n, w.cite(n.rps.lo), w.cite(n.rps.hi))
+		if n.rps.repeatLo != nil {
+			cell += fmt.Sprintf("; another run's median, at %.0f%%: %s to %s", repeatLevel*100, w.cite(n.rps.repeatLo), w.cite(n.rps.repeatHi))
+		}
+		cell += ")"
 	}
 	if n.notClean {
 		cell += " — **not a clean sample**: no round answered every due request"
