@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"weaseldb/loadtester"
 	"weaseldb/server/pipeline/pipebench"
@@ -143,6 +144,10 @@ type Run struct {
 	Calibrations   []*Calibration
 	Pipeline       *pipebench.JSONOutput
 	WaitStrategies *WaitStrategies
+	// Unreadable lists the artifacts that exist but could not be read, each
+	// as its error (which names it). What they held is left out: a damaged
+	// file costs its own figures, not the whole report.
+	Unreadable []string
 	// raw keeps each JSON artifact decoded generically, by its name in the
 	// run directory, so figures can be looked up by field path (the tests
 	// do the same).
@@ -190,9 +195,11 @@ type optionalArtifact struct {
 	set  func()
 }
 
-// LoadRun reads a run directory. The manifest and either setups.json (with
-// every artifact its measured runs name) or load.json are required; every
-// other artifact is optional.
+// LoadRun reads a run directory. The manifest and either setups.json or
+// load.json are required: without them there is nothing to report. Any
+// other artifact that exists but cannot be read (truncated, not JSON) is
+// recorded in Unreadable and what it held is left out: a round whose load
+// result or sample is damaged gets StatusUnreadable, a calibration the same.
 func LoadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir, raw: map[string]any{}}
 	if err := r.readJSON(ManifestFile, &r.Manifest, true); err != nil {
@@ -214,25 +221,32 @@ func LoadRun(dir string) (*Run, error) {
 	}
 	var pb pipebench.JSONOutput
 	var ws WaitStrategies
-	return r, r.readOptional([]optionalArtifact{
+	r.readOptional([]optionalArtifact{
 		{PipelineBenchFile, &pb, func() { r.Pipeline = &pb }},
 		{WaitStrategiesFile, &ws, func() { r.WaitStrategies = &ws }},
 	})
+	return r, nil
 }
 
+// readOptional reads each artifact that exists. One that exists but cannot
+// be read is recorded in r.Unreadable and left unset; the errors come back
+// joined, for a caller that marks what they belong to.
 func (r *Run) readOptional(optional []optionalArtifact) error {
+	var errs []error
 	for _, o := range optional {
-		err := r.readJSON(o.name, o.dst, false)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+		switch err := r.readJSON(o.name, o.dst, false); {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			r.unreadable(err)
+			errs = append(errs, err)
+		default:
+			o.set()
 		}
-		if err != nil {
-			return err
-		}
-		o.set()
 	}
-	return nil
+	return errors.Join(errs...)
 }
+
+func (r *Run) unreadable(err error) { r.Unreadable = append(r.Unreadable, err.Error()) }
 
 // loadSetups reads every artifact setups.json names.
 func (r *Run) loadSetups() error {
@@ -254,7 +268,8 @@ func (r *Run) loadSetups() error {
 		rd := &Round{Number: run.Round, Order: run.Order, Status: run.Status, Reason: run.Reason}
 		if run.Status == StatusMeasured {
 			if err := r.loadRound(rd, run); err != nil {
-				return err
+				r.unreadable(err)
+				rd.Status, rd.Reason = StatusUnreadable, err.Error()
 			}
 		}
 		v.Rounds = append(v.Rounds, rd)
@@ -269,14 +284,18 @@ func (r *Run) loadSetups() error {
 			{c.Timed, &timed, func() { cal.Timed = &timed }},
 			{c.Target, &target, func() { cal.Target = &target }},
 		}); err != nil {
-			return err
+			cal.Reason = strings.TrimPrefix(cal.Reason+"; "+err.Error(), "; ")
+			if cal.Status == StatusMeasured {
+				cal.Status = StatusUnreadable
+			}
 		}
 		r.Calibrations = append(r.Calibrations, cal)
 	}
 	return nil
 }
 
-// loadRound reads a measured run's load result, HDR log and sample.
+// loadRound reads a measured run's load result, HDR log and sample, all or
+// none: rd is filled only when every one of them reads.
 func (r *Run) loadRound(rd *Round, run SetupRun) error {
 	var lf loadtester.Result
 	var sample ServerSample
@@ -286,17 +305,18 @@ func (r *Run) loadRound(rd *Round, run SetupRun) error {
 	if err := r.readJSON(run.Sample, &sample, true); err != nil {
 		return err
 	}
+	var log *HdrLog
+	if run.HdrLog != "" {
+		var err error
+		if log, err = r.readHdrLog(run.HdrLog); err != nil {
+			return err
+		}
+		rd.HdrName, rd.Hdr = run.HdrLog, log
+	}
 	rd.LoadName, rd.Load, rd.Sample = run.Load, &lf, &sample
 	rd.Loaded, rd.LoadedName, rd.LoadedPrefix = &sample.Loaded, run.Sample, "loaded."
 	if sample.Idle != nil {
 		rd.Idle, rd.IdleName, rd.IdlePrefix = sample.Idle, run.Sample, "idle."
-	}
-	if run.HdrLog != "" {
-		log, err := r.readHdrLog(run.HdrLog)
-		if err != nil {
-			return err
-		}
-		rd.HdrName, rd.Hdr = run.HdrLog, log
 	}
 	return nil
 }
@@ -312,19 +332,17 @@ func (r *Run) loadSingle() error {
 	cal := &Calibration{Round: 1, Status: StatusMeasured}
 	var cw, cwt CPUWork
 	var sl, si CPUSample
-	if err := r.readOptional([]optionalArtifact{
+	r.readOptional([]optionalArtifact{
 		{CPUWorkFile, &cw, func() { cal.Timed, cal.TimedName = &cw, CPUWorkFile }},
 		{CPUWorkTargetFile, &cwt, func() { cal.Target, cal.TargetName = &cwt, CPUWorkTargetFile }},
 		{ServerCPULoaded, &sl, func() { rd.Loaded, rd.LoadedName = &sl, ServerCPULoaded }},
 		{ServerCPUIdle, &si, func() { rd.Idle, rd.IdleName = &si, ServerCPUIdle }},
-	}); err != nil {
-		return err
-	}
+	})
 	log, err := r.readHdrLog(HdrLogFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return err
+		r.unreadable(err)
 	default:
 		rd.HdrName, rd.Hdr = HdrLogFile, log
 	}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"cmp"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -49,6 +50,23 @@ func readGeneric(t *testing.T, dir, name string) any {
 	return doc
 }
 
+// readable decodes an artifact if it exists and is JSON: the model's own
+// rule for what a damaged artifact costs (its round, or its calibration).
+func readable(dir, name string) (any, bool) {
+	if name == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, false
+	}
+	var doc any
+	if json.Unmarshal(data, &doc) != nil {
+		return nil, false
+	}
+	return doc, true
+}
+
 func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	if len(s)%2 == 1 {
@@ -60,7 +78,7 @@ func median(v []float64) float64 {
 func newRunModel(t *testing.T, dir string) *runModel {
 	t.Helper()
 	m := &runModel{}
-	type roundFiles struct{ load, loaded, prefix string }
+	type roundFiles struct{ load, loaded, prefix, hlog string }
 	type setupFiles struct {
 		title   string
 		okIters float64
@@ -76,7 +94,8 @@ func newRunModel(t *testing.T, dir string) *runModel {
 			for _, r := range ss["runs"].([]any) {
 				r := r.(map[string]any)
 				if r["setup"] == s["name"] && r["status"] == StatusMeasured {
-					sf.rounds = append(sf.rounds, roundFiles{r["load"].(string), r["sample"].(string), "loaded."})
+					hlog, _ := r["hdr_log"].(string)
+					sf.rounds = append(sf.rounds, roundFiles{r["load"].(string), r["sample"].(string), "loaded.", hlog})
 				}
 			}
 			setups = append(setups, sf)
@@ -92,8 +111,8 @@ func newRunModel(t *testing.T, dir string) *runModel {
 		if v, err := LookupNumber(readGeneric(t, dir, ManifestFile), "config.values.benchmark.ok_resolve_iterations"); err == nil {
 			ok = v
 		}
-		sf := setupFiles{title: "this run", okIters: ok, rounds: []roundFiles{{LoadFile, ServerCPULoaded, ""}}}
-		if _, err := os.Stat(filepath.Join(dir, ServerCPULoaded)); err != nil {
+		sf := setupFiles{title: "this run", okIters: ok, rounds: []roundFiles{{LoadFile, ServerCPULoaded, "", ""}}}
+		if _, ok := readable(dir, ServerCPULoaded); !ok {
 			sf.rounds[0].loaded = ""
 		}
 		setups = append(setups, sf)
@@ -102,14 +121,12 @@ func newRunModel(t *testing.T, dir string) *runModel {
 	var perTimed, perTarget []float64
 	timedIters := 0.0
 	for _, c := range cals {
-		if _, err := os.Stat(filepath.Join(dir, c[0])); c[0] != "" && err == nil {
-			doc := readGeneric(t, dir, c[0])
+		if doc, ok := readable(dir, c[0]); ok {
 			timedIters = num(t, doc, "iterations")
 			m.timedNs = append(m.timedNs, num(t, doc, "ns_per_call_median"))
 			perTimed = append(perTimed, num(t, doc, "ns_per_call_median")/timedIters)
 		}
-		if _, err := os.Stat(filepath.Join(dir, c[1])); c[1] != "" && err == nil {
-			doc := readGeneric(t, dir, c[1])
+		if doc, ok := readable(dir, c[1]); ok {
 			m.targetIters = append(m.targetIters, num(t, doc, "iterations"))
 			perTarget = append(perTarget, num(t, doc, "ns_per_call_median")/num(t, doc, "iterations"))
 		}
@@ -121,10 +138,21 @@ func newRunModel(t *testing.T, dir string) *runModel {
 		sm := setupModel{title: sf.title, okIters: sf.okIters, timedFor: timedIters}
 		var all, clean []modelRound
 		for _, rf := range sf.rounds {
-			load := readGeneric(t, dir, rf.load)
+			load, ok := readable(dir, rf.load)
+			if !ok {
+				continue // a round whose load result is damaged is left out
+			}
+			sample, sampleOK := readable(dir, rf.loaded)
+			if rf.prefix != "" && !sampleOK {
+				continue // so is one whose sample is
+			}
+			if rf.hlog != "" {
+				if _, err := ReadHdrLog(filepath.Join(dir, rf.hlog)); err != nil {
+					continue // or whose HDR log is
+				}
+			}
 			r := modelRound{rps: num(t, load, "requests_per_sec"), clientCores: num(t, load, "client_cpu_cores")}
 			if rf.loaded != "" {
-				sample := readGeneric(t, dir, rf.loaded)
 				r.coreFraction = num(t, sample, rf.prefix+"core_fraction")
 				r.machineBusy = num(t, sample, rf.prefix+"machine_busy_cores")
 			}

@@ -453,6 +453,8 @@ func TestFailedStepsAreFlagged(t *testing.T) {
 	}
 }
 
+// TestLoadRunErrors: without the manifest, or without both setups.json and
+// load.json, there is nothing to report, and LoadRun fails naming the file.
 func TestLoadRunErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -463,27 +465,90 @@ func TestLoadRunErrors(t *testing.T) {
 	}{
 		{"no manifest", recordedRun, []string{ManifestFile}, "", "manifest.json"},
 		{"no load result", recordedRun, []string{LoadFile}, "", "load.json"},
-		{"corrupt optional artifact", recordedRun, nil, CPUWorkFile, "decode artifact cpu_work.json"},
-		{"corrupt hdr log", recordedRun, nil, HdrLogFile, "load.hlog"},
+		{"corrupt load result", recordedRun, nil, LoadFile, "decode artifact load.json"},
 		{"corrupt setups.json", setupsRun, nil, SetupsFile, "decode artifact setups.json"},
-		{"a round's load result missing", setupsRun, []string{"rounds/seed-r2.load.json"}, "", "rounds/seed-r2.load.json"},
-		{"a round's sample corrupt", setupsRun, nil, "rounds/fitted-r1.sample.json", "decode artifact rounds/fitted-r1.sample.json"},
-		{"a round's hdr log corrupt", setupsRun, nil, "rounds/fitted-r3.load.hlog", "fitted-r3.load.hlog"},
-		{"a calibration corrupt", setupsRun, nil, "rounds/r2.cpu_work_target.json", "decode artifact rounds/r2.cpu_work_target.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := copyRun(t, tt.src, tt.skip...)
 			if tt.corrupt != "" {
-				if err := os.WriteFile(filepath.Join(dir, tt.corrupt), []byte("{not json\nnot hdr\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				corruptFile(t, dir, tt.corrupt)
 			}
 			_, err := LoadRun(dir)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("LoadRun error = %v, want one naming %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestDamagedArtifactCostsOnlyItsOwnFigures: any other artifact that is
+// missing when setups.json names it, or exists and cannot be read, is
+// named at the top of the report and in Run.Unreadable, and only what it
+// held is left out: its round (or calibration) is marked unreadable and the
+// setup's figures come from the other rounds, every one still traced.
+func TestDamagedArtifactCostsOnlyItsOwnFigures(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		skip    []string
+		corrupt string
+		want    []string // in the markdown
+	}{
+		{"a round's load result missing", setupsRun, []string{"rounds/seed-r2.load.json"}, "",
+			[]string{"**The seed's setup, round 2 cannot be read** and is left out", "| seed | **unreadable**: read artifact rounds/seed-r2.load.json"}},
+		{"a round's sample corrupt", setupsRun, nil, "rounds/fitted-r1.sample.json",
+			[]string{"**Fitted setup, round 1 cannot be read**", "decode artifact rounds/fitted-r1.sample.json"}},
+		{"a round's hdr log corrupt", setupsRun, nil, "rounds/fitted-r3.load.hlog",
+			[]string{"**Fitted setup, round 3 cannot be read**", "fitted-r3.load.hlog"}},
+		{"a calibration corrupt", setupsRun, nil, "rounds/r2.cpu_work_target.json",
+			[]string{"**The calibration of round 2 cannot be read** (what could be read is used): decode artifact rounds/r2.cpu_work_target.json"}},
+		{"the wait-strategy comparison corrupt", setupsRun, nil, WaitStrategiesFile,
+			[]string{"decode artifact wait_strategies.json"}},
+		{"a single run's calibration corrupt", recordedRun, nil, CPUWorkFile,
+			[]string{"decode artifact cpu_work.json"}},
+		{"a single run's hdr log corrupt", recordedRun, nil, HdrLogFile,
+			[]string{"load.hlog"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyRun(t, tt.src, tt.skip...)
+			if tt.corrupt != "" {
+				corruptFile(t, dir, tt.corrupt)
+			}
+			run, err := LoadRun(dir)
+			if err != nil {
+				t.Fatalf("LoadRun: %v (a damaged artifact must cost only its own figures)", err)
+			}
+			if len(run.Unreadable) != 1 {
+				t.Fatalf("Unreadable = %q, want the one damaged artifact", run.Unreadable)
+			}
+			out := filepath.Join(t.TempDir(), "r.md")
+			if _, err := Generate(run, Options{OutPath: out}); err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := string(data)
+			if !strings.Contains(md, "> **Warning: artifacts of this run could not be read**, and what they held is left out of this report: "+run.Unreadable[0]) {
+				t.Errorf("the damaged artifact is not named at the top of the report")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(md, want) {
+					t.Errorf("report lacks %q", want)
+				}
+			}
+			checkTraces(t, dir, md)
+		})
+	}
+}
+
+func corruptFile(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("{not json\nnot hdr\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -29,6 +29,9 @@ func (w *writer) header() error {
 	if len(failed) > 0 {
 		w.p("> **Warning: steps of this run failed:** %s. Figures from those steps are missing or suspect.\n\n", strings.Join(failed, ", "))
 	}
+	if bad := w.run.Unreadable; len(bad) > 0 {
+		w.p("> **Warning: artifacts of this run could not be read**, and what they held is left out of this report: %s.\n\n", strings.Join(bad, "; "))
+	}
 	return nil
 }
 
@@ -154,6 +157,8 @@ func (w *writer) summaryWarnings() {
 		title := capitalize(n.view.Setup.Title)
 		for _, r := range n.view.Rounds {
 			switch {
+			case r.Status == StatusUnreadable:
+				lines = append(lines, fmt.Sprintf("**%s, round %d cannot be read** and is left out of the figures above: %s.", title, r.Number, r.Reason))
 			case r.Status != StatusMeasured:
 				lines = append(lines, fmt.Sprintf("**%s, round %d was not measured** (%s): %s.", title, r.Number, r.Status, r.Reason))
 			case !r.Load.Clean():
@@ -173,7 +178,11 @@ func (w *writer) summaryWarnings() {
 		}
 	}
 	for _, cal := range w.cal.cals {
-		if cal.Status != StatusMeasured {
+		switch cal.Status {
+		case StatusMeasured:
+		case StatusUnreadable:
+			lines = append(lines, fmt.Sprintf("**The calibration of round %d cannot be read** (what could be read is used): %s.", cal.Round, cal.Reason))
+		default:
 			lines = append(lines, fmt.Sprintf("**The calibration of round %d failed**: %s.", cal.Round, cal.Reason))
 		}
 	}

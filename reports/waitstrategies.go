@@ -22,6 +22,9 @@ const (
 	StatusMeasured = "measured"
 	StatusSkipped  = "skipped" // the machine has too few CPUs (Reason says how many are needed)
 	StatusFailed   = "failed"  // a command failed (Reason says which and why)
+	// StatusUnreadable: the run was measured, but an artifact it left
+	// cannot be read now (Reason names it and why); set by LoadRun.
+	StatusUnreadable = "unreadable"
 )
 
 // WaitStrategiesVersion is the version of wait_strategies.json.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"weaseldb/reports"
@@ -107,5 +108,10 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: wrote %s (%d figures, %d plots)\n", res.Markdown, len(res.Figures), len(res.Images))
+	if n := len(r.Unreadable); n > 0 {
+		// The report is written without them (and says so at its top), but
+		// a run with damaged artifacts is not a clean result.
+		return fmt.Errorf("%d artifact(s) of %s could not be read and are left out of the report: %s", n, *runDir, strings.Join(r.Unreadable, "; "))
+	}
 	return nil
 }

@@ -29,6 +29,37 @@ func TestGenerateCommand(t *testing.T) {
 	}
 }
 
+// TestGenerateWithADamagedArtifact: the report is still written, without
+// what the damaged file held, and the command fails naming the file.
+func TestGenerateWithADamagedArtifact(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{reports.ManifestFile, reports.LoadFile, reports.CPUWorkFile} {
+		data, err := os.ReadFile(filepath.Join(recordedRun, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == reports.CPUWorkFile {
+			data = data[:len(data)/2] // cut short, as by a full disk
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "r.md")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"--run", dir, "--out", out}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "1 artifact(s)") || !strings.Contains(err.Error(), "decode artifact cpu_work.json") {
+		t.Fatalf("run error = %v, want one naming the damaged cpu_work.json", err)
+	}
+	md, readErr := os.ReadFile(out)
+	if readErr != nil {
+		t.Fatalf("no report written: %v", readErr)
+	}
+	if !strings.Contains(string(md), "**Warning: artifacts of this run could not be read**") {
+		t.Error("the report does not say an artifact was left out")
+	}
+}
+
 func TestBadArguments(t *testing.T) {
 	tests := []struct {
 		name string
