@@ -111,8 +111,8 @@ STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 FAILED=()
 
 # Every server is started, supervised and stopped by `report setups` (through
-# internal/serverproc), which kills what it started on every exit path; this
-# script only reports what failed.
+# internal/serverproc), which stops what it started on every exit path but
+# SIGKILL, Ctrl-C and SIGTERM included; this script only reports what failed.
 on_exit() {
     local rc=$?
     trap - EXIT INT TERM
@@ -151,7 +151,9 @@ step() {
     log "$name: $*"
     local t0 rc
     t0=$(now)
-    "$@" 2>&1 | tee "$RUN_DIR/$name.log"
+    # tee ignores Ctrl-C and SIGTERM: it must outlive the command, which on
+    # an interrupt still stops its servers and says what it kept.
+    "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log")
     rc=${PIPESTATUS[0]}
     record "$name" "$rc" "$t0" "$@"
     return "$rc"

@@ -5,17 +5,15 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"weaseldb/gate"
+	"weaseldb/internal/serverproc"
 )
 
 type stringList []string
@@ -95,7 +93,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	o.LoadArgs = loadArgs
 	o.Command = "gate " + strings.Join(args, " ")
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := serverproc.SupervisorContext()
 	defer stop()
 	var progress io.Writer = stderr
 	if quiet {

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/serverproc"
 	"weaseldb/reports"
 	"weaseldb/reports/runner"
 )
@@ -31,24 +33,31 @@ const usage = `usage:
 `
 
 func main() {
-	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	// SIGINT or SIGTERM cancels ctx: a measuring subcommand stops its tools
+	// and the servers it started, keeps what it measured, and exits 130.
+	ctx, stop := serverproc.SupervisorContext()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 		// --help printed the usage: not a failure.
+	case errors.Is(err, runner.ErrInterrupted):
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(130)
 	default:
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "setups":
-			return setups(args[1:], stdout, stderr)
+			return setups(ctx, args[1:], stdout, stderr)
 		case "wait-strategies":
-			return waitStrategies(args[1:], stdout, stderr)
+			return waitStrategies(ctx, args[1:], stdout, stderr)
 		case "manifest":
 			return manifest(args[1:], stdout, stderr)
 		}

@@ -18,7 +18,7 @@ const recordedRun = "../../testdata/report_run"
 func TestGenerateCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.md")
 	var stdout, stderr bytes.Buffer
-	if err := run([]string{"--run", recordedRun, "--out", out}, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"--run", recordedRun, "--out", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "6 plots") {
@@ -47,7 +47,7 @@ func TestGenerateWithADamagedArtifact(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "r.md")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"--run", dir, "--out", out}, &stdout, &stderr)
+	err := run(t.Context(), []string{"--run", dir, "--out", out}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "1 artifact(s)") || !strings.Contains(err.Error(), "decode artifact cpu_work.json") {
 		t.Fatalf("run error = %v, want one naming the damaged cpu_work.json", err)
 	}
@@ -81,13 +81,13 @@ func TestBadArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if err := run(tt.args, &stdout, &stderr); err == nil {
+			if err := run(t.Context(), tt.args, &stdout, &stderr); err == nil {
 				t.Fatal("run accepted bad arguments")
 			}
 		})
 	}
 	var stdout, stderr bytes.Buffer
-	if err := run([]string{"--help"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "report setups") {
+	if err := run(t.Context(), []string{"--help"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "report setups") {
 		t.Errorf("--help: %v, usage %q", err, stderr.String())
 	}
 }
@@ -101,7 +101,7 @@ func TestManifestCommand(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"manifest", "--run", dir, "--config", "../../testdata/test_benchmark_config.toml", "--config-source", "x.toml",
 		"--steps", steps, "--duration", "20", "--quick", "--nofile", "65536", "--started", "2026-11-30T00:00:00Z"}
-	if err := run(args, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	var m reports.Manifest
@@ -125,7 +125,7 @@ func TestSetupsPlanSimulated(t *testing.T) {
 		{"0-15", "dedicated cores (io 1-5; stages 6 7 8 9; load_tester 10-15)"},
 	} {
 		var out bytes.Buffer
-		err := run([]string{"setups", "--config", "../../testdata/test_benchmark_config.toml", "--allowed-cpus", tc.cpus}, &out, &bytes.Buffer{})
+		err := run(t.Context(), []string{"setups", "--config", "../../testdata/test_benchmark_config.toml", "--allowed-cpus", tc.cpus}, &out, &bytes.Buffer{})
 		if err != nil {
 			t.Fatal(err)
 		}

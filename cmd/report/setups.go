@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -8,7 +9,7 @@ import (
 )
 
 // setups is `report setups`: flags here, the rounds in reports/runner.
-func setups(args []string, stdout, stderr io.Writer) error {
+func setups(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report setups", stderr)
 	o := &runner.SetupsOptions{}
 	commonFlags(fs, &o.Common, "weaseldb, load_tester and bench_cpu_work", 5, "after each setup's last round")
@@ -25,5 +26,5 @@ func setups(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	return runner.Setups(o, stdout, stderr)
+	return runner.Setups(ctx, o, stdout, stderr)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 
 // waitStrategies is `report wait-strategies`: flags here, the comparison in
 // reports/runner.
-func waitStrategies(args []string, stdout, stderr io.Writer) error {
+func waitStrategies(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report wait-strategies", stderr)
 	o := &runner.WaitOptions{}
 	commonFlags(fs, &o.Common, "weaseldb, load_tester and bench_pipeline", 3, "after each server run's load")
@@ -25,5 +26,5 @@ func waitStrategies(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	return runner.WaitStrategies(o, stdout, stderr)
+	return runner.WaitStrategies(ctx, o, stdout, stderr)
 }

@@ -27,7 +27,7 @@ func TestWaitStrategiesFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := run(append([]string{"wait-strategies"}, tt.args...), &out, &errOut)
+			err := run(t.Context(), append([]string{"wait-strategies"}, tt.args...), &out, &errOut)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
 			}
@@ -39,7 +39,7 @@ func TestWaitStrategiesFlags(t *testing.T) {
 // skip every dedicated run with the count needed; 16 CPUs plan them all.
 func TestWaitStrategiesPlanSimulated(t *testing.T) {
 	var out bytes.Buffer
-	if err := run([]string{"wait-strategies", "--allowed-cpus", "0-1"}, &out, &bytes.Buffer{}); err != nil {
+	if err := run(t.Context(), []string{"wait-strategies", "--allowed-cpus", "0-1"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "skip: needs 4 CPUs"); n != 3 {
@@ -49,7 +49,7 @@ func TestWaitStrategiesPlanSimulated(t *testing.T) {
 		t.Errorf("2 CPUs: %d server runs skipped for 7 CPUs, want 3:\n%s", n, out.String())
 	}
 	out.Reset()
-	if err := run([]string{"wait-strategies", "--allowed-cpus", "0-15"}, &out, &bytes.Buffer{}); err != nil {
+	if err := run(t.Context(), []string{"wait-strategies", "--allowed-cpus", "0-15"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "skip") || strings.Count(out.String(), "io 10; stages 11 12 13 14; load_tester 15") != 3 {
@@ -74,7 +74,7 @@ func TestWaitStrategiesRealBinaries(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	err = run([]string{"wait-strategies", "--bin", build, "--run", dir, "--strategies", "WaitIfStageEmpty",
+	err = run(t.Context(), []string{"wait-strategies", "--bin", build, "--run", dir, "--strategies", "WaitIfStageEmpty",
 		"--duration", "2", "--warmup", "0", "--idle", "1", "--concurrency", "10", "--idle-conns", "10"}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())

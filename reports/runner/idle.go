@@ -16,7 +16,7 @@ import (
 // a live connection the server has served), waits a second for the
 // strategy's spins to expire, and samples the server's CPU over window. note
 // says how many connections could not be opened, if any.
-func idleCPU(pid int, socket string, conns int, window time.Duration) (idle *reports.CPUSample, note string, err error) {
+func idleCPU(ctx context.Context, pid int, socket string, conns int, window time.Duration) (idle *reports.CPUSample, note string, err error) {
 	var open []net.Conn
 	defer func() {
 		for _, c := range open {
@@ -35,7 +35,7 @@ func idleCPU(pid int, socket string, conns int, window time.Duration) (idle *rep
 			break
 		}
 	}
-	idle, err = reports.SampleCPU(context.Background(), reports.SampleOptions{Pid: pid, Phase: "idle", Delay: time.Second, Window: window})
+	idle, err = reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "idle", Delay: time.Second, Window: window})
 	return idle, note, err
 }
 

@@ -25,7 +25,7 @@ func measuredWindow(warmupS, durationS float64) cpuWindow {
 // only after it has finished, so the caller reads those results safely. A
 // failed load cancels measure's context.
 func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.Duration, measure func(context.Context) error) (*loadtester.Result, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.ctx())
 	defer cancel()
 	measured := make(chan error, 1)
 	go func() { measured <- measure(ctx) }()

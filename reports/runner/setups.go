@@ -23,8 +23,10 @@ const roundsDir = "rounds"
 // round (seed first in odd rounds), each on a fresh server. It writes
 // setups.json after every step, so an interrupted run keeps what it
 // measured. A failed run or calibration is recorded with its reason and
-// the whole returns an error naming it, after everything else ran.
-func Setups(o *SetupsOptions, stdout, stderr io.Writer) error {
+// the whole returns an error naming it, after everything else ran. When ctx
+// is cancelled (an interrupt) the run in progress is stopped, its server
+// with it, no step starts after it, and the error wraps ErrInterrupted.
+func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -53,7 +55,7 @@ func Setups(o *SetupsOptions, stdout, stderr io.Writer) error {
 		return fmt.Errorf("setups: %w", err)
 	}
 	defer os.RemoveAll(sockDir)
-	r := &setupsRunner{o: o, ss: ss, t: Tools{Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "setups"}, sockets: map[string]string{}}
+	r := &setupsRunner{o: o, ss: ss, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "setups"}, sockets: map[string]string{}}
 	for i := range ss.Setups {
 		if err := r.writeConfig(&ss.Setups[i], seedDoc, sockDir); err != nil {
 			return err
@@ -63,6 +65,9 @@ func Setups(o *SetupsOptions, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, r.summary())
 	if err := r.save(); err != nil {
 		return err
+	}
+	if r.t.interrupted() {
+		return fmt.Errorf("setups: %w after %d run(s); what they measured is in %s", ErrInterrupted, len(r.ss.Runs), r.t.Path(reports.SetupsFile))
 	}
 	return r.problems()
 }
@@ -133,10 +138,13 @@ func order(setups []reports.Setup, round int) []reports.Setup {
 }
 
 func (r *setupsRunner) runRounds() {
-	for round := 1; round <= r.o.Rounds; round++ {
+	for round := 1; round <= r.o.Rounds && !r.t.interrupted(); round++ {
 		r.ss.Calibrations = append(r.ss.Calibrations, r.calibrate(round))
 		r.saveOrLog()
 		for i, s := range order(r.ss.Setups, round) {
+			if r.t.interrupted() {
+				return
+			}
 			r.ss.Runs = append(r.ss.Runs, r.run(s, round, i+1))
 			r.saveOrLog()
 		}
@@ -207,7 +215,7 @@ func (r *setupsRunner) run(s reports.Setup, round, ord int) reports.SetupRun {
 		run.Reason = "load_tester measured no requests"
 	}
 	if round == r.o.Rounds {
-		idle, note, err := idleCPU(srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
+		idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
 		if err != nil {
 			return fail(fmt.Errorf("idle CPU: %w", err))
 		}

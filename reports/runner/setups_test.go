@@ -2,16 +2,22 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"weaseldb/internal/serverproc"
+	"weaseldb/internal/syncbuf"
 	"weaseldb/loadtester"
 	"weaseldb/reports"
 	"weaseldb/server/config"
@@ -130,7 +136,7 @@ func TestSetupsRecordFailures(t *testing.T) {
 	o := seedOptions(dir, bin)
 	o.Rounds = 1
 	var out, errOut bytes.Buffer
-	err := Setups(o, &out, &errOut)
+	err := Setups(t.Context(), o, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "3 problem(s)") || !strings.Contains(err.Error(), "weaseldb: bad config") {
 		t.Fatalf("error %v, want one naming the calibration and both runs", err)
 	}
@@ -156,7 +162,7 @@ func TestSetupsRealBinaries(t *testing.T) {
 	build := builtBinaries(t, "weaseldb", "load_tester", "bench_cpu_work")
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	if err := Setups(seedOptions(dir, build), &out, &errOut); err != nil {
+	if err := Setups(t.Context(), seedOptions(dir, build), &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	var ss reports.Setups
@@ -208,5 +214,65 @@ func TestSetupsRealBinaries(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// An interrupt (SIGINT or SIGTERM to `report setups`, which cancels its
+// context) mid-run stops the server of that run and every tool it ran,
+// keeps what was measured in setups.json with the cut run marked failed,
+// and returns ErrInterrupted at once: no server is left running. The
+// servers have process groups of their own, so a terminal's Ctrl-C does
+// not reach them: the supervisor must stop them.
+func TestSetupsInterruptedStopsItsServer(t *testing.T) {
+	build := builtBinaries(t, "weaseldb", "load_tester", "bench_cpu_work")
+	dir := t.TempDir()
+	o := seedOptions(dir, build)
+	o.Rounds, o.DurationS = 3, 20 // long enough that only an interrupt ends it early
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut syncbuf.Buffer
+	done := make(chan error, 1)
+	go func() { done <- Setups(ctx, o, &out, &errOut) }()
+
+	readyRE := regexp.MustCompile(`server pid (\d+) ready`)
+	var pid int
+	for deadline := time.Now().Add(60 * time.Second); pid == 0; {
+		if m := readyRE.FindStringSubmatch(errOut.String()); m != nil {
+			pid, _ = strconv.Atoi(m[1])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no server started:\n%s", errOut.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // under load now
+	start := time.Now()
+	cancel()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Setups still running 30 s after the interrupt:\n%s", errOut.String())
+	}
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("error %v, want ErrInterrupted", err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("Setups took %v to return after the interrupt", took)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server pid %d still exists after the interrupt (kill 0: %v)", pid, err)
+	}
+	var ss reports.Setups
+	data, readErr := os.ReadFile(filepath.Join(dir, reports.SetupsFile))
+	if readErr != nil || json.Unmarshal(data, &ss) != nil {
+		t.Fatalf("setups.json: %v", readErr)
+	}
+	if len(ss.Runs) != 1 || ss.Runs[0].Status != reports.StatusFailed || !strings.Contains(ss.Runs[0].Reason, "interrupted") {
+		t.Errorf("runs %+v, want the one cut run, failed: interrupted", ss.Runs)
+	}
+	if strings.Contains(errOut.String(), "round 2") {
+		t.Errorf("a run started after the interrupt:\n%s", errOut.String())
 	}
 }

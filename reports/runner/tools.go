@@ -10,6 +10,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +38,15 @@ type Common struct {
 
 // Tools runs the binaries of one directory and keeps their output in the run
 // directory. It is used from one goroutine at a time.
+// ErrInterrupted is returned by a run whose context was cancelled (SIGINT or
+// SIGTERM to the command): every tool it ran was stopped, every server it
+// started was stopped, and what was measured before is kept.
+var ErrInterrupted = errors.New("interrupted")
+
 type Tools struct {
+	// Ctx, cancelled on an interrupt, stops every command the Tools run;
+	// nil is never cancelled.
+	Ctx    context.Context
 	Bin    string    // directory holding weaseldb, load_tester, bench_pipeline, bench_cpu_work
 	RunDir string    // where every log and raw result goes
 	Log    io.Writer // progress lines
@@ -50,6 +59,16 @@ func (t *Tools) Logf(format string, args ...any) {
 }
 
 // Path is the file name in the run directory.
+func (t *Tools) ctx() context.Context {
+	if t.Ctx == nil {
+		return context.Background()
+	}
+	return t.Ctx
+}
+
+// interrupted tells whether the run was interrupted: no step may start.
+func (t *Tools) interrupted() bool { return t.ctx().Err() != nil }
+
 func (t *Tools) Path(name string) string { return filepath.Join(t.RunDir, name) }
 
 // Command runs one tool of Bin to completion, pinned to cpus when any are
@@ -61,10 +80,13 @@ func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool str
 		return err
 	}
 	defer logFile.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(t.ctx(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// SIGINT first, as a terminal's Ctrl-C would: load_tester then writes
+	// what it measured, marked interrupted. SIGKILL after WaitDelay.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 5 * time.Second
 	t.Logf("%s: %s %s", name, path, strings.Join(args, " "))
 	err = serverproc.StartOn(cmd, cpus)
@@ -72,7 +94,10 @@ func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool str
 		err = cmd.Wait()
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case t.interrupted():
+			return fmt.Errorf("%s: %w (log %s.log)", tool, ErrInterrupted, name)
+		case ctx.Err() != nil:
 			return fmt.Errorf("%s: ran past %v (log %s.log)", tool, timeout, name)
 		}
 		return fmt.Errorf("%s: %w (log %s.log)", tool, err, name)

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,10 @@ import (
 // and the server under load_tester, per strategy, on shared cores and on
 // dedicated cores where the allowed CPUs are enough. It prints the plan
 // (with o.Plan) or the table of results, and writes wait_strategies.json.
-func WaitStrategies(o *WaitOptions, stdout, stderr io.Writer) error {
+// When ctx is cancelled (an interrupt) the run in progress is stopped, its
+// server with it, no run starts after it, and the error wraps
+// ErrInterrupted.
+func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -41,11 +45,17 @@ func WaitStrategies(o *WaitOptions, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
-	r := &waitRunner{o: o, ws: ws, t: Tools{Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
+	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
 	r.runAll(plan)
 	fmt.Fprint(stdout, reports.FormatWaitTable(ws))
 	fmt.Fprint(stdout, reports.FormatWaitSkipped(ws))
-	return r.save()
+	if err := r.save(); err != nil {
+		return err
+	}
+	if r.t.interrupted() {
+		return fmt.Errorf("wait-strategies: %w after %d run(s); what they measured is in %s", ErrInterrupted, len(r.ws.Runs), r.t.Path(reports.WaitStrategiesFile))
+	}
+	return nil
 }
 
 // waitRunner executes a plan and records each run in ws.
@@ -74,7 +84,7 @@ func (r *waitRunner) runAll(plan []reports.PlannedRun) {
 				group = append(group, p)
 			}
 		}
-		if len(group) > 0 {
+		if len(group) > 0 && !r.t.interrupted() {
 			r.ws.Runs = append(r.ws.Runs, r.pipelineRuns(group)...)
 			r.saveOrLog()
 		}
@@ -82,6 +92,9 @@ func (r *waitRunner) runAll(plan []reports.PlannedRun) {
 	for _, p := range plan {
 		if p.Bench != reports.BenchServer {
 			continue
+		}
+		if r.t.interrupted() {
+			return
 		}
 		run := p.WaitRun
 		if run.Status == reports.StatusMeasured {
@@ -198,7 +211,7 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	if err != nil {
 		return failed(run, err)
 	}
-	idle, note, err := idleCPU(srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
+	idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
 	if err != nil {
 		return failed(run, err)
 	}

@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,5 +102,31 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(dir, "ws_pipeline_dedicated.log"))
 	if !strings.Contains(string(log), fmt.Sprintf("producer on CPU %d", a)) {
 		t.Errorf("bench_pipeline did not say it was pinned:\n%s", log)
+	}
+}
+
+// An interrupt before a step stops the comparison there: nothing starts,
+// wait_strategies.json keeps what was measured (here nothing), and the
+// error wraps ErrInterrupted. (TestSetupsInterruptedStopsItsServer cuts a
+// run in the middle.)
+func TestWaitStrategiesInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	o := &WaitOptions{Common: Common{Bin: t.TempDir(), RunDir: dir, WarmupS: 1, IdleS: 1, IdleConns: 5, ReadyTimeout: 15 * time.Second},
+		DurationS: 2, Concurrency: 10, LoadThreads: 1, IOThreads: 1, Release: 1, OkIterations: 10,
+		Cores: reports.CoresShared, Strategies: "WaitIfStageEmpty"}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var errOut strings.Builder
+	err := WaitStrategies(ctx, o, io.Discard, &errOut)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("error %v, want ErrInterrupted", err)
+	}
+	var ws reports.WaitStrategies
+	data, readErr := os.ReadFile(filepath.Join(dir, reports.WaitStrategiesFile))
+	if readErr != nil || json.Unmarshal(data, &ws) != nil || len(ws.Runs) != 0 {
+		t.Fatalf("wait_strategies.json %s (%v), want it written with no runs", data, readErr)
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("something ran after the interrupt:\n%s", errOut.String())
 	}
 }
