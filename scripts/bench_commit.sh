@@ -10,7 +10,9 @@
 #                     memory). Prints each run, the medians, the ratio
 #                     after/before and each round's ratio, and the memory
 #                     the after server grew by per million commits (VmRSS
-#                     from /proc, after the run minus at start). Exits 2 when
+#                     from /proc, after the run minus at start: a fresh
+#                     server filling its capped histories, which levels off
+#                     near 1 GiB; docs/api.md "Memory bounds"). Exits 2 when
 #                     the median ratio is below MIN_RATIO (default 0.95).
 #   no BEFORE         one build of the working tree: GET /ok and POST
 #                     /v1/commit alternated against one server, medians and

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"weaseldb/server/api"
 )
 
 // requestIDMemory is the heap the sequence stage holds for n request ids
@@ -75,4 +77,75 @@ func BenchmarkRequestIDMemory(b *testing.B) {
 			b.ReportMetric(perID*1e6/(1<<20), "MiB/million")
 		})
 	}
+}
+
+// historyMemory is the heap the resolver's write history and the
+// subscription log hold per commit of one small write (a 3-byte key and a
+// 5-byte value, what scripts/bench_commit.sh sends), next to the bytes their
+// caps (ResolverMaxBytes, LogMaxBytes) count for it, after n commits and a
+// GC. The caps count keys and line bytes plus an estimate; the heap also
+// holds each entry's struct, slice headers and the size classes the
+// allocations round up to.
+func historyMemory(n int) (resolverHeap, resolverCounted, logHeap, logCounted float64) {
+	measure := func(fill func()) float64 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		fill()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	}
+	req := api.CommitRequest{Operations: []api.Operation{{Type: api.Write, Key: []byte("key"), Value: []byte("value")}}}
+	r := NewResolver(1 << 40)
+	resolverHeap = measure(func() {
+		for v := int64(1); v <= int64(n); v++ {
+			r.Resolve(v, &req)
+		}
+	})
+	runtime.KeepAlive(r)
+	resolverCounted = float64(r.HistoryBytes()) / float64(n)
+
+	l := NewLog(1<<40, NewRetention(Limits{Versions: 1 << 40, Age: time.Hour}))
+	p := NewPersister(l)
+	logHeap = measure(func() {
+		for v := int64(1); v <= int64(n); v++ {
+			p.Apply(&req, api.CommitResult{Committed: true, Version: v}, t0)
+		}
+	})
+	runtime.KeepAlive(p)
+	logCounted = float64(l.end-l.start) / float64(n) // what trim compares with LogMaxBytes
+	return
+}
+
+// The caps count less than the heap holds (docs/api.md gives the factors);
+// this catches a change that makes the gap several times wider.
+func TestHistoryMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 50 MB")
+	}
+	rh, rc, lh, lc := historyMemory(1 << 17)
+	t.Logf("per commit: resolver %.0f B held, %.0f counted; log %.0f B held, %.0f counted", rh, rc, lh, lc)
+	if rh > 3*rc {
+		t.Errorf("the resolver holds %.0f B per commit and counts %.0f: over 3×", rh, rc)
+	}
+	if lh > 4*lc {
+		t.Errorf("the log holds %.0f B per commit and counts %.0f: over 4×", lh, lc)
+	}
+}
+
+// BenchmarkHistoryMemory reports, per commit of one small write, the heap
+// the resolver history and the subscription log hold and what their caps
+// count (docs/api.md, "Memory bounds"):
+//
+//	go test -run '^$' -bench HistoryMemory -benchtime 1x ./server/store
+func BenchmarkHistoryMemory(b *testing.B) {
+	var rh, rc, lh, lc float64
+	for b.Loop() {
+		rh, rc, lh, lc = historyMemory(1_000_000)
+	}
+	b.ReportMetric(rh, "resolver-heap-B/commit")
+	b.ReportMetric(rc, "resolver-counted-B/commit")
+	b.ReportMetric(lh, "log-heap-B/commit")
+	b.ReportMetric(lc, "log-counted-B/commit")
 }
