@@ -58,7 +58,8 @@ Usage: load_tester [flags]
 Times take seconds (10, 0.5) or Go durations (500ms). In --header, --body and
 --body-file, {{seq}} becomes a number unique in the run and {{uuid}} a random
 UUID, per request. Exit status: 0 ok, 1 failure (target down, errors over
---max-errors), 2 bad flags, 130 interrupted.
+--max-errors), 2 bad flags (or too few descriptors for --concurrency),
+130 interrupted.
 
 Flags:
 `
@@ -168,8 +169,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
-		if errors.Is(err, ErrStartAtPast) {
-			return ExitUsage
+		if errors.Is(err, ErrStartAtPast) || errors.Is(err, ErrTooFewDescriptors) {
+			return ExitUsage // the command cannot run as given
 		}
 		return ExitFailure
 	}

@@ -65,6 +65,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 	// A network thread without a connection would never send its share of
 	// an open-loop rate; more threads than connections buy nothing anyway.
 	cfg.NetworkThreads = min(cfg.NetworkThreads, cfg.Concurrency)
+	if err := checkDescriptors(cfg.Concurrency, cfg.NetworkThreads); err != nil {
+		return nil, err
+	}
 	if cfg.BodyFile != "" {
 		body, err := os.ReadFile(cfg.BodyFile)
 		if err != nil {
