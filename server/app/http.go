@@ -104,7 +104,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 	for off < len(in) && !c.Overloaded() {
 		n, err := st.parser.Parse(in[off:], &h.req)
 		if err != nil {
-			h.refuse(c, err, now)
+			h.refuse(c, st, err, now)
 			return len(in)
 		}
 		if n == 0 {
@@ -135,15 +135,20 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 	return off
 }
 
-// refuse answers a request the parser refused (400, 413, 501, 505), after
-// the earlier responses, and closes the connection: its framing is lost.
-func (h *handler) refuse(c *eventloop.Conn, err error, now time.Time) {
+// refuse answers a request the parser refused (400, 413, 414, 431, 501,
+// 505), after the earlier responses, and closes the connection: its
+// framing is lost. A refused HEAD gets the head alone, as every HEAD does.
+func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.Time) {
 	status, reason := 400, "bad request"
 	var perr *http1.Error
 	if errors.As(err, &perr) {
 		status, reason = perr.Status, perr.Reason
 	}
-	c.Reply(c.NextSeq(), http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false), true)
+	resp := http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false)
+	if st.parser.RefusedHead() {
+		resp = http1.ResponseHead(resp)
+	}
+	c.Reply(c.NextSeq(), resp, true)
 	c.StopInput()
 	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
 }

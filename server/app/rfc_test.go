@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weaseldb/internal/nettest"
+	"weaseldb/server/config"
 )
 
 // The HTTP MUSTs of RFC 9110 and 9112 that routing decides: a response to
@@ -152,6 +153,61 @@ func TestHostRulesAndAbsoluteForm(t *testing.T) {
 			}
 			if tc.code == 400 {
 				expectEOF(t, br)
+			}
+		})
+	}
+}
+
+// A response to HEAD carries no content on every path, errors included
+// (RFC 9110 §9.3.2): bytes after its head would be read as the start of
+// the next response and desync a pipelining client. Each HEAD is followed,
+// on the same connection, by a pipelined GET /ok that must arrive intact;
+// where the error ends the connection (the parser lost the framing), the
+// HEAD's answer must still end at its head, then EOF.
+func TestHeadNeverCarriesContent(t *testing.T) {
+	ts := startServer(t, func(c *config.Config) { c.Server.MaxRequestSizeBytes = 4096 })
+	const next = "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n"
+	for _, tc := range []struct {
+		name   string
+		req    string
+		status int
+		closes bool // the server closes after the HEAD's answer
+	}{
+		{"unknown path", "HEAD /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404, false},
+		{"unknown path HTTP/1.0 keep-alive", "HEAD /nope HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 404, false},
+		{"unknown prefix path", "HEAD /v1/retentionx HTTP/1.1\r\nHost: x\r\n\r\n", 404, false},
+		{"POST-only route", "HEAD /v1/commit HTTP/1.1\r\nHost: x\r\n\r\n", 405, false},
+		{"status without request_id", "HEAD /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 400, false},
+		{"status of an unknown id (built in the pipeline)", "HEAD /v1/status?request_id=never-seen-id-0001 HTTP/1.1\r\nHost: x\r\n\r\n", 0, false},
+		{"unknown retention policy (built in the pipeline)", "HEAD /v1/retention/nope HTTP/1.1\r\nHost: x\r\n\r\n", 404, false},
+		{"bad policy id", "HEAD /v1/retention/%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, false},
+		{"subscribe with a bad query", "HEAD /v1/subscribe?from=x HTTP/1.1\r\nHost: x\r\n\r\n", 400, false},
+		{"metrics", "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 200, false},
+		{"header section too large", "HEAD /ok HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8192) + "\r\n\r\n", 431, true},
+		{"request line too long", "HEAD /" + strings.Repeat("a", 8192) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, true},
+		{"body too large", "HEAD /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413, true},
+		{"malformed header", "HEAD /ok HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, br := dialTCP(t, ts)
+			io.WriteString(c, tc.req+next)
+			head := readHeadResponse(t, br)
+			if tc.status != 0 && head.StatusCode != tc.status {
+				t.Fatalf("HEAD answered %d, want %d", head.StatusCode, tc.status)
+			}
+			if tc.closes {
+				if !head.Close {
+					t.Errorf("a closing answer without Connection: close: %v", head.Header)
+				}
+				rest, err := io.ReadAll(br)
+				if err != nil || len(rest) != 0 {
+					t.Fatalf("after the HEAD's head: %q, %v; want EOF and nothing else", rest, err)
+				}
+				return
+			}
+			resp, body := readResponse(t, br)
+			if resp.StatusCode != 200 || body != `{"status":"ok"}` {
+				t.Fatalf("the GET /ok after HEAD: %d %q", resp.StatusCode, body)
 			}
 		})
 	}

@@ -125,16 +125,19 @@ func lookup(path []byte) (*route, []byte) {
 func (h *handler) dispatch(c *eventloop.Conn, r *http1.Request, now time.Time) {
 	q := &h.q
 	*q = request{c: c, seq: c.NextSeq(), http: r, now: now}
+	m := parseMethod(r.Method)
+	if m == methodHEAD {
+		// Known before the route, so every answer to HEAD, a 404 included,
+		// goes without its body (RFC 9110 §9.3.2): a body would be read as
+		// the start of the next pipelined response.
+		m, q.head = methodGET, true
+	}
 	rt, suffix := lookup(r.Path)
 	if rt == nil {
 		h.reply(q, metrics.RouteNotFound, 404, bodyNotFound)
 		return
 	}
 	q.route, q.suffix = rt, suffix
-	m := parseMethod(r.Method)
-	if m == methodHEAD {
-		m, q.head = methodGET, true
-	}
 	if m >= numMethods || rt.serve[m] == nil {
 		h.reply(q, rt.metric, 405, bodyMethodNotAllowed)
 		return

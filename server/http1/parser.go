@@ -87,12 +87,15 @@ type Parser struct {
 	maxRequestSize int
 	maxHeaderBytes int
 	hostOptional   bool // tests of framing only: do not insist on Host
+	refusedHead    bool // the request the last Parse refused was a HEAD
 	st             scanState
 	scratch        []byte // de-chunked body of the current request
 }
 
 // NewParser returns a parser that refuses requests (headers and body) larger
-// than maxRequestSize bytes with 413; <= 0 means DefaultMaxRequestSize.
+// than maxRequestSize bytes: 431 when the header section alone is over its
+// limit (min(DefaultMaxHeaderBytes, maxRequestSize)), 414 when the request
+// line alone is, 413 otherwise; <= 0 means DefaultMaxRequestSize.
 func NewParser(maxRequestSize int) *Parser {
 	if maxRequestSize <= 0 {
 		maxRequestSize = DefaultMaxRequestSize
@@ -127,6 +130,21 @@ func (p *Parser) WantsContinue() bool {
 	return p.st.phase >= phaseBody && p.st.expectContinue
 }
 
+// RefusedHead reports whether the request that the last Parse refused (err
+// != nil) was a HEAD request, as far as its first bytes tell: the answer to
+// it must then carry no content (RFC 9110 §9.3.2), like any answer to HEAD.
+func (p *Parser) RefusedHead() bool { return p.refusedHead }
+
+// isHead tells whether the request at the start of buf (after the empty
+// lines a request may follow) names the method HEAD, whether or not its
+// request line was complete.
+func (p *Parser) isHead(buf []byte) bool {
+	if p.st.method.start >= 0 {
+		return string(p.st.method.slice(buf)) == "HEAD"
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(buf, "\r\n"), []byte("HEAD "))
+}
+
 // HeadDone reports whether the request being parsed (Parse returned
 // n == 0) has its head complete and its body still to come.
 func (p *Parser) HeadDone() bool { return p.st.phase >= phaseBody }
@@ -142,8 +160,10 @@ func (p *Parser) Parse(buf []byte, req *Request) (n int, err error) {
 	if p.st.searched > len(buf) || p.st.pos > len(buf) {
 		p.Reset() // not the bytes we saw last time: start over, never index past them
 	}
+	p.refusedHead = false
 	done, perr := p.scan(buf)
 	if perr != nil {
+		p.refusedHead = p.isHead(buf)
 		p.Reset()
 		return 0, perr
 	}
@@ -162,7 +182,11 @@ func (p *Parser) scan(buf []byte) (done bool, err *Error) {
 	for {
 		switch st.phase {
 		case phaseRequestLine, phaseHeaders:
-			start, end, ok, err := p.nextLine(buf, p.maxHeaderBytes, errHeadersTooLarge)
+			limitErr := errHeadersTooLarge
+			if st.phase == phaseRequestLine {
+				limitErr = errRequestLineLong
+			}
+			start, end, ok, err := p.nextLine(buf, p.maxHeaderBytes, limitErr)
 			if err != nil || !ok {
 				return false, err
 			}

@@ -239,9 +239,9 @@ var parseCases = []struct {
 	{"content-length above limit, body not sent", "POST / HTTP/1.1\r\nContent-Length: 4097\r\n\r\n", status(413)},
 	{"content-length above limit, headers not ended", "POST / HTTP/1.1\r\nContent-Length: 100000\r\n", status(413)},
 	{"headers plus body above limit", "POST / HTTP/1.1\r\nContent-Length: 4090\r\n\r\n", status(413)},
-	{"header section too large", "GET / HTTP/1.1\r\n" + strings.Repeat("X-Pad: 0123456789\r\n", 60) + "\r\n", status(413)},
-	{"endless request line", "GET /" + strings.Repeat("a", 1100), status(413)},
-	{"endless header line", "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 1100), status(413)},
+	{"header section too large", "GET / HTTP/1.1\r\n" + strings.Repeat("X-Pad: 0123456789\r\n", 60) + "\r\n", status(431)},
+	{"endless request line", "GET /" + strings.Repeat("a", 1100), status(414)},
+	{"endless header line", "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 1100), status(431)},
 	{"chunk above limit", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n", status(413)},
 	{"chunks add up above limit", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" +
 		strings.Repeat("3e8\r\n"+strings.Repeat("x", 1000)+"\r\n", 5) + "0\r\n\r\n", status(413)},
@@ -585,5 +585,40 @@ func TestRootPathIsNotShared(t *testing.T) {
 	NewParser(0).Parse([]byte("GET http://h HTTP/1.1\r\nHost: h\r\n\r\n"), &again)
 	if string(again.Path) != "/" {
 		t.Fatalf("path %q", again.Path)
+	}
+}
+
+// RefusedHead tells the server that the answer to a refused request must
+// carry no content: known from the method once the request line is in,
+// from the first bytes before.
+func TestRefusedHead(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     bool
+	}{
+		{"HEAD, bad header", "HEAD / HTTP/1.1\r\nBad Header: x\r\n\r\n", true},
+		{"HEAD after empty lines, bad version", "\r\n\r\nHEAD / HTTP/7.0\r\n\r\n", true},
+		{"HEAD, endless request line", "HEAD /" + strings.Repeat("a", 1100), true},
+		{"HEAD, header section too large", "HEAD / HTTP/1.1\r\n" + strings.Repeat("X-Pad: 0123456789\r\n", 60), true},
+		{"GET, bad header", "GET / HTTP/1.1\r\nBad Header: x\r\n\r\n", false},
+		{"HEADX method", "HEADX / HTTP/1.1\r\nBad Header: x\r\n\r\n", false},
+		{"head in lower case", "head / HTTP/1.1\r\nBad Header: x\r\n\r\n", false},
+		{"garbage", "\x00\x01\x02 / HTTP/1.1\r\n\r\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestParser()
+			var req Request
+			n, err := p.Parse([]byte(tc.in), &req)
+			if err == nil {
+				t.Fatalf("Parse accepted it (n=%d)", n)
+			}
+			if got := p.RefusedHead(); got != tc.want {
+				t.Errorf("RefusedHead() = %v, want %v (err %v)", got, tc.want, err)
+			}
+			// A later good request clears it.
+			if _, err := p.Parse([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), &req); err != nil || p.RefusedHead() {
+				t.Errorf("after a good request: err %v, RefusedHead %v", err, p.RefusedHead())
+			}
+		})
 	}
 }

@@ -107,7 +107,7 @@ func (r *Request) VisitHeaders(fn func(name, value []byte) bool) {
 }
 
 // Error is the refusal of a request: the status the server should answer
-// with (400, 413, 501 or 505) and a short reason. After an Error the
+// with (400, 413, 414, 431, 501 or 505) and a short reason. After an Error the
 // connection's framing is lost, so the server answers and closes.
 // The values are shared: do not modify them.
 type Error struct {
@@ -142,7 +142,8 @@ var (
 	errTrailer          = &Error{400, "malformed trailer line"}
 	errHostMissing      = &Error{400, "missing Host header"}
 	errHostTwo          = &Error{400, "more than one Host header"}
-	errHeadersTooLarge  = &Error{413, "header section too large"}
+	errHeadersTooLarge  = &Error{431, "header section too large"} // RFC 6585 §5; 413 is for the content
+	errRequestLineLong  = &Error{414, "request line too long"}    // RFC 9112 §3: the target is what grows
 	errRequestTooLarge  = &Error{413, "request too large"}
 	errBodyTooLarge     = &Error{413, "body too large"}
 )

@@ -16,7 +16,7 @@ import (
 // Route is a request's route, the label of the request metrics.
 type Route uint8
 
-// Routes. RouteInvalid is a request refused before routing (400, 413, ...).
+// Routes. RouteInvalid is a request refused before routing (400, 413, 431, ...).
 const (
 	RouteOK Route = iota
 	RouteVersion
@@ -36,7 +36,7 @@ var routeNames = [numRoutes]string{"ok", "version", "metrics", "commit", "status
 func (r Route) String() string { return routeNames[r] }
 
 // statuses with their own pre-resolved child; others count as "other".
-var statuses = []int{200, 201, 400, 404, 405, 408, 409, 410, 413, 500, 501, 503, 505}
+var statuses = []int{200, 201, 400, 404, 405, 408, 409, 410, 413, 414, 431, 500, 501, 503, 505}
 
 // Stage names of the commit pipeline, in order.
 var StageNames = []string{"sequence", "resolve", "persist", "release"}
