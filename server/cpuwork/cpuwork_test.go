@@ -217,3 +217,18 @@ func BenchmarkSpinFor2us(b *testing.B) {
 		SpinFor(2 * time.Microsecond)
 	}
 }
+
+// The loop really runs its count: 16 times the iterations cost clearly
+// more CPU than once the count. This is a check that the assembly of each
+// GOARCH loops (the arm64 one runs under qemu-user in make test), not a
+// speed claim: the expected ratio is 16 and the bound is 4, while a loop
+// that returns at once or ignores its count gives about 1.
+func TestSpinCostGrowsWithIterations(t *testing.T) {
+	st, err := MeasureInterleaved([]int{1 << 16, 1 << 20}, 5, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ratio := st[1].MinNs / st[0].MinNs; ratio < 4 {
+		t.Fatalf("2^20 iterations cost %.0f ns, 2^16 cost %.0f ns: ratio %.1f, want about 16", st[1].MinNs, st[0].MinNs, ratio)
+	}
+}
