@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,51 +42,76 @@ func (l *Listener) Port() int {
 	return 0
 }
 
-// ListenTCP binds address:port (IPv4 or IPv6 literal, or a host name that
-// resolves) with SO_REUSEADDR and a 4096 backlog.
+// ListenTCP binds address:port (an IPv4 or IPv6 literal, an IPv6 literal
+// with a zone such as fe80::1%eth0, or a host name that resolves) with
+// SO_REUSEADDR and a 4096 backlog.
 func ListenTCP(address string, port int) (*Listener, error) {
-	ip := net.ParseIP(address)
-	if ip == nil {
-		ips, err := net.LookupIP(address)
-		if err != nil || len(ips) == 0 {
-			if err == nil {
-				err = errors.New("no address found")
-			}
-			return nil, fmt.Errorf("listen tcp %s:%d: cannot resolve address: %w", address, port, err)
-		}
-		ip = ips[0]
-	}
-	family := unix.AF_INET
-	var sa unix.Sockaddr
-	if ip4 := ip.To4(); ip4 != nil {
-		a := &unix.SockaddrInet4{Port: port}
-		copy(a.Addr[:], ip4)
-		sa = a
-	} else {
-		family = unix.AF_INET6
-		a := &unix.SockaddrInet6{Port: port}
-		copy(a.Addr[:], ip.To16())
-		sa = a
+	where := net.JoinHostPort(address, strconv.Itoa(port))
+	family, sa, err := tcpSockaddr(address, port)
+	if err != nil {
+		return nil, fmt.Errorf("listen tcp %s: %w", where, err)
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("listen tcp %s:%d: socket: %w", address, port, err)
+		return nil, fmt.Errorf("listen tcp %s: socket: %w", where, err)
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("listen tcp %s:%d: SO_REUSEADDR: %w", address, port, err)
+		return nil, fmt.Errorf("listen tcp %s: SO_REUSEADDR: %w", where, err)
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("listen tcp %s:%d: bind: %w", address, port, err)
+		return nil, fmt.Errorf("listen tcp %s: bind: %w", where, err)
 	}
 	if err := unix.Listen(fd, 4096); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("listen tcp %s:%d: listen: %w", address, port, err)
+		return nil, fmt.Errorf("listen tcp %s: listen: %w", where, err)
 	}
 	l := &Listener{fd: fd}
-	l.addr = fmt.Sprintf("tcp %s", net.JoinHostPort(address, fmt.Sprint(l.Port())))
+	l.addr = "tcp " + net.JoinHostPort(address, strconv.Itoa(l.Port()))
 	return l, nil
+}
+
+// tcpSockaddr is the socket address of a literal or a name that resolves.
+// An IPv6 zone (by interface name or index) becomes the scope id, without
+// which the kernel refuses to bind a link-local address.
+func tcpSockaddr(address string, port int) (family int, sa unix.Sockaddr, err error) {
+	ip, err := netip.ParseAddr(address)
+	if err != nil {
+		ips, lerr := net.LookupIP(address)
+		if lerr != nil || len(ips) == 0 {
+			if lerr == nil {
+				lerr = errors.New("no address found")
+			}
+			return 0, nil, fmt.Errorf("cannot resolve address: %w", lerr)
+		}
+		ip, _ = netip.AddrFromSlice(ips[0])
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: ip.As4()}, nil
+	}
+	a := &unix.SockaddrInet6{Port: port, Addr: ip.As16()}
+	if zone := ip.Zone(); zone != "" {
+		idx, err := zoneIndex(zone)
+		if err != nil {
+			return 0, nil, err
+		}
+		a.ZoneId = idx
+	}
+	return unix.AF_INET6, a, nil
+}
+
+// zoneIndex is the interface index of an IPv6 zone: a name, or a number.
+func zoneIndex(zone string) (uint32, error) {
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	ifc, err := net.InterfaceByName(zone)
+	if err != nil {
+		return 0, fmt.Errorf("IPv6 zone %q: %w", zone, err)
+	}
+	return uint32(ifc.Index), nil
 }
 
 // ListenUnix binds a unix stream socket at path, removing a stale socket file
