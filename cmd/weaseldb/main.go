@@ -20,8 +20,10 @@ const usage = `usage: weaseldb [--config FILE]
 Runs the WeaselDB server. Without --config it uses the defaults
 (TCP 127.0.0.1:8080). It prints the effective config, one
 "weaseldb: listening on ..." line per listener, then "weaseldb: ready".
-SIGTERM or SIGINT: stop accepting, answer every request already read,
-close, remove unix socket files, exit 0. A second signal exits at once.
+SIGTERM or SIGINT: stop accepting, answer every request already read
+(the last response on each connection says Connection: close), close,
+remove unix socket files, exit 0. A second signal exits at once. An event
+loop that panics ends the server: the rest stops the same way, exit 1.
 
 flags:
 `
@@ -94,17 +96,29 @@ func run(args []string) int {
 	fmt.Printf("weaseldb: %s\n", srv.ConnectionLimit())
 	fmt.Println("weaseldb: ready")
 
-	sig := <-sigs
-	fmt.Printf("weaseldb: %v: stopping\n", sig)
+	code := 0
+	select {
+	case sig := <-sigs:
+		fmt.Printf("weaseldb: %v: stopping\n", sig)
+	case err := <-srv.Failed():
+		// Fail fast: a server short of a loop is not the one configured.
+		// The loop's own connections are already closed; the rest are
+		// stopped gracefully, and the exit status tells a supervisor to
+		// start the server again.
+		fmt.Fprintf(os.Stderr, "weaseldb: %v\nweaseldb: stopping: an event loop failed\n", err)
+		code = 1
+	}
 	go func() {
 		sig := <-sigs
 		fmt.Fprintf(os.Stderr, "weaseldb: second %v: exiting at once\n", sig)
 		os.Exit(130)
 	}()
 	if err := srv.Shutdown(*shutdownTimeout); err != nil {
-		fmt.Fprintf(os.Stderr, "weaseldb: shutdown: %v\n", err)
+		if code == 0 {
+			fmt.Fprintf(os.Stderr, "weaseldb: shutdown: %v\n", err)
+		}
 		return 1
 	}
 	fmt.Println("weaseldb: stopped")
-	return 0
+	return code
 }

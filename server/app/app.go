@@ -52,7 +52,9 @@ type Options struct {
 	NoYieldAfterPush bool
 	// Loop overrides event-loop options (zero fields: defaults).
 	Loop eventloop.Options
-	// OnLoopError hears about an event loop that panicked (default: stderr).
+	// OnLoopError hears about what goes wrong in an event loop: a CPU it
+	// could not be pinned to, or a panic, which Failed delivers too
+	// (default: stderr).
 	OnLoopError func(error)
 	// SubscriberEndGrace: how long an ended subscription stream may take
 	// to deliver its final line before its connection is closed anyway
@@ -216,6 +218,11 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 	s.loops.Close()
 	return err
 }
+
+// Failed delivers the error of an event loop that panicked (see
+// eventloop.Server.Failed): its connections are closed; the owner should
+// Shutdown the rest and exit non-zero, as weaseldb does.
+func (s *Server) Failed() <-chan error { return s.loops.Failed() }
 
 // CommittedVersion is the pipeline's committed version.
 func (s *Server) CommittedVersion() int64 { return s.commit.CommittedVersion() }

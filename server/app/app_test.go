@@ -336,6 +336,22 @@ func TestClientClosesWithRequestsInFlight(t *testing.T) {
 	waitMetric(t, ts, "weaseldb_open_connections 1") // the scraping connection itself
 }
 
+// waitPushed waits until the loops pushed n requests to the pipeline in
+// all: they were read and parsed.
+func waitPushed(t *testing.T, srv *Server, n int) {
+	t.Helper()
+	want := fmt.Sprintf("weaseldb_pipeline_push_size_sum %d\n", n)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		body, _ := srv.Metrics.Encode()
+		if bytes.Contains(body, []byte(want)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q not reached", strings.TrimSpace(want))
+		}
+	}
+}
+
 func waitMetric(t *testing.T, ts *testServer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -394,12 +410,15 @@ func TestNeverReadingClient(t *testing.T) {
 }
 
 // Shutdown with requests in flight: every request already read is answered,
-// then the connection is closed.
+// then the connection is closed; the last response carries Connection:
+// close, so a pipelining client learns that nothing after it will be
+// answered, and no earlier one does. The spin work (tens of ms for the 49
+// left) keeps the last responses owed when the stop begins.
 func TestShutdownAnswersInFlight(t *testing.T) {
 	cfg := config.Default()
 	cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceTCP, Address: "127.0.0.1", Port: 0}}
 	cfg.Commit.PipelineWaitStrategy = config.WaitIfStageEmpty
-	cfg.Benchmark.OkResolveIterations = 200000
+	cfg.Benchmark.OkResolveIterations = 20_000_000
 	srv, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -412,15 +431,20 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	const n = 50
-	io.WriteString(c, strings.Repeat(okRequest(5), n))
 	br := bufio.NewReader(c)
-	readResponse(t, br) // the server has read the requests
+	io.WriteString(c, okRequest(5))
+	readResponse(t, br) // the pipeline is idle again
+	io.WriteString(c, strings.Repeat(okRequest(5), n-1))
+	waitPushed(t, srv, n) // the server has read the requests; their spin has begun
 	done := make(chan error, 1)
 	go func() { done <- srv.Shutdown(10 * time.Second) }()
 	for i := 1; i < n; i++ {
 		resp, _ := readResponse(t, br)
 		if resp.StatusCode != 200 {
 			t.Fatalf("response %d: %d", i, resp.StatusCode)
+		}
+		if last := i == n-1; resp.Close != last {
+			t.Errorf("response %d of %d: Connection: close is %v, want %v", i+1, n, resp.Close, last)
 		}
 	}
 	expectEOF(t, br)

@@ -50,6 +50,12 @@ func (h *handler) OnClose(c *eventloop.Conn) {
 	h.s.Metrics.ConnClosed()
 }
 
+// MarkLast makes a response the connection's last (eventloop's
+// LastResponseMarker): at a graceful stop the last response a connection
+// owes says Connection: close, as nginx does, so a pipelining client stops
+// sending into a socket that is about to close.
+func (h *handler) MarkLast(resp []byte) []byte { return http1.WithConnectionClose(resp) }
+
 // maxPending bounds one turn's batch so a push never waits on a ring that
 // this very batch would overfill.
 const maxPending = 4096

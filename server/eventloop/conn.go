@@ -64,6 +64,8 @@ type Conn struct {
 	interimAt      uint64
 	flushScheduled bool // the loop owns flushing (posted, or EPOLLOUT armed)
 	closeQueued    bool // the response that ends the connection is queued
+	markLast       bool // a stop began: response lastSeq is the last (order.go)
+	lastSeq        uint64
 	finishOnIdle   bool // the loop wants a post when nothing is owed any more
 	postPending    bool // a post to the loop is outstanding
 	// idleSince is when the connection last came to owe nothing with no

@@ -3,6 +3,7 @@ package eventloop
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -503,6 +504,15 @@ func TestPanickingLoopIsContained(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("panic not reported")
+	}
+	select {
+	case err := <-srv.Failed():
+		var pe *PanicError
+		if !errors.As(err, &pe) || pe.Value != "test handler panics on request" || len(pe.Stack) == 0 {
+			t.Fatalf("Failed() delivered %#v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Failed() delivered nothing")
 	}
 	if _, err := readAll(victim); err != nil && !strings.Contains(err.Error(), "reset") {
 		t.Fatalf("victim connection: %v", err)

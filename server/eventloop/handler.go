@@ -44,3 +44,15 @@ type StopHandler interface {
 type TimeoutHandler interface {
 	OnRequestTimeout(c *Conn)
 }
+
+// LastResponseMarker is implemented by a Handler whose protocol can tell a
+// peer that a response is the connection's last (HTTP's Connection:
+// close). At a graceful stop each connection's last owed response goes
+// through MarkLast before it is queued, so a pipelining client stops
+// sending instead of writing into a closing socket; the connection then
+// closes after it. MarkLast runs on whichever goroutine queues the
+// response (the loop or a Sender's) and must return a new slice rather
+// than modify data, which may be shared.
+type LastResponseMarker interface {
+	MarkLast(data []byte) []byte
+}

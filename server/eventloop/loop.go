@@ -53,11 +53,12 @@ type Loop struct {
 	timerAt         int64 // the handler's SetTimer (monotonic ns); 0: none
 	drainH          DrainHandler
 	timeoutH        TimeoutHandler
-	now             int64         // the loop's clock: read once per turn, after epoll_wait
-	timeouts        deadlineHeap  // connections by the time to look at their deadlines
-	minTimeout      time.Duration // the smallest enabled connection timeout; 0: none
-	limitLoggedAt   int64         // when the connection limit was last logged
-	acceptErrAt     int64         // when an accept error was last logged
+	marker          LastResponseMarker // nil: a last response goes unmarked
+	now             int64              // the loop's clock: read once per turn, after epoll_wait
+	timeouts        deadlineHeap       // connections by the time to look at their deadlines
+	minTimeout      time.Duration      // the smallest enabled connection timeout; 0: none
+	limitLoggedAt   int64              // when the connection limit was last logged
+	acceptErrAt     int64              // when an accept error was last logged
 
 	open *atomic.Int64 // connections open across the Server's loops (MaxConns)
 
@@ -112,6 +113,7 @@ func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic
 	}
 	l.drainH, _ = h.(DrainHandler)
 	l.timeoutH, _ = h.(TimeoutHandler)
+	l.marker, _ = h.(LastResponseMarker)
 	for _, d := range []time.Duration{opt.HeaderTimeout, opt.BodyTimeout, opt.IdleTimeout, opt.WriteTimeout} {
 		if d > 0 && (l.minTimeout == 0 || d < l.minTimeout) {
 			l.minTimeout = d
@@ -146,13 +148,29 @@ func (l *Loop) ctl(op, fd int, events uint32, gen uint32) error {
 	}
 }
 
+// PanicError is the failure of a loop that panicked. Its connections were
+// closed (the peers see the connection end rather than hang) and its
+// listeners dropped from its epoll set; the other loops still serve, but a
+// server missing a loop is not the one configured, so its owner should
+// stop it (Server.Failed).
+type PanicError struct {
+	Loop  int
+	Value any    // what the loop panicked with
+	Stack []byte // the loop goroutine's stack at the panic
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("event loop %d panicked: %v\n%s", e.Loop, e.Value, e.Stack)
+}
+
 // run is the loop goroutine.
-func (l *Loop) run(report func(error)) {
+func (l *Loop) run(report func(error), failed chan<- error) {
 	defer close(l.done)
 	defer func() {
 		if r := recover(); r != nil {
-			l.err = fmt.Errorf("event loop %d panicked: %v\n%s", l.id, r, debug.Stack())
+			l.err = &PanicError{Loop: l.id, Value: r, Stack: debug.Stack()}
 			l.abort()
+			failed <- l.err // buffered for every loop: never blocks
 			if report != nil {
 				report(l.err)
 			}
@@ -197,6 +215,15 @@ func (l *Loop) run(report func(error)) {
 			return
 		}
 	}
+}
+
+// markLast marks data as its connection's last response, when the
+// protocol can (any goroutine: marker is set before the loop starts).
+func (l *Loop) markLast(data []byte) []byte {
+	if l.marker == nil {
+		return data
+	}
+	return l.marker.MarkLast(data)
 }
 
 // isGone tells the loop that c was closed (loop goroutine only).

@@ -16,6 +16,10 @@ func (c *Conn) enqueueLocked(seq uint64, data []byte, closeAfter bool) {
 	if c.closed || c.closeQueued {
 		return
 	}
+	if c.markLast && seq == c.lastSeq {
+		data, closeAfter = c.loop.markLast(data), true
+		c.markLast = false
+	}
 	if seq != c.nextSend {
 		c.insertEarly(earlyResponse{seq, data, closeAfter})
 		return
@@ -63,4 +67,25 @@ func (c *Conn) insertEarly(e earlyResponse) {
 	c.early = append(c.early, earlyResponse{})
 	copy(c.early[i+1:], c.early[i:])
 	c.early[i] = e
+}
+
+// markLastOwed makes the last response c owes, if any, the connection's
+// last: marked for the peer (LastResponseMarker) and closing it once
+// written (loop goroutine only, at a graceful stop, after the requests
+// already read were parsed). A response already queued for writing is not
+// touched: then nothing is owed, or what is owed comes later.
+func (c *Conn) markLastOwed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.closeQueued || c.streaming || c.nextSend == c.nextSeq {
+		return
+	}
+	last := c.nextSeq - 1
+	for i := range c.early {
+		if c.early[i].seq == last { // it completed early and waits its turn
+			c.early[i].data, c.early[i].closeAfter = c.loop.markLast(c.early[i].data), true
+			return
+		}
+	}
+	c.markLast, c.lastSeq = true, last
 }

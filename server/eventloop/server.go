@@ -14,19 +14,21 @@ type Server struct {
 	loops     []*Loop
 	listeners []*Listener
 	report    func(error)
+	failed    chan error // a loop's PanicError, buffered for every loop
 	started   bool
 	open      atomic.Int64 // connections open across the loops (Options.MaxConns)
 }
 
 // NewServer creates n loops, each with every listener registered, and a
-// handler per loop from newHandler. report (may be nil) hears about a loop
-// that panicked; the other loops keep serving.
+// handler per loop from newHandler. report (may be nil) hears about what
+// goes wrong in a loop: a CPU it could not be pinned to, or a panic (then
+// Failed delivers it too).
 func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID int) Handler, report func(error)) (*Server, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("eventloop: need at least one loop, got %d", n)
 	}
 	opt.fill()
-	s := &Server{listeners: listeners, report: report}
+	s := &Server{listeners: listeners, report: report, failed: make(chan error, n)}
 	for i := 0; i < n; i++ {
 		l, err := newLoop(i, listeners, newHandler(i), opt, &s.open)
 		if err != nil {
@@ -82,9 +84,16 @@ func Causes() []Cause {
 func (s *Server) Start() {
 	s.started = true
 	for _, l := range s.loops {
-		go l.run(s.report)
+		go l.run(s.report, s.failed)
 	}
 }
+
+// Failed delivers the *PanicError of each loop that panicked, once. The
+// loop closed its connections before; the server keeps serving on the
+// other loops until its owner stops it, which it should: weaseldb fails
+// fast (a graceful stop of the rest, then a non-zero exit) rather than
+// run short of a loop.
+func (s *Server) Failed() <-chan error { return s.failed }
 
 // Stop stops accepting, lets every loop answer and write what it already
 // read, and waits until they all exited or timeout passed (then connections

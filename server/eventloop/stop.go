@@ -3,11 +3,7 @@
 
 package eventloop
 
-import (
-	"errors"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // beginStop: stop accepting, then drain every connection.
 func (l *Loop) beginStop() {
@@ -30,6 +26,7 @@ func (l *Loop) beginStop() {
 				}
 			}
 			if !c.isGone() {
+				c.markLastOwed()
 				l.beginDrain(c)
 			}
 		}
@@ -52,6 +49,3 @@ func (l *Loop) abort() {
 	// Server closes it once nothing can (see Server.Close).
 	unix.Close(l.epfd)
 }
-
-// ErrStopped is returned by Wait when the loop stopped because of a panic.
-var ErrStopped = errors.New("event loop stopped")

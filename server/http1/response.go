@@ -131,6 +131,39 @@ func ResponseHead(resp []byte) []byte {
 
 var headEnd = []byte("\r\n\r\n")
 
+// WithConnectionClose returns a complete response built by this package
+// marked as the connection's last: "Connection: close" in its head (an
+// HTTP/1.0 "Connection: keep-alive" becomes it). A response already so
+// marked, or not a response head at all (a stream's chunk), is returned
+// as is; otherwise the result is a new slice, so a shared response stays
+// unchanged. For the last response a stopping server owes.
+func WithConnectionClose(resp []byte) []byte {
+	end := bytes.Index(resp, headEnd)
+	if end < 0 || !bytes.HasPrefix(resp, []byte("HTTP/1.")) {
+		return resp
+	}
+	head := resp[:end+2] // up to and with the last header line's CRLF
+	if bytes.Contains(head, connClose) {
+		return resp
+	}
+	out := make([]byte, 0, len(resp)+len(connClose))
+	if i := bytes.Index(head, connKeepAlive); i >= 0 {
+		out = append(out, head[:i+2]...)
+		out = append(out, connClose[2:]...)
+		out = append(out, head[i+len(connKeepAlive):]...)
+	} else {
+		out = append(out, head...)
+		out = append(out, connClose[2:]...)
+	}
+	out = append(out, "\r\n"...)
+	return append(out, resp[end+len(headEnd):]...)
+}
+
+var (
+	connClose     = []byte("\r\nConnection: close\r\n")
+	connKeepAlive = []byte("\r\nConnection: keep-alive\r\n")
+)
+
 func appendContentType(dst []byte, contentType string) []byte {
 	if contentType != "" {
 		dst = append(dst, "Content-Type: "...)

@@ -127,3 +127,40 @@ func TestAppendResponseZeroAllocs(t *testing.T) {
 		t.Fatalf("%v allocations, want 0", allocs)
 	}
 }
+
+func TestWithConnectionClose(t *testing.T) {
+	ok := AppendResponse(nil, 200, "application/json", []byte(`{"status":"ok"}`), []byte("r1"), true)
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"keep-alive HTTP/1.1", string(ok),
+			"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\nX-Response-ID: r1\r\nConnection: close\r\n\r\n{\"status\":\"ok\"}"},
+		{"HTTP/1.0 keep-alive", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nX-A: b\r\n\r\nhi",
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\nX-A: b\r\n\r\nhi"},
+		{"already closing", "HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
+			"HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno"},
+		{"HEAD answer", "HTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n",
+			"HTTP/1.1 200 OK\r\nContent-Length: 15\r\nConnection: close\r\n\r\n"},
+		{"body holding a header-like line", "HTTP/1.1 200 OK\r\nContent-Length: 23\r\n\r\n\r\nConnection: close\r\nxx",
+			"HTTP/1.1 200 OK\r\nContent-Length: 23\r\nConnection: close\r\n\r\n\r\nConnection: close\r\nxx"},
+		{"a chunk, not a response", "5\r\nhello\r\n", "5\r\nhello\r\n"},
+		{"no head end", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(tc.in)
+			got := WithConnectionClose(in)
+			if string(got) != tc.want {
+				t.Fatalf("got\n%q\nwant\n%q", got, tc.want)
+			}
+			if string(in) != tc.in {
+				t.Fatalf("the input was modified: %q", in)
+			}
+			if tc.want != tc.in {
+				resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(got)), &http.Request{Method: "GET"})
+				if err != nil || !resp.Close {
+					t.Fatalf("net/http reads %v, Close %v", err, resp != nil && resp.Close)
+				}
+			}
+		})
+	}
+}
