@@ -16,11 +16,13 @@ func (w *writer) architecture() error {
 	w.p("  Sequence (1) -> Resolve (1, spins ok_resolve_iterations for /ok) -> Persist (1) -> Release (N)\n")
 	w.p("  -> response handed back to the connection's owning loop -> writev\n")
 	w.p("```\n\n")
-	w.p("| | I/O threads | pipeline threads | wait strategy | load tester threads (network + connect) | connections | cores |\n|---|---|---|---|---|---|---|\n")
+	// The connections in all come before the threads they are spread over,
+	// each in a column of its own, so no cell reads as a product.
+	w.p("| | I/O threads | pipeline threads | wait strategy | connections, in all | load tester network threads | load tester connect threads | cores |\n|---|---|---|---|---|---|---|---|\n")
 	for _, n := range w.setups {
 		s := n.view.Setup
-		w.p("| %s | %d | %d | %s | %d + %d | %d | %s |\n", s.Title, s.IOThreads, 3+s.ReleaseThreads, s.WaitStrategy,
-			s.LoadThreads, s.ConnectThreads, s.Connections, coresOf(s))
+		w.p("| %s | %d | %d | %s | %s | %d | %d | %s |\n", s.Title, s.IOThreads, 3+s.ReleaseThreads, s.WaitStrategy,
+			FormatNumber(float64(s.Connections), 0), s.LoadThreads, s.ConnectThreads, coresOf(s))
 	}
 	w.p("\n")
 	for _, n := range w.setups {
@@ -72,8 +74,10 @@ func (w *writer) healthCheck() error {
 			w.p("- **Calibration**: %s ns took %s here (the seed's 740 ns took %d iterations on its machine)\n",
 				FormatNumber(orSeed(c.targetNs), 0), w.cite(c.target.median), SeedWorkIterations)
 		}
-		w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request)\n", w.cite(w.theoreticalMax(n)))
-		w.p("- **CPU work efficiency**: %s (CPU work ÷ theoretical maximum: the share of the resolve thread's time spent on the configured work; the seed's was about %d%%)\n", w.cite(w.efficiency(n)), SeedEfficiencyPct)
+		w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request; the seed's: %s at %s)\n",
+			w.cite(w.theoreticalMax(n)), w.cite(seedTheoreticalMax()), w.cite(seedThroughput()))
+		w.p("- **CPU work efficiency**: %s (CPU work ÷ theoretical maximum: the share of the resolve thread's time spent on the configured work; the seed's: %s)\n",
+			w.cite(w.efficiency(n)), w.cite(seedEfficiency()))
 		if cpu := w.serverCPUPerRequest(n); cpu != nil {
 			w.p("- **Server CPU per request, all threads**: %s (%s of CPU while loaded ÷ requests/s)", w.cite(cpu), w.cite(w.loadedCores(n)))
 			if work := w.workSource(s); work != nil {
@@ -190,14 +194,21 @@ func (w *writer) seedComparison() error {
 	w.p("## Where this run differs from the seed\n\n")
 	table := w.setupsTable("", "seed")
 	row := func(label, seed string, cell func(n *setupNumbers) string) { table([]string{label, seed}, cell) }
-	row("throughput", "~825k req/s", func(n *setupNumbers) string { return w.cite(nilIf(n.rps)) })
-	row("CPU work efficiency", "~61%", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
-	row("CPU work per request", "740 ns (4000 iterations)", func(n *setupNumbers) string { return w.cite(w.workSource(n.view.Setup)) })
-	row("I/O threads", "8", func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.IOThreads) })
-	row("load tester", "10 network threads, 2000 connections", func(n *setupNumbers) string {
-		return fmt.Sprintf("%s, %d connections", plural(n.view.Setup.LoadThreads, "network thread"), n.view.Setup.Connections)
+	// The seed's column cites the seed report like every other figure.
+	row("throughput", w.cite(seedThroughput()), func(n *setupNumbers) string { return w.cite(nilIf(n.rps)) })
+	row("theoretical maximum CPU time per request", w.cite(seedTheoreticalMax()), func(n *setupNumbers) string { return w.cite(w.theoreticalMax(n)) })
+	row("CPU work efficiency", w.cite(seedEfficiency()), func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
+	row("CPU work per request", fmt.Sprintf("%s (%s iterations)", w.cite(seedWork()), w.cite(seedWorkIterations())),
+		func(n *setupNumbers) string { return w.cite(w.workSource(n.view.Setup)) })
+	row("I/O threads", w.cite(seedIOThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.IOThreads) })
+	// One row per number: "10 network threads, 2000 connections" was read
+	// as 2000 connections per thread.
+	row("load tester: connections, in all", w.cite(seedConnections()), func(n *setupNumbers) string {
+		return FormatNumber(float64(n.view.Setup.Connections), 0)
 	})
-	row("load per run", "30 s", func(n *setupNumbers) string {
+	row("load tester: network threads", w.cite(seedNetworkThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.LoadThreads) })
+	row("load tester: connect threads", w.cite(seedConnectThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.ConnectThreads) })
+	row("load per run", w.cite(seedRunSeconds()), func(n *setupNumbers) string {
 		if r := n.median; r != nil {
 			return w.cite(fieldOf(fmt.Sprintf("%s: load duration, round %d", n.view.Setup.Title, r.Number), r.Load.DurationS, 1, "s", 1, r.LoadName, "duration_s"))
 		}

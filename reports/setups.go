@@ -189,8 +189,16 @@ func (s Setup) Describe() string {
 	if s.Cores == CoresDedicated {
 		cores = "dedicated cores (" + s.CPUPlan + ")"
 	}
-	return fmt.Sprintf("%s, %s, %s; load tester %s × %d connections; %s",
-		plural(s.IOThreads, "I/O thread"), plural(s.ReleaseThreads, "release thread"), s.WaitStrategy, plural(s.LoadThreads, "thread"), s.Connections, cores)
+	return fmt.Sprintf("%s, %s, %s; load tester: %s; %s",
+		plural(s.IOThreads, "I/O thread"), plural(s.ReleaseThreads, "release thread"), s.WaitStrategy, s.DescribeLoad(), cores)
+}
+
+// DescribeLoad is the load tester's side: the connections in all first,
+// then the threads they are spread over. "10 threads × 2000 connections"
+// read as 20,000 connections where there were 2,000.
+func (s Setup) DescribeLoad() string {
+	return fmt.Sprintf("%s connections in all, over %s and %s",
+		FormatNumber(float64(s.Connections), 0), plural(s.LoadThreads, "network thread"), plural(s.ConnectThreads, "connect thread"))
 }
 
 // plural is "1 thread", "2 threads".

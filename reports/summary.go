@@ -85,22 +85,101 @@ func (w *writer) summaryTable() {
 	row("setup", func(n *setupNumbers) string { return n.view.Setup.Describe() })
 	row("throughput", w.throughputCell)
 	row("what bounded it", w.boundCell)
-	seedEff := w.cite(fieldOf("Seed CPU work efficiency", SeedEfficiencyPct, 1, "%", 0, seedArtifact, "Health Check Pipeline (~61%)"))
-	row("CPU work efficiency (the seed: "+seedEff+")", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
+	row("CPU work efficiency (the seed: "+w.cite(seedEfficiency())+")", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
 	row("server CPU per request", func(n *setupNumbers) string { return w.cite(w.serverCPUPerRequest(n)) })
 	row("p99 latency", func(n *setupNumbers) string { return w.cite(w.latencyOf(n, "p99")) })
 	row("rounds", w.cleanCell)
 	w.p("\n")
-	why := false
 	for _, n := range w.setups {
 		if n.view.Setup.Why != "" {
 			w.p("- **%s**: %s.\n", capitalize(n.view.Setup.Title), n.view.Setup.Why)
-			why = true
 		}
 	}
-	if why {
-		w.p("\n")
+	w.connectThreadsNote()
+	w.p("\n")
+}
+
+// connectThreadsNote says how many connect threads the load tester ran
+// with, against the 8 the seed report lists, and why that count does not
+// move the figures: a connect thread only opens connections (loadtester's
+// connectLoop: all of them at the start, then one for each connection that
+// has had its --requests-per-conn requests), and waits on a channel the
+// rest of the time. How many it opened in the measured window is in each
+// median round's load result.
+func (w *writer) connectThreadsNote() {
+	if len(w.setups) == 0 {
+		return
 	}
+	first := w.setups[0].view.Setup
+	c, same := first.ConnectThreads, true
+	for _, n := range w.setups {
+		same = same && n.view.Setup.ConnectThreads == c
+	}
+	switch {
+	case !same:
+		var each []string
+		for _, n := range w.setups {
+			each = append(each, fmt.Sprintf("%s %s", n.view.Setup.Title, w.connectThreadsCell(n)))
+		}
+		w.p("- **Connect threads** (the load tester's threads that open connections): %s; the seed report's setup lists %s.",
+			strings.Join(each, ", "), w.cite(seedConnectThreads()))
+	case len(w.setups) > 1:
+		w.p("- **Connect threads**: both setups open their connections with %s connect threads", w.connectThreadsCell(w.setups[0]))
+	default:
+		w.p("- **Connect threads**: %s opens its connections with %s connect threads", first.Title, w.connectThreadsCell(w.setups[0]))
+	}
+	switch {
+	case !same:
+	case c == SeedConnectThreads:
+		w.p(", as the seed report's setup does (%s).", w.cite(seedConnectThreads()))
+	case c == SeedScriptConnectThreads:
+		w.p("; the seed report's setup lists %s, but the seed's own reproduce_threading_report.sh passes %s, and this run follows the script.",
+			w.cite(seedConnectThreads()), w.cite(seedScriptConnectThreads()))
+	default:
+		w.p("; the seed report's setup lists %s.", w.cite(seedConnectThreads()))
+	}
+	if first.RequestsPerConn > 0 {
+		w.p(" A connect thread only opens connections: each one at the start, and a new one whenever a connection has had its %d requests; otherwise it waits.", first.RequestsPerConn)
+	} else {
+		w.p(" A connect thread only opens connections, each one once at the start (no `--requests-per-conn`); otherwise it waits.")
+	}
+	var opened []string
+	for _, n := range w.setups {
+		if src := w.connectionsOpened(n); src != nil {
+			opened = append(opened, fmt.Sprintf("%s %s", n.view.Setup.Title, w.cite(src)))
+		}
+	}
+	if len(opened) > 0 {
+		w.p(" Connections opened in the measured window of the median round: %s.", strings.Join(opened, ", "))
+	}
+	if cores := w.machineCPUs(); same && c < SeedConnectThreads && cores > 0 && cores <= c {
+		// Opening a connection is CPU work (a socket and a connect system
+		// call on a local socket): threads beyond the cores only wait for them.
+		w.p(" On this machine's %d cores no more than %d of the seed report's %d could run at once, so more would not open connections faster.", cores, cores, SeedConnectThreads)
+	}
+	w.p("\n")
+}
+
+// connectThreadsCell is a setup's connect threads, cited from its median
+// round's load result (what load_tester ran with) where it has one.
+func (w *writer) connectThreadsCell(n *setupNumbers) string {
+	if r := n.median; r != nil && r.Load != nil {
+		if v, err := LookupNumber(r.Load.Config, "connect_threads"); err == nil {
+			return w.cite(fieldOf(fmt.Sprintf("%s: load tester connect threads, round %d", n.view.Setup.Title, r.Number), v, 1, "", 0, r.LoadName, "config.connect_threads"))
+		}
+	}
+	return fmt.Sprint(n.view.Setup.ConnectThreads)
+}
+
+// connectionsOpened is how many connections the load tester opened in the
+// median round's measured window.
+func (w *writer) connectionsOpened(n *setupNumbers) *source {
+	r := n.median
+	if r == nil || r.Load == nil {
+		return nil
+	}
+	return fieldOf(fmt.Sprintf("%s: connections opened in the measured window, round %d", n.view.Setup.Title, r.Number),
+		float64(r.Load.ConnectionsOpened), 1, "", 0, r.LoadName, "connections_opened")
 }
 
 // boundCell names the bound of a setup's median round and what else was at its limit.
@@ -243,8 +322,8 @@ func orSeed(targetNs float64) float64 {
 
 // summarySeed compares each setup with the seed's published figures.
 func (w *writer) summarySeed() {
-	seedRPS := w.cite(fieldOf("Seed throughput", SeedRequestsPerSec, 1, "req/s", 0, seedArtifact, "Summary (~825k requests/second)"))
-	seedIO := w.cite(fieldOf("Seed I/O threads", SeedIOThreads, 1, "", 0, seedArtifact, "Throughput (8 I/O threads)"))
+	seedRPS := w.cite(seedThroughput())
+	seedIO := w.cite(seedIOThreads())
 	w.p("**Compared with the seed.** The seed report measured about %s with %s I/O threads on a larger machine.", seedRPS, seedIO)
 	for _, n := range w.setups {
 		if n.rps == nil {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Reproduce the threading performance report on this machine: build, then
-# measure two setups in interleaved rounds (the seed's: 8 I/O threads, 10
-# load-tester threads, 2000 connections; and one fitted to this machine's
-# CPUs by the rule in docs/report.md), calibrating the spin work once a
-# round; run the pipeline micro-benchmarks and the wait-strategy comparison;
+# measure two setups in interleaved rounds (the seed's: 8 I/O threads, and a
+# load tester of 2000 connections in all over 10 network threads and 2
+# connect threads; and one fitted to this machine's CPUs by the rule in
+# docs/report.md), calibrating the spin work once a round; run the pipeline
+# micro-benchmarks and the wait-strategy comparison;
 # write reports/threading_performance_report.md with its plots.
 #
 # Run from anywhere inside the repository:
@@ -14,9 +15,10 @@
 #   DURATION [120]            seconds of measured load per setup, split evenly over the rounds
 #   ROUNDS [5]                rounds; each calibrates, then runs both setups (the first alternating)
 #   WARMUP [1]                seconds of load before each run's measured window, excluded
-#   CONCURRENCY [2000]        the seed's connections
+#   CONCURRENCY [2000]        the seed's connections, in all (over NETWORK_THREADS)
 #   REQUESTS_PER_CONN [500]   requests per connection before it reconnects (both setups)
-#   CONNECT_THREADS [2]       load-tester connect threads (both setups)
+#   CONNECT_THREADS [2]       load-tester connect threads (both setups): 2 as the seed's
+#                             script passes, not the 8 its report lists (docs/report.md)
 #   NETWORK_THREADS [10]      the seed's load-tester network threads
 #   STATS_INTERVAL [1]        seconds between load-tester stats lines
 #   CPU_WORK_ITERATIONS [4000] iterations timed by bench_cpu_work each round

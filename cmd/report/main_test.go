@@ -121,7 +121,7 @@ func TestManifestCommand(t *testing.T) {
 // and never spin; 16 dedicate them.
 func TestSetupsPlanSimulated(t *testing.T) {
 	for _, tc := range []struct{ cpus, want string }{
-		{"0-1", "WaitIfStageEmpty; load tester 1 thread × 100 connections; shared cores"},
+		{"0-1", "WaitIfStageEmpty; load tester: 100 connections in all, over 1 network thread and 2 connect threads; shared cores"},
 		{"0-15", "dedicated cores (io 1-5; stages 6 7 8 9; load_tester 10-15)"},
 	} {
 		var out bytes.Buffer
@@ -130,7 +130,7 @@ func TestSetupsPlanSimulated(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), tc.want) || !strings.Contains(out.String(), "round 2: calibrate, fitted, seed") ||
-			!strings.Contains(out.String(), "8 I/O threads, 1 release thread, WaitIfUpstreamIdle; load tester 10 threads × 2000 connections") {
+			!strings.Contains(out.String(), "8 I/O threads, 1 release thread, WaitIfUpstreamIdle; load tester: 2,000 connections in all, over 10 network threads and 2 connect threads") {
 			t.Errorf("%s: plan lacks %q:\n%s", tc.cpus, tc.want, out.String())
 		}
 	}
