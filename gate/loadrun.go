@@ -115,18 +115,6 @@ func RunLoad(ctx context.Context, l LoadSpec) (loadtester.Result, error) {
 	return r, nil
 }
 
-// commandLine renders a command for the record, quoting what needs it.
-func commandLine(bin string, args []string) string {
-	parts := []string{bin}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\"'$\\") {
-			a = strconv.Quote(a)
-		}
-		parts = append(parts, a)
-	}
-	return strings.Join(parts, " ")
-}
-
 // lastLine is ": <the last non-empty line of out>" or "".
 func lastLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")

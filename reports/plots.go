@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -321,9 +320,6 @@ func barPlot(title, yLabel string, labels []string, values plotter.Values, c col
 	p.Y.Min = 0
 	return p, nil
 }
-
-// imagePath joins the image directory and a file name.
-func imagePath(dir, name string) string { return filepath.Join(dir, name) }
 
 // isWaitStrategyFamily reports whether a bench_pipeline family compares wait
 // strategies (the seed's third family).

@@ -81,8 +81,6 @@ func newTestParser() *Parser {
 	return p
 }
 
-func ok(n int, r result) result { r.N = n; return r }
-
 var parseCases = []struct {
 	name string
 	in   string
