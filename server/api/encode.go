@@ -34,8 +34,9 @@ const (
 	// request_id, so no commit with it may land afterwards (the answer
 	// stays true); nothing applied, no version.
 	ReasonRequestIDBanned
-	// ReasonRequestIDUnverifiable: commit.max_request_ids was reached and
-	// ids still within retention were dropped; this commit's read_version
+	// ReasonRequestIDUnverifiable: commit.max_request_ids (an opt-in cap;
+	// none by default) was reached and ids still within retention were
+	// dropped; this commit's read_version
 	// does not prove it is not a retry of one of them, so it is refused
 	// rather than risk applying a commit twice; nothing applied, no version.
 	ReasonRequestIDUnverifiable
@@ -185,7 +186,8 @@ type StatusResult struct {
 	// ids are still known.
 	OldestVersion int64
 	// TruncatedByCap: LogTruncated only; ids were dropped because
-	// commit.max_request_ids was reached, not because retention passed.
+	// commit.max_request_ids (set; there is no cap by default) was
+	// reached, not because retention passed.
 	TruncatedByCap bool
 }
 

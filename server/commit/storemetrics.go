@@ -10,8 +10,8 @@ import (
 )
 
 // registerStoreMetrics exposes the sequencer's request-id memory on /metrics
-// (how full it is and what reaching commit.max_request_ids did) and the
-// subscribers cut as slow consumers. The values
+// (how many ids it holds and, when commit.max_request_ids sets a cap, what
+// reaching it did) and the subscribers cut as slow consumers. The values
 // are atomics the sequence stage publishes once per batch, read only when
 // /metrics is scraped, so the commit path pays nothing per request.
 func registerStoreMetrics(m *metrics.Metrics, st *store.Store) error {
@@ -25,7 +25,7 @@ func registerStoreMetrics(m *metrics.Metrics, st *store.Store) error {
 	for _, c := range []prometheus.Collector{
 		gauge("weaseldb_request_ids_remembered", "Request ids of commits remembered (duplicates within retention are answered, not applied).", s.RememberedIDs.Load),
 		gauge("weaseldb_request_ids_banned", "Request ids banned because GET /v1/status answered not_found for them.", s.BannedIDs.Load),
-		gauge("weaseldb_request_ids_max", "commit.max_request_ids: the cap on remembered and banned ids together.", s.MaxRequestIDs.Load),
+		gauge("weaseldb_request_ids_max", "commit.max_request_ids: the cap on remembered and banned ids together; 0 means no cap (the default: retention alone decides).", s.MaxRequestIDs.Load),
 		counter("weaseldb_request_ids_dropped_by_cap_total", "Remembered or banned ids dropped because commit.max_request_ids was reached, while still within retention.", s.DroppedByCap.Load),
 		counter("weaseldb_commits_refused_banned_total", "Commits refused (request_id_banned): status had answered not_found for their id.", s.RefusedBanned.Load),
 		counter("weaseldb_commits_refused_unverifiable_total", "Commits refused (request_id_unverifiable): the cap dropped ids they could be a retry of.", s.RefusedUnverifiable.Load),

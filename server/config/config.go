@@ -80,7 +80,10 @@ type CommitConfig struct {
 	// CPU per thread of that stage. Empty means unpinned.
 	PipelineCPUs [][]int
 	// MaxRequestIDs caps the request ids (and ids banned by a not_found
-	// status) remembered within retention, to bound memory.
+	// status) remembered within retention, to bound memory. 0 (the
+	// default): no cap, the retention limits alone decide, as the seed
+	// promises; a cap is an opt-in guard that refuses the commits it can no
+	// longer tell from retries.
 	MaxRequestIDs int
 }
 
@@ -132,7 +135,7 @@ func Default() Config {
 			MinRequestIDLength:         20,
 			RequestIDRetentionHours:    24,
 			RequestIDRetentionVersions: 100_000_000,
-			MaxRequestIDs:              1 << 20,
+			MaxRequestIDs:              0, // no cap
 			PipelineWaitStrategy:       WaitIfUpstreamIdle,
 			PipelineReleaseThreads:     1,
 		},

@@ -59,7 +59,6 @@ var intKeys = []intKey{
 	{"commit", "min_request_id_length", 8, 256, func(c Config) int64 { return int64(c.Commit.MinRequestIDLength) }},
 	{"commit", "request_id_retention_hours", 1, 8760, func(c Config) int64 { return int64(c.Commit.RequestIDRetentionHours) }},
 	{"commit", "request_id_retention_versions", 1, -1, func(c Config) int64 { return c.Commit.RequestIDRetentionVersions }},
-	{"commit", "max_request_ids", 1024, 1 << 30, func(c Config) int64 { return int64(c.Commit.MaxRequestIDs) }},
 	{"commit", "pipeline_release_threads", 1, 64, func(c Config) int64 { return int64(c.Commit.PipelineReleaseThreads) }},
 	{"subscription", "max_buffer_size_bytes", 1, -1, func(c Config) int64 { return c.Subscription.MaxBufferSizeBytes }},
 	{"subscription", "keepalive_interval_seconds", 1, 3600, func(c Config) int64 { return int64(c.Subscription.KeepaliveIntervalSeconds) }},
@@ -114,6 +113,44 @@ func TestIntegerBounds(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// commit.max_request_ids is 0 (no cap, the default) or a cap in
+// 1024..2^30; the error names the key and both.
+func TestMaxRequestIDs(t *testing.T) {
+	if d := Default().Commit.MaxRequestIDs; d != 0 {
+		t.Fatalf("default %d, want 0 (no cap)", d)
+	}
+	const rangeMsg = "commit.max_request_ids: must be 0 (no cap) or between 1024 and 1073741824, got "
+	for _, c := range []struct {
+		value   string
+		want    int
+		wantErr string // whole message; "" = valid
+	}{
+		{"0", 0, ""},
+		{"1024", 1024, ""},
+		{"1048576", 1 << 20, ""},
+		{"1073741824", 1 << 30, ""},
+		{"1", 0, rangeMsg + "1"},
+		{"1023", 0, rangeMsg + "1023"},
+		{"-1", 0, rangeMsg + "-1"},
+		{"1073741825", 0, rangeMsg + "1073741825"},
+		{`"0"`, 0, "commit.max_request_ids: must be an integer, got string"},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			src := "[commit]\nmax_request_ids = " + c.value + "\n"
+			cfg, err := Parse([]byte(src))
+			if c.wantErr == "" {
+				if err != nil || cfg.Commit.MaxRequestIDs != c.want {
+					t.Fatalf("got %d, %v; want %d", cfg.Commit.MaxRequestIDs, err, c.want)
+				}
+				return
+			}
+			if keys, msg := parseErrors(t, src); !reflect.DeepEqual(keys, []string{"commit.max_request_ids"}) || msg != c.wantErr {
+				t.Fatalf("error %q (keys %v), want %q", msg, keys, c.wantErr)
+			}
+		})
 	}
 }
 
@@ -327,10 +364,15 @@ func TestSummary(t *testing.T) {
 		"io_cpus                       = unpinned", "pipeline_cpus                 = [[0] [1] [2] [3]]",
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns",
+		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
+	}
+	c.Commit.MaxRequestIDs = 4096
+	if want := "max_request_ids               = 4096\n"; !strings.Contains(c.Summary(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, c.Summary())
 	}
 }
 

@@ -33,7 +33,11 @@ func (c Config) Summary() string {
 	line("  min_request_id_length         = %d", c.Commit.MinRequestIDLength)
 	line("  request_id_retention_hours    = %d", c.Commit.RequestIDRetentionHours)
 	line("  request_id_retention_versions = %d", c.Commit.RequestIDRetentionVersions)
-	line("  max_request_ids               = %d", c.Commit.MaxRequestIDs)
+	if c.Commit.MaxRequestIDs == 0 {
+		line("  max_request_ids               = 0 (no cap: retention decides)")
+	} else {
+		line("  max_request_ids               = %d", c.Commit.MaxRequestIDs)
+	}
 	line("  pipeline_wait_strategy        = %s", c.Commit.PipelineWaitStrategy)
 	line("  pipeline_release_threads      = %d", c.Commit.PipelineReleaseThreads)
 	line("  pipeline_cpus                 = %s", stageCPUList(c.Commit.PipelineCPUs))

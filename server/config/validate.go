@@ -16,6 +16,7 @@ const (
 	MinRetentionHours, MaxRetentionHours           = 1, 8760
 	MinReleaseThreads, MaxReleaseThreads           = 1, 64
 	MinKeepaliveSeconds, MaxKeepaliveSeconds       = 1, 3600
+	// commit.max_request_ids is 0 (no cap) or in MinMaxRequestIDs..MaxMaxRequestIDs.
 	MinMaxRequestIDs, MaxMaxRequestIDs             = 1024, 1 << 30
 	MinSlowConsumerGrace, MaxSlowConsumerGrace     = 0, 3600
 	MinOkResolveIterations, MaxOkResolveIterations = 0, 100_000_000
@@ -54,7 +55,9 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "commit.min_request_id_length", int64(c.Commit.MinRequestIDLength), MinMinRequestIDLength, MaxMinRequestIDLength)
 	checkRange(l, "commit.request_id_retention_hours", int64(c.Commit.RequestIDRetentionHours), MinRetentionHours, MaxRetentionHours)
 	checkPositive(l, "commit.request_id_retention_versions", c.Commit.RequestIDRetentionVersions)
-	checkRange(l, "commit.max_request_ids", int64(c.Commit.MaxRequestIDs), MinMaxRequestIDs, MaxMaxRequestIDs)
+	if v := int64(c.Commit.MaxRequestIDs); v != 0 && (v < MinMaxRequestIDs || v > MaxMaxRequestIDs) {
+		l.add("commit.max_request_ids", "must be 0 (no cap) or between %d and %d, got %d", MinMaxRequestIDs, MaxMaxRequestIDs, v)
+	}
 	if !slices.Contains(WaitStrategies, c.Commit.PipelineWaitStrategy) {
 		l.add("commit.pipeline_wait_strategy", "must be one of %s, got %q",
 			quoteAll(WaitStrategies), c.Commit.PipelineWaitStrategy)

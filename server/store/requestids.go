@@ -11,24 +11,33 @@ import "time"
 //     a commit with it that arrives later (sent before the status request,
 //     delayed) is refused, and the not_found stays true.
 //
+// An id is remembered by its 128-bit hash, not its text (idKey), in 32
+// bytes plus its share of the table (idIndex): about 40 bytes per entry.
+//
 // An entry is forgotten once it is past both retention limits (Limits.Past),
-// oldest first. The memory is also capped at maxIDs entries (config
-// commit.max_request_ids): when full, the oldest entry is dropped although
-// still within retention, and from then on a commit whose id is unknown is
-// accepted only if its read_version proves that it is not a retry of a
-// dropped entry (see Sequencer.Sequence); the others are refused, never
-// applied a second time. The drop is counted (Stats) and named in status
-// answers.
+// oldest first; with no cap (commit.max_request_ids = 0, the default) that
+// is the only way, and memory grows with the ids within retention. A cap
+// of maxIDs entries is an opt-in guard: when full, the oldest entry is
+// dropped although still within retention, and from then on a commit
+// whose id is unknown is accepted only if its read_version proves that it
+// is not a retry of a dropped entry (see Sequencer.Sequence); the others
+// are refused, never applied a second time. The drop is counted (Stats)
+// and named in status answers.
 //
 // Owner: the sequence stage goroutine. No method is goroutine-safe.
 type requestIDs struct {
-	entries map[string]idEntry
-	// order holds one record per entry, for eviction: commits' in version
-	// order; a ban refreshed by a later not_found is moved to the back
-	// only when its record reaches the front, so repeated status requests
+	// idx holds one record per entry, keyed by the id's hash (idKey), in
+	// eviction order: commits' in version order; a ban refreshed by a later
+	// not_found is updated in place and moved to the back only when its
+	// record reaches the front (see queuedAs), so repeated status requests
 	// never add records.
-	order  deque[idRecord]
-	maxIDs int
+	idx idIndex
+	// queuedAs holds, for each ban refreshed since its record was queued
+	// (by seq), the state it was queued with: that decides when it leaves
+	// the front, as if the refresh had not moved it. Empty unless status
+	// polls an unknown id while commits flow.
+	queuedAs map[uint64]idEntry
+	maxIDs   int // 0: no cap
 
 	commits, bans int // live entries of each kind
 
@@ -38,38 +47,15 @@ type requestIDs struct {
 	forgottenByCap bool // forgotten was set by a cap drop
 
 	// early is the newest entry the cap dropped while it was still within
-	// retention; proof is the read_version from which a commit cannot be a
-	// retry of any entry dropped so far. It matters until early is past
-	// retention too (then the drop is what retention would have done).
-	early        idRecord
-	proof        int64
-	droppedByCap int64 // entries dropped by the cap since start
-}
+	// retention (its version and storeClock time); proof is the
+	// read_version from which a commit cannot be a retry of any entry
+	// dropped so far. It matters until early is past retention too (then
+	// the drop is what retention would have done).
+	earlyVersion, earlyAt int64
+	proof                 int64
+	droppedByCap          int64 // entries dropped by the cap since start
 
-// idEntry is one remembered id: a commit's assigned version, or for a ban
-// (v < 0, v = ^version) the last version sequenced when status answered
-// not_found, and when (storeClock). Packed in 16 bytes: the map holds one
-// per id.
-type idEntry struct {
-	v  int64
-	at int64
-}
-
-func (e idEntry) banned() bool { return e.v < 0 }
-
-func (e idEntry) version() int64 {
-	if e.v < 0 {
-		return ^e.v
-	}
-	return e.v
-}
-
-// idRecord is one entry in eviction order. The id string is shared with
-// the map key (no copy).
-type idRecord struct {
-	id      string
-	version int64
-	at      int64 // storeClock nanoseconds
+	hash func(string) idKey // hashID; tests force collisions with their own
 }
 
 // storeClock turns times into int64 nanoseconds since the package's start
@@ -80,56 +66,86 @@ var clockBase = time.Now()
 func storeClock(t time.Time) int64 { return int64(t.Sub(clockBase)) }
 
 func newRequestIDs(maxIDs int) *requestIDs {
-	return &requestIDs{entries: make(map[string]idEntry), maxIDs: max(maxIDs, 1)}
+	return &requestIDs{queuedAs: make(map[uint64]idEntry), maxIDs: max(maxIDs, 0), hash: hashID}
 }
 
-func (m *requestIDs) get(id string) (idEntry, bool) {
-	e, ok := m.entries[id]
-	return e, ok
+// key is what the store keeps of id (see idKey).
+func (m *requestIDs) key(id string) idKey { return m.hash(id) }
+
+// limit is the most entries held: the cap, or with none the index's own
+// limit (about 4 billion, some 160 GiB).
+func (m *requestIDs) limit() int {
+	if m.maxIDs > 0 {
+		return min(m.maxIDs, m.idx.maxLen())
+	}
+	return m.idx.maxLen()
 }
 
-// addCommit remembers the id of the commit assigned version (the id is not
-// remembered yet).
-func (m *requestIDs) addCommit(id string, version int64, now time.Time) {
-	at := storeClock(now)
-	m.entries[id] = idEntry{v: version, at: at}
+func (m *requestIDs) get(k idKey) (idEntry, bool) {
+	seq, ok := m.idx.find(k)
+	if !ok {
+		return idEntry{}, false
+	}
+	return m.idx.rec(seq).idEntry, true
+}
+
+// addCommit remembers the id (key k) of the commit assigned version; the
+// id is not remembered yet.
+func (m *requestIDs) addCommit(k idKey, version int64, now time.Time) {
+	m.idx.push(idRecord{key: k, idEntry: idEntry{v: version, at: storeClock(now)}})
 	m.commits++
-	m.order.push(idRecord{id: id, version: version, at: at})
 }
 
-// ban bans id as of version (the last version sequenced) and now. A ban
-// already held is refreshed in place, so it lasts the retention from the
-// latest not_found; its record is moved when it reaches the front (evict).
-func (m *requestIDs) ban(id string, version int64, now time.Time) {
-	at := storeClock(now)
-	if e, ok := m.entries[id]; ok && e.banned() {
-		m.entries[id] = idEntry{v: ^version, at: at}
+// ban bans the id (key k) as of version (the last version sequenced) and
+// now; the id is banned already or not held (a commit's id is left alone:
+// LookupStatus answers it instead). A ban already held is
+// refreshed in place, so it lasts the retention from the latest not_found;
+// its record is moved when it reaches the front (evict).
+func (m *requestIDs) ban(k idKey, version int64, now time.Time) {
+	e := idEntry{v: ^version, at: storeClock(now)}
+	if seq, ok := m.idx.find(k); ok {
+		r := m.idx.rec(seq)
+		if !r.banned() {
+			return // a commit's id: status answers it, never bans it
+		}
+		if _, refreshed := m.queuedAs[seq]; !refreshed {
+			m.queuedAs[seq] = r.idEntry
+		}
+		r.idEntry = e
 		return
 	}
-	m.entries[id] = idEntry{v: ^version, at: at}
+	m.idx.push(idRecord{key: k, idEntry: e})
 	m.bans++
-	m.order.push(idRecord{id: id, version: version, at: at})
 }
 
 // evict forgets, oldest first, the entries past both limits, then as many
 // as the cap requires.
 func (m *requestIDs) evict(lim Limits, last int64, now time.Time) {
-	for m.order.len() > 0 {
-		r := m.order.front()
-		switch {
-		case past(lim, r.version, r.at, last, now):
-			r := m.order.popFront()
-			e := m.entries[r.id]
-			if (e.version() != r.version || e.at != r.at) && !past(lim, e.version(), e.at, last, now) {
-				// A ban refreshed since: it lives on from its latest
-				// not_found, behind the others.
-				m.order.push(idRecord{id: r.id, version: e.version(), at: e.at})
-				continue
+	for m.idx.len() > 0 {
+		seq, r := m.idx.front()
+		queued, refreshed := r.idEntry, false
+		if r.banned() && len(m.queuedAs) > 0 {
+			if q, ok := m.queuedAs[seq]; ok {
+				queued, refreshed = q, true
 			}
-			m.forget(r.id, e, false)
-		case m.order.len() > m.maxIDs:
-			r := m.order.popFront()
-			m.forget(r.id, m.entries[r.id], true)
+		}
+		switch {
+		case past(lim, queued.version(), queued.at, last, now):
+			if refreshed {
+				delete(m.queuedAs, seq)
+				if !past(lim, r.version(), r.at, last, now) {
+					// A ban refreshed since: it lives on from its latest
+					// not_found, behind the others.
+					m.idx.requeueFront(r.idEntry)
+					continue
+				}
+			}
+			m.forget(m.idx.popFront().idEntry, false)
+		case m.idx.len() > m.limit():
+			if refreshed {
+				delete(m.queuedAs, seq)
+			}
+			m.forget(m.idx.popFront().idEntry, true)
 		default:
 			return
 		}
@@ -140,9 +156,8 @@ func past(lim Limits, version, at, last int64, now time.Time) bool {
 	return version <= last-lim.Versions && storeClock(now)-at >= int64(lim.Age)
 }
 
-// forget drops the entry e of id.
-func (m *requestIDs) forget(id string, e idEntry, byCap bool) {
-	delete(m.entries, id)
+// forget counts the entry e, just removed from the index.
+func (m *requestIDs) forget(e idEntry, byCap bool) {
 	version := e.version()
 	if e.banned() {
 		m.bans--
@@ -154,8 +169,8 @@ func (m *requestIDs) forget(id string, e idEntry, byCap bool) {
 		return
 	}
 	m.droppedByCap++
-	if version >= m.early.version {
-		m.early = idRecord{id: id, version: version, at: e.at}
+	if version >= m.earlyVersion {
+		m.earlyVersion, m.earlyAt = version, e.at
 	}
 	// A retry of a dropped commit id carries the read_version of its first
 	// attempt, which was below the version it got; a late commit that a
@@ -172,5 +187,5 @@ func (m *requestIDs) forget(id string, e idEntry, byCap bool) {
 // still within retention: then an unknown id may be one the server should
 // have remembered.
 func (m *requestIDs) earlyDropActive(lim Limits, last int64, now time.Time) bool {
-	return m.proof > 0 && !past(lim, m.early.version, m.early.at, last, now)
+	return m.proof > 0 && !past(lim, m.earlyVersion, m.earlyAt, last, now)
 }

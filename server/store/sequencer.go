@@ -28,14 +28,15 @@ type Sequencer struct {
 type Stats struct {
 	RememberedIDs       atomic.Int64 // request ids of commits remembered
 	BannedIDs           atomic.Int64 // ids banned by a not_found status answer
-	MaxRequestIDs       atomic.Int64 // the cap on both together
+	MaxRequestIDs       atomic.Int64 // the cap on both together (0: no cap)
 	DroppedByCap        atomic.Int64 // entries dropped by the cap while within retention (total)
 	RefusedBanned       atomic.Int64 // commits refused: their id was banned (total)
 	RefusedUnverifiable atomic.Int64 // commits refused: the cap dropped ids they might retry (total)
 }
 
 // NewSequencer starts at version 0 (the first commit gets version 1).
-// maxIDs caps the request ids and bans remembered (commit.max_request_ids).
+// maxIDs caps the request ids and bans remembered (commit.max_request_ids);
+// 0 means no cap: retention alone decides what is forgotten.
 func NewSequencer(r *Retention, maxIDs int) *Sequencer {
 	s := &Sequencer{ids: newRequestIDs(maxIDs), retention: r}
 	s.stats.MaxRequestIDs.Store(int64(s.ids.maxIDs))
@@ -82,8 +83,10 @@ type Sequenced struct {
 func (s *Sequencer) Sequence(requestID string, readVersion int64, now time.Time) Sequenced {
 	lim := s.retention.Limits()
 	s.ids.evict(lim, s.last, now)
+	var k idKey
 	if requestID != "" {
-		if e, ok := s.ids.get(requestID); ok {
+		k = s.ids.key(requestID)
+		if e, ok := s.ids.get(k); ok {
 			if e.banned() {
 				s.refusedBanned++
 				return Sequenced{Verdict: Banned}
@@ -102,7 +105,7 @@ func (s *Sequencer) Sequence(requestID string, readVersion int64, now time.Time)
 	}
 	s.last++
 	if requestID != "" {
-		s.ids.addCommit(requestID, s.last, now)
+		s.ids.addCommit(k, s.last, now)
 		s.ids.evict(lim, s.last, now) // the cap, at once
 	}
 	return Sequenced{Verdict: Accepted, Version: s.last}
@@ -146,7 +149,8 @@ func (s *Sequencer) LookupStatus(requestID string, minVersion int64, now time.Ti
 	lim := s.retention.Limits()
 	s.ids.evict(lim, s.last, now)
 	lk := Lookup{OldestVersion: s.ids.forgotten + 1}
-	e, ok := s.ids.get(requestID)
+	k := s.ids.key(requestID)
+	e, ok := s.ids.get(k)
 	switch {
 	case ok && !e.banned():
 		lk.Found, lk.Version = true, e.version()
@@ -160,7 +164,7 @@ func (s *Sequencer) LookupStatus(requestID string, minVersion int64, now time.Ti
 	}
 	// Ban, or refresh the ban so it lasts the full retention from the
 	// latest not_found.
-	s.ids.ban(requestID, s.last, now)
+	s.ids.ban(k, s.last, now)
 	if !ok {
 		s.ids.evict(lim, s.last, now) // the cap, at once
 	}

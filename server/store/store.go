@@ -25,7 +25,9 @@ type Options struct {
 	RetentionAge      time.Duration
 	// MaxRequestIDs caps the request ids and banned ids remembered
 	// (commit.max_request_ids); reaching it is counted and refuses the
-	// commits that could be retries of what it dropped. Default 1<<20.
+	// commits that could be retries of what it dropped. Default 0: no cap,
+	// the retention limits alone decide (memory grows with the ids within
+	// retention, about 40 bytes each).
 	MaxRequestIDs int
 	// ResolverMaxBytes bounds the resolver's write history. Default 64 MiB.
 	ResolverMaxBytes int64
@@ -39,7 +41,7 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultMaxRequestIDs    = 1 << 20
+	DefaultMaxRequestIDs    = 0 // no cap
 	DefaultResolverMaxBytes = 64 << 20
 	DefaultLogMaxBytes      = 64 << 20
 )
@@ -63,7 +65,7 @@ func (o Options) withDefaults() Options {
 		o.RetentionAge = time.Duration(d.Commit.RequestIDRetentionHours) * time.Hour
 	}
 	if o.MaxRequestIDs <= 0 {
-		o.MaxRequestIDs = DefaultMaxRequestIDs
+		o.MaxRequestIDs = DefaultMaxRequestIDs // a negative cap means none too
 	}
 	if o.ResolverMaxBytes <= 0 {
 		o.ResolverMaxBytes = DefaultResolverMaxBytes

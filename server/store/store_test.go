@@ -86,7 +86,7 @@ func TestRetentionEffectiveLimits(t *testing.T) {
 
 func TestSequencer(t *testing.T) {
 	r := NewRetention(Limits{Versions: 5, Age: time.Hour})
-	s := NewSequencer(r, 1<<10)
+	s := NewSequencer(r, 0)
 	steps := []struct {
 		id   string
 		want Sequenced
@@ -131,7 +131,7 @@ func TestRetentionNeedsBothLimits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := NewSequencer(NewRetention(Limits{Versions: 5, Age: time.Hour}), 1<<10)
+			s := NewSequencer(NewRetention(Limits{Versions: 5, Age: time.Hour}), 0)
 			const id = "retry-after-6-commits-0001"
 			if got := s.Sequence(id, 0, t0); got.Verdict != Accepted || got.Version != 1 {
 				t.Fatalf("first: %+v", got)
@@ -158,7 +158,7 @@ func TestRetentionNeedsBothLimits(t *testing.T) {
 // refused, for as long as the ban is within retention; log_truncated does
 // not ban (the server did not claim anything).
 func TestNotFoundBansTheID(t *testing.T) {
-	s := NewSequencer(NewRetention(Limits{Versions: 3, Age: time.Hour}), 1<<10)
+	s := NewSequencer(NewRetention(Limits{Versions: 3, Age: time.Hour}), 0)
 	const late = "late-commit-000000000001"
 	s.Sequence("", 0, t0)
 	if lk := s.LookupStatus(late, 0, t0); lk.Found || lk.Truncated {
@@ -189,7 +189,7 @@ func TestNotFoundBansTheID(t *testing.T) {
 	}
 
 	// log_truncated: no ban.
-	s2 := NewSequencer(NewRetention(Limits{Versions: 1, Age: time.Hour}), 1<<10)
+	s2 := NewSequencer(NewRetention(Limits{Versions: 1, Age: time.Hour}), 0)
 	s2.Sequence("forgotten-id-0000000001", 0, t0)
 	s2.Sequence("", 0, t0)
 	s2.Sequence("", 0, t0.Add(2*time.Hour)) // evicts forgotten-id
@@ -215,7 +215,7 @@ func TestNotFoundBansTheID(t *testing.T) {
 // in place: memory stays one entry, and the ban lasts the retention from
 // the latest not_found, not the first.
 func TestBanRefreshedInPlace(t *testing.T) {
-	s := NewSequencer(NewRetention(Limits{Versions: 3, Age: time.Hour}), 1<<10)
+	s := NewSequencer(NewRetention(Limits{Versions: 3, Age: time.Hour}), 0)
 	const id = "polled-id-00000000000001"
 	at := t0
 	for range 100 {
@@ -225,8 +225,8 @@ func TestBanRefreshedInPlace(t *testing.T) {
 		}
 		at = at.Add(time.Minute)
 	}
-	if s.BannedIDs() != 1 || s.ids.order.len() != 1 {
-		t.Fatalf("%d bans in %d records after 100 polls", s.BannedIDs(), s.ids.order.len())
+	if s.BannedIDs() != 1 || s.ids.idx.len() != 1 {
+		t.Fatalf("%d bans in %d records after 100 polls", s.BannedIDs(), s.ids.idx.len())
 	}
 	// The first not_found is past both limits (100 versions, 100 minutes
 	// ago); the latest is not: still banned.
@@ -237,8 +237,8 @@ func TestBanRefreshedInPlace(t *testing.T) {
 	if got := s.Sequence(id, 0, later); got.Verdict != Banned {
 		t.Fatalf("within retention of the latest not_found: %+v", got)
 	}
-	if s.ids.order.len() != 1 {
-		t.Fatalf("%d records", s.ids.order.len())
+	if s.ids.idx.len() != 1 {
+		t.Fatalf("%d records", s.ids.idx.len())
 	}
 	if got := s.Sequence(id, 0, later.Add(2*time.Hour)); got.Verdict != Accepted {
 		t.Fatalf("past the latest not_found: %+v", got)
@@ -312,6 +312,34 @@ func TestCapDroppedBanStillRefusesLateCommit(t *testing.T) {
 	}
 	if got := s.Sequence(late, 2, t0); got != (Sequenced{Verdict: Unverifiable, MinReadVersion: 3}) {
 		t.Fatalf("late commit after its ban was dropped: %+v", got)
+	}
+}
+
+// By default there is no cap: every id within retention is kept however
+// many there are, nothing is dropped or refused, the max gauge says 0, and
+// retention alone forgets them.
+func TestNoCapByDefault(t *testing.T) {
+	st := New(Options{RetentionVersions: 10, RetentionAge: time.Hour})
+	s := st.Sequencer
+	const n = 3*chunkLen + 5 // across several chunks of the index
+	for i := range n {
+		if got := s.Sequence(fmt.Sprintf("no-cap-id-%014d", i), 0, t0); got.Verdict != Accepted {
+			t.Fatalf("commit %d: %+v", i, got)
+		}
+	}
+	s.PublishStats()
+	if st := s.Stats(); s.RememberedIDs() != n || st.MaxRequestIDs.Load() != 0 || st.DroppedByCap.Load() != 0 {
+		t.Fatalf("remembered %d, max %d, dropped %d", s.RememberedIDs(), st.MaxRequestIDs.Load(), st.DroppedByCap.Load())
+	}
+	if got := s.Sequence(fmt.Sprintf("no-cap-id-%014d", 0), 0, t0); got != (Sequenced{Verdict: Duplicate, Version: 1}) {
+		t.Fatalf("retry of the first: %+v", got)
+	}
+	later := t0.Add(2 * time.Hour)
+	if lk := s.LookupStatus(fmt.Sprintf("no-cap-id-%014d", 0), 0, later); !lk.Truncated || lk.Reason != TruncatedByRetention || lk.OldestVersion != n-9 {
+		t.Fatalf("status past retention: %+v", lk)
+	}
+	if s.RememberedIDs() != 10 {
+		t.Fatalf("remembered %d past retention, want the last 10 versions'", s.RememberedIDs())
 	}
 }
 
