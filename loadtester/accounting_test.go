@@ -12,6 +12,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // Accounting (issue 12): every request due in the measured window ends in
@@ -367,6 +368,157 @@ func TestFirstDueAtOrAfter(t *testing.T) {
 	}
 }
 
+// newRateTestThread builds an open-loop network thread without a target,
+// its window [0, window) on a clock already an hour past it, for driving
+// the window's close by hand with injected times.
+func newRateTestThread(t *testing.T, rate float64, window time.Duration) *netThread {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Rate, cfg.Pipeline = rate, 16
+	tmpl, err := newRequestTemplate("GET", "/ok", "h", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now().Add(-time.Hour), connReqs: make(chan connRequest, 16)}
+	r.windowEnd.Store(int64(window))
+	th, err := newNetThread(r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.threads = []*netThread{th}
+	t.Cleanup(th.shutdown)
+	return th
+}
+
+// The window's close in rate mode, on injected times (issue 24): requests
+// due in the window that still wait for a connection keep the drain open,
+// are sent when a connection frees up, with their latency from when they
+// were due, and are dropped only if the drain ends first. A thread that
+// never had a connection in the window drops its whole share.
+func TestDrainSendsRequestsWaitingForAConnection(t *testing.T) {
+	const (
+		rate    = 1000 // one request a millisecond
+		window  = time.Second
+		closeAt = int64(window)
+		ms      = int64(time.Millisecond)
+		share   = 1000 // due in the window
+	)
+	tests := []struct {
+		name              string
+		scheduling        bool   // the schedule had started (a connection was up in the window)
+		k                 uint64 // the next request of the schedule when the window closes
+		freeConn          bool   // a connection with room frees up 1 ms into the drain
+		connectAfterClose bool   // the thread's first connection completes after the window's end
+		finishesAtClose   bool   // the drain is over on the turn that closes the window
+		sent, dropped     int64
+	}{
+		{"nothing waits", true, share, false, false, true, 0, 0},
+		{"waiting requests hold the drain open to its end", true, share - 10, false, false, false, 0, 10},
+		{"waiting requests are sent when a connection frees up", true, share - 10, true, false, false, 10, 0},
+		{"no connection in the whole window", false, 0, false, false, true, 0, share},
+		{"first connection after the window's end", false, 0, false, true, true, 0, share},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := newRateTestThread(t, rate, window)
+			th.scheduling, th.k = tc.scheduling, tc.k
+			th.lastNoConn = closeAt - 1 // the waiting requests found every connection busy
+			var c *conn
+			if tc.freeConn || tc.connectAfterClose {
+				mine, _ := socketPair(t)
+				th.adopt(handoff{fd: mine})
+				c = th.conns[0]
+			}
+			if tc.connectAfterClose {
+				th.finishConnect(c) // the thread's clock is an hour past the window
+			}
+			th.closeWindow(closeAt) // the turn that finds the window closed
+			if th.finished != tc.finishesAtClose {
+				t.Fatalf("finished %v on the turn that closed the window, want %v", th.finished, tc.finishesAtClose)
+			}
+			switch {
+			case th.finished:
+			case tc.freeConn:
+				now := closeAt + ms
+				c.state = connActive
+				th.open++
+				th.offerFree(c)
+				th.schedule(now)
+				if th.k != share || c.inflight != 10 {
+					t.Fatalf("k %d, %d in flight: want the 10 waiting requests sent and nothing due after the window", th.k, c.inflight)
+				}
+				th.closeWindow(now)
+				if th.finished {
+					t.Fatalf("the drain ended with requests in flight")
+				}
+				answered := now + ms
+				for c.inflight > 0 {
+					th.complete(c, answered)
+				}
+				th.closeWindow(answered)
+				if !th.finished {
+					t.Fatalf("the drain went on with nothing in flight or waiting")
+				}
+				// Latency from when due (2 to 11 ms), the service time from
+				// the send (1 ms).
+				if lo, svc := time.Duration(th.hist.Min()), time.Duration(th.svc.Max()); th.hist.TotalCount() != 10 || lo < 1900*time.Microsecond || svc > 1100*time.Microsecond {
+					t.Errorf("%d latencies, least %v, service time at most %v: want 10 latencies from their due times (>= 2 ms), service 1 ms",
+						th.hist.TotalCount(), lo, svc)
+				}
+				if th.stats.waitedForConn != 10 {
+					t.Errorf("waited_for_connection %d, want 10", th.stats.waitedForConn)
+				}
+			default:
+				th.closeWindow(th.drainEnd - 1)
+				if th.finished {
+					t.Fatalf("the drain ended before its end with requests waiting")
+				}
+				th.closeWindow(th.drainEnd)
+				if !th.finished {
+					t.Fatalf("the drain outlasted --drain")
+				}
+			}
+			tl := &th.tail
+			if got := int64(tl.dropTo - tl.dropFrom); got != tc.dropped || th.stats.sent != tc.sent || tl.scheduled != share || len(tl.unfinished) != 0 {
+				t.Errorf("dropped %d, sent %d, scheduled %d, unfinished %d; want dropped %d, sent %d, scheduled %d, unfinished 0",
+					got, th.stats.sent, tl.scheduled, len(tl.unfinished), tc.dropped, tc.sent, share)
+			}
+		})
+	}
+}
+
+// A connection lost during the drain is replaced only while requests due
+// in the window wait for one: nothing else is sent after the window.
+func TestDrainReplacesConnectionsOnlyForWaitingRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		waiting bool
+	}{{"requests wait", true}, {"nothing waits", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := newRateTestThread(t, 1000, time.Second)
+			th.scheduling, th.k = true, 1000
+			if tc.waiting {
+				th.k = 990
+			}
+			mine, _ := socketPair(t)
+			th.adopt(handoff{fd: mine, connSlot: 3})
+			c := th.conns[0]
+			c.state = connActive
+			th.open++
+			c.sendTimes[0], c.sentAt[0] = int64(time.Second)-1, int64(time.Second)-1
+			c.inflight = 1 // the drain waits for it
+			th.closeWindow(int64(time.Second))
+			if th.finished {
+				t.Fatalf("the drain ended with a request in flight")
+			}
+			th.failConn(c, int64(time.Second)+1, errReset)
+			if got := len(th.r.connReqs); got != map[bool]int{true: 1, false: 0}[tc.waiting] {
+				t.Errorf("%d replacements asked, want one only while requests wait", got)
+			}
+		})
+	}
+}
+
 func readHDRLog(t *testing.T, path string) []*hdrhistogram.Histogram {
 	t.Helper()
 	f, err := os.Open(path)
@@ -441,6 +593,136 @@ func TestVerdict(t *testing.T) {
 			code, verdict, reason := Verdict(&tt.res, tt.max)
 			if code != tt.code || !strings.Contains(verdict, tt.verdict) || !strings.Contains(reason, tt.inReason) || (tt.inReason == "") != (reason == "") {
 				t.Errorf("Verdict = %d, %q, %q", code, verdict, reason)
+			}
+		})
+	}
+}
+
+// A server stall that straddles the window's end (issue 24): the requests
+// due in the window that still wait for a connection when it closes are
+// sent during the drain, and their latency counts from when they were due.
+// Only what the drain cannot send, or see answered, is dropped or
+// unfinished. The window opens at --start-at so the stall can be placed
+// around its end; nothing below depends on how fast the machine is: the
+// first case's drain is far longer than sending a few dozen requests takes,
+// and the second case's server never answers the held requests.
+func TestStallAcrossWindowEnd(t *testing.T) {
+	const (
+		rate     = 200 // one request every 5 ms
+		conns    = 4
+		duration = 600 * time.Millisecond
+		before   = 200 * time.Millisecond // of the stall, before the window's end
+		stall    = 300 * time.Millisecond // so it ends 100 ms into the drain
+		slack    = 10 * time.Millisecond  // the wall clock against the monotonic one (vegeta's timestamps)
+	)
+	tests := []struct {
+		name  string
+		drain time.Duration
+		hold  bool // the stall outlasts the drain: the server never answers what arrives from the stall on
+	}{
+		{"answered within the drain", 5 * time.Second, false},
+		{"stall outlasts the drain", 300 * time.Millisecond, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// The load starts half a second before the window (the
+			// warm-up), so the connections, and with them the schedule,
+			// are up when it opens even on a loaded machine; the wait
+			// before that leaves room for the preflight.
+			startAt := time.Now().Add(1500 * time.Millisecond)
+			windowEnd := startAt.Add(duration)
+			stallFrom, stallTo := windowEnd.Add(-before), windowEnd.Add(stall-before)
+			s := startTestServer(t, "tcp", func(s *testServer) {
+				// By arrival: a request that arrives from stallFrom on is
+				// answered no earlier than stallTo (never, with hold).
+				s.decide = func(int64) reply {
+					now := time.Now()
+					switch {
+					case now.Before(stallFrom):
+						return reply{}
+					case tc.hold:
+						return reply{act: actHold}
+					case now.Before(stallTo):
+						return reply{delay: stallTo.Sub(now)}
+					}
+					return reply{}
+				}
+			})
+			cfg := testConfig(s)
+			cfg.Rate, cfg.Concurrency = rate, conns
+			cfg.StartAt, cfg.Warmup, cfg.Duration, cfg.StatsInterval = startAt, 500*time.Millisecond, duration, 200*time.Millisecond
+			cfg.Drain, cfg.Timeout = tc.drain, 10*time.Second
+			cfg.Vegeta = filepath.Join(t.TempDir(), "r.bin")
+			res := runOK(t, cfg)
+			checkAccounting(t, res)
+			// At most rate x duration (fewer only if the schedule started
+			// late, which checkAccounting's books would still balance).
+			if want := rate * duration.Seconds(); float64(res.Due) > want+2 {
+				t.Errorf("due %d, more than rate x duration = %.0f", res.Due, want)
+			}
+			// The stall straddled the end: of the ~40 requests due in its
+			// part of the window, at most one per connection could be sent
+			// before the window closed.
+			var stalled []vegeta.Result
+			for _, r := range readVegeta(t, cfg.Vegeta) {
+				if !r.Timestamp.Before(stallFrom) && r.Timestamp.Before(windowEnd) {
+					stalled = append(stalled, r)
+				}
+			}
+			if len(stalled) < 30 {
+				t.Fatalf("%d requests due between the stall's start and the window's end, want about %.0f",
+					len(stalled), rate*before.Seconds())
+			}
+			code, verdict, _ := Verdict(res, 0)
+			if tc.hold {
+				// One held request on each connection; the rest never
+				// found a connection before the drain ended.
+				if res.Unfinished != conns || res.Dropped < int64(len(stalled))-conns-1 || res.Failed != 0 {
+					t.Errorf("unfinished %d, dropped %d, failed %d: want %d unfinished and the other ~%d dropped",
+						res.Unfinished, res.Dropped, res.Failed, conns, len(stalled)-conns)
+				}
+				if res.LowerBounds != res.Unfinished+res.Dropped {
+					t.Errorf("lower bounds %d, want unfinished + dropped = %d", res.LowerBounds, res.Unfinished+res.Dropped)
+				}
+				if code != ExitFailure {
+					t.Errorf("exit %d (%s), want %d", code, verdict, ExitFailure)
+				}
+				return
+			}
+			if res.Dropped != 0 || res.Unfinished != 0 || res.Failed != 0 || code != ExitOK {
+				t.Errorf("dropped %d, unfinished %d, failed %d, exit %d (%s): the server answered everything within the drain",
+					res.Dropped, res.Unfinished, res.Failed, code, verdict)
+			}
+			// Each stalled request was answered no earlier than the stall's
+			// end, and its latency counts from when it was due, not from
+			// its late send: intended time + latency reaches the stall's end.
+			var bad int
+			var first string
+			for _, r := range stalled {
+				var why string
+				if r.Error != "" || r.Code != 200 {
+					why = fmt.Sprintf("code %d, error %q", r.Code, r.Error)
+				} else if end := r.Timestamp.Add(r.Latency); end.Before(stallTo.Add(-slack)) {
+					why = fmt.Sprintf("latency %v ends %v before the stall did (measured from its send?)", r.Latency, stallTo.Sub(end))
+				}
+				if why != "" && bad == 0 {
+					first = fmt.Sprintf("due %v after the stall began: %s", r.Timestamp.Sub(stallFrom), why)
+				}
+				if why != "" {
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of the %d requests due in the stall were not answered after it with their latency from when due; first: %s",
+					bad, len(stalled), first)
+			}
+			// The first request due in the stall waited all of it, less
+			// at most a schedule interval, and the histogram shows it.
+			if maxLat := time.Duration(res.Latency.Max); maxLat < stall-2*time.Second/rate {
+				t.Errorf("max latency %v, want the %v stall", maxLat, stall)
+			}
+			if res.WaitedForConn < int64(len(stalled))-conns-1 {
+				t.Errorf("waited_for_connection %d, want the ~%d requests queued behind the stall", res.WaitedForConn, len(stalled)-conns)
 			}
 		})
 	}

@@ -90,7 +90,7 @@ func newFlagSet(cfg *Config, url, body, startAt *string) *flag.FlagSet {
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
 	fs.Var(secondsFlag{&cfg.StatsInterval}, "stats-interval", "interval of the progress lines and of the HDR log")
 	fs.Var(secondsFlag{&cfg.Timeout}, "timeout", "fail a request (timeout) without its response this long after its own send; its connection is replaced")
-	fs.Var(secondsFlag{&cfg.Drain}, "drain", "after the measured window, how long requests in flight may still finish (at most --timeout); the rest count as unfinished")
+	fs.Var(secondsFlag{&cfg.Drain}, "drain", "after the measured window, how long requests in flight may still finish and, with --rate, requests due in it still waiting for a connection may still be sent (at most --timeout); the rest count as unfinished or dropped")
 	fs.Var(secondsFlag{&cfg.ConnectTimeout}, "connect-timeout", "fail a connect that takes longer")
 	fs.StringVar(startAt, "start-at", "", "open the measured window at `TIME` (RFC 3339, or +10s from now), after connecting and the warm-up; intervals align to it (for several instances)")
 	fs.StringVar(&cfg.Instance, "instance", "", "this instance's `NAME` in the JSON and in a merge (default: hostname-pid)")
@@ -169,10 +169,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
-		if errors.Is(err, ErrStartAtPast) || errors.Is(err, ErrTooFewDescriptors) {
-			return ExitUsage // the command cannot run as given
-		}
-		return ExitFailure
+		return exitStatus(err)
 	}
 	code, verdict, reason := Verdict(res, cfg.MaxErrors)
 	if verdict != "" {
@@ -182,6 +179,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s\n", reason)
 	}
 	return code
+}
+
+// exitStatus is the exit status of a run that ended in err.
+func exitStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrInterrupted): // ^C before the window opened: as ^C during the run
+		return ExitInterrupted
+	case errors.Is(err, ErrStartAtPast), errors.Is(err, ErrTooFewDescriptors):
+		return ExitUsage // the command cannot run as given
+	}
+	return ExitFailure
 }
 
 // Verdict is the exit status of a finished run, a line for the summary

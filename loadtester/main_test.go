@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -94,6 +95,82 @@ func TestStartAtOpensTheWindow(t *testing.T) {
 	cfg.StartAt = time.Now().Add(-time.Millisecond)
 	if _, err := Run(context.Background(), cfg, &bytes.Buffer{}); !errors.Is(err, ErrStartAtPast) {
 		t.Errorf("err %v, want ErrStartAtPast", err)
+	}
+}
+
+// waitForPreflight returns once s has accepted the run's preflight
+// connection: the run is then past its flags, its signal handler and its
+// preflight, waiting for --start-at.
+func waitForPreflight(t *testing.T, s *testServer) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); s.conns.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no preflight connection within 10 s")
+		}
+	}
+}
+
+// Cancelled while waiting for --start-at (issue 24): the run is reported as
+// interrupted (ErrInterrupted, wrapping the context's error), returns at
+// once without sending anything, and --json says interrupted with nothing
+// measured, as after an interrupt during the warm-up.
+func TestStartAtWaitInterrupted(t *testing.T) {
+	s := startTestServer(t, "tcp", nil)
+	cfg := testConfig(s)
+	cfg.StartAt = time.Now().Add(5 * time.Second)
+	cfg.JSONPath = filepath.Join(t.TempDir(), "r.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for s.conns.Load() == 0 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := Run(ctx, cfg, &bytes.Buffer{})
+	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want ErrInterrupted wrapping context.Canceled", err)
+	}
+	if !time.Now().Before(cfg.StartAt) {
+		t.Errorf("Run returned after --start-at: it did not stop waiting when cancelled")
+	}
+	if n := s.requests.Load(); n != 0 {
+		t.Errorf("the server read %d requests: nothing may be sent before the window opens", n)
+	}
+	if res == nil || !res.Interrupted || res.Due != 0 || res.Requests != 0 {
+		t.Fatalf("result %+v, want an interrupted one with nothing measured", res)
+	}
+	written, err := ReadResult(cfg.JSONPath)
+	if err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	if !written.Interrupted || written.Due != 0 || len(written.Warnings) == 0 {
+		t.Errorf("--json: interrupted %v, due %d, warnings %q", written.Interrupted, written.Due, written.Warnings)
+	}
+}
+
+// An error's exit status: an interruption before the window opened exits
+// 130 like one during the run, however deeply it is wrapped.
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"interrupted waiting for --start-at", fmt.Errorf("%w while waiting (%w)", ErrInterrupted, context.Canceled), ExitInterrupted},
+		{"wrapped twice", fmt.Errorf("run: %w", fmt.Errorf("%w while waiting", ErrInterrupted)), ExitInterrupted},
+		{"start-at past", fmt.Errorf("%w: 2020-01-01", ErrStartAtPast), ExitUsage},
+		{"descriptors", fmt.Errorf("%w: 10", ErrTooFewDescriptors), ExitUsage},
+		{"target down", fmt.Errorf("%w: refused", ErrTargetDown), ExitFailure},
+		{"context canceled alone", context.Canceled, ExitFailure},
+		{"other", errors.New("write --json: disk full"), ExitFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exitStatus(tt.err); got != tt.want {
+				t.Errorf("exitStatus(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -189,6 +266,44 @@ func TestBinarySIGINTWritesWhatWasMeasured(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "requests/sec") {
 		t.Errorf("no summary printed: %q", stdout.String())
+	}
+}
+
+// ^C while waiting for --start-at exits 130, like ^C during the run, with
+// one line on stderr and a --json result that says interrupted.
+func TestBinarySIGINTDuringStartAtWait(t *testing.T) {
+	bin := buildBinary(t)
+	s := startTestServer(t, "tcp", nil)
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--port", strconv.Itoa(s.port()), "--start-at", "+10s",
+		"--duration", "1", "--json", jsonPath, "--quiet")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForPreflight(t, s)
+	cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitInterrupted {
+		t.Errorf("err %v, want exit status %d\nstdout: %s\nstderr: %s", err, ExitInterrupted, stdout.String(), stderr.String())
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("stopped %v after SIGINT: it kept waiting for --start-at", took)
+	}
+	if lines := strings.Count(stderr.String(), "\n"); lines != 1 || !strings.Contains(stderr.String(), "interrupted while waiting for --start-at") {
+		t.Errorf("stderr %q, want one line saying it was interrupted while waiting", stderr.String())
+	}
+	res, err := ReadResult(jsonPath)
+	if err != nil {
+		t.Fatalf("no result after SIGINT: %v\nstdout: %s", err, stdout.String())
+	}
+	if !res.Interrupted || res.Due != 0 || s.requests.Load() != 0 {
+		t.Errorf("result: interrupted %v, due %d; server read %d requests", res.Interrupted, res.Due, s.requests.Load())
 	}
 }
 

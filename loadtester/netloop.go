@@ -33,7 +33,10 @@ import (
 // nothing new is sent once the window has closed; the timeout sweep looks at
 // the head of each ring on the thread's coarse clock. The drain, the count of
 // what never finished and the lower bounds are done once, at the window's
-// close (window.go), off the per-request path.
+// close (window.go), off the per-request path; in rate mode the drain also
+// sends the requests due in the window that were still waiting for a
+// connection when it closed (openloop.go's schedule, which never sends a
+// request due at or after the window's end).
 
 const (
 	wakeSlot    = -1 // epoll data of the thread's eventfd
@@ -129,11 +132,11 @@ type netThread struct {
 	// The measured window on the run's clock (loop only). closeAt is
 	// refreshed from the runner on every wake, so an interrupt can move it.
 	mStart, closeAt int64
-	drainEnd        int64 // closing: when requests in flight stop being waited for
+	drainEnd        int64 // closing: when requests in flight stop being waited for, and waiting ones sent
 	drainFor        int64
 	sweepEvery      int64
 	waitMs          uintptr // the blocking wait's timeout: the sweep period
-	closing         bool    // the window has closed: nothing new is sent, requests in flight drain
+	closing         bool    // the window has closed: nothing due after it is sent; what is in flight or due and waiting drains
 	finished        bool    // the drain is over and what never finished is counted: the loop exits
 	tail            tail    // written by the loop as it finishes; read after it exited
 
@@ -275,7 +278,7 @@ func (t *netThread) loop() {
 		}
 		t.serveReady()
 		now := t.now()
-		if t.scheduling && !t.closing {
+		if t.scheduling { // closing too: requests due in the window may still wait for a connection
 			t.schedule(now)
 		}
 		if now >= nextSweep {
@@ -428,7 +431,12 @@ func (t *netThread) finishConnect(c *conn) {
 	t.open++
 	now := t.now()
 	if t.tfd >= 0 {
-		if !t.scheduling { // the schedule starts with the first connection, so connect time is not charged as latency
+		// The schedule starts with the first connection, so connect time is
+		// not charged as latency; but not once the window has closed: a
+		// schedule started then would have nothing due in the window, and
+		// the thread's share of it would vanish from every count instead
+		// of being dropped (countDropped).
+		if !t.scheduling && !t.closing && now < t.closeAt {
 			t.scheduling = true
 			t.schedStart += now
 		}
@@ -622,7 +630,10 @@ func (t *netThread) closeConn(c *conn, failures int) {
 	t.conns[c.slot] = nil
 	t.gens[c.slot]++
 	t.free = append(t.free, c.slot)
-	if !t.closing && !t.stopping.Load() {
+	// While draining, a connection is still replaced when requests due in
+	// the window wait for one (a --requests-per-conn quota, a reset):
+	// they are owed a send before the drain ends.
+	if !t.stopping.Load() && (!t.closing || t.backlog()) {
 		t.r.requestConn(c.connSlot, failures)
 	}
 }

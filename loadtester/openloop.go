@@ -49,8 +49,10 @@ func (t *netThread) pickFree() *conn {
 // schedule sends every request that is due, then arms the timer for the
 // next one, or for the window's end (while requests wait for a connection,
 // a response wakes the loop sooner). Only requests due before the window's
-// end are ever sent; the turn that finds the window closed makes the last
-// pass, and what is still waiting then is dropped (window.go).
+// end are ever sent. It goes on running during the drain, which sends the
+// requests due in the window that still wait for a connection as
+// connections free up; what is still waiting when the drain ends is dropped
+// (window.go).
 //
 // A request sent after the scheduler last found every connection busy at or
 // after its due time waited for a connection; one sent late while a

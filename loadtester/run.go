@@ -28,6 +28,12 @@ import (
 // ErrStartAtPast: --start-at had passed by the time the load could start.
 var ErrStartAtPast = errors.New("--start-at already past")
 
+// ErrInterrupted: the run was interrupted (SIGINT/SIGTERM: its context was
+// cancelled) while it waited for --start-at, before anything was measured.
+// An interrupt once the load has started is no error: the Result says
+// Interrupted and holds what was measured.
+var ErrInterrupted = errors.New("interrupted")
+
 // ErrTargetDown wraps the failure of the first connection: the target is
 // down, refusing, or unreachable within the connect timeout.
 var ErrTargetDown = errors.New("target down")
@@ -57,7 +63,10 @@ type runner struct {
 // Run drives the load described by cfg until its duration ends or ctx is
 // cancelled, printing a line per stats interval to out (unless Quiet), and
 // returns what was measured. An error means no measurement (bad config,
-// target down); failed requests are counted in the Result instead.
+// target down); failed requests are counted in the Result instead. An
+// interrupt while waiting for --start-at returns an error wrapping
+// ErrInterrupted and ctx's error, with the Result that was written (every
+// count 0, Interrupted).
 func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -83,6 +92,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 	}
 	if err := waitForStart(ctx, &cfg); err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			return interruptedBeforeStart(cfg, tmpl, out, err)
+		}
 		return nil, err
 	}
 	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now(), seed: time.Now().UnixNano(),
@@ -139,10 +151,45 @@ func waitForStart(ctx context.Context, cfg *Config) error {
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
-		return fmt.Errorf("interrupted while waiting for --start-at %s", cfg.StartAt.UTC().Format(time.RFC3339))
+		// Both wrapped: the CLI exits 130 on ErrInterrupted, and a caller
+		// that cancelled ctx finds its own reason with errors.Is.
+		return fmt.Errorf("%w while waiting for --start-at %s, before anything was measured (%w)",
+			ErrInterrupted, cfg.StartAt.UTC().Format(time.RFC3339), ctx.Err())
 	case <-timer.C:
 		return nil
 	}
+}
+
+// interruptedBeforeStart ends a run interrupted while it waited for
+// --start-at. Nothing was measured, but the result is returned and the
+// outputs written as after an interrupt during the warm-up (every count 0,
+// "interrupted": true), so a file an earlier run left at --json is never
+// taken for this run's; cause, the interruption, is returned with it.
+func interruptedBeforeStart(cfg Config, tmpl *requestTemplate, out io.Writer, cause error) (*Result, error) {
+	if cfg.Quiet {
+		out = io.Discard
+	}
+	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now()}
+	r.mStart = max(0, int64(time.Until(cfg.StartAt))) // where the window was to open
+	r.mEnd = r.mStart + int64(cfg.Duration)
+	c := newCollector(r, nil)
+	c.endNs = r.mStart
+	c.cpuStart, _ = procstat.SelfCPU()
+	res := c.result(c.cpuStart, true)
+	res.Warnings = append(res.Warnings, "interrupted while waiting for --start-at: the measured window never opened and nothing was measured")
+	if cfg.HDRLog != "" { // emptied, as an interrupt during the warm-up leaves it
+		hdrLog, err := newHDRLogWriter(cfg.HDRLog)
+		if err != nil {
+			return res, err
+		}
+		if err := hdrLog.close(); err != nil {
+			return res, err
+		}
+	}
+	if err := r.writeOutputs(res, out); err != nil {
+		return res, err
+	}
+	return res, cause
 }
 
 // drive starts the threads, collects every interval, waits for the drain,
@@ -178,19 +225,28 @@ func (r *runner) drive(ctx context.Context, out io.Writer, hdrLog *hdrLogWriter)
 			res.Warnings = append(res.Warnings, err.Error())
 		}
 	}
-	if cfg.Vegeta != "" {
+	if err := r.writeOutputs(res, out); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// writeOutputs writes --vegeta and --json once the result is final (the
+// vegeta writer sets the result's sampling stride, so it goes first).
+func (r *runner) writeOutputs(res *Result, out io.Writer) error {
+	if r.cfg.Vegeta != "" {
 		note, err := r.writeVegeta(res)
 		if err != nil {
-			return res, err
+			return err
 		}
 		fmt.Fprintln(out, note)
 	}
-	if cfg.JSONPath != "" {
-		if err := res.WriteJSON(cfg.JSONPath); err != nil {
-			return res, err
+	if r.cfg.JSONPath != "" {
+		if err := res.WriteJSON(r.cfg.JSONPath); err != nil {
+			return err
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // collector merges the threads' interval histograms and counters.
@@ -512,7 +568,7 @@ func (c *collector) judgeClient(res *Result) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests found every connection busy when due and were sent late (their wait counts as latency); raise --concurrency if that was not the point", res.WaitedForConn))
 	}
 	if res.Dropped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests due in the window were never sent: every connection was busy until the window closed", res.Dropped))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests due in the window were never sent: every connection was busy until the drain (%v) ended", res.Dropped, c.r.cfg.drain()))
 	}
 	if w := res.Warmup; w != nil && w.Unfinished+w.Dropped > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the warm-up left %d requests unfinished and %d dropped (not in the counts above, which are the measured window's)", w.Unfinished, w.Dropped))

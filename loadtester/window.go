@@ -3,15 +3,21 @@ package loadtester
 // The end of the measured window, on a network thread (loop thread only;
 // the tail is read by the collector once the loop has exited).
 //
-// When the loop first sees the window's end it stops sending (topUp and
-// schedule check the end themselves) and drains: requests in flight may
-// still be answered, for at most the drain (--drain, never longer than
-// --timeout), and the drain ends early once nothing is in flight. Then the
-// thread counts what never finished, once: each request still in flight is
-// unfinished, each request of the open-loop schedule due in the window and
-// never sent is dropped, and their due times go to the tail, where the
-// collector records their lower bounds (the drain's end minus when they were
-// due). The loop then exits.
+// When the loop first sees the window's end it stops sending anything due
+// after it (topUp and schedule check the end themselves) and drains, for at
+// most the drain (--drain, never longer than --timeout): requests in flight
+// may still be answered, and in rate mode the requests due in the window
+// that were still waiting for a connection (every connection busy, say
+// behind a server stall that straddles the end) are sent as connections
+// free up, their latency counted from when they were due like any other.
+// They were due in the window, so dropping them at once would fail a run
+// whose server answered everything within the drain. The drain ends early
+// once nothing is in flight and nothing due waits. Then the thread counts
+// what never finished, once: each request still in flight is unfinished,
+// each request of the open-loop schedule due in the window and never sent
+// is dropped, and their due times go to the tail, where the collector
+// records their lower bounds (the drain's end minus when they were due).
+// The loop then exits.
 
 // tail is what a thread leaves for the collector when it finishes.
 type tail struct {
@@ -36,9 +42,17 @@ func (t *netThread) closeWindow(now int64) {
 		t.closing = true
 		t.drainEnd = t.closeAt + t.drainFor
 	}
-	if now >= t.drainEnd || t.stopping.Load() || !t.anyInFlight() {
+	if now >= t.drainEnd || t.stopping.Load() || (!t.anyInFlight() && !t.backlog()) {
 		t.finish(now)
 	}
+}
+
+// backlog reports whether requests of the open-loop schedule due before the
+// window's end are still waiting for a connection: the drain owes them a
+// send. A thread whose schedule never started (no connection before the
+// window closed) has none to send; its share is dropped (countDropped).
+func (t *netThread) backlog() bool {
+	return t.tfd >= 0 && t.scheduling && t.dueAt(t.k) < t.closeAt
 }
 
 func (t *netThread) anyInFlight() bool {
