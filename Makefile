@@ -51,13 +51,16 @@ fuzz:
 	  done; \
 	done
 
-# gofmt, go vet, and the CI workflow through actionlint (pinned, built from
-# the Go module proxy on first use; it also runs shellcheck on the
-# workflow's scripts where shellcheck is installed).
+# gofmt, go vet, staticcheck, and the CI workflow through actionlint
+# (staticcheck and actionlint pinned, built from the Go module proxy on
+# first use; actionlint also runs shellcheck on the workflow's scripts
+# where shellcheck is installed).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files -o --exclude-standard '*.go' 2>/dev/null)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 -no-color -oneline .github/workflows/ci.yml
 
 # The main job: the threading report with short defaults: the seed's setup

@@ -38,11 +38,6 @@ type respParser struct {
 	headOnly  bool  // requests are HEAD: responses carry no body
 }
 
-// reset prepares for the next response on the same connection.
-func (p *respParser) reset() {
-	p.state, p.remaining, p.status, p.close = stHeader, 0, 0, false
-}
-
 // feed consumes bytes of the current response from data. done reports that a
 // response ended (p.status and p.close describe it until the next feed).
 // n == 0 && !done means more bytes are needed starting at data[0]: the caller
