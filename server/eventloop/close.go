@@ -14,16 +14,10 @@ import (
 // beginDrain stops reading requests; the connection closes once every
 // parsed request is answered and written.
 func (l *Loop) beginDrain(c *Conn) {
-	if c.draining {
+	if c.finishing() {
 		return
 	}
-	c.draining = true
-	c.inputStopped = true
-	c.in = nil
-	if c.readPaused {
-		c.readPaused = false
-		c.pausedFlag.Store(false)
-	}
+	c.advance(stateDraining)
 	l.maybeFinish(c)
 }
 
@@ -32,7 +26,7 @@ func (l *Loop) beginDrain(c *Conn) {
 // linger that reads and discards until the peer's FIN (closing with unread
 // input would send RST and could destroy responses the peer has not read).
 func (l *Loop) maybeFinish(c *Conn) {
-	if c.lingering || c.isGone() {
+	if c.state != stateDraining {
 		return
 	}
 	c.mu.Lock()
@@ -47,14 +41,16 @@ func (l *Loop) maybeFinish(c *Conn) {
 		return
 	}
 	unix.Shutdown(c.fd, unix.SHUT_WR)
-	c.lingering = true
-	l.unfile(c) // the linger has a deadline of its own
+	c.advance(stateLingering)
 	linger := l.opt.Linger
 	if l.stopSeen {
 		linger = min(linger, 500*time.Millisecond)
 	}
+	// The linger's deadline replaces any other in the loop's one timer
+	// heap (timeouts.go), timeouts on or off.
 	c.lingerUntil = monoNow() + int64(linger)
-	l.lingering = append(l.lingering, c)
+	l.unfile(c)
+	l.fileAt(c, c.lingerUntil)
 	l.discardInput(c)
 }
 
@@ -88,10 +84,9 @@ func (l *Loop) closeConn(c *Conn) {
 	unix.Close(c.fd)
 	c.mu.Unlock()
 	l.conns[c.fd] = nil
+	c.advance(stateClosed)
 	l.nconns--
 	l.open.Add(-1)
 	l.unfile(c)
-	c.in = nil
-	c.pausedFlag.Store(false)
 	l.h.OnClose(c)
 }

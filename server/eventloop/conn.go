@@ -24,14 +24,11 @@ type Conn struct {
 
 	// Loop goroutine only.
 	in           []byte // input read but not yet consumed by the handler
-	onReady      bool   // queued on the loop's ready list
-	readPaused   bool   // back-pressure: not reading until the client drains
-	rdhup        bool   // the peer's FIN was reported: read until EOF
-	eof          bool   // the peer shut its write side
-	inputStopped bool   // no more requests are parsed (close requested, bad request, shutdown)
-	draining     bool   // finish what is owed, then close
-	lingering    bool   // SHUT_WR sent: discarding input until EOF or the deadline
-	lingerUntil  int64  // monotonic ns
+	state        connState // where it is in its life (state.go): the only lifecycle field
+	onReady      bool      // queued on the loop's ready list
+	rdhup        bool      // the peer's FIN was reported: read until EOF
+	eof          bool      // the peer shut its write side
+	lingerUntil  int64     // stateLingering: when to close anyway (monotonic ns)
 	outArmed     bool   // EPOLLOUT is in the interest mask
 	needFlush    bool   // the loop queued responses this turn
 	stalled      bool   // the handler stopped early because of back-pressure
@@ -48,7 +45,7 @@ type Conn struct {
 
 	inflight   atomic.Int64 // requests parsed and not yet answered
 	owed       atomic.Int64 // bytes queued and not yet written (mirror of outBytes)
-	pausedFlag atomic.Bool  // mirror of readPaused for senders
+	pausedFlag atomic.Bool  // mirror of statePaused for senders (set only by state.go)
 
 	mu             sync.Mutex
 	closed         bool
@@ -135,7 +132,7 @@ func (c *Conn) Owed() int64 { return c.owed.Load() }
 
 // Closing tells whether the connection is closed or draining (loop
 // goroutine only): a stream should stop adding to it.
-func (c *Conn) Closing() bool { return c.isGone() || c.draining }
+func (c *Conn) Closing() bool { return c.finishing() }
 
 // Stream appends data after every response already queued (the connection
 // takes ownership of data) and writes what
@@ -177,10 +174,7 @@ func (c *Conn) Abort() { c.loop.closeConn(c) }
 // StopInput ends request parsing on this connection (loop goroutine only):
 // after a request that closes it, a malformed request, or at shutdown. Input
 // that follows is discarded; owed responses are still written.
-func (c *Conn) StopInput() {
-	c.inputStopped = true
-	c.in = nil
-}
+func (c *Conn) StopInput() { c.stopInput() }
 
 // SetAwaitingBody tells the loop (loop goroutine only) whether the partial
 // request it holds has a complete head and waits for its body: the body

@@ -43,7 +43,6 @@ type Loop struct {
 	conns           []*Conn // by descriptor number
 	nconns          int
 	ready           []*Conn
-	lingering       []*Conn
 	events          []unix.EpollEvent
 	scratch         []byte
 	iov             []unix.Iovec
@@ -226,9 +225,6 @@ func (l *Loop) markLast(data []byte) []byte {
 	return l.marker.MarkLast(data)
 }
 
-// isGone tells the loop that c was closed (loop goroutine only).
-func (c *Conn) isGone() bool { return c.loop.conns[c.fd] != c }
-
 // dispatch applies one event. The data word holds (fd, generation): an
 // event whose generation does not match the connection now at that number
 // is stale (the descriptor was closed and reused within one batch) and is
@@ -256,11 +252,10 @@ func (l *Loop) dispatch(ev unix.EpollEvent) {
 	}
 	c := l.conns[fd]
 	if ev.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 && c.outArmed {
-		l.flush(c)
+		l.flushAndProgress(c)
 		if c.isGone() {
 			return
 		}
-		l.afterProgress(c)
 	}
 	if ev.Events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		if ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {

@@ -36,14 +36,14 @@ func (l *Loop) serveReady() {
 // readConn reads until EAGAIN (edge-triggered), at most ReadBudget bytes
 // this turn; a connection with more is put on the ready list.
 func (l *Loop) readConn(c *Conn) {
-	if c.lingering {
+	switch c.state {
+	case stateLingering:
 		l.discardInput(c)
 		return
-	}
-	if c.draining || c.readPaused {
+	case statePaused, stateDraining, stateClosed:
 		return
 	}
-	if len(c.in) > 0 && !c.inputStopped && !c.Overloaded() {
+	if len(c.in) > 0 && c.parsing() && !c.Overloaded() {
 		l.consume(c, nil) // left over from a pause
 	}
 	budget := l.opt.ReadBudget
@@ -69,7 +69,7 @@ func (l *Loop) readConn(c *Conn) {
 			break
 		}
 		c.lastInputAt = l.now
-		if !c.inputStopped {
+		if c.parsing() {
 			l.consume(c, l.scratch[:n])
 		}
 		budget -= n
@@ -83,7 +83,7 @@ func (l *Loop) readConn(c *Conn) {
 			break
 		}
 	}
-	if c.stalled && !c.isGone() && !c.readPaused && !c.draining {
+	if c.stalled && c.state == stateReading {
 		// The handler stopped parsing because of back-pressure: input may
 		// sit in c.in with no edge to come, so wait for the resume post.
 		l.pause(c)
@@ -91,12 +91,9 @@ func (l *Loop) readConn(c *Conn) {
 	c.stalled = false
 	if c.needFlush && !c.isGone() {
 		c.needFlush = false
-		l.flush(c)
-		if !c.isGone() {
-			l.afterProgress(c)
-		}
+		l.flushAndProgress(c)
 	}
-	if c.inputStopped && !c.draining && !c.isGone() {
+	if c.state == stateInputStopped {
 		l.beginDrain(c)
 	}
 	if !c.isGone() {
@@ -110,7 +107,7 @@ func (l *Loop) consume(c *Conn, data []byte) {
 	defer func() { c.stalled = c.stalled || c.Overloaded() }()
 	if len(c.in) == 0 && data != nil {
 		k := l.h.OnData(c, data)
-		if k < len(data) && !c.inputStopped {
+		if k < len(data) && c.parsing() {
 			c.in = append(c.in, data[k:]...)
 			c.firstInputAt = l.now // a request begins in this read
 		}
@@ -119,7 +116,7 @@ func (l *Loop) consume(c *Conn, data []byte) {
 	wasEmpty := len(c.in) == 0
 	c.in = append(c.in, data...)
 	k := l.h.OnData(c, c.in)
-	if c.inputStopped {
+	if !c.parsing() {
 		return
 	}
 	if (k > 0 || wasEmpty) && k < len(c.in) {
@@ -133,14 +130,12 @@ func (l *Loop) consume(c *Conn, data []byte) {
 }
 
 func (l *Loop) pause(c *Conn) {
-	c.readPaused = true
-	c.pausedFlag.Store(true)
+	c.setPaused(true)
 	// Senders decrement the counters and then read pausedFlag; the loop
 	// stores pausedFlag and then reads the counters: one of them sees the
 	// other, so a resume is never lost.
 	if c.belowLowWater() {
-		c.readPaused = false
-		c.pausedFlag.Store(false)
+		c.setPaused(false)
 		l.addReady(c)
 	}
 }

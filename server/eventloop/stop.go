@@ -18,7 +18,7 @@ func (l *Loop) beginStop() {
 	for _, c := range l.conns {
 		if c != nil {
 			// Requests already read but not yet parsed are parsed now.
-			if len(c.in) > 0 && !c.inputStopped {
+			if len(c.in) > 0 && c.parsing() {
 				l.consume(c, nil)
 				if c.needFlush {
 					c.needFlush = false

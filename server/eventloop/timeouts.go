@@ -80,12 +80,19 @@ func (h *deadlineHeap) Pop() any {
 // timeoutsOn tells whether any connection timeout is enabled.
 func (l *Loop) timeoutsOn() bool { return l.minTimeout > 0 }
 
-// file makes sure c is looked at no later than at: it is filed there unless
-// it is already filed earlier.
+// file makes sure c is looked at no later than at for its timeouts: it is
+// filed there unless it is already filed earlier.
 func (l *Loop) file(c *Conn, at int64) {
 	if !l.timeoutsOn() || c.streaming {
 		return
 	}
+	l.fileAt(c, at)
+}
+
+// fileAt files c in the heap at at, or moves it there if that is earlier
+// than where it is filed: the one timer structure of a loop's connections
+// (their timeouts and, when lingering, the linger's end).
+func (l *Loop) fileAt(c *Conn, at int64) {
 	switch {
 	case c.heapIdx < 0:
 		c.filedAt = at
@@ -96,7 +103,7 @@ func (l *Loop) file(c *Conn, at int64) {
 	}
 }
 
-// unfile takes c out of the heap (closed, lingering, or streaming).
+// unfile takes c out of the heap (closed, beginning its linger, or streaming).
 func (l *Loop) unfile(c *Conn) {
 	if c.heapIdx >= 0 {
 		heap.Remove(&l.timeouts, c.heapIdx)
@@ -108,7 +115,7 @@ func (l *Loop) unfile(c *Conn) {
 // its header or body deadline; a request in flight bounds the deadline that
 // follows its answer.
 func (l *Loop) touchAfterRead(c *Conn) {
-	if !l.timeoutsOn() || c.streaming || c.lingering || c.draining {
+	if !l.timeoutsOn() || c.streaming || c.finishing() {
 		return
 	}
 	if c.inflight.Load() > 0 {
@@ -145,7 +152,7 @@ func (l *Loop) afterAnswer(c *Conn) time.Duration {
 // or streams, or the timeout of its state is off).
 func (l *Loop) deadlineOf(c *Conn) (at int64, cause Cause) {
 	o := &l.opt
-	if c.streaming || c.lingering {
+	if c.streaming || c.state >= stateLingering {
 		return 0, CauseNone
 	}
 	c.mu.Lock()
@@ -156,7 +163,7 @@ func (l *Loop) deadlineOf(c *Conn) (at int64, cause Cause) {
 		if o.WriteTimeout > 0 {
 			return progress + int64(o.WriteTimeout), CauseWriteTimeout
 		}
-	case c.inflight.Load() > 0 || c.draining:
+	case c.inflight.Load() > 0 || c.finishing():
 		// The server's turn (or the connection is finishing): no client
 		// deadline.
 	case len(c.in) > 0 && c.awaitingBody:
@@ -191,6 +198,14 @@ func (l *Loop) expireTimeouts() {
 	for len(l.timeouts) > 0 && l.timeouts[0].filedAt <= l.now {
 		c := heap.Pop(&l.timeouts).(*Conn)
 		if c.isGone() {
+			continue
+		}
+		if c.state == stateLingering {
+			if l.now >= c.lingerUntil {
+				l.closeConn(c) // the peer never sent its FIN
+			} else {
+				l.fileAt(c, c.lingerUntil)
+			}
 			continue
 		}
 		at, cause := l.deadlineOf(c)
@@ -264,7 +279,7 @@ func (l *Loop) timeOut(c *Conn, cause Cause) {
 		// The 408 waits behind what the peer has not read: drain, under
 		// the write timeout.
 		l.beginDrain(c)
-		if !c.isGone() && !c.lingering {
+		if c.state == stateDraining {
 			l.file(c, l.now+int64(l.minTimeout))
 		}
 		return

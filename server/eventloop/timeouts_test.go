@@ -80,7 +80,7 @@ func (cl *clockLoop) send(d time.Duration, data string) {
 
 // ended tells whether the loop is done with the connection: closed, or
 // lingering after its last response (SHUT_WR sent).
-func (cl *clockLoop) ended() bool { return cl.c.isGone() || cl.c.lingering }
+func (cl *clockLoop) ended() bool { return cl.c.state >= stateLingering }
 
 // peerRead returns what the peer can read now.
 func (cl *clockLoop) peerRead() string {

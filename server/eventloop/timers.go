@@ -36,9 +36,6 @@ func (l *Loop) waitTimeout() int {
 			next = t
 		}
 	}
-	for _, c := range l.lingering {
-		consider(c.lingerUntil)
-	}
 	for i, t := range l.lnResume {
 		if !l.lnActive[i] && !l.stopSeen {
 			consider(t)
@@ -63,23 +60,10 @@ func (l *Loop) runTimers() {
 	if len(l.timeouts) > 0 && l.timeouts[0].filedAt <= l.now {
 		l.expireTimeouts()
 	}
-	if len(l.lingering) == 0 && !l.anyListenerPaused() && !l.stopSeen {
+	if !l.anyListenerPaused() && !l.stopSeen {
 		return
 	}
 	now := l.now
-	kept := l.lingering[:0]
-	for _, c := range l.lingering {
-		if c.isGone() {
-			continue
-		}
-		if now >= c.lingerUntil {
-			l.closeConn(c)
-			continue
-		}
-		kept = append(kept, c)
-	}
-	clear(l.lingering[len(kept):])
-	l.lingering = kept
 	if !l.stopSeen {
 		for i, t := range l.lnResume {
 			if !l.lnActive[i] && t > 0 && now >= t {

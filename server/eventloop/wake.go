@@ -56,6 +56,5 @@ func (l *Loop) service(c *Conn) {
 	if closed {
 		return
 	}
-	l.flush(c)
-	l.afterProgress(c)
+	l.flushAndProgress(c)
 }

@@ -27,18 +27,21 @@ func (l *Loop) setOutArmed(c *Conn, armed bool) {
 	}
 }
 
+// flushAndProgress writes what c owes, then acts on the progress: the
+// pair every caller outside flush itself needs.
+func (l *Loop) flushAndProgress(c *Conn) {
+	l.flush(c)
+	l.afterProgress(c)
+}
+
 // afterProgress resumes reading or finishes the connection once enough
 // output drained.
 func (l *Loop) afterProgress(c *Conn) {
-	if c.isGone() {
-		return
-	}
-	if c.readPaused && c.belowLowWater() {
-		c.readPaused = false
-		c.pausedFlag.Store(false)
+	switch {
+	case c.state == statePaused && c.belowLowWater():
+		c.setPaused(false)
 		l.addReady(c)
-	}
-	if c.draining {
+	case c.state == stateDraining:
 		l.maybeFinish(c)
 	}
 }
