@@ -1,0 +1,207 @@
+package uring
+
+import (
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// newRing returns a ring for the test, or skips when this kernel or its
+// sandbox gives none (the error says which).
+func newRing(t *testing.T, flags uint32) *Ring {
+	t.Helper()
+	r, err := New(64, flags)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skipf("no io_uring here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// waitFor submits and collects completions until one with userData comes.
+func waitFor(t *testing.T, r *Ring, userData uint64) CQE {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := r.SubmitAndWait(100 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		var got *CQE
+		r.Completions(func(c *CQE) {
+			if c.UserData == userData && got == nil {
+				cp := *c
+				got = &cp
+			}
+		})
+		if got != nil {
+			return *got
+		}
+	}
+	t.Fatalf("no completion for %d", userData)
+	return CQE{}
+}
+
+func TestNopRoundTrip(t *testing.T) {
+	for _, flags := range []uint32{0, SetupSingleIssuer | SetupDeferTaskrun} {
+		t.Run(strconv.Itoa(int(flags)), func(t *testing.T) {
+			runtime.LockOSThread() // SINGLE_ISSUER: one thread submits
+			defer runtime.UnlockOSThread()
+			r := newRing(t, flags)
+			for i := uint64(1); i <= 200; i++ { // more than the ring holds: GetSQE says when to submit
+				s := r.GetSQE()
+				if s == nil {
+					if _, err := r.Submit(); err != nil {
+						t.Fatal(err)
+					}
+					r.Completions(func(*CQE) {})
+					s = r.GetSQE()
+				}
+				s.PrepNop(i)
+			}
+			c := waitFor(t, r, 200)
+			if c.Res != 0 {
+				t.Fatalf("nop: res %d", c.Res)
+			}
+		})
+	}
+}
+
+func TestWaitTimesOut(t *testing.T) {
+	r := newRing(t, 0)
+	start := time.Now()
+	if _, err := r.SubmitAndWait(30 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Completions(func(*CQE) {}); n != 0 {
+		t.Fatalf("%d completions from an idle ring", n)
+	}
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Fatalf("returned after %v, before its timeout", waited)
+	}
+}
+
+// listen returns a non-blocking listening socket on loopback and its address.
+func listen(t *testing.T) (int, string) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 64); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := unix.Getsockname(fd)
+	return fd, "127.0.0.1:" + strconv.Itoa(sa.(*unix.SockaddrInet4).Port)
+}
+
+// Multishot accept, multishot receive into provided buffers, a send, the
+// peer's end of file, then cancelling a receive still armed.
+func TestAcceptReceiveSend(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+	lfd, addr := listen(t)
+	br, err := r.RegisterBufRing(1, 8, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	r.GetSQE().PrepAcceptMultishot(lfd, 1)
+
+	conns := make([]net.Conn, 2)
+	fds := make([]int, 2)
+	for i := range conns {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+		acc := waitFor(t, r, 1)
+		if acc.Res < 0 || !acc.More() {
+			t.Fatalf("accept %d: res %d, more %v", i, acc.Res, acc.More())
+		}
+		fds[i] = int(acc.Res)
+		defer unix.Close(fds[i])
+		r.GetSQE().PrepRecvMultishot(fds[i], br.Group(), uint64(10+i))
+	}
+
+	for round := 0; round < 20; round++ { // more rounds than buffers: Recycle must work
+		msg := "hello " + strconv.Itoa(round)
+		conns[0].Write([]byte(msg))
+		c := waitFor(t, r, 10)
+		if c.Res != int32(len(msg)) || c.Flags&CQEFBuffer == 0 || !c.More() {
+			t.Fatalf("round %d: recv res %d flags %#x", round, c.Res, c.Flags)
+		}
+		if got := string(br.Buf(c.BufferID(), int(c.Res))); got != msg {
+			t.Fatalf("round %d: received %q, want %q", round, got, msg)
+		}
+		br.Recycle(c.BufferID(), true)
+	}
+
+	reply := br.Buf(0, 5) // memory outside the Go heap, as a send needs
+	copy(reply, "world")
+	r.GetSQE().PrepSend(fds[0], reply, 20)
+	if c := waitFor(t, r, 20); c.Res != 5 {
+		t.Fatalf("send: res %d", c.Res)
+	}
+	got := make([]byte, 5)
+	conns[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(conns[0], got); err != nil || string(got) != "world" {
+		t.Fatalf("peer read %q, %v", got, err)
+	}
+
+	conns[0].Close()
+	if c := waitFor(t, r, 10); c.Res != 0 || c.More() {
+		t.Fatalf("end of file: res %d, more %v", c.Res, c.More())
+	}
+
+	r.GetSQE().PrepCancelFd(fds[1], 30)
+	if c := waitFor(t, r, 11); c.Res != -int32(unix.ECANCELED) {
+		t.Fatalf("cancelled receive: res %d", c.Res)
+	}
+}
+
+// A multishot poll of an eventfd posts once per wake-up and stays armed:
+// how a loop hears another goroutine.
+func TestPollMultishotEventfd(t *testing.T) {
+	r := newRing(t, 0)
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	r.GetSQE().PrepPollMultishot(efd, unix.POLLIN, 7)
+	r.Submit()
+	for i := 0; i < 3; i++ {
+		go func() { unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0}) }()
+		c := waitFor(t, r, 7)
+		if c.Res&unix.POLLIN == 0 || !c.More() {
+			t.Fatalf("wake %d: res %#x more %v", i, c.Res, c.More())
+		}
+		var buf [8]byte
+		unix.Read(efd, buf[:])
+	}
+}
+
+func TestBufRingRefusesBadSizes(t *testing.T) {
+	r := newRing(t, 0)
+	for _, tc := range []struct{ count, size int }{{0, 4096}, {3, 4096}, {1 << 16, 64}, {8, 0}} {
+		if _, err := r.RegisterBufRing(2, tc.count, tc.size); err == nil {
+			t.Errorf("count %d size %d accepted", tc.count, tc.size)
+		}
+	}
+}
