@@ -111,8 +111,13 @@ func TestJobManifest(t *testing.T) {
 	check(regexp.MustCompile(`--instance \S*\$\(JOB_COMPLETION_INDEX\)`).MatchString(joined), "the instance name does not carry $(JOB_COMPLETION_INDEX): %s", joined)
 	check(!strings.Contains(joined, "--json"), "args carry --json; run-instance.sh adds it")
 
-	// The arguments as a pod gets them, $(VAR) expanded: load_tester takes them.
-	values := map[string]string{"START_AT": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "JOB_COMPLETION_INDEX": "2"}
+	// The arguments as a pod gets them, $(VAR) expanded: load_tester takes
+	// them. Run against a local server, the warm-up and duration cut short,
+	// it names the instance and opens the window at START_AT.
+	values := map[string]string{"START_AT": time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano), "JOB_COMPLETION_INDEX": "2"}
+	if !testing.Short() {
+		values["TARGET_URL"] = okServer(t)
+	}
 	for k, v := range env {
 		if _, set := values[k]; !set {
 			values[k] = v
@@ -123,11 +128,15 @@ func TestJobManifest(t *testing.T) {
 	for i, a := range c.Args {
 		args[i] = expand.ReplaceAllStringFunc(a, func(m string) string { return values[m[2:len(m)-1]] })
 	}
-	cfg, _, err := loadtester.ParseArgs(append(args, "--json", "/tmp/result.json"))
-	if err != nil {
-		t.Fatalf("load_tester refuses the manifest's arguments: %v", err)
+	if !testing.Short() {
+		result := filepath.Join(t.TempDir(), "result.json")
+		out, err := run(t, nil, buildLoadTester(t), append(args, "--warmup", "0", "--duration", "0.2", "--json", result)...)
+		r, rerr := loadtester.ReadResult(result)
+		if err != nil || rerr != nil {
+			t.Fatalf("load_tester refuses the manifest's arguments: %v, %v\n%s", err, rerr, out)
+		}
+		check(r.Instance == "load-tester-2" && r.WindowStart == values["START_AT"], "instance %q window start %s, want load-tester-2 at %s", r.Instance, r.WindowStart, values["START_AT"])
 	}
-	check(cfg.Instance == "load-tester-2" && !cfg.StartAt.IsZero(), "instance %q start %v", cfg.Instance, cfg.StartAt)
 
 	dockerfile, err := os.ReadFile("Dockerfile")
 	if err != nil {
@@ -357,7 +366,7 @@ func (lab *netnsLab) startServer(t *testing.T) string {
 	} else {
 		t.Log("build/weaseldb not built (make build): the stall server, answering for an hour, stands in")
 		bin := filepath.Join(dir, "stallserver")
-		if out, err := exec.Command("go", "build", "-o", bin, "weaseldb/loadtester/internal/stallserver").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", bin, "weaseldb/cmd/load_tester/internal/stallserver").CombinedOutput(); err != nil {
 			t.Fatalf("go build stallserver: %v\n%s", err, out)
 		}
 		args = []string{bin, "--address", lab.address, "--port", fmt.Sprint(port), "--answer-for", "1h"}

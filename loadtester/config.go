@@ -1,10 +1,15 @@
 package loadtester
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
+	"os"
+	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -12,15 +17,20 @@ import (
 
 // Config is one load test. Zero values are not defaults: start from
 // DefaultConfig and change what the test needs.
+//
+// The json tags name the "config" object of the result (Result.Config;
+// record builds it): durations in seconds (their names end in _s), StartAt
+// in RFC 3339 UTC when set. Fields tagged "-" steer the run without
+// describing its load.
 type Config struct {
 	UnixSocket string   `json:"unix_socket,omitempty"` // target a unix socket instead of TCP
 	Host       string   `json:"host,omitempty"`
 	Port       int      `json:"port,omitempty"`
-	Path       string   `json:"path"`              // request target, with its query
-	Method     string   `json:"method"`            // GET, POST, ...
-	Headers    []string `json:"headers,omitempty"` // "Name: value", {{seq}}/{{uuid}} substituted
-	Body       []byte   `json:"-"`                 // {{seq}}/{{uuid}} substituted per request
-	BodyFile   string   `json:"body_file,omitempty"`
+	Path       string   `json:"path"`                // request target, with its query
+	Method     string   `json:"method"`              // GET, POST, ...
+	Headers    []string `json:"headers"`             // "Name: value", {{seq}}/{{uuid}} substituted
+	Body       []byte   `json:"-"`                   // {{seq}}/{{uuid}} substituted per request; the result records its length
+	BodyFile   string   `json:"body_file,omitempty"` // when set, Run reads Body from this file
 
 	Concurrency     int `json:"concurrency"`       // connections kept open
 	RequestsPerConn int `json:"requests_per_conn"` // close and replace a connection after N responses; 0 keeps it
@@ -29,24 +39,34 @@ type Config struct {
 	Pipeline        int `json:"pipeline"` // requests in flight per connection
 
 	Rate           float64       `json:"rate"` // open loop at Rate req/s; 0 is closed loop
-	Duration       time.Duration `json:"-"`
-	Warmup         time.Duration `json:"-"`
-	StatsInterval  time.Duration `json:"-"`
-	Timeout        time.Duration `json:"-"` // a request without its response this long after its send fails (timeout)
-	Drain          time.Duration `json:"-"` // after the window: how long requests in flight may still finish (at most Timeout)
-	ConnectTimeout time.Duration `json:"-"`
+	Duration       time.Duration `json:"duration_s"`
+	Warmup         time.Duration `json:"warmup_s"`
+	StatsInterval  time.Duration `json:"stats_interval_s"`
+	Timeout        time.Duration `json:"timeout_s"` // a request without its response this long after its send fails (timeout)
+	Drain          time.Duration `json:"drain_s"`   // after the window: how long requests in flight may still finish (at most Timeout)
+	ConnectTimeout time.Duration `json:"connect_timeout_s"`
 
 	// StartAt (zero: none) opens the measured window at this wall-clock
-	// time: the load starts --warmup before it (at once if that is past).
-	StartAt  time.Time `json:"-"`
-	Instance string    `json:"instance,omitempty"` // this instance's name in a merged result
+	// time: the load starts Warmup before it (at once if that is past).
+	StartAt  time.Time `json:"start_at,omitzero"`
+	Instance string    `json:"-"` // this instance's name (Result.Instance), default hostname-pid
 
-	JSONPath  string `json:"json,omitempty"`
-	HDRLog    string `json:"hdr_log,omitempty"`
-	Vegeta    string `json:"vegeta,omitempty"`
-	VegetaMax int    `json:"vegeta_max,omitempty"` // results kept for --vegeta, sampled evenly beyond
-	MaxErrors int64  `json:"max_errors"`           // errors tolerated before the exit status says failure
-	Quiet     bool   `json:"quiet,omitempty"`
+	// MaxErrors is how many failed + unfinished + dropped requests and
+	// other errors the run tolerates (Verdict).
+	MaxErrors int64 `json:"max_errors"`
+
+	// VegetaMax is how many per-request results Run keeps for WriteVegeta
+	// (0: none); beyond it, an even sample of the run (every k-th, k a
+	// power of two).
+	VegetaMax int `json:"-"`
+	// Progress, when set, gets the header and one line per stats interval
+	// (warm-up ones marked) as the run goes.
+	Progress io.Writer `json:"-"`
+	// OnInterval, when set, is called with each measured interval as it
+	// closes, on Run's collector goroutine (HDRLog.Interval streams a log
+	// from it). A slow callback delays the next interval's collection, not
+	// the load.
+	OnInterval func(IntervalReport) `json:"-"`
 }
 
 // DefaultConfig is what the flags start from.
@@ -56,11 +76,10 @@ func DefaultConfig() Config {
 		Concurrency: 100, ConnectThreads: 1, NetworkThreads: 1, Pipeline: 1,
 		Duration: 10 * time.Second, StatsInterval: time.Second,
 		Timeout: 10 * time.Second, Drain: time.Second, ConnectTimeout: 3 * time.Second,
-		VegetaMax: 1_000_000,
 	}
 }
 
-// Validate reports the first setting that cannot work, naming the flag.
+// Validate reports every setting that cannot work, naming its flag.
 func (c *Config) Validate() error {
 	var errs []error
 	check := func(ok bool, format string, args ...any) {
@@ -83,7 +102,7 @@ func (c *Config) Validate() error {
 	check(c.Timeout > 0, "--timeout %v: want > 0", c.Timeout)
 	check(c.Drain >= 0, "--drain %v: want >= 0", c.Drain)
 	check(c.ConnectTimeout > 0, "--connect-timeout %v: want > 0", c.ConnectTimeout)
-	check(c.VegetaMax >= 1, "--vegeta-max %d: want >= 1", c.VegetaMax)
+	check(c.VegetaMax >= 0, "--vegeta-max %d: want >= 0 (0 keeps no results)", c.VegetaMax)
 	check(c.MaxErrors >= 0, "--max-errors %d: want >= 0", c.MaxErrors)
 	check(c.Instance == "" || !strings.ContainsAny(c.Instance, "\r\n\t"), "--instance %q: want a name without tabs or newlines", c.Instance)
 	for _, h := range c.Headers {
@@ -91,36 +110,6 @@ func (c *Config) Validate() error {
 		check(ok && strings.TrimSpace(name) != "" && !strings.ContainsAny(h, "\r\n"), "--header %q: want \"Name: value\"", h)
 	}
 	return errors.Join(errs...)
-}
-
-// maxStartAhead bounds --start-at: further away is a mistake (a wrong date
-// or time zone), not a plan.
-const maxStartAhead = 24 * time.Hour
-
-// parseStartAt reads --start-at: RFC 3339 (2026-12-01T10:00:00Z) or
-// relative to now (+10s, +1.5, +2m). It must lie in the future, within
-// maxStartAhead.
-func parseStartAt(v string, now time.Time) (time.Time, error) {
-	var at time.Time
-	if rel, ok := strings.CutPrefix(v, "+"); ok {
-		var d time.Duration
-		if err := (secondsFlag{&d}).Set(rel); err != nil {
-			return at, fmt.Errorf("--start-at %q: want RFC 3339 (2026-12-01T10:00:00Z) or +DURATION (+10s)", v)
-		}
-		at = now.Add(d)
-	} else {
-		var err error
-		if at, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			return at, fmt.Errorf("--start-at %q: want RFC 3339 (2026-12-01T10:00:00Z) or +DURATION (+10s)", v)
-		}
-	}
-	switch {
-	case !at.After(now):
-		return at, fmt.Errorf("--start-at %s: already past (now %s)", at.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
-	case at.Sub(now) > maxStartAhead:
-		return at, fmt.Errorf("--start-at %s: %v from now, more than %v ahead", at.UTC().Format(time.RFC3339), at.Sub(now).Round(time.Second), maxStartAhead)
-	}
-	return at, nil
 }
 
 // drain is the effective drain: --drain, never longer than --timeout (a
@@ -160,8 +149,8 @@ func (c *Config) TargetURL() string {
 	return "http://" + c.hostHeader() + c.Path
 }
 
-// applyURL sets host, port and path from an http:// URL.
-func (c *Config) applyURL(raw string) error {
+// SetURL sets host, port and path from an http:// URL (--url).
+func (c *Config) SetURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("--url %q: %w", raw, err)
@@ -184,4 +173,85 @@ func (c *Config) applyURL(raw string) error {
 		c.Path += "?" + u.RawQuery
 	}
 	return nil
+}
+
+// effective is the config a run records and runs: the TCP target dropped
+// for a unix socket, more network threads than connections cut (a thread
+// without a connection would never send its share of an open-loop rate,
+// and buys nothing in a closed loop), and the drain it really gets.
+func (c Config) effective() Config {
+	if c.UnixSocket != "" {
+		c.Host, c.Port = "", 0
+	}
+	c.NetworkThreads = min(c.NetworkThreads, c.Concurrency)
+	c.Drain = c.drain()
+	return c
+}
+
+// MarshalJSON writes the config as the result's "config" object (record),
+// so that encoding a Config never yields durations in nanoseconds under
+// names that say seconds.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.record()) }
+
+// record is the config as the result's "config" object: each field under
+// its json tag ("-" left out, omitempty and omitzero meaning zero), durations
+// in seconds, a time in RFC 3339 UTC. It is a map, as ReadResult
+// gives it back, so encoding/json writes its keys sorted, as results have
+// always had them.
+func (c *Config) record() map[string]any {
+	m := map[string]any{}
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || name == "" || !f.IsExported() {
+			continue
+		}
+		fv := v.Field(i)
+		if (strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")) && fv.IsZero() {
+			continue
+		}
+		switch x := fv.Interface().(type) {
+		case time.Duration:
+			m[name] = x.Seconds()
+		case time.Time:
+			m[name] = x.UTC().Format(time.RFC3339Nano)
+		default:
+			m[name] = x
+		}
+	}
+	return m
+}
+
+// resultRecord is the result's "config" object: the run's effective config
+// (record), with the body's length and the machine it ran on (GOMAXPROCS as
+// the run raised it, the CPU count).
+func (c *Config) resultRecord() map[string]any {
+	m := c.record()
+	m["body_bytes"] = len(c.Body)
+	m["gomaxprocs"] = runtime.GOMAXPROCS(0)
+	m["cpus"] = runtime.NumCPU()
+	return m
+}
+
+// instanceName is Instance, or hostname-pid.
+func (c *Config) instanceName() string {
+	if c.Instance != "" {
+		return c.Instance
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// clockSource is the kernel's clock source (tsc, kvm-clock, ...): clocks of
+// several machines drift differently by source, which matters to StartAt.
+func clockSource() string {
+	data, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(data))
 }

@@ -10,6 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Connect threads (goroutines, ConnectThreads of them) share only the
+// runner's connReqs channel, which any goroutine sends to and they receive
+// from, and each network thread's inbox (handOff), which they fill under
+// its lock. A socket is theirs until handed off, then its network thread's.
+
 // connRequest asks the connect threads for connection number slot.
 type connRequest struct {
 	slot     int

@@ -1,12 +1,13 @@
 package loadtester
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,7 +44,7 @@ func TestDescriptorsNeeded(t *testing.T) {
 
 // descriptorChildEnv makes the test binary, re-run by
 // TestRunRefusesMoreConnectionsThanDescriptors, lower its own descriptor
-// limit (soft and hard: no raising it back) and run Main.
+// limit (soft and hard: no raising it back) and call Run.
 const descriptorChildEnv = "LOADTESTER_DESCRIPTOR_CHILD"
 
 func TestDescriptorChild(t *testing.T) {
@@ -51,31 +52,34 @@ func TestDescriptorChild(t *testing.T) {
 		t.Skip("run by TestRunRefusesMoreConnectionsThanDescriptors")
 	}
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}); err != nil {
-		fmt.Fprintln(os.Stderr, "setrlimit:", err)
-		os.Exit(3)
+		t.Fatalf("setrlimit: %v", err)
 	}
-	os.Exit(Main([]string{"--unix-socket", "/nonexistent/none.sock", "--concurrency", "100", "--duration", "1"}, os.Stdout, os.Stderr))
+	cfg := DefaultConfig()
+	cfg.UnixSocket, cfg.Concurrency, cfg.Duration = "/nonexistent/none.sock", 100, time.Second
+	_, err := Run(context.Background(), cfg)
+	t.Logf("Run: %v", err) // for the parent to read (it runs this with -test.v)
+	if !errors.Is(err, ErrTooFewDescriptors) {
+		t.Errorf("err %v, want ErrTooFewDescriptors", err)
+	}
 }
 
 // A run that cannot hold its connections is refused before it starts
-// (exit 2, the numbers and the fix in one line) instead of running with
-// fewer connections than asked and a count of connect errors.
+// (ErrTooFewDescriptors, the numbers and the fix in one line) instead of
+// running with fewer connections than asked and a count of connect errors.
+// cmd/load_tester's tests check the exit status the command makes of it.
 func TestRunRefusesMoreConnectionsThanDescriptors(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDescriptorChild$")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDescriptorChild$", "-test.v")
 	cmd.Env = append(os.Environ(), descriptorChildEnv+"=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != ExitUsage {
-		t.Fatalf("exit %v, want %d; stderr: %s", err, ExitUsage, stderr.String())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("exit %v, want ErrTooFewDescriptors:\n%s", err, out)
 	}
 	for _, want := range []string{"--concurrency 100 needs", "64", "ulimit -n"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		if !strings.Contains(string(out), want) {
+			t.Errorf("error lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(stderr.String(), "cannot connect") {
-		t.Errorf("it tried the target first: %s", stderr.String())
+	if strings.Contains(string(out), "cannot connect") {
+		t.Errorf("it tried the target first:\n%s", out)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // --start-at lands in merged interval k. The merged result has the schema of
 // a single run plus one row per instance.
 
-// ErrMergeInput is a refusal of merge's inputs (exit status 2).
+// ErrMergeInput is a refusal of merge's inputs (the command exits 2).
 var ErrMergeInput = errors.New("merge")
 
 // MergeInput is one result to merge, named by where it came from.

@@ -2,241 +2,16 @@ package loadtester
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"weaseldb/internal/syncbuf"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// startWeaselDB starts ../build/weaseldb (or $WEASELDB_BIN) on a free
-// loopback TCP port, in network namespace netns when given ("" for none).
-// It reports false when the binary is not built.
-func startWeaselDB(t *testing.T, address string, netns string) (port int, ok bool) {
-	t.Helper()
-	bin := os.Getenv("WEASELDB_BIN")
-	if bin == "" {
-		bin = "../build/weaseldb"
-	}
-	bin, err := filepath.Abs(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return 0, false
-	}
-	port = freePort(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "w.toml")
-	toml := fmt.Sprintf("[server]\ninterfaces = [{ type = \"tcp\", address = %q, port = %d }]\nio_threads = 1\n", address, port)
-	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	args := []string{bin, "--config", config}
-	if netns != "" {
-		args = append([]string{"ip", "netns", "exec", netns}, args...)
-	}
-	srv := exec.CommandContext(ctx, args[0], args[1:]...)
-	srv.Dir = dir
-	var out syncbuf.Buffer
-	srv.Stdout, srv.Stderr = &out, &out
-	if err := srv.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			srv.Process.Kill()
-			<-done
-		}
-		cancel()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "weaseldb: ready") {
-		if time.Now().After(deadline) {
-			t.Fatalf("weaseldb did not get ready:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return port, true
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// runInstances runs n load_tester processes (each command prefixed by
-// wrap(i), e.g. ip netns exec) with the same --start-at against url, and
-// returns their JSON paths.
-func runInstances(t *testing.T, bin, url string, n int, wrap func(i int) []string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
-	var paths []string
-	var cmds []*exec.Cmd
-	var outs []*bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for i := range n {
-		p := filepath.Join(dir, fmt.Sprintf("inst-%d.json", i))
-		args := append(wrap(i), bin, "--url", url, "--concurrency", "4", "--warmup", "0.5",
-			"--duration", "1.5", "--stats-interval", "0.5", "--start-at", start,
-			"--instance", fmt.Sprintf("inst-%d", i), "--json", p,
-			"--vegeta", filepath.Join(dir, fmt.Sprintf("inst-%d.bin", i)), "--quiet")
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds, outs, paths = append(cmds, cmd), append(outs, &out), append(paths, p)
-	}
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("instance %d: %v\n%s", i, err, outs[i].String())
-		}
-	}
-	return paths
-}
-
-// checkMerged checks a merge of inputs against the inputs themselves.
-func checkMerged(t *testing.T, inputs []string) {
-	t.Helper()
-	dir := t.TempDir()
-	mergedPath, hlog, bin := filepath.Join(dir, "merged.json"), filepath.Join(dir, "merged.hlog"), filepath.Join(dir, "merged.bin")
-	var stdout, stderr bytes.Buffer
-	code := Main(append([]string{"merge", "--json", mergedPath, "--hdr-log", hlog, "--vegeta", bin}, inputs...), &stdout, &stderr)
-	if code != ExitOK {
-		t.Fatalf("merge: exit %d\n%s%s", code, stdout.String(), stderr.String())
-	}
-	m, err := ReadResult(mergedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := newHistogram()
-	var requests, due int64
-	perInterval := map[int]int64{}
-	for _, p := range inputs {
-		r, err := ReadResult(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec, err := hdrhistogram.Decode([]byte(r.Histogram))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum.Merge(dec)
-		requests += r.Requests
-		due += r.Due
-		for i, iv := range r.Intervals {
-			perInterval[i] += iv.Requests
-		}
-	}
-	if m.Requests != requests || m.Due != due || m.Requests == 0 {
-		t.Errorf("merged requests %d due %d, inputs add up to %d and %d", m.Requests, m.Due, requests, due)
-	}
-	h := m.Hist()
-	if h.TotalCount() != sum.TotalCount() || h.Min() != sum.Min() || h.Max() != sum.Max() {
-		t.Errorf("merged histogram count %d min %d max %d; sum of the inputs' %d, %d, %d",
-			h.TotalCount(), h.Min(), h.Max(), sum.TotalCount(), sum.Min(), sum.Max())
-	}
-	for _, q := range []float64{50, 90, 99, 99.9} {
-		if a, b := h.ValueAtQuantile(q), sum.ValueAtQuantile(q); a != b {
-			t.Errorf("p%v: merged %d, sum of the inputs %d", q, a, b)
-		}
-	}
-	if len(m.Intervals) != len(perInterval) {
-		t.Errorf("%d merged intervals, the inputs have %d", len(m.Intervals), len(perInterval))
-	}
-	for i, iv := range m.Intervals {
-		if iv.Requests != perInterval[i] {
-			t.Errorf("interval %d: merged %d requests, the inputs' add up to %d", i+1, iv.Requests, perInterval[i])
-		}
-	}
-	for _, w := range m.Warnings {
-		if strings.Contains(w, "overlap") || strings.Contains(w, "differs") {
-			t.Errorf("warning: %s", w)
-		}
-	}
-	if s := stdout.String(); !strings.Contains(s, fmt.Sprintf("instances (%d)", len(inputs))) || !strings.Contains(s, "due ") {
-		t.Errorf("merge printed no summary with the instance table:\n%s", s)
-	}
-	f, err := os.Open(hlog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	reader := hdrhistogram.NewHistogramLogReader(f)
-	var logged int64
-	for {
-		ih, err := reader.NextIntervalHistogram()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ih == nil {
-			break
-		}
-		logged += ih.TotalCount()
-	}
-	if logged != h.TotalCount() {
-		t.Errorf("merged HDR log holds %d values, the merged histogram %d", logged, h.TotalCount())
-	}
-	results := readVegeta(t, bin)
-	if int64(len(results)) != due {
-		t.Errorf("merged vegeta file holds %d results, the instances had %d due requests", len(results), due)
-	}
-	for i := range results {
-		if results[i].Seq != uint64(i) || (i > 0 && results[i].Timestamp.Before(results[i-1].Timestamp)) {
-			t.Fatalf("merged vegeta result %d: seq %d at %v: want 0.. in time order", i, results[i].Seq, results[i].Timestamp)
-		}
-	}
-}
-
-// Three instances on this machine, started together with --start-at
-// against one weaseldb (the in-test server when weaseldb is not built).
-func TestThreeInstancesMerge(t *testing.T) {
-	bin := buildBinary(t)
-	port, ok := startWeaselDB(t, "127.0.0.1", "")
-	if !ok {
-		t.Log("build/weaseldb not built (make build): the in-test server stands in")
-		port = startTestServer(t, "tcp", nil).port()
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/ok", port)
-	inputs := runInstances(t, bin, url, 3, func(int) []string { return nil })
-	for _, p := range inputs {
-		r, err := ReadResult(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasPrefix(r.Instance, "inst-") || r.CPUs == 0 || r.ClockSource == "" || r.WindowStart == "" {
-			t.Errorf("%s: instance %q cpus %d clock %q window %q", p, r.Instance, r.CPUs, r.ClockSource, r.WindowStart)
-		}
-	}
-	checkMerged(t, inputs)
-}
+// Merge's own behaviour; cmd/load_tester's tests run the merge command
+// (its refusals, exit statuses and outputs) on results of real runs.
 
 // mergeFixture makes one real result (a short in-process run) and returns
 // it as generic JSON, to derive bad inputs from.
@@ -245,12 +20,11 @@ func mergeFixture(t *testing.T) map[string]any {
 	s := startTestServer(t, "tcp", nil)
 	cfg := testConfig(s)
 	cfg.Duration = 500 * time.Millisecond
-	cfg.JSONPath = filepath.Join(t.TempDir(), "base.json")
-	runOK(t, cfg)
-	data, err := os.ReadFile(cfg.JSONPath)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, runOK(t, cfg)); err != nil {
 		t.Fatal(err)
 	}
+	data := buf.Bytes()
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
@@ -258,17 +32,39 @@ func mergeFixture(t *testing.T) map[string]any {
 	return m
 }
 
-func writeJSONFile(t *testing.T, dir, name string, v any) string {
+// mergeInput is generic JSON as ReadResult would read it from name.
+func mergeInput(t *testing.T, name string, v any) MergeInput {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
+	r, err := parseResult(data, name)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return MergeInput{Path: name, Result: r}
+}
+
+// mergeAndPrint merges inputs and returns the merged result as its JSON
+// reads back, and its summary as the command prints it.
+func mergeAndPrint(t *testing.T, inputs ...MergeInput) (*Result, string) {
+	t.Helper()
+	m, err := Merge(inputs)
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	var out, js bytes.Buffer
+	m.PrintSummary(&out)
+	m.PrintInstances(&out)
+	if err := WriteJSON(&js, m); err != nil {
+		t.Fatal(err)
+	}
+	back, err := parseResult(js.Bytes(), "merged.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back, out.String()
 }
 
 // clone deep-copies generic JSON.
@@ -278,78 +74,6 @@ func clone(t *testing.T, m map[string]any) map[string]any {
 	var c map[string]any
 	json.Unmarshal(data, &c)
 	return c
-}
-
-func TestMergeWarnsAndRefuses(t *testing.T) {
-	base := mergeFixture(t)
-	dir := t.TempDir()
-	basePath := writeJSONFile(t, dir, "base.json", base)
-	start, _ := time.Parse(time.RFC3339Nano, base["window_start"].(string))
-
-	shifted := clone(t, base)
-	shifted["instance"] = "late"
-	shifted["window_start"] = start.Add(10 * time.Second).Format(time.RFC3339Nano)
-	differs := clone(t, base)
-	differs["instance"] = "other"
-	differs["config"].(map[string]any)["concurrency"] = 99
-	bound := clone(t, base)
-	bound["instance"] = "slow"
-	bound["client_bound"], bound["client_bound_reason"] = true, "the client used 97% of its cores"
-	old := clone(t, base)
-	old["version"] = 1
-	corrupt := clone(t, base)
-	corrupt["histogram"] = "HISTFAAAA" + strings.Repeat("x", 40)
-	badInterval := clone(t, base)
-	badInterval["intervals"].([]any)[0].(map[string]any)["histogram"] = "not a histogram"
-	noHist := clone(t, base)
-	delete(noHist, "histogram")
-	data, _ := json.Marshal(base)
-	truncated := filepath.Join(dir, "truncated.json")
-	os.WriteFile(truncated, data[:len(data)/2], 0o644)
-
-	warnings := []struct {
-		name, input, want string
-	}{
-		{"windows apart", writeJSONFile(t, dir, "shifted.json", shifted), "do not overlap within one interval"},
-		{"configs differ", writeJSONFile(t, dir, "differs.json", differs), "config differs from"},
-		{"client-bound instance", writeJSONFile(t, dir, "bound.json", bound), "instance slow was client-bound"},
-	}
-	for _, tc := range warnings {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			code := Main([]string{"merge", basePath, tc.input}, &out, &errOut)
-			if code != ExitOK || !strings.Contains(out.String(), tc.want) {
-				t.Errorf("exit %d, want 0 and a warning %q:\n%s%s", code, tc.want, out.String(), errOut.String())
-			}
-		})
-	}
-	refusals := []struct {
-		name  string
-		args  []string
-		wantE string
-	}{
-		{"no inputs", nil, "no inputs"},
-		{"older schema", []string{basePath, writeJSONFile(t, dir, "old.json", old)}, "schema version 1"},
-		{"corrupt histogram", []string{basePath, writeJSONFile(t, dir, "corrupt.json", corrupt)}, "histogram"},
-		{"corrupt interval histogram", []string{writeJSONFile(t, dir, "badiv.json", badInterval)}, "interval 1 histogram"},
-		{"histogram missing", []string{writeJSONFile(t, dir, "nohist.json", noHist)}, "no histogram"},
-		{"truncated", []string{basePath, truncated}, "truncated.json"},
-		{"missing file", []string{filepath.Join(dir, "nowhere.json")}, "nowhere.json"},
-		{"vegeta not recorded", []string{"--vegeta", filepath.Join(dir, "v.bin"), basePath}, "without --vegeta"},
-	}
-	for _, tc := range refusals {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			code := Main(append([]string{"merge"}, tc.args...), &out, &errOut)
-			wantCode := ExitUsage
-			if strings.HasPrefix(tc.name, "vegeta") {
-				wantCode = ExitFailure
-			}
-			if code != wantCode || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), tc.wantE) {
-				t.Errorf("exit %d stderr %q: want exit %d and one line naming %q", code, errOut.String(), wantCode, tc.wantE)
-			}
-		})
-	}
 }
 
 // FuzzReadResult: any bytes give a result or an error, never a panic, and
@@ -371,58 +95,6 @@ func FuzzReadResult(f *testing.F) {
 	})
 }
 
-// The report generator renders a merged result through its own command
-// line: a run directory with the manifest of the recorded run and the
-// merged load.json and load.hlog.
-func TestReportRendersMergedResult(t *testing.T) {
-	report, err := filepath.Abs("../build/report")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(report); err != nil {
-		t.Skip("build/report not built (make build): skipping the report of a merged result")
-	}
-	s := startTestServer(t, "tcp", nil)
-	dir := t.TempDir()
-	var inputs []string
-	for i := range 2 {
-		cfg := testConfig(s)
-		cfg.Instance = fmt.Sprintf("inst-%d", i)
-		cfg.JSONPath = filepath.Join(dir, fmt.Sprintf("inst-%d.json", i))
-		runOK(t, cfg)
-		inputs = append(inputs, cfg.JSONPath)
-	}
-	run := filepath.Join(dir, "run")
-	os.Mkdir(run, 0o755)
-	manifest, err := os.ReadFile("../testdata/report_run/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(run, "manifest.json"), manifest, 0o644)
-	var out, errOut bytes.Buffer
-	if code := Main(append([]string{"merge", "--json", filepath.Join(run, "load.json"), "--hdr-log", filepath.Join(run, "load.hlog")}, inputs...), &out, &errOut); code != ExitOK {
-		t.Fatalf("merge: exit %d\n%s%s", code, out.String(), errOut.String())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	md := filepath.Join(run, "report.md")
-	cmd := exec.CommandContext(ctx, report, "--run", run, "--out", md, "--images", filepath.Join(run, "img"))
-	if combined, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("report --run on a merged result: %v\n%s", err, combined)
-	}
-	merged, err := ReadResult(filepath.Join(run, "load.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := strconv.FormatFloat(merged.RequestsPerSec, 'f', 0, 64); !strings.Contains(strings.ReplaceAll(string(text), ",", ""), want) {
-		t.Errorf("the report does not show the merged %s req/s", want)
-	}
-}
-
 // TestMergeInterruptedRuns: an interrupted run ends with a partial interval
 // (a few milliseconds past the last whole one). Merged, it must land in the
 // seconds it covers, and the open connections, a gauge, must count each
@@ -438,17 +110,7 @@ func TestMergeInterruptedRuns(t *testing.T) {
 	open := int(last["open_connections"].(float64))
 	other := clone(t, base)
 	other["instance"] = "b"
-	dir := t.TempDir()
-	out := filepath.Join(dir, "merged.json")
-	var stdout, stderr bytes.Buffer
-	code := Main([]string{"merge", "--json", out, writeJSONFile(t, dir, "a.json", base), writeJSONFile(t, dir, "b.json", other)}, &stdout, &stderr)
-	if code != ExitOK {
-		t.Fatalf("merge exit %d: %s%s", code, stdout.String(), stderr.String())
-	}
-	merged, err := ReadResult(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	merged, stdout := mergeAndPrint(t, mergeInput(t, "a.json", base), mergeInput(t, "b.json", other))
 	if n, want := len(merged.Intervals), len(ivs)+1; n != want {
 		t.Errorf("%d merged intervals, want %d (the partial one in a slot of its own)", n, want)
 	}
@@ -460,8 +122,8 @@ func TestMergeInterruptedRuns(t *testing.T) {
 	if got := merged.Intervals[len(merged.Intervals)-1]; got.LengthS > 0.01 {
 		t.Errorf("last merged interval lasts %.3f s, want the partial one's 0.003 s", got.LengthS)
 	}
-	if want := fmt.Sprintf("%d open at the end", 2*open); !strings.Contains(stdout.String(), want) {
-		t.Errorf("summary lacks %q:\n%s", want, stdout.String())
+	if want := fmt.Sprintf("%d open at the end", 2*open); !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
 	}
 }
 
@@ -470,13 +132,8 @@ func TestMergeInterruptedRuns(t *testing.T) {
 // every count.
 func TestMergeWarnsOfTheSameResultTwice(t *testing.T) {
 	base := mergeFixture(t)
-	dir := t.TempDir()
-	p := writeJSONFile(t, dir, "a.json", base)
-	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"merge", p, writeJSONFile(t, dir, "copy.json", base)}, &stdout, &stderr); code != ExitOK {
-		t.Fatalf("merge exit %d: %s", code, stderr.String())
-	}
-	if !strings.Contains(stdout.String(), "appears 2 times") {
-		t.Errorf("no warning about the repeated instance:\n%s", stdout.String())
+	_, stdout := mergeAndPrint(t, mergeInput(t, "a.json", base), mergeInput(t, "copy.json", base))
+	if !strings.Contains(stdout, "appears 2 times") {
+		t.Errorf("no warning about the repeated instance:\n%s", stdout)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 	"unsafe"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"weaseldb/internal/procstat"
@@ -17,6 +16,15 @@ import (
 // Hand-written hot path: each network thread runs its own edge-triggered
 // epoll loop over the connections it owns, on a locked OS thread, writing
 // pre-formatted requests and parsing responses without allocating.
+//
+// Who owns what: a netThread's connections, pacer (openloop.go) and window
+// (window.go) are its loop's alone; its books (books.go) are shared with the
+// collector under netThread.mu, which the loop holds for one batch of events
+// at a time; its inbox is filled by the connect threads (connect.go) under
+// the inbox's lock and drained by the loop; wakePending and stopping are
+// atomics any goroutine may touch. What the loop leaves on exit (its tail,
+// service histogram, samples and CPU) is read by the collector only after
+// every loop has exited.
 //
 // Hazards handled (see EPOLL_HAZARDS.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
@@ -95,13 +103,14 @@ type handoff struct {
 	err      error // the attempt failed before reaching the loop
 }
 
-// netThread is one network thread. Fields are loop-thread-only unless noted.
+// netThread is one network thread: its epoll loop and the connections it
+// owns. Every field is the loop's alone unless its comment or its type's
+// says otherwise (ownership: above).
 type netThread struct {
 	id    int
 	r     *runner
 	epfd  int
 	evfd  int
-	tfd   int // open loop only
 	conns []*conn
 	gens  []int32
 	free  []int32
@@ -112,66 +121,81 @@ type netThread struct {
 	base  time.Time // the run's clock origin: times are ns since base
 	evs   []unix.EpollEvent
 
-	// Guarded by mu: the collector swaps hist and warmHist and takes stats
-	// and warmStats each interval. The loop holds mu while it handles one
-	// batch of events. stats and hist hold requests due in the measured
-	// window; warmStats and warmHist those due during the warm-up, whenever
-	// they end.
-	mu        sync.Mutex
-	hist      *hdrhistogram.Histogram
-	stats     counters
-	warmHist  *hdrhistogram.Histogram
-	warmStats counters
-	open      int
-	spare     *hdrhistogram.Histogram // collector only
-	warmSpare *hdrhistogram.Histogram // collector only
-	// svc (open loop only): the service time of measured requests, from
-	// their actual send; read after the loop has exited.
-	svc *hdrhistogram.Histogram
+	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
+	books books      // guarded by mu (books.go)
 
-	// The measured window on the run's clock (loop only). closeAt is
-	// refreshed from the runner on every wake, so an interrupt can move it.
-	mStart, closeAt int64
-	drainEnd        int64 // closing: when requests in flight stop being waited for, and waiting ones sent
-	drainFor        int64
-	sweepEvery      int64
-	waitMs          uintptr // the blocking wait's timeout: the sweep period
-	closing         bool    // the window has closed: nothing due after it is sent; what is in flight or due and waiting drains
-	finished        bool    // the drain is over and what never finished is counted: the loop exits
-	tail            tail    // written by the loop as it finishes; read after it exited
+	win        window // the measured window and its drain (window.go)
+	pace       pacer  // the open-loop schedule (openloop.go); pace.on() is false in the closed loop
+	sweepEvery int64
+	waitMs     uintptr // the blocking wait's timeout: the sweep period
 
-	inboxMu     sync.Mutex
-	inbox       []handoff // guarded by inboxMu
-	inboxClosed bool      // guarded by inboxMu
-	spareInbox  []handoff // loop only
+	inbox       inbox
 	wakePending atomic.Bool
 	stopping    atomic.Bool
 
 	ready     []*conn // connections to read again before the next blocking wait
 	readyScan []*conn
 
-	// Open loop.
-	schedStart int64   // offset of this thread's schedule, then its start once scheduling
-	scheduling bool    // the first connection is up: requests are being scheduled
-	interval   float64 // ns between this thread's intended sends
-	k          uint64  // index of the next intended send
-	freeConns  []*conn
-	dirtyConns []*conn
-	lastNoConn int64 // when the schedule last found every connection busy
-	armedFor   int64
+	cpu threadCPU // written as the loop exits
+}
 
-	samples *sampler // --vegeta only; read after the thread stops
+// threadCPU is a network thread's own CPU time (ThreadCPU) and wall time
+// over its loop.
+type threadCPU struct{ cpu, wall time.Duration }
 
-	// CPU of this thread (ThreadCPU) and its wall time, written on exit.
-	cpu, wall time.Duration
+// busy is the share of its wall time the thread was on a CPU (0 if unknown).
+func (u threadCPU) busy() float64 {
+	if u.wall <= 0 {
+		return 0
+	}
+	return u.cpu.Seconds() / u.wall.Seconds()
+}
+
+// inbox carries handed-off connections from the connect threads (any
+// goroutine puts, under mu) to the loop (which takes them all at once).
+type inbox struct {
+	mu     sync.Mutex
+	list   []handoff // guarded by mu
+	closed bool      // guarded by mu: the loop has exited and takes no more
+	spare  []handoff // loop only: the list taken last, reused
+}
+
+// put queues h; false when the loop has exited (the caller closes the fd).
+func (b *inbox) put(h handoff) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.list = append(b.list, h)
+	return true
+}
+
+// take returns everything queued, swapping lists so neither side allocates.
+func (b *inbox) take() []handoff {
+	b.mu.Lock()
+	b.list, b.spare = b.spare[:0], b.list
+	b.mu.Unlock()
+	return b.spare
+}
+
+// close refuses later handoffs and returns those never taken.
+func (b *inbox) close() []handoff {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	left := b.list
+	b.list = nil
+	return left
 }
 
 func newNetThread(r *runner, id int) (*netThread, error) {
-	t := &netThread{id: id, r: r, epfd: -1, evfd: -1, tfd: -1, base: r.base,
-		evs:  make([]unix.EpollEvent, eventBatch),
-		rbuf: make([]byte, readBufSize), hist: newHistogram(), spare: newHistogram(),
-		warmHist: newHistogram(), warmSpare: newHistogram(),
-		mStart: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain()),
+	t := &netThread{id: id, r: r, epfd: -1, evfd: -1, base: r.base,
+		evs:        make([]unix.EpollEvent, eventBatch),
+		rbuf:       make([]byte, readBufSize),
+		books:      books{measured: newPhaseStats(), warm: newPhaseStats()},
+		win:        window{start: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain())},
+		pace:       pacer{tfd: -1},
 		sweepEvery: int64(r.cfg.sweepEvery())}
 	t.waitMs = uintptr(max(time.Duration(t.sweepEvery)/time.Millisecond, 1))
 	var err error
@@ -187,19 +211,16 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		return nil, err
 	}
 	if r.cfg.Rate > 0 {
-		if t.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+		if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
 			t.closeFds()
 			return nil, wrapErr("timerfd_create", err)
 		}
-		if err = t.addFd(t.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+		if err = t.addFd(t.pace.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
 			t.closeFds()
 			return nil, err
 		}
-		threads := float64(r.cfg.NetworkThreads)
-		t.interval = threads * 1e9 / r.cfg.Rate
-		// Threads interleave: thread i starts i/rate after its first connection.
-		t.schedStart = int64(float64(id) * 1e9 / r.cfg.Rate)
-		t.svc = newHistogram()
+		t.pace.init(r.cfg.Rate, r.cfg.NetworkThreads, id)
+		t.books.svc = newHistogram()
 	}
 	if r.tmpl.dynamic() {
 		t.rend = newRenderer(id, r.cfg.NetworkThreads, uint64(r.seed))
@@ -208,8 +229,8 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 			t.batch = append(t.batch, r.tmpl.static...)
 		}
 	}
-	if r.cfg.Vegeta != "" {
-		t.samples = newSampler(max(1, r.cfg.VegetaMax/r.cfg.NetworkThreads))
+	if r.cfg.VegetaMax > 0 {
+		t.books.samples = newSampler(max(1, r.cfg.VegetaMax/r.cfg.NetworkThreads))
 	}
 	return t, nil
 }
@@ -223,7 +244,7 @@ func (t *netThread) addFd(fd int, slot, gen int32, events uint32) error {
 }
 
 func (t *netThread) closeFds() {
-	for _, fd := range []int{t.tfd, t.evfd, t.epfd} {
+	for _, fd := range []int{t.pace.tfd, t.evfd, t.epfd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -233,13 +254,9 @@ func (t *netThread) closeFds() {
 // handOff queues a connection for this thread; any goroutine may call it.
 // It reports false when the thread has stopped (the caller closes the fd).
 func (t *netThread) handOff(h handoff) bool {
-	t.inboxMu.Lock()
-	if t.inboxClosed {
-		t.inboxMu.Unlock()
+	if !t.inbox.put(h) {
 		return false
 	}
-	t.inbox = append(t.inbox, h)
-	t.inboxMu.Unlock()
 	if t.wakePending.CompareAndSwap(false, true) {
 		t.wake()
 	}
@@ -266,11 +283,11 @@ func (t *netThread) loop() {
 	wall0 := time.Now()
 	defer func() {
 		cpu1, _ := procstat.ThreadCPU()
-		t.cpu, t.wall = cpu1-cpu0, time.Since(wall0)
+		t.cpu = threadCPU{cpu: cpu1 - cpu0, wall: time.Since(wall0)}
 		t.shutdown()
 	}()
 	nextSweep := t.now() + t.sweepEvery
-	for !t.finished {
+	for !t.win.finished {
 		n := t.wait()
 		t.mu.Lock()
 		for i := range n {
@@ -278,14 +295,14 @@ func (t *netThread) loop() {
 		}
 		t.serveReady()
 		now := t.now()
-		if t.scheduling { // closing too: requests due in the window may still wait for a connection
+		if t.pace.scheduling { // closing too: requests due in the window may still wait for a connection
 			t.schedule(now)
 		}
 		if now >= nextSweep {
 			t.sweep(now)
 			nextSweep = now + t.sweepEvery
 		}
-		if now >= t.closeAt || t.stopping.Load() {
+		if now >= t.win.closeAt || t.stopping.Load() {
 			t.closeWindow(now)
 		}
 		t.mu.Unlock()
@@ -313,8 +330,8 @@ func (t *netThread) wait() int {
 	switch {
 	case len(t.ready) > 0:
 		timeout = 0
-	case t.closing:
-		left := (t.drainEnd - t.now() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	case t.win.closing:
+		left := (t.win.drainEnd - t.now() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
 		timeout = uintptr(min(max(left, 0), int64(timeout)))
 	}
 	evs := t.evs
@@ -334,8 +351,8 @@ func (t *netThread) dispatch(ev *unix.EpollEvent) {
 		return
 	case timerSlot:
 		var buf [8]byte
-		rawRead(t.tfd, buf[:])
-		t.armedFor = 0
+		rawRead(t.pace.tfd, buf[:])
+		t.pace.armedFor = 0
 		return
 	}
 	if slot < 0 || int(slot) >= len(t.conns) {
@@ -368,11 +385,8 @@ func (t *netThread) onWake() {
 	var buf [8]byte
 	rawRead(t.evfd, buf[:])
 	t.wakePending.Store(false)
-	t.closeAt = t.r.windowEnd.Load() // an interrupt moves the window's end
-	t.inboxMu.Lock()
-	t.inbox, t.spareInbox = t.spareInbox[:0], t.inbox
-	t.inboxMu.Unlock()
-	for _, h := range t.spareInbox {
+	t.win.closeAt = t.r.windowEnd.Load() // an interrupt moves the window's end
+	for _, h := range t.inbox.take() {
 		t.adopt(h)
 	}
 }
@@ -381,7 +395,7 @@ func (t *netThread) onWake() {
 // (hazard #3: ADD reports readiness that already exists).
 func (t *netThread) adopt(h handoff) {
 	if h.err != nil {
-		t.stats.errors[connectErrorKind(h.err)]++
+		t.books.measured.errors[connectErrorKind(h.err)]++
 		t.sampleError(t.now(), 0, connectErrorKind(h.err))
 		t.r.requestConn(h.connSlot, h.failures+1)
 		return
@@ -402,13 +416,13 @@ func (t *netThread) adopt(h handoff) {
 	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, state: connConnecting,
 		sendTimes: make([]int64, ring), mask: ring - 1,
 		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
-	if t.tfd >= 0 {
+	if t.pace.on() {
 		c.sentAt = make([]int64, ring)
 	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
 	t.conns[slot] = c
 	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
-		t.stats.errors[errConnect]++
+		t.books.measured.errors[errConnect]++
 		t.closeConn(c, h.failures+1)
 	}
 }
@@ -421,24 +435,23 @@ func (t *netThread) finishConnect(c *conn) {
 	}
 	if err != nil {
 		kind := connectErrorKind(err)
-		t.stats.errors[kind]++
+		t.books.measured.errors[kind]++
 		t.sampleError(t.now(), 0, kind)
 		t.closeConn(c, 1)
 		return
 	}
 	c.state = connActive
-	t.stats.connsOpened++
-	t.open++
+	t.books.measured.connsOpened++
+	t.books.open++
 	now := t.now()
-	if t.tfd >= 0 {
+	if t.pace.on() {
 		// The schedule starts with the first connection, so connect time is
 		// not charged as latency; but not once the window has closed: a
 		// schedule started then would have nothing due in the window, and
 		// the thread's share of it would vanish from every count instead
 		// of being dropped (countDropped).
-		if !t.scheduling && !t.closing && now < t.closeAt {
-			t.scheduling = true
-			t.schedStart += now
+		if !t.pace.scheduling && !t.win.closing && now < t.win.closeAt {
+			t.pace.begin(now)
 		}
 		t.offerFree(c)
 		return
@@ -495,11 +508,11 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		c.partial = c.partial[:0]
-		t.stats.bytesIn += int64(n)
+		t.books.measured.bytesIn += int64(n)
 		if !t.consume(c, t.rbuf[:off+n], now) {
 			return
 		}
-		if t.tfd >= 0 {
+		if t.pace.on() {
 			t.offerFree(c)
 		} else {
 			t.topUp(c, now)
@@ -553,23 +566,33 @@ func (t *netThread) complete(c *conn, now int64) {
 	c.received++
 	latency := now - start
 	status := min(c.parser.status, maxStatus)
-	if start < t.mStart {
-		t.warmStats.requests++
-		t.warmStats.status[status]++
-		t.warmHist.RecordValue(latency)
+	b := &t.books
+	if start < t.win.start {
+		b.warm.requests++
+		b.warm.status[status]++
+		b.warm.hist.RecordValue(latency)
 		return
 	}
-	if err := t.hist.RecordValue(latency); err != nil {
-		t.stats.recordErrors++
+	m := &b.measured
+	if err := m.hist.RecordValue(latency); err != nil {
+		m.recordErrors++
 	}
-	t.stats.requests++
-	t.stats.status[status]++
+	m.requests++
+	m.status[status]++
 	if c.sentAt != nil {
-		t.svc.RecordValue(now - c.sentAt[head])
+		b.svc.RecordValue(now - c.sentAt[head])
 	}
-	if t.samples != nil {
-		t.samples.add(sample{start: start, latency: latency, code: uint16(status)})
+	if b.samples != nil {
+		b.samples.add(sample{start: start, latency: latency, code: uint16(status)})
 	}
+}
+
+// phase is the books of the phase a request due at due belongs to.
+func (t *netThread) phase(due int64) *phaseStats {
+	if due < t.win.start {
+		return &t.books.warm
+	}
+	return &t.books.measured
 }
 
 func (t *netThread) quotaDone(c *conn) bool {
@@ -596,7 +619,7 @@ func (t *netThread) onEOF(c *conn, now int64) {
 // least one error, so a failure is never silent).
 func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 	if c.inflight == 0 {
-		t.stats.errors[kind]++
+		t.books.measured.errors[kind]++
 		t.sampleError(now, 0, kind)
 	}
 	t.lose(c, now, kind)
@@ -608,10 +631,8 @@ func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 	for c.inflight > 0 {
 		start := c.sendTimes[c.head]
-		if start < t.mStart {
-			t.warmStats.failedBy[kind]++
-		} else {
-			t.stats.failedBy[kind]++
+		t.phase(start).failedBy[kind]++
+		if start >= t.win.start {
 			t.sampleError(now, start, kind)
 		}
 		c.head = (c.head + 1) & c.mask
@@ -622,7 +643,7 @@ func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 // closeConn unregisters and closes c and asks for its replacement.
 func (t *netThread) closeConn(c *conn, failures int) {
 	if c.state == connActive {
-		t.open--
+		t.books.open--
 	}
 	c.state = connClosed
 	unix.EpollCtl(t.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
@@ -633,7 +654,7 @@ func (t *netThread) closeConn(c *conn, failures int) {
 	// While draining, a connection is still replaced when requests due in
 	// the window wait for one (a --requests-per-conn quota, a reset):
 	// they are owed a send before the drain ends.
-	if !t.stopping.Load() && (!t.closing || t.backlog()) {
+	if !t.stopping.Load() && (!t.win.closing || t.backlog()) {
 		t.r.requestConn(c.connSlot, failures)
 	}
 }
@@ -645,7 +666,7 @@ func (t *netThread) closeConn(c *conn, failures int) {
 // mean fewer segments for both ends to process (wrk's Lua pipelining refills
 // only when all 16 are answered).
 func (t *netThread) topUp(c *conn, now int64) {
-	if now >= t.closeAt { // the window has closed: nothing new is sent
+	if now >= t.win.closeAt { // the window has closed: nothing new is sent
 		return
 	}
 	depth := t.r.cfg.Pipeline
@@ -676,17 +697,13 @@ func (t *netThread) topUp(c *conn, now int64) {
 		c.inflight++
 	}
 	c.sent += want
-	if now >= t.mStart {
-		t.stats.sent += int64(want)
-	} else {
-		t.warmStats.sent += int64(want)
-	}
+	t.phase(now).sent += int64(want)
 	t.write(c, out)
 }
 
 // write sends out, keeping what the socket does not take for EPOLLOUT.
 func (t *netThread) write(c *conn, out []byte) {
-	t.stats.bytesOut += int64(len(out))
+	t.books.measured.bytesOut += int64(len(out))
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, out...)
 		return
@@ -729,7 +746,7 @@ func (t *netThread) sweep(now int64) {
 		switch {
 		case c == nil:
 		case c.state == connConnecting && now > c.connectDeadline:
-			t.stats.errors[errConnectTimeout]++
+			t.books.measured.errors[errConnectTimeout]++
 			t.sampleError(now, 0, errConnectTimeout)
 			t.closeConn(c, 1)
 		case c.state == connActive && c.inflight > 0 && now-c.sentAtOf(c.head) > timeout:
@@ -749,18 +766,13 @@ func (c *conn) sentAtOf(i int) int64 {
 
 // shutdown closes every connection and fd; later handoffs are refused.
 func (t *netThread) shutdown() {
-	t.inboxMu.Lock()
-	t.inboxClosed = true
-	left := t.inbox
-	t.inbox = nil
-	t.inboxMu.Unlock()
-	for _, h := range left {
+	for _, h := range t.inbox.close() {
 		if h.err == nil {
 			unix.Close(h.fd)
 		}
 	}
 	t.mu.Lock()
-	for _, c := range t.conns { // t.open keeps the count at the end, for the last interval
+	for _, c := range t.conns { // books.open keeps the count at the end, for the last interval
 		if c != nil {
 			unix.Close(c.fd)
 		}
@@ -774,16 +786,16 @@ func (t *netThread) shutdown() {
 // start 0, a failure of the connection itself, for --vegeta; only what
 // belongs to the measured window.
 func (t *netThread) sampleError(now, start int64, kind errorKind) {
-	if t.samples == nil {
+	if t.books.samples == nil {
 		return
 	}
 	if start == 0 {
-		if now < t.mStart || now >= t.closeAt {
+		if now < t.win.start || now >= t.win.closeAt {
 			return
 		}
 		start = now
 	}
-	t.samples.add(sample{start: start, latency: now - start, errKind: kind + 1})
+	t.books.samples.add(sample{start: start, latency: now - start, errKind: kind + 1})
 }
 
 // rawRead and rawWrite skip the scheduler's syscall bookkeeping: the sockets

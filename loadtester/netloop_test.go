@@ -57,12 +57,12 @@ func TestStaleEventIsDropped(t *testing.T) {
 	unix.Write(peerB, []byte("garbage that would fail the parser\r\n\r\n"))
 	stale := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLHUP, Fd: old.slot, Pad: old.gen}
 	th.dispatch(&stale)
-	if cur.state == connClosed || th.stats.errors[errParse]+th.stats.failedBy[errParse] != 0 {
+	if cur.state == connClosed || th.books.measured.errors[errParse]+th.books.measured.failedBy[errParse] != 0 {
 		t.Fatalf("a stale event closed the slot's new connection")
 	}
 	fresh := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: cur.slot, Pad: cur.gen}
 	th.dispatch(&fresh)
-	if cur.state != connClosed || th.stats.errors[errParse]+th.stats.failedBy[errParse] != 1 {
+	if cur.state != connClosed || th.books.measured.errors[errParse]+th.books.measured.failedBy[errParse] != 1 {
 		t.Fatalf("the current generation's event was not handled (state %v)", cur.state)
 	}
 }
@@ -75,7 +75,7 @@ func TestReadinessBeforeRegistration(t *testing.T) {
 	unix.Write(peer, []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	th.adopt(handoff{fd: mine, connSlot: 0})
 	deadline := time.Now().Add(5 * time.Second)
-	for th.stats.requests == 0 && time.Now().Before(deadline) {
+	for th.books.measured.requests == 0 && time.Now().Before(deadline) {
 		n, err := unix.EpollWait(th.epfd, th.evs, 100)
 		if err != nil && err != unix.EINTR {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func TestReadinessBeforeRegistration(t *testing.T) {
 			th.dispatch(&th.evs[i])
 		}
 	}
-	if th.stats.requests != 1 {
+	if th.books.measured.requests != 1 {
 		t.Fatalf("the response written before registration was not read")
 	}
 }
@@ -116,7 +116,7 @@ func TestReadBudgetRequeues(t *testing.T) {
 	}()
 	sawReady := false
 	deadline := time.Now().Add(5 * time.Second)
-	for th.stats.requests == 0 && time.Now().Before(deadline) {
+	for th.books.measured.requests == 0 && time.Now().Before(deadline) {
 		n := th.wait()
 		for i := range n {
 			th.dispatch(&th.evs[i])
@@ -124,7 +124,7 @@ func TestReadBudgetRequeues(t *testing.T) {
 		sawReady = sawReady || len(th.ready) > 0
 		th.serveReady()
 	}
-	if th.stats.requests != 1 {
+	if th.books.measured.requests != 1 {
 		t.Fatalf("the large response was not completed")
 	}
 	if !sawReady {

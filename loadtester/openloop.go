@@ -6,13 +6,71 @@ import (
 
 // Open loop (--rate), hand-written like the rest of the loop. Each thread
 // owns an even share of the rate: its k-th request is due at
-// schedStart + k*interval, whatever happened before. A request that finds no
+// start + k*interval, whatever happened before. A request that finds no
 // free connection waits, and its latency still counts from its due time, so
 // a stalled server shows up as latency (no coordinated omission).
 
+// pacer is one network thread's open-loop schedule and the connections it
+// may send on (loop thread only). In the closed loop it is off (tfd -1).
+type pacer struct {
+	tfd        int     // timerfd that wakes the loop when the next request is due; -1: closed loop
+	start      int64   // offset of this thread's schedule, then its start once scheduling
+	scheduling bool    // the first connection is up: requests are being scheduled
+	interval   float64 // ns between this thread's intended sends
+	k          uint64  // index of the next intended send
+	free       []*conn // connections that had room when last seen (stale entries dropped on pick)
+	dirty      []*conn // connections with requests queued this turn, to flush
+	lastNoConn int64   // when the schedule last found every connection busy
+	armedFor   int64   // the due time the timer is set for (0: none)
+}
+
+// init sets thread id's share of rate over threads threads. Threads
+// interleave: thread i starts i/rate after its first connection.
+func (p *pacer) init(rate float64, threads, id int) {
+	p.interval = float64(threads) * 1e9 / rate
+	p.start = int64(float64(id) * 1e9 / rate)
+}
+
+// on reports whether this is the open loop.
+func (p *pacer) on() bool { return p.tfd >= 0 }
+
+// begin starts the schedule at now (its offset kept).
+func (p *pacer) begin(now int64) {
+	p.scheduling = true
+	p.start += now
+}
+
 // dueAt is the intended send time of this thread's k-th request.
-func (t *netThread) dueAt(k uint64) int64 {
-	return t.schedStart + int64(float64(k)*t.interval)
+func (p *pacer) dueAt(k uint64) int64 {
+	return p.start + int64(float64(k)*p.interval)
+}
+
+// firstDueAtOrAfter is the index of the schedule's first request due at or
+// after ns.
+func (p *pacer) firstDueAtOrAfter(ns int64) uint64 {
+	if ns <= p.start {
+		return 0
+	}
+	k := uint64(float64(ns-p.start) / p.interval)
+	for k > 0 && p.dueAt(k-1) >= ns {
+		k--
+	}
+	for p.dueAt(k) < ns {
+		k++
+	}
+	return k
+}
+
+// arm makes the timerfd fire at due (relative: the loop's clock and
+// CLOCK_MONOTONIC share no origin).
+func (p *pacer) arm(due, now int64) {
+	if p.armedFor == due {
+		return
+	}
+	p.armedFor = due
+	wait := max(due-now, 1000)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(wait)}
+	unix.TimerfdSettime(p.tfd, 0, &spec, nil)
 }
 
 // hasRoom reports whether c can take another request now.
@@ -28,20 +86,21 @@ func (t *netThread) hasRoom(c *conn) bool {
 func (t *netThread) offerFree(c *conn) {
 	if !c.inFreeList && t.hasRoom(c) {
 		c.inFreeList = true
-		t.freeConns = append(t.freeConns, c)
+		t.pace.free = append(t.pace.free, c)
 	}
 }
 
 // pickFree returns a connection with room, dropping stale list entries.
 func (t *netThread) pickFree() *conn {
-	for n := len(t.freeConns); n > 0; n = len(t.freeConns) {
-		c := t.freeConns[n-1]
+	p := &t.pace
+	for n := len(p.free); n > 0; n = len(p.free) {
+		c := p.free[n-1]
 		if t.hasRoom(c) {
 			return c
 		}
 		c.inFreeList = false
-		t.freeConns[n-1] = nil
-		t.freeConns = t.freeConns[:n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
 	}
 	return nil
 }
@@ -58,46 +117,45 @@ func (t *netThread) pickFree() *conn {
 // after its due time waited for a connection; one sent late while a
 // connection was free shows the client falling behind.
 func (t *netThread) schedule(now int64) {
+	p := &t.pace
+	closeAt := t.win.closeAt
 	for !t.stopping.Load() {
-		due := t.dueAt(t.k)
-		if due >= t.closeAt {
-			if now < t.closeAt {
-				t.armTimer(t.closeAt, now)
+		due := p.dueAt(p.k)
+		if due >= closeAt {
+			if now < closeAt {
+				p.arm(closeAt, now)
 			}
 			break
 		}
 		if due > now {
-			t.armTimer(due, now)
+			p.arm(due, now)
 			break
 		}
 		c := t.pickFree()
 		if c == nil {
-			t.lastNoConn = now
-			if now < t.closeAt {
-				t.armTimer(t.closeAt, now)
+			p.lastNoConn = now
+			if now < closeAt {
+				p.arm(closeAt, now)
 			}
 			break
 		}
-		st := &t.stats
-		if due < t.mStart {
-			st = &t.warmStats
-		}
-		if due <= t.lastNoConn {
+		st := t.phase(due)
+		if due <= p.lastNoConn {
 			st.waitedForConn++
 		} else if now-due > lateSendThreshold {
 			st.lateSends++
 		}
 		t.enqueue(c, due, now)
-		t.k++
+		p.k++
 	}
-	for i, c := range t.dirtyConns {
+	for i, c := range p.dirty {
 		c.dirty = false
 		if c.state == connActive {
 			t.flush(c)
 		}
-		t.dirtyConns[i] = nil
+		p.dirty[i] = nil
 	}
-	t.dirtyConns = t.dirtyConns[:0]
+	p.dirty = p.dirty[:0]
 }
 
 // enqueue adds one request, intended at due, to c's output for this turn.
@@ -108,31 +166,15 @@ func (t *netThread) enqueue(c *conn, due, now int64) {
 	} else {
 		c.pending = t.rend.appendRequest(c.pending, t.r.tmpl)
 	}
-	t.stats.bytesOut += int64(len(c.pending) - before)
+	t.books.measured.bytesOut += int64(len(c.pending) - before)
 	i := (c.head + c.inflight) & c.mask
 	c.sendTimes[i] = due
 	c.sentAt[i] = now
 	c.inflight++
 	c.sent++
-	if due >= t.mStart {
-		t.stats.sent++
-	} else {
-		t.warmStats.sent++
-	}
+	t.phase(due).sent++
 	if !c.dirty {
 		c.dirty = true
-		t.dirtyConns = append(t.dirtyConns, c)
+		t.pace.dirty = append(t.pace.dirty, c)
 	}
-}
-
-// armTimer makes the timerfd fire at due (relative: the loop's clock and
-// CLOCK_MONOTONIC share no origin).
-func (t *netThread) armTimer(due, now int64) {
-	if t.armedFor == due {
-		return
-	}
-	t.armedFor = due
-	wait := max(due-now, 1000)
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(wait)}
-	unix.TimerfdSettime(t.tfd, 0, &spec, nil)
 }

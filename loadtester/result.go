@@ -47,7 +47,7 @@ type Interval struct {
 	Histogram string `json:"histogram,omitempty"`
 }
 
-// Result is a finished run: what --json writes and what Run returns.
+// Result is a finished run: what Run returns and WriteJSON writes.
 type Result struct {
 	Version int    `json:"version"`
 	Target  string `json:"target"`
@@ -120,6 +120,22 @@ type Result struct {
 	hist              *hdrhistogram.Histogram
 	svcHist           *hdrhistogram.Histogram   // ReadResult: the service histogram, decoded
 	ivHists           []*hdrhistogram.Histogram // ReadResult: each interval's, decoded (nil if absent)
+	// Run only: lower bounds landed in intervals already reported to
+	// OnInterval (HDRLog.Finish rewrites its log), and the requests kept
+	// for WriteVegeta.
+	amended bool
+	vegeta  *vegetaRun
+}
+
+// IntervalReport is one measured interval as it closes (Config.OnInterval).
+type IntervalReport struct {
+	// Interval is as Result.Intervals will hold it, but for its Histogram
+	// (empty here: Hist holds it) and the lower bounds of requests that
+	// never finished, which are added when the run ends (Result.Intervals
+	// has them; HDRLog.Finish rewrites a streamed log with them).
+	Interval
+	Start, End time.Time               // the interval's bounds on the run's clock
+	Hist       *hdrhistogram.Histogram // its latencies (ns); valid during the call only
 }
 
 // InstanceRow is one input of a merged result.
@@ -163,14 +179,15 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 		P999: h.ValueAtQuantile(99.9), Max: h.Max(), Mean: h.Mean()}
 }
 
-// WriteJSON writes the result to path.
-func (r *Result) WriteJSON(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+// WriteJSON writes res as the versioned JSON result (--json), indented,
+// with a final newline.
+func WriteJSON(w io.Writer, res *Result) error {
+	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write --json: %w", err)
+	if _, err := w.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
 }

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +25,7 @@ func runOK(t *testing.T, cfg Config) *Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Warmup+cfg.Duration+20*time.Second)
 	defer cancel()
-	res, err := Run(ctx, cfg, &bytes.Buffer{})
+	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -29,6 +33,60 @@ func runOK(t *testing.T, cfg Config) *Result {
 		t.Fatalf("run hit the test's deadline")
 	}
 	return res
+}
+
+// testFiles are the files a test run writes with the writers beside the
+// result, as cmd/load_tester does ("" for none).
+type testFiles struct{ json, hdrLog, vegeta string }
+
+// runToFiles runs cfg with runOK, streaming the HDR log as the run goes and
+// writing the vegeta results and the JSON at the end.
+func runToFiles(t *testing.T, cfg Config, files testFiles) *Result {
+	t.Helper()
+	var log *HDRLog
+	if files.hdrLog != "" {
+		f, err := os.Create(files.hdrLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		log = NewHDRLog(f)
+		cfg.OnInterval = log.Interval
+	}
+	if files.vegeta != "" && cfg.VegetaMax == 0 {
+		cfg.VegetaMax = 1_000_000
+	}
+	res := runOK(t, cfg)
+	if log != nil {
+		if err := log.Finish(res); err != nil {
+			t.Fatalf("HDR log: %v", err)
+		}
+	}
+	write := func(path string, w func(io.Writer, *Result) error) {
+		if path == "" {
+			return
+		}
+		var buf bytes.Buffer
+		if err := w(&buf, res); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(files.vegeta, WriteVegeta)
+	write(files.json, WriteJSON)
+	return res
+}
+
+// vegetaOf is what WriteVegeta writes for res, decoded.
+func vegetaOf(t *testing.T, res *Result) []vegeta.Result {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteVegeta(&buf, res); err != nil {
+		t.Fatalf("WriteVegeta: %v", err)
+	}
+	return decodeVegeta(t, &buf)
 }
 
 func TestLatencyMatchesInjectedDelay(t *testing.T) {
@@ -159,13 +217,11 @@ func TestOutputsReadBack(t *testing.T) {
 	dir := t.TempDir()
 	s := startTestServer(t, "tcp", func(s *testServer) { s.delay = time.Millisecond })
 	cfg := testConfig(s)
-	cfg.JSONPath = filepath.Join(dir, "r.json")
-	cfg.HDRLog = filepath.Join(dir, "r.hlog")
-	cfg.Vegeta = filepath.Join(dir, "r.bin")
+	files := testFiles{json: filepath.Join(dir, "r.json"), hdrLog: filepath.Join(dir, "r.hlog"), vegeta: filepath.Join(dir, "r.bin")}
 	cfg.Warmup = 200 * time.Millisecond
-	res := runOK(t, cfg)
+	res := runToFiles(t, cfg, files)
 
-	back, err := ReadResult(cfg.JSONPath)
+	back, err := ReadResult(files.json)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +230,7 @@ func TestOutputsReadBack(t *testing.T) {
 			back.Requests, back.Hist().TotalCount(), len(back.Intervals), res.Requests, res.Requests)
 	}
 	var raw map[string]any
-	data, _ := os.ReadFile(cfg.JSONPath)
+	data, _ := os.ReadFile(files.json)
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +244,7 @@ func TestOutputsReadBack(t *testing.T) {
 		t.Errorf("histogram %q..., want V2 compressed base64 (HISTF...), encoded once", h[:min(len(h), 10)])
 	}
 
-	f, err := os.Open(cfg.HDRLog)
+	f, err := os.Open(files.hdrLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +267,7 @@ func TestOutputsReadBack(t *testing.T) {
 		t.Errorf("hdr log: %d samples in %d intervals, want %d in %d", count, intervals, res.Requests, len(res.Intervals))
 	}
 
-	results := readVegeta(t, cfg.Vegeta)
+	results := readVegeta(t, files.vegeta)
 	// The same requests: those due in the measured window, each once.
 	if int64(len(results)) != res.Due || res.Due != res.Requests {
 		t.Errorf("vegeta: %d results for %d due requests (%d answered)", len(results), res.Due, res.Requests)
@@ -233,11 +289,10 @@ func TestVegetaSampling(t *testing.T) {
 	dir := t.TempDir()
 	s := startTestServer(t, "tcp", nil)
 	cfg := testConfig(s)
-	cfg.Vegeta = filepath.Join(dir, "r.bin")
 	cfg.VegetaMax = 64
 	cfg.NetworkThreads = 2
-	res := runOK(t, cfg)
-	results := readVegeta(t, cfg.Vegeta)
+	res := runToFiles(t, cfg, testFiles{vegeta: filepath.Join(dir, "r.bin")})
+	results := readVegeta(t, filepath.Join(dir, "r.bin"))
 	if len(results) == 0 || len(results) > cfg.VegetaMax || res.VegetaSampleEvery < 2 {
 		t.Fatalf("%d results kept, every %d-th, max %d", len(results), res.VegetaSampleEvery, cfg.VegetaMax)
 	}
@@ -254,12 +309,22 @@ func readVegeta(t *testing.T, path string) []vegeta.Result {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+	return decodeVegeta(t, f)
+}
+
+// decodeVegeta decodes vegeta results (an empty input holds none).
+func decodeVegeta(t *testing.T, r io.Reader) []vegeta.Result {
+	t.Helper()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) == 0 {
 		return nil // no results at all
 	}
-	dec := vegeta.DecoderFor(f)
+	dec := vegeta.DecoderFor(bytes.NewReader(data))
 	if dec == nil {
-		t.Fatalf("vegeta cannot detect the encoding of %s", path)
+		t.Fatalf("vegeta cannot detect the encoding of the results")
 	}
 	var out []vegeta.Result
 	for {
@@ -295,7 +360,7 @@ func TestTargetDownFailsFast(t *testing.T) {
 	cfg := testConfig(s)
 	s.kill()
 	start := time.Now()
-	_, err := Run(context.Background(), cfg, &bytes.Buffer{})
+	_, err := Run(context.Background(), cfg)
 	if !errors.Is(err, ErrTargetDown) {
 		t.Fatalf("err %v, want ErrTargetDown", err)
 	}
@@ -378,5 +443,60 @@ func TestBodyTemplateUniquePerRequest(t *testing.T) {
 	}
 	if len(seen) < 2*int(res.Requests) {
 		t.Errorf("%d distinct ids for %d requests", len(seen), res.Requests)
+	}
+}
+
+// TestAgainstWeaselDB drives the real server when it has been built.
+func TestAgainstWeaselDB(t *testing.T) {
+	bin := os.Getenv("WEASELDB_BIN") // a binary elsewhere than build/
+	if bin == "" {
+		bin = "../build/weaseldb"
+	}
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skip("build/weaseldb not built (make build): skipping the run against the real server")
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "w.sock")
+	config := filepath.Join(dir, "w.toml")
+	toml := "[server]\ninterfaces = [{ type = \"unix\", path = \"" + sock + "\" }]\n"
+	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "--config", config)
+	srv.Dir = dir
+	var srvOut bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("weaseldb did not listen on %s:\n%s", sock, srvOut.String())
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.UnixSocket = sock
+	cfg.Concurrency = 8
+	cfg.RequestsPerConn = 50
+	cfg.NetworkThreads = 2
+	cfg.Pipeline = 2
+	cfg.Duration = time.Second
+	res := runOK(t, cfg)
+	if res.Requests == 0 || res.Errors != 0 {
+		t.Errorf("weaseldb /ok: requests %d, errors %v", res.Requests, res.ErrorsByKind)
 	}
 }

@@ -8,8 +8,8 @@ import (
 // every network thread has exited): each thread's unfinished and dropped
 // requests are counted in the interval they were due in, and their lower
 // bounds (the end of the thread's drain minus when they were due) go into
-// the run's histogram and that interval's. Intervals already logged are then
-// rewritten in the HDR log.
+// the run's histogram and that interval's. The Result says when intervals
+// already reported (OnInterval) changed, so a streamed HDR log is rewritten.
 
 // maxBoundValues caps the values recorded one by one for the dropped
 // requests of one interval; beyond it, each recorded value stands for an
@@ -34,7 +34,7 @@ func (c *collector) accountTails() {
 		return h
 	}
 	for _, t := range c.r.threads {
-		tl := &t.tail
+		tl := &t.win.tail
 		c.warmUnfinished += tl.warmUnfinished
 		c.warmDropped += tl.warmDropped
 		c.scheduled += tl.scheduled
@@ -46,11 +46,11 @@ func (c *collector) accountTails() {
 			c.intervals[i].Unfinished++
 			c.unfinished++
 			c.recordBound(tl.endNs-p.due, 1, ivHist(i))
-			if t.svc != nil {
-				t.svc.RecordValue(tl.endNs - p.sent)
+			if b := &t.books; b.svc != nil {
+				b.svc.RecordValue(tl.endNs - p.sent)
 			}
-			if t.samples != nil {
-				t.samples.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished})
+			if s := t.books.samples; s != nil {
+				s.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished})
 			}
 		}
 		c.accountDropped(t, ivHist)
@@ -67,12 +67,12 @@ func (c *collector) accountTails() {
 
 // accountDropped records a thread's dropped requests, interval by interval.
 func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.Histogram) {
-	tl := &t.tail
+	tl, p, samples := &t.win.tail, &t.pace, t.books.samples
 	for k := tl.dropFrom; k < tl.dropTo; {
-		i := c.intervalOf(t.dueAt(k))
+		i := c.intervalOf(p.dueAt(k))
 		end := tl.dropTo
 		if i+1 < len(c.ivRecs) {
-			end = min(end, max(t.firstDueAtOrAfter(c.ivRecs[i].endNs), k+1))
+			end = min(end, max(p.firstDueAtOrAfter(c.ivRecs[i].endNs), k+1))
 		}
 		n := end - k
 		c.intervals[i].Dropped += int64(n)
@@ -81,12 +81,12 @@ func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.
 		stride := max(1, n/maxBoundValues)
 		for j := k; j < end; j += stride {
 			count := min(stride, end-j)
-			due := t.dueAt(j + count/2)
+			due := p.dueAt(j + count/2)
 			c.recordBound(tl.endNs-due, int64(count), h)
-			if t.samples != nil {
+			if samples != nil {
 				for m := range count {
-					d := t.dueAt(j + m)
-					t.samples.add(sample{start: d, latency: tl.endNs - d, errKind: sampleDropped})
+					d := p.dueAt(j + m)
+					samples.add(sample{start: d, latency: tl.endNs - d, errKind: sampleDropped})
 				}
 			}
 		}
@@ -109,13 +109,4 @@ func (c *collector) recordBound(v, n int64, interval *hdrhistogram.Histogram) {
 func (c *collector) intervalOf(due int64) int {
 	i := int((due - c.r.mStart) / int64(c.r.cfg.StatsInterval))
 	return min(max(i, 0), len(c.ivRecs)-1)
-}
-
-// finishHDRLog rewrites the HDR log when lower bounds landed in intervals it
-// already holds, then closes it.
-func (c *collector) finishHDRLog() error {
-	if c.amended {
-		c.hdrLog.rewrite(c.r.base, c.ivRecs)
-	}
-	return c.hdrLog.close()
 }

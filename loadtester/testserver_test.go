@@ -233,6 +233,5 @@ func testConfig(s *testServer) Config {
 	cfg.Duration = time.Second
 	cfg.StatsInterval = 250 * time.Millisecond
 	cfg.Timeout = 5 * time.Second
-	cfg.Quiet = true
 	return cfg
 }

@@ -19,6 +19,19 @@ package loadtester
 // records their lower bounds (the drain's end minus when they were due).
 // The loop then exits.
 
+// window is the measured window as one network thread sees it, and its
+// close (loop thread only; tail is read by the collector once the loop has
+// exited).
+type window struct {
+	start    int64 // the window opens here (ns since base): a request due before it is the warm-up's
+	closeAt  int64 // and closes here; refreshed from the runner on every wake, so an interrupt can move it
+	drainFor int64 // the effective drain
+	drainEnd int64 // closing: when requests in flight stop being waited for, and waiting ones sent
+	closing  bool  // the window has closed: nothing due after it is sent; what is in flight or due and waiting drains
+	finished bool  // the drain is over and what never finished is counted: the loop exits
+	tail     tail
+}
+
 // tail is what a thread leaves for the collector when it finishes.
 type tail struct {
 	endNs      int64     // when the thread stopped waiting (the end of its drain)
@@ -38,11 +51,12 @@ type pending struct{ due, sent int64 }
 // closeWindow runs on every loop turn at or after the window's end. The
 // first closes the window; the last, once the drain is over, finishes.
 func (t *netThread) closeWindow(now int64) {
-	if !t.closing {
-		t.closing = true
-		t.drainEnd = t.closeAt + t.drainFor
+	w := &t.win
+	if !w.closing {
+		w.closing = true
+		w.drainEnd = w.closeAt + w.drainFor
 	}
-	if now >= t.drainEnd || t.stopping.Load() || (!t.anyInFlight() && !t.backlog()) {
+	if now >= w.drainEnd || t.stopping.Load() || (!t.anyInFlight() && !t.backlog()) {
 		t.finish(now)
 	}
 }
@@ -52,7 +66,7 @@ func (t *netThread) closeWindow(now int64) {
 // send. A thread whose schedule never started (no connection before the
 // window closed) has none to send; its share is dropped (countDropped).
 func (t *netThread) backlog() bool {
-	return t.tfd >= 0 && t.scheduling && t.dueAt(t.k) < t.closeAt
+	return t.pace.on() && t.pace.scheduling && t.pace.dueAt(t.pace.k) < t.win.closeAt
 }
 
 func (t *netThread) anyInFlight() bool {
@@ -66,8 +80,9 @@ func (t *netThread) anyInFlight() bool {
 
 // finish counts what never finished and ends the loop.
 func (t *netThread) finish(now int64) {
-	t.closing = true
-	t.tail.endNs = now
+	w := &t.win
+	w.closing = true
+	w.tail.endNs = now
 	for _, c := range t.conns {
 		if c == nil {
 			continue
@@ -75,50 +90,35 @@ func (t *netThread) finish(now int64) {
 		for i := range c.inflight {
 			j := (c.head + i) & c.mask
 			due := c.sendTimes[j]
-			if due < t.mStart {
-				t.tail.warmUnfinished++
+			if due < w.start {
+				w.tail.warmUnfinished++
 				continue
 			}
-			t.tail.unfinished = append(t.tail.unfinished, pending{due: due, sent: c.sentAtOf(j)})
+			w.tail.unfinished = append(w.tail.unfinished, pending{due: due, sent: c.sentAtOf(j)})
 		}
 	}
-	if t.tfd >= 0 {
+	if t.pace.on() {
 		t.countDropped()
 	}
-	t.finished = true
+	w.finished = true
 }
 
 // countDropped finds the open-loop requests due before the window's end
 // that were never sent: the schedule's next index up to the first one due
 // at or after the end.
 func (t *netThread) countDropped() {
-	if !t.scheduling { // never had a connection: its whole share of the window went unsent
-		t.scheduling = true
-		t.schedStart += t.mStart
+	p, w := &t.pace, &t.win
+	if !p.scheduling { // never had a connection: its whole share of the window went unsent
+		p.begin(w.start)
 	}
-	warmEnd, end := t.firstDueAtOrAfter(t.mStart), t.firstDueAtOrAfter(t.closeAt)
+	warmEnd, end := p.firstDueAtOrAfter(w.start), p.firstDueAtOrAfter(w.closeAt)
+	tl := &w.tail
 	if end > warmEnd {
-		t.tail.scheduled = int64(end - warmEnd)
+		tl.scheduled = int64(end - warmEnd)
 	}
-	if t.k < warmEnd {
-		t.tail.warmDropped = int64(min(warmEnd, end) - t.k)
+	if p.k < warmEnd {
+		tl.warmDropped = int64(min(warmEnd, end) - p.k)
 	}
-	t.tail.dropFrom = max(t.k, warmEnd)
-	t.tail.dropTo = max(end, t.tail.dropFrom)
-}
-
-// firstDueAtOrAfter is the index of the schedule's first request due at or
-// after ns.
-func (t *netThread) firstDueAtOrAfter(ns int64) uint64 {
-	if ns <= t.schedStart {
-		return 0
-	}
-	k := uint64(float64(ns-t.schedStart) / t.interval)
-	for k > 0 && t.dueAt(k-1) >= ns {
-		k--
-	}
-	for t.dueAt(k) < ns {
-		k++
-	}
-	return k
+	tl.dropFrom = max(p.k, warmEnd)
+	tl.dropTo = max(end, tl.dropFrom)
 }

@@ -1,14 +1,91 @@
 // Command load_tester drives HTTP/1.1 load at a server and reports
-// throughput, latency percentiles, errors by kind and its own CPU use.
-// See docs/load_tester.md; the work is in package loadtester.
+// throughput, latency percentiles, errors by kind and its own CPU use; its
+// merge subcommand adds the results of several instances. See
+// docs/load_tester.md and docs/distributed.md. This is the command line
+// (flags.go, outputs.go, merge.go): the engine is package loadtester.
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
 	"weaseldb/loadtester"
 )
 
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // target down, errors above --max-errors, an output not written
+	exitUsage       = 2   // bad flags, --start-at past, too few descriptors
+	exitInterrupted = 130 // SIGINT/SIGTERM: what was measured is still printed and written
+)
+
 func main() {
-	os.Exit(loadtester.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// run is the command: flags, signals, the run, its outputs and summary; it
+// returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return runMerge(args[1:], stdout, stderr)
+	}
+	o, help, err := parseArgs(args)
+	if help {
+		usage(stdout)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second ^C kills at once
+	res, err := runLoad(ctx, o, stdout)
+	if res != nil {
+		res.PrintSummary(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
+		return exitStatus(err)
+	}
+	outcome, verdict, reason := loadtester.Verdict(res, o.cfg.MaxErrors)
+	if verdict != "" {
+		fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
+	}
+	if reason != "" {
+		fmt.Fprintf(stderr, "load_tester: %s\n", reason)
+	}
+	return outcomeStatus(outcome)
+}
+
+// exitStatus is the exit status of a run that ended in err.
+func exitStatus(err error) int {
+	switch {
+	case errors.Is(err, loadtester.ErrInterrupted): // ^C before the window opened: as ^C during the run
+		return exitInterrupted
+	case errors.Is(err, loadtester.ErrStartAtPast), errors.Is(err, loadtester.ErrTooFewDescriptors):
+		return exitUsage // the command cannot run as given
+	}
+	return exitFailure
+}
+
+// outcomeStatus is the exit status of a finished run's verdict.
+func outcomeStatus(o loadtester.Outcome) int {
+	switch o {
+	case loadtester.OutcomeFail:
+		return exitFailure
+	case loadtester.OutcomeInterrupted:
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

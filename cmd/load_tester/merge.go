@@ -1,22 +1,18 @@
-package loadtester
+package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
-	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"weaseldb/loadtester"
 )
 
 // `load_tester merge`: flags, reading the inputs, the summary and the
-// outputs; the merge itself is in merge.go.
+// outputs; the merge itself is loadtester.Merge.
 
 const mergeUsage = `load_tester merge: add the results of several load_tester instances exactly.
 
@@ -34,8 +30,8 @@ instances' own --vegeta files (found as recorded, or beside their JSON).
 Flags:
 `
 
-// MergeMain is the merge subcommand; it returns the exit status.
-func MergeMain(args []string, stdout, stderr io.Writer) int {
+// runMerge is the merge subcommand; it returns the exit status.
+func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("load_tester merge", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	jsonOut := fs.String("json", "", "write the merged result to `FILE`")
@@ -47,126 +43,74 @@ func MergeMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, mergeUsage)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
-			return ExitOK
+			return exitOK
 		}
 		fmt.Fprintf(stderr, "load_tester merge: %s (see --help)\n", oneLine(err))
-		return ExitUsage
+		return exitUsage
 	}
-	inputs := make([]MergeInput, 0, fs.NArg())
+	inputs := make([]loadtester.MergeInput, 0, fs.NArg())
 	for _, path := range fs.Args() {
-		r, err := ReadResult(path)
+		r, err := loadtester.ReadResult(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: refused: %s\n", oneLine(err))
-			return ExitUsage
+			return exitUsage
 		}
-		inputs = append(inputs, MergeInput{Path: path, Result: r})
+		inputs = append(inputs, loadtester.MergeInput{Path: path, Result: r})
 	}
-	res, err := Merge(inputs)
+	res, err := loadtester.Merge(inputs)
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester merge: refused: %s\n", oneLine(err))
-		return ExitUsage
+		return exitUsage
 	}
 	if *vegetaOut != "" {
 		if err := mergeVegeta(*vegetaOut, inputs); err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: %s\n", oneLine(err))
-			return ExitFailure
+			return exitFailure
 		}
 		res.VegetaFile = *vegetaOut
 	}
 	res.PrintSummary(stdout)
 	res.PrintInstances(stdout)
-	code, verdict, reason := Verdict(res, *maxErrors)
+	outcome, verdict, reason := loadtester.Verdict(res, *maxErrors)
 	fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
 	if *hdrOut != "" {
-		if err := writeMergedHDRLog(*hdrOut, res); err != nil {
+		if err := writeFile(*hdrOut, "--hdr-log", func(w io.Writer) error { return loadtester.WriteHDRLog(w, res) }); err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: %s\n", oneLine(err))
-			return ExitFailure
+			return exitFailure
 		}
 	}
 	if *jsonOut != "" {
-		if err := res.WriteJSON(*jsonOut); err != nil {
+		if err := writeJSON(*jsonOut, res); err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: %s\n", oneLine(err))
-			return ExitFailure
+			return exitFailure
 		}
 	}
 	if reason != "" {
 		fmt.Fprintf(stderr, "load_tester merge: %s\n", reason)
 	}
-	return code
+	return outcomeStatus(outcome)
 }
 
-// writeMergedHDRLog writes the merged intervals as an HdrHistogram log whose
-// base time is the merged window's start.
-func writeMergedHDRLog(path string, res *Result) error {
-	start, err := time.Parse(time.RFC3339Nano, res.WindowStart)
-	if err != nil {
-		return fmt.Errorf("--hdr-log: window_start: %w", err)
-	}
-	w, err := newHDRLogWriter(path)
-	if err != nil {
-		return err
-	}
-	var prev int64
-	for _, iv := range res.Intervals {
-		end := int64(seconds(iv.TS))
-		h := newHistogram()
-		if iv.Histogram != "" {
-			dec, err := decodeHist(iv.Histogram)
-			if err != nil {
-				w.close()
-				return fmt.Errorf("--hdr-log: %w", err)
-			}
-			h.Merge(dec)
-		}
-		w.write(h, start, max(prev, end-int64(seconds(iv.LengthS))), end)
-		prev = end
-	}
-	return w.close()
-}
-
-// mergeVegeta reads each instance's vegeta results and writes them as one
-// attack, in timestamp order, numbered from 0 without gaps (vegeta plot
-// needs that).
-func mergeVegeta(out string, inputs []MergeInput) error {
-	var all []vegeta.Result
-	for _, in := range inputs {
+// mergeVegeta writes the instances' vegeta results as one attack to out.
+func mergeVegeta(out string, inputs []loadtester.MergeInput) error {
+	files := make([]string, len(inputs))
+	for i, in := range inputs {
 		path, err := vegetaFileOf(in)
 		if err != nil {
 			return err
 		}
-		results, err := readVegetaFile(path)
-		if err != nil {
-			return err
-		}
-		all = append(all, results...)
+		files[i] = path
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Timestamp.Before(all[j].Timestamp) })
-	f, err := os.Create(out)
+	results, err := loadtester.MergeVegeta(files)
 	if err != nil {
 		return fmt.Errorf("--vegeta: %w", err)
 	}
-	w := bufio.NewWriter(f)
-	enc := vegeta.NewEncoder(w)
-	for i := range all {
-		all[i].Seq, all[i].Attack = uint64(i), "load_tester"
-		if all[i].Headers == nil {
-			all[i].Headers = http.Header{}
-		}
-		if err := enc.Encode(&all[i]); err != nil {
-			f.Close()
-			return fmt.Errorf("--vegeta: %w", err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("--vegeta: %w", err)
-	}
-	return f.Close()
+	return writeFile(out, "--vegeta", func(w io.Writer) error { return loadtester.EncodeVegeta(w, results) })
 }
 
 // vegetaFileOf finds an instance's vegeta results: where it wrote them, or
 // under the same name beside its JSON (where collected files usually land).
-func vegetaFileOf(in MergeInput) (string, error) {
+func vegetaFileOf(in loadtester.MergeInput) (string, error) {
 	rec := in.Result.VegetaFile
 	if rec == "" {
 		return "", fmt.Errorf("--vegeta: %s was run without --vegeta", in.Path)
@@ -178,30 +122,4 @@ func vegetaFileOf(in MergeInput) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("--vegeta: %s's results %s not found (nor beside it as %s)", in.Path, rec, beside)
-}
-
-func readVegetaFile(path string) ([]vegeta.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--vegeta: %w", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		return nil, nil
-	}
-	dec := vegeta.DecoderFor(f)
-	if dec == nil {
-		return nil, fmt.Errorf("--vegeta: %s: not vegeta results", path)
-	}
-	var out []vegeta.Result
-	for {
-		var r vegeta.Result
-		if err := dec.Decode(&r); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("--vegeta: %s: %w", path, err)
-		}
-		out = append(out, r)
-	}
 }

@@ -1,26 +1,27 @@
-package loadtester
+package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"weaseldb/loadtester"
 )
 
-// Exit statuses of Main.
-const (
-	ExitOK          = 0
-	ExitFailure     = 1   // target down, errors above --max-errors, an output not written
-	ExitUsage       = 2   // bad flags
-	ExitInterrupted = 130 // SIGINT/SIGTERM: what was measured is still printed and written
-)
+// options is a command line: the load (the engine's Config) and what the
+// command does with its result.
+type options struct {
+	cfg       loadtester.Config
+	jsonPath  string // --json
+	hdrLog    string // --hdr-log
+	vegeta    string // --vegeta
+	vegetaMax int    // --vegeta-max: results kept for --vegeta
+	quiet     bool
+}
 
 // secondsFlag accepts "10" (seconds, fractions allowed) or a Go duration ("500ms").
 type secondsFlag struct{ d *time.Duration }
@@ -64,8 +65,13 @@ UUID, per request. Exit status: 0 ok, 1 failure (target down, errors over
 Flags:
 `
 
-// newFlagSet binds the flags to cfg (which holds the defaults), url and body.
-func newFlagSet(cfg *Config, url, body, startAt *string) *flag.FlagSet {
+// defaultVegetaMax is --vegeta-max's default.
+const defaultVegetaMax = 1_000_000
+
+// newFlagSet binds the flags to o (which holds the defaults), url, body and
+// startAt (the flags read after parsing).
+func newFlagSet(o *options, url, body, startAt *string) *flag.FlagSet {
+	cfg := &o.cfg
 	fs := flag.NewFlagSet("load_tester", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.UnixSocket, "unix-socket", "", "target a unix socket at `PATH` instead of TCP")
@@ -94,126 +100,97 @@ func newFlagSet(cfg *Config, url, body, startAt *string) *flag.FlagSet {
 	fs.Var(secondsFlag{&cfg.ConnectTimeout}, "connect-timeout", "fail a connect that takes longer")
 	fs.StringVar(startAt, "start-at", "", "open the measured window at `TIME` (RFC 3339, or +10s from now), after connecting and the warm-up; intervals align to it (for several instances)")
 	fs.StringVar(&cfg.Instance, "instance", "", "this instance's `NAME` in the JSON and in a merge (default: hostname-pid)")
-	fs.StringVar(&cfg.JSONPath, "json", "", "write the result as versioned JSON to `FILE`")
-	fs.StringVar(&cfg.HDRLog, "hdr-log", "", "write an HdrHistogram interval log to `FILE`")
-	fs.StringVar(&cfg.Vegeta, "vegeta", "", "write results `FILE` in vegeta's encoding (for vegeta report/plot)")
-	fs.IntVar(&cfg.VegetaMax, "vegeta-max", cfg.VegetaMax, "results kept for --vegeta; beyond, an even sample")
+	fs.StringVar(&o.jsonPath, "json", "", "write the result as versioned JSON to `FILE`")
+	fs.StringVar(&o.hdrLog, "hdr-log", "", "write an HdrHistogram interval log to `FILE`")
+	fs.StringVar(&o.vegeta, "vegeta", "", "write results `FILE` in vegeta's encoding (for vegeta report/plot)")
+	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
-	fs.BoolVar(&cfg.Quiet, "quiet", false, "no progress lines, only the summary")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines, only the summary")
 	return fs
 }
 
-// ParseArgs parses command-line flags into a Config. help is true for --help.
-func ParseArgs(args []string) (cfg Config, help bool, err error) {
-	cfg = DefaultConfig()
+// defaults are the options before any flag.
+func defaults() options {
+	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax}
+}
+
+// parseArgs parses the command line. help is true for --help.
+func parseArgs(args []string) (o options, help bool, err error) {
+	o = defaults()
 	var url, body, startAt string
-	fs := newFlagSet(&cfg, &url, &body, &startAt)
+	fs := newFlagSet(&o, &url, &body, &startAt)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, true, nil
+			return o, true, nil
 		}
-		return cfg, false, err
+		return o, false, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return o, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	cfg := &o.cfg
 	if url != "" {
-		if err := cfg.applyURL(url); err != nil {
-			return cfg, false, err
+		if err := cfg.SetURL(url); err != nil {
+			return o, false, err
 		}
 	}
 	if startAt != "" {
 		if cfg.StartAt, err = parseStartAt(startAt, time.Now()); err != nil {
-			return cfg, false, err
+			return o, false, err
 		}
 	}
 	if body != "" {
 		if cfg.BodyFile != "" {
-			return cfg, false, errors.New("--body and --body-file: give one")
+			return o, false, errors.New("--body and --body-file: give one")
 		}
 		cfg.Body = []byte(body)
 	}
-	return cfg, false, cfg.Validate()
+	if o.vegeta != "" {
+		cfg.VegetaMax = o.vegetaMax
+	}
+	errs := []error{cfg.Validate()}
+	if o.vegetaMax < 1 {
+		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
+	}
+	return o, false, errors.Join(errs...)
 }
 
-// Usage writes the --help text.
-func Usage(w io.Writer) {
+// usage writes the --help text.
+func usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
-	cfg := DefaultConfig()
+	o := defaults()
 	var url, body, startAt string
-	fs := newFlagSet(&cfg, &url, &body, &startAt)
+	fs := newFlagSet(&o, &url, &body, &startAt)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
 
-// Main is the load_tester command: flags, signals, run, summary, exit status.
-func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "merge" {
-		return MergeMain(args[1:], stdout, stderr)
-	}
-	cfg, help, err := ParseArgs(args)
-	if help {
-		Usage(stdout)
-		return ExitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
-		return ExitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second ^C kills at once
-	res, err := Run(ctx, cfg, stdout)
-	if res != nil {
-		res.PrintSummary(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
-		return exitStatus(err)
-	}
-	code, verdict, reason := Verdict(res, cfg.MaxErrors)
-	if verdict != "" {
-		fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
-	}
-	if reason != "" {
-		fmt.Fprintf(stderr, "load_tester: %s\n", reason)
-	}
-	return code
-}
+// maxStartAhead bounds --start-at: further away is a mistake (a wrong date
+// or time zone), not a plan.
+const maxStartAhead = 24 * time.Hour
 
-// exitStatus is the exit status of a run that ended in err.
-func exitStatus(err error) int {
+// parseStartAt reads --start-at: RFC 3339 (2026-12-01T10:00:00Z) or
+// relative to now (+10s, +1.5, +2m). It must lie in the future, within
+// maxStartAhead.
+func parseStartAt(v string, now time.Time) (time.Time, error) {
+	var at time.Time
+	if rel, ok := strings.CutPrefix(v, "+"); ok {
+		var d time.Duration
+		if err := (secondsFlag{&d}).Set(rel); err != nil {
+			return at, fmt.Errorf("--start-at %q: want RFC 3339 (2026-12-01T10:00:00Z) or +DURATION (+10s)", v)
+		}
+		at = now.Add(d)
+	} else {
+		var err error
+		if at, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return at, fmt.Errorf("--start-at %q: want RFC 3339 (2026-12-01T10:00:00Z) or +DURATION (+10s)", v)
+		}
+	}
 	switch {
-	case errors.Is(err, ErrInterrupted): // ^C before the window opened: as ^C during the run
-		return ExitInterrupted
-	case errors.Is(err, ErrStartAtPast), errors.Is(err, ErrTooFewDescriptors):
-		return ExitUsage // the command cannot run as given
+	case !at.After(now):
+		return at, fmt.Errorf("--start-at %s: already past (now %s)", at.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	case at.Sub(now) > maxStartAhead:
+		return at, fmt.Errorf("--start-at %s: %v from now, more than %v ahead", at.UTC().Format(time.RFC3339), at.Sub(now).Round(time.Second), maxStartAhead)
 	}
-	return ExitFailure
+	return at, nil
 }
-
-// Verdict is the exit status of a finished run, a line for the summary
-// (empty when there is nothing to say) and the one-line reason of a failure
-// for stderr. Every due request that did not get a good answer counts
-// against --max-errors: failed, unfinished and dropped requests, plus the
-// other errors (non-2xx responses, failed connects).
-func Verdict(res *Result, maxErrors int64) (code int, verdict, reason string) {
-	other := res.Errors - res.Failed
-	bad := res.Errors + res.Unfinished + res.Dropped
-	counts := fmt.Sprintf("failed %d + unfinished %d + dropped %d + other errors %d = %d",
-		res.Failed, res.Unfinished, res.Dropped, other, bad)
-	switch {
-	case res.Interrupted:
-		return ExitInterrupted, "interrupted: what was measured is above", ""
-	case bad > maxErrors:
-		return ExitFailure, "FAILED: " + counts + fmt.Sprintf(", over --max-errors %d", maxErrors),
-			counts + fmt.Sprintf(", over --max-errors %d", maxErrors)
-	case res.Requests == 0:
-		return ExitFailure, "FAILED: no responses received", "no responses received"
-	case bad > 0:
-		return ExitOK, fmt.Sprintf("ok, but not clean: %s, within --max-errors %d", counts, maxErrors), ""
-	}
-	return ExitOK, "ok: every due request answered", ""
-}
-
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

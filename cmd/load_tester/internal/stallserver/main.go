@@ -3,7 +3,7 @@
 // request normally for --answer-for after the first request it sees, then
 // holds every request without answering until it is stopped.
 //
-//	go run ./loadtester/internal/stallserver --port 9000 --answer-for 3s
+//	go run ./cmd/load_tester/internal/stallserver --port 9000 --answer-for 3s
 package main
 
 import (

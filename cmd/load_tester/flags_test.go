@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(options) bool
+		wantErr string
+	}{
+		{"seed flags", strings.Fields("--unix-socket w.sock --concurrency 2000 --requests-per-conn 500 --connect-threads 2 --network-threads 10 --duration 120 --stats-interval 1"),
+			func(o options) bool {
+				c := o.cfg
+				return c.UnixSocket == "w.sock" && c.Concurrency == 2000 && c.RequestsPerConn == 500 && c.ConnectThreads == 2 &&
+					c.NetworkThreads == 10 && c.Duration == 120*time.Second && c.StatsInterval == time.Second
+			}, ""},
+		{"url", []string{"--url", "http://127.0.0.1:9000/v1/status?request_id=x"},
+			func(o options) bool {
+				c := o.cfg
+				return c.Host == "127.0.0.1" && c.Port == 9000 && c.Path == "/v1/status?request_id=x"
+			}, ""},
+		{"durations", strings.Fields("--duration 500ms --warmup 0.5 --timeout 2s"),
+			func(o options) bool {
+				c := o.cfg
+				return c.Duration == 500*time.Millisecond && c.Warmup == 500*time.Millisecond && c.Timeout == 2*time.Second
+			}, ""},
+		{"headers repeat", []string{"--header", "A: 1", "--header", "B: 2", "--pipeline", "16", "--rate", "1000"},
+			func(o options) bool {
+				c := o.cfg
+				return len(c.Headers) == 2 && c.Pipeline == 16 && c.Rate == 1000
+			}, ""},
+		{"bad concurrency", []string{"--concurrency", "0"}, nil, "--concurrency"},
+		{"bad header", []string{"--header", "nocolon"}, nil, "--header"},
+		{"https", []string{"--url", "https://x/"}, nil, "only http://"},
+		{"unknown flag", []string{"--bogus"}, nil, "bogus"},
+		{"bad duration", []string{"--duration", "soon"}, nil, "duration"},
+		{"body twice", []string{"--body", "x", "--body-file", "f"}, nil, "--body"},
+		{"start-at relative", []string{"--start-at", "+10s", "--instance", "pod-3"},
+			func(o options) bool {
+				c := o.cfg
+				d := time.Until(c.StartAt)
+				return d > 9*time.Second && d <= 10*time.Second && c.Instance == "pod-3"
+			}, ""},
+		{"start-at absolute", []string{"--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
+			func(o options) bool {
+				c := o.cfg
+				d := time.Until(c.StartAt)
+				return d > 59*time.Minute && d <= time.Hour
+			}, ""},
+		{"start-at past", []string{"--start-at", "2020-01-01T00:00:00Z"}, nil, "already past"},
+		{"start-at too far", []string{"--start-at", "+48h"}, nil, "more than 24h0m0s ahead"},
+		{"start-at garbage", []string{"--start-at", "soon"}, nil, "want RFC 3339"},
+		{"start-at local time without zone", []string{"--start-at", "2030-01-01T10:00:00"}, nil, "want RFC 3339"},
+		{"outputs", strings.Fields("--json r.json --hdr-log r.hlog --vegeta r.bin --vegeta-max 64 --quiet"),
+			func(o options) bool {
+				return o.jsonPath == "r.json" && o.hdrLog == "r.hlog" && o.vegeta == "r.bin" && o.cfg.VegetaMax == 64 && o.quiet
+			}, ""},
+		{"no --vegeta: no results kept", strings.Fields("--vegeta-max 64"),
+			func(o options) bool { return o.cfg.VegetaMax == 0 && o.vegetaMax == 64 }, ""},
+		{"bad vegeta-max", strings.Fields("--vegeta-max 0"), nil, "--vegeta-max 0: want >= 1"},
+		{"body", []string{"--body", "x{{seq}}"}, func(o options) bool { return string(o.cfg.Body) == "x{{seq}}" }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _, err := parseArgs(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(o) {
+				t.Fatalf("err %v, options %+v", err, o)
+			}
+		})
+	}
+}

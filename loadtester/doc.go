@@ -1,0 +1,23 @@
+// Package loadtester is an HTTP/1.1 load generator engine, the library
+// behind cmd/load_tester (which holds the flags, the signals and the exit
+// statuses). Connect threads open connections and hand them to network
+// threads, each running its own epoll loop; latencies go to per-thread
+// HdrHistograms merged every stats interval. It runs closed loop (a fixed
+// number of requests in flight per connection) or open loop (Config.Rate,
+// latency from each request's intended send time), and accounts for every
+// request due in the measured window (docs/load_tester.md).
+//
+// Run(ctx, cfg) returns a *Result. Writers beside it put a result in files:
+// WriteJSON (the versioned JSON the report and the gate read, ReadResult
+// reads it back), WriteVegeta (vegeta's encoding) and HDRLog / WriteHDRLog
+// (the HdrHistogram interval log). Merge adds the results of several
+// instances exactly.
+//
+// Where things are: run.go (Run and the runner), collector.go (intervals and
+// the result), netloop.go (a network thread's loop: the hot path), books.go
+// (its warm-up and measured counters), openloop.go (the open-loop pacer),
+// window.go and tailaccount.go (the window's close and what never
+// finished), connect.go (connect threads), request.go and response.go (the
+// bytes on the wire), result.go, verdict.go, hdrlog.go, vegeta.go and
+// merge.go (results).
+package loadtester
