@@ -26,7 +26,7 @@ import (
 // service histogram, samples and CPU) is read by the collector only after
 // every loop has exited.
 //
-// Hazards handled (see EPOLL_HAZARDS.md): the epoll data word carries a slot
+// Hazards handled (numbered as in docs/epoll_hazards.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
 // is dropped (#1); a connection is put in the table before EPOLL_CTL_ADD on
 // the loop thread (#3); reads go on until EAGAIN or a short read, and a
