@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 CMDS      := $(notdir $(wildcard cmd/*))
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test race unit arm64 bench fuzz lint report gate clean
+.PHONY: all build test race unit arm64 bench fuzz lint report gate clean manycore
 
 all: build
 
@@ -16,8 +16,12 @@ build:
 # then the arm64 checks.
 test: lint race arm64
 
+# The event loop's suites run once more on the io_uring backend (they fall
+# back to epoll, and say so, where io_uring is unavailable).
+URING_PKGS := ./server/eventloop ./server/app
 race: build
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	WEASELDB_TEST_IO_BACKEND=io_uring $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(URING_PKGS)
 
 # Without the race detector: faster, for quick iteration.
 unit: build
@@ -71,6 +75,14 @@ report: build
 
 gate: build
 	$(BUILD_DIR)/gate $(GATE_ARGS)
+
+# The dedicated-core path (pinned I/O loops and stages, the seed's 8 loops,
+# the wait-strategy comparison's dedicated half) in a QEMU guest with CPUS
+# (16) CPUs, checked and rendered as a functional check, never as speed:
+# build/manycore/ (docs/manycore.md). Skips, saying so, without QEMU, a
+# kernel image or a static busybox.
+manycore:
+	BUILD_DIR=$(BUILD_DIR) scripts/manycore.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -29,6 +29,7 @@ import (
 // Setup flags (io_uring_setup(2)).
 const (
 	SetupClamp        = 1 << 4
+	SetupRDisabled    = 1 << 6 // created disabled: EnableRings from the thread that will submit
 	SetupSubmitAll    = 1 << 7
 	SetupCoopTaskrun  = 1 << 8
 	SetupSingleIssuer = 1 << 12
@@ -85,8 +86,9 @@ const (
 	offCQRing = 0x8000000
 	offSQEs   = 0x10000000
 
-	registerPbufRing   = 22
-	unregisterPbufRing = 23
+	registerEnableRings = 12
+	registerPbufRing    = 22
+	unregisterPbufRing  = 23
 )
 
 // params is struct io_uring_params.
@@ -230,6 +232,17 @@ func (r *Ring) mapRings(p *params) error {
 	r.cqMask = *(*uint32)(unsafe.Add(base, p.cqOff.ringMask))
 	r.cqes = unsafe.Slice((*CQE)(unsafe.Add(base, p.cqOff.cqes)), p.cqEntries)
 	r.sqLocalTail = atomic.LoadUint32(r.sqTail)
+	return nil
+}
+
+// EnableRings enables a ring created with SetupRDisabled. With
+// SetupSingleIssuer the calling thread becomes the one that may submit:
+// create the ring anywhere, enable it on the loop's locked thread.
+func (r *Ring) EnableRings() error {
+	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEnableRings, 0, 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("enable the ring: %w", errno)
+	}
 	return nil
 }
 

@@ -205,3 +205,39 @@ func TestBufRingRefusesBadSizes(t *testing.T) {
 		}
 	}
 }
+
+// A ring created disabled on one thread and enabled on another takes
+// submissions from the second: how an event loop creates its ring before
+// its goroutine runs.
+func TestEnableOnAnotherThread(t *testing.T) {
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun|SetupRDisabled)
+	if r.Flags()&SetupRDisabled == 0 {
+		t.Skip("the kernel refused a disabled ring")
+	}
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := r.EnableRings(); err != nil {
+			done <- err
+			return
+		}
+		r.GetSQE().PrepNop(5)
+		if _, err := r.SubmitAndWait(time.Second); err != nil {
+			done <- err
+			return
+		}
+		n := r.Completions(func(c *CQE) {
+			if c.UserData != 5 || c.Res != 0 {
+				t.Errorf("completion %+v", *c)
+			}
+		})
+		if n != 1 {
+			t.Errorf("%d completions", n)
+		}
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -40,7 +40,7 @@ func startServer(t *testing.T, mutate func(*config.Config)) *testServer {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, err := New(cfg, Options{OnLoopError: func(err error) { t.Errorf("loop: %v", err) }})
+	srv, err := New(cfg, withTestBackend(Options{OnLoopError: func(err error) { t.Errorf("loop: %v", err) }}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 	cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceTCP, Address: "127.0.0.1", Port: 0}}
 	cfg.Commit.PipelineWaitStrategy = config.WaitIfStageEmpty
 	cfg.Benchmark.OkResolveIterations = 20_000_000
-	srv, err := New(cfg, Options{})
+	srv, err := New(cfg, withTestBackend(Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

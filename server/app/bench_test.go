@@ -20,7 +20,7 @@ func benchServer(b *testing.B) net.Conn {
 	sock := filepath.Join(b.TempDir(), "b.sock")
 	cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceUnix, Path: sock}}
 	cfg.Commit.PipelineWaitStrategy = config.WaitIfStageEmpty
-	srv, err := New(cfg, Options{})
+	srv, err := New(cfg, withTestBackend(Options{}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func TestUnavailableCPURefused(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("config itself invalid: %v", err)
 			}
-			srv, err := New(cfg, Options{})
+			srv, err := New(cfg, withTestBackend(Options{}))
 			if err == nil {
 				srv.Shutdown(time.Second)
 				t.Fatal("New accepted an unavailable CPU")

@@ -307,7 +307,7 @@ func TestStalledSubscriberIsClosed(t *testing.T) {
 	cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceUnix, Path: sock}}
 	cfg.Subscription.MaxBufferSizeBytes = 16 << 10
 	cfg.Subscription.SlowConsumerGraceSeconds = 0 // cut as soon as it is over
-	srv, err := New(cfg, Options{SubscriberEndGrace: 200 * time.Millisecond})
+	srv, err := New(cfg, withTestBackend(Options{SubscriberEndGrace: 200 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,11 @@ func nextGen() uint32 {
 // listener is DEL and resuming is ADD. Level-triggered, so a capped accept
 // burst is reported again on the next wait.
 func (l *Loop) addListener(i int) error {
+	if l.ur != nil {
+		l.ur.addListener(i)
+		l.lnActive[i] = true
+		return nil
+	}
 	if err := l.ctl(unix.EPOLL_CTL_ADD, l.listeners[i].fd, unix.EPOLLIN|unix.EPOLLEXCLUSIVE, 0); err != nil {
 		return fmt.Errorf("register listener %s: %w", l.listeners[i].addr, err)
 	}
@@ -40,7 +45,11 @@ func (l *Loop) addListener(i int) error {
 
 func (l *Loop) removeListener(i int) {
 	if l.lnActive[i] {
-		l.ctl(unix.EPOLL_CTL_DEL, l.listeners[i].fd, 0, 0)
+		if l.ur != nil {
+			l.ur.removeListener(i)
+		} else {
+			l.ctl(unix.EPOLL_CTL_DEL, l.listeners[i].fd, 0, 0)
+		}
 		l.lnActive[i] = false
 	}
 }
@@ -145,7 +154,9 @@ func (l *Loop) registerAdmitted(fd int, isUnix bool) *Conn {
 	l.conns[fd] = c
 	l.nconns++
 	l.h.OnOpen(c)
-	if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connMask(false), c.gen); err != nil {
+	if l.ur != nil {
+		l.ur.armRecv(c)
+	} else if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connMask(false), c.gen); err != nil {
 		l.closeConn(c)
 		return nil
 	}

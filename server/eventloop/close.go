@@ -55,6 +55,10 @@ func (l *Loop) maybeFinish(c *Conn) {
 }
 
 func (l *Loop) discardInput(c *Conn) {
+	if l.ur != nil {
+		l.ur.armRecv(c) // its completions discard (uring.go), until the FIN
+		return
+	}
 	for !c.isGone() {
 		n, err := unix.Read(c.fd, l.scratch)
 		if err == unix.EINTR {
@@ -80,7 +84,11 @@ func (l *Loop) closeConn(c *Conn) {
 	c.mu.Lock()
 	c.closed = true
 	c.dropOutputLocked()
-	l.ctl(unix.EPOLL_CTL_DEL, c.fd, 0, 0)
+	if l.ur != nil {
+		l.ur.unwatch(c)
+	} else {
+		l.ctl(unix.EPOLL_CTL_DEL, c.fd, 0, 0)
+	}
 	unix.Close(c.fd)
 	c.mu.Unlock()
 	l.conns[c.fd] = nil

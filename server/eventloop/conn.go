@@ -23,16 +23,18 @@ type Conn struct {
 	NotifyDrained bool
 
 	// Loop goroutine only.
-	in           []byte // input read but not yet consumed by the handler
-	state        connState // where it is in its life (state.go): the only lifecycle field
-	onReady      bool      // queued on the loop's ready list
-	rdhup        bool      // the peer's FIN was reported: read until EOF
-	eof          bool      // the peer shut its write side
-	lingerUntil  int64     // stateLingering: when to close anyway (monotonic ns)
-	outArmed     bool   // EPOLLOUT is in the interest mask
-	needFlush    bool   // the loop queued responses this turn
-	stalled      bool   // the handler stopped early because of back-pressure
-	nextSeq      uint64 // sequence number of the next parsed request
+	in          []byte    // input read but not yet consumed by the handler
+	state       connState // where it is in its life (state.go): the only lifecycle field
+	recv        recvState // io_uring: its multishot receive (uring.go)
+	pollOut     bool      // io_uring: a POLLOUT poll is in flight (uring.go)
+	onReady     bool      // queued on the loop's ready list
+	rdhup       bool      // the peer's FIN was reported: read until EOF
+	eof         bool      // the peer shut its write side
+	lingerUntil int64     // stateLingering: when to close anyway (monotonic ns)
+	outArmed    bool      // EPOLLOUT is in the interest mask
+	needFlush   bool      // the loop queued responses this turn
+	stalled     bool      // Overloaded said so since the last afterInput: pause, then resume
+	nextSeq     uint64    // sequence number of the next parsed request
 
 	// Timeouts (timeouts.go), loop goroutine only.
 	heapIdx      int   // index in the loop's deadline heap; -1: not filed
@@ -184,10 +186,18 @@ func (c *Conn) SetAwaitingBody(b bool) { c.awaitingBody = b }
 
 // Overloaded tells the handler to stop parsing: the client owes the server
 // reading (owed bytes above the high-water mark) or has too many requests in
-// flight. The loop stops reading from it until it drains.
+// flight. The loop stops reading from it until it drains (loop goroutine
+// only). A true answer is remembered (stalled): by the time the handler
+// returns, responses completed on other goroutines may have cleared the
+// overload, and the input it left unparsed must still be resumed, not
+// forgotten until more bytes come.
 func (c *Conn) Overloaded() bool {
 	o := &c.loop.opt
-	return c.owed.Load() > int64(o.HighWater) || c.inflight.Load() >= int64(o.MaxInflight)
+	if c.owed.Load() > int64(o.HighWater) || c.inflight.Load() >= int64(o.MaxInflight) {
+		c.stalled = true
+		return true
+	}
+	return false
 }
 
 func (c *Conn) belowLowWater() bool {

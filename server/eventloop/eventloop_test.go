@@ -112,7 +112,7 @@ func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Op
 		t.Fatal(err)
 	}
 	h := &lineHandler{work: make(chan lineJob, 1<<16)}
-	srv, err := NewServer([]*Listener{ln}, loops, opt, func(int) Handler { return h }, report)
+	srv, err := NewServer([]*Listener{ln}, loops, withTestBackend(opt), func(int) Handler { return h }, report)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestNeverReadingClientControlWithoutBackPressure(t *testing.T) {
 func TestStaleEventIsDropped(t *testing.T) {
 	h := &lineHandler{inline: true}
 	opt := DefaultOptions()
-	l, err := newLoop(0, nil, h, opt, nil)
+	l, err := newLoop(0, nil, h, opt, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ package eventloop
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,8 @@ type Loop struct {
 	drainH          DrainHandler
 	timeoutH        TimeoutHandler
 	marker          LastResponseMarker // nil: a last response goes unmarked
+	ur              *uringLoop         // the io_uring backend; nil: epoll (uring.go)
+	report          func(error)        // hears what goes wrong in the loop (may be nil)
 	now             int64              // the loop's clock: read once per turn, after epoll_wait
 	timeouts        deadlineHeap       // connections by the time to look at their deadlines
 	minTimeout      time.Duration      // the smallest enabled connection timeout; 0: none
@@ -85,10 +88,13 @@ func (l *Loop) ID() int { return l.id }
 // Conns is the number of open connections (loop goroutine only).
 func (l *Loop) Conns() int { return l.nconns }
 
-func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic.Int64) (*Loop, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("epoll_create1: %w", err)
+func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic.Int64, report func(error)) (*Loop, error) {
+	epfd := -1
+	if opt.Backend != BackendIOUring {
+		var err error
+		if epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+			return nil, fmt.Errorf("epoll_create1: %w", err)
+		}
 	}
 	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
@@ -96,7 +102,7 @@ func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	l := &Loop{
-		id: id, epfd: epfd, wakeFd: wfd, h: h, opt: opt,
+		id: id, epfd: epfd, wakeFd: wfd, h: h, opt: opt, report: report,
 		listeners: listeners,
 		lnActive:  make([]bool, len(listeners)),
 		lnResume:  make([]int64, len(listeners)),
@@ -118,7 +124,12 @@ func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic
 			l.minTimeout = d
 		}
 	}
-	if err := l.ctl(unix.EPOLL_CTL_ADD, wfd, unix.EPOLLIN|unix.EPOLLET, 0); err != nil {
+	if opt.Backend == BackendIOUring {
+		if l.ur, err = newUringLoop(l); err != nil {
+			l.closeFds()
+			return nil, fmt.Errorf("io_uring: %w", err)
+		}
+	} else if err := l.ctl(unix.EPOLL_CTL_ADD, wfd, unix.EPOLLIN|unix.EPOLLET, 0); err != nil {
 		l.closeFds()
 		return nil, fmt.Errorf("register eventfd: %w", err)
 	}
@@ -133,7 +144,21 @@ func newLoop(id int, listeners []*Listener, h Handler, opt Options, open *atomic
 
 func (l *Loop) closeFds() {
 	unix.Close(l.wakeFd)
-	unix.Close(l.epfd)
+	if l.ur != nil {
+		l.ur.closed = true
+		l.ur.bufs.Close()
+		l.ur.ring.Close()
+	} else {
+		unix.Close(l.epfd)
+	}
+}
+
+// warn tells the loop's owner about something that went wrong but does
+// not stop the loop.
+func (l *Loop) warn(err error) {
+	if l.report != nil {
+		l.report(fmt.Errorf("event loop %d: %w", l.id, err))
+	}
 }
 
 // ctl is epoll_ctl with (fd, generation) in the data word.
@@ -163,39 +188,38 @@ func (e *PanicError) Error() string {
 }
 
 // run is the loop goroutine.
-func (l *Loop) run(report func(error), failed chan<- error) {
+func (l *Loop) run(failed chan<- error) {
 	defer close(l.done)
 	defer func() {
 		if r := recover(); r != nil {
 			l.err = &PanicError{Loop: l.id, Value: r, Stack: debug.Stack()}
 			l.abort()
 			failed <- l.err // buffered for every loop: never blocks
-			if report != nil {
-				report(l.err)
+			if l.report != nil {
+				l.report(l.err)
 			}
 		}
 	}()
 	if len(l.opt.IOCPUs) > 0 {
 		// Locked and never unlocked: the pinned thread ends with the goroutine.
 		cpu := l.opt.IOCPUs[l.id%len(l.opt.IOCPUs)]
-		if err := affinity.PinCurrentThread([]int{cpu}); err != nil && report != nil {
-			report(fmt.Errorf("event loop %d: %w", l.id, err))
+		if err := affinity.PinCurrentThread([]int{cpu}); err != nil {
+			l.warn(err)
+		}
+	}
+	if l.ur != nil {
+		// The ring takes submissions from this thread only: locked for
+		// the goroutine's life, like a pinned loop's.
+		runtime.LockOSThread()
+		if err := l.ur.start(); err != nil {
+			panic(fmt.Sprintf("io_uring: %v", err))
 		}
 	}
 	for {
-		n, err := unix.EpollWait(l.epfd, l.events, l.waitTimeout())
-		if err != nil {
-			if err == unix.EINTR {
-				continue // the Go runtime's preemption signals: routine
-			}
-			panic(fmt.Sprintf("epoll_wait: %v", err))
-		}
-		l.now = monoNow() // the turn's clock: every deadline set in this turn starts here
-		for i := 0; i < n; i++ {
-			l.dispatch(l.events[i])
-			if i&63 == 63 && l.wakePending.Load() != 0 {
-				l.drainPosts() // completions do not wait behind a big batch
-			}
+		if l.ur != nil {
+			l.ur.wait(l.waitTimeout()) // sets the turn's clock, handles the completions
+		} else {
+			l.waitEpoll()
 		}
 		l.serveReady()
 		if l.wakePending.Load() != 0 {
@@ -212,6 +236,24 @@ func (l *Loop) run(report func(error), failed chan<- error) {
 		if l.stopSeen && l.nconns == 0 {
 			l.abort()
 			return
+		}
+	}
+}
+
+// waitEpoll waits for events and dispatches them.
+func (l *Loop) waitEpoll() {
+	n, err := unix.EpollWait(l.epfd, l.events, l.waitTimeout())
+	for err == unix.EINTR { // the Go runtime's preemption signals: routine
+		n, err = unix.EpollWait(l.epfd, l.events, l.waitTimeout())
+	}
+	if err != nil {
+		panic(fmt.Sprintf("epoll_wait: %v", err))
+	}
+	l.now = monoNow() // the turn's clock: every deadline set in this turn starts here
+	for i := 0; i < n; i++ {
+		l.dispatch(l.events[i])
+		if i&63 == 63 && l.wakePending.Load() != 0 {
+			l.drainPosts() // completions do not wait behind a big batch
 		}
 	}
 }

@@ -18,6 +18,10 @@ type Options struct {
 	Linger         time.Duration // after SHUT_WR, how long to wait for the peer's FIN
 	AcceptBackoff  time.Duration // pause after EMFILE/ENFILE or an unexpected accept error
 	IOCPUs         []int         // pin loop i to IOCPUs[i % len]; empty: no pinning
+	// Backend is the loops' interface with the kernel: BackendEpoll (the
+	// default) or BackendIOUring, which NewServer replaces with epoll,
+	// saying why, where io_uring is unavailable.
+	Backend Backend
 
 	// Connection timeouts (timeouts.go). Unlike the fields above, zero (or
 	// negative) turns a timeout off; DefaultOptions leaves them off.
@@ -54,6 +58,9 @@ func (o *Options) fill() {
 	orDefault(&o.MaxInflight, d.MaxInflight)
 	orDefault(&o.Linger, d.Linger)
 	orDefault(&o.AcceptBackoff, d.AcceptBackoff)
+	if o.Backend == "" {
+		o.Backend = BackendEpoll
+	}
 }
 
 // orDefault replaces a zero or negative option with its default.

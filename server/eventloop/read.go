@@ -24,7 +24,11 @@ func (l *Loop) serveReady() {
 	for i, c := range batch {
 		batch[i] = nil
 		c.onReady = false
-		if !c.isGone() {
+		switch {
+		case c.isGone():
+		case l.ur != nil:
+			l.ur.resume(c)
+		default:
 			l.readConn(c)
 		}
 	}
@@ -83,6 +87,14 @@ func (l *Loop) readConn(c *Conn) {
 			break
 		}
 	}
+	l.afterInput(c)
+}
+
+// afterInput follows the handling of input (a read pass, or a receive's
+// completion): pause a client the handler stopped for, write what the
+// handler queued, begin the drain of a connection whose input stopped, and
+// file its deadline.
+func (l *Loop) afterInput(c *Conn) {
 	if c.stalled && c.state == stateReading {
 		// The handler stopped parsing because of back-pressure: input may
 		// sit in c.in with no edge to come, so wait for the resume post.
@@ -104,7 +116,7 @@ func (l *Loop) readConn(c *Conn) {
 // consume hands input to the handler without copying when nothing is
 // buffered; the unconsumed rest is kept.
 func (l *Loop) consume(c *Conn, data []byte) {
-	defer func() { c.stalled = c.stalled || c.Overloaded() }()
+	defer c.Overloaded() // an overload the handler did not look for still pauses (stalled)
 	if len(c.in) == 0 && data != nil {
 		k := l.h.OnData(c, data)
 		if k < len(data) && c.parsing() {
@@ -137,5 +149,7 @@ func (l *Loop) pause(c *Conn) {
 	if c.belowLowWater() {
 		c.setPaused(false)
 		l.addReady(c)
+	} else if l.ur != nil {
+		l.ur.pauseRecv(c)
 	}
 }

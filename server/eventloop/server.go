@@ -28,9 +28,23 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 		return nil, fmt.Errorf("eventloop: need at least one loop, got %d", n)
 	}
 	opt.fill()
+	switch opt.Backend {
+	case BackendEpoll:
+	case BackendIOUring:
+		if err := ProbeIOUring(); err != nil {
+			// Disabled by sysctl, refused by a container's seccomp profile,
+			// or an old kernel: serve on epoll and say why.
+			opt.Backend = BackendEpoll
+			if report != nil {
+				report(fmt.Errorf("io_uring unavailable, using epoll: %w", err))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("eventloop: unknown backend %q (want %q or %q)", opt.Backend, BackendEpoll, BackendIOUring)
+	}
 	s := &Server{listeners: listeners, report: report, failed: make(chan error, n)}
 	for i := 0; i < n; i++ {
-		l, err := newLoop(i, listeners, newHandler(i), opt, &s.open)
+		l, err := newLoop(i, listeners, newHandler(i), opt, &s.open, report)
 		if err != nil {
 			for _, prev := range s.loops {
 				prev.closeFds()
@@ -41,6 +55,10 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 	}
 	return s, nil
 }
+
+// Backend is the backend the loops run on (epoll when io_uring was asked
+// for and is unavailable).
+func (s *Server) Backend() Backend { return s.loops[0].opt.Backend }
 
 // Loops returns the loops (for per-loop counters).
 func (s *Server) Loops() []*Loop { return s.loops }
@@ -84,7 +102,7 @@ func Causes() []Cause {
 func (s *Server) Start() {
 	s.started = true
 	for _, l := range s.loops {
-		go l.run(s.report, s.failed)
+		go l.run(s.failed)
 	}
 }
 

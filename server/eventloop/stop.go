@@ -47,5 +47,9 @@ func (l *Loop) abort() {
 	}
 	// The eventfd stays open: a Sender may still post to this loop; the
 	// Server closes it once nothing can (see Server.Close).
-	unix.Close(l.epfd)
+	if l.ur != nil {
+		l.ur.close()
+	} else {
+		unix.Close(l.epfd)
+	}
 }

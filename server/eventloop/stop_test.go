@@ -80,7 +80,7 @@ func TestStopMarksTheLastOwedResponse(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := &holdHandler{arrived: make(chan struct{}, 16), stopped: make(chan struct{})}
-			srv, err := NewServer([]*Listener{ln}, 1, Options{}, func(int) Handler { return h }, func(err error) { t.Errorf("loop: %v", err) })
+			srv, err := NewServer([]*Listener{ln}, 1, withTestBackend(Options{}), func(int) Handler { return h }, func(err error) { t.Errorf("loop: %v", err) })
 			if err != nil {
 				t.Fatal(err)
 			}

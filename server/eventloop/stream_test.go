@@ -68,7 +68,7 @@ func startTickServer(t *testing.T) (*Server, *tickHandler, string) {
 		t.Fatal(err)
 	}
 	h := &tickHandler{}
-	srv, err := NewServer([]*Listener{ln}, 1, Options{}, func(int) Handler { return h }, func(err error) { t.Errorf("loop: %v", err) })
+	srv, err := NewServer([]*Listener{ln}, 1, withTestBackend(Options{}), func(int) Handler { return h }, func(err error) { t.Errorf("loop: %v", err) })
 	if err != nil {
 		t.Fatal(err)
 	}

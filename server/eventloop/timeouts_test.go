@@ -39,7 +39,7 @@ func newClockLoop(t *testing.T, opt Options) *clockLoop {
 	t.Helper()
 	opt.fill()
 	h := &lineHandler{inline: true, work: make(chan lineJob, 64)}
-	l, err := newLoop(0, nil, h, opt, nil)
+	l, err := newLoop(0, nil, h, opt, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

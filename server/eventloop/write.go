@@ -18,6 +18,15 @@ func connMask(outArmed bool) uint32 {
 }
 
 func (l *Loop) setOutArmed(c *Conn, armed bool) {
+	if l.ur != nil {
+		// io_uring's POLLOUT is one-shot: each time bytes are still owed
+		// after a flush, another poll is needed (one in flight is enough).
+		c.outArmed = armed
+		if armed {
+			l.ur.watchOut(c)
+		}
+		return
+	}
 	if c.outArmed == armed {
 		return
 	}

@@ -1,0 +1,60 @@
+package eventloop
+
+import (
+	"os"
+	"testing"
+)
+
+// testBackendEnv names the backend the tests' servers run on: make test
+// runs this package (and server/app) once as is (epoll) and once with
+// WEASELDB_TEST_IO_BACKEND=io_uring, so every behaviour test covers both.
+const testBackendEnv = "WEASELDB_TEST_IO_BACKEND"
+
+// withTestBackend sets opt's backend from the environment, unless set.
+func withTestBackend(opt Options) Options {
+	if opt.Backend == "" {
+		opt.Backend = Backend(os.Getenv(testBackendEnv))
+	}
+	return opt
+}
+
+// TestBackendSelection: the backend asked for is the one that serves, or
+// epoll with a reason when io_uring is unavailable; an unknown name is
+// refused.
+func TestBackendSelection(t *testing.T) {
+	for _, b := range []Backend{"", BackendEpoll, BackendIOUring} {
+		ln, err := ListenTCP("127.0.0.1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reported []error
+		srv, err := NewServer([]*Listener{ln}, 1, Options{Backend: b}, func(int) Handler { return &lineHandler{inline: true} },
+			func(err error) { reported = append(reported, err) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := b
+		if b == "" {
+			want = BackendEpoll
+		}
+		if b == BackendIOUring && ProbeIOUring() != nil {
+			want = BackendEpoll
+			if len(reported) != 1 {
+				t.Errorf("io_uring unavailable but not reported: %v", reported)
+			}
+		}
+		if got := srv.Backend(); got != want {
+			t.Errorf("asked %q: serves on %q, want %q", b, got, want)
+		}
+		srv.Close()
+		for _, l := range srv.Loops() {
+			l.closeFds()
+		}
+		ln.Close()
+	}
+	ln, _ := ListenTCP("127.0.0.1", 0)
+	defer ln.Close()
+	if _, err := NewServer([]*Listener{ln}, 1, Options{Backend: "kqueue"}, func(int) Handler { return nil }, nil); err == nil {
+		t.Error("backend kqueue accepted")
+	}
+}
