@@ -11,8 +11,9 @@ import (
 	"weaseldb/server/eventloop"
 )
 
-// loopOptions are the event loops' options from the config; a field the
-// caller set in opt.Loop (tests, benchmarks) wins.
+// loopOptions are the event loops' options: opt.Loop (tests, benchmarks)
+// with the config's event batch size, read buffer size and I/O CPUs laid
+// over it, and its timeouts where opt.Loop left them zero.
 func loopOptions(cfg config.Config, opt Options) eventloop.Options {
 	lo := opt.Loop
 	lo.EventBatchSize = cfg.Server.EventBatchSize

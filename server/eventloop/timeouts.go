@@ -243,7 +243,7 @@ func (l *Loop) peerTookBytes(c *Conn) bool {
 	return took
 }
 
-// startWriteClock records that c owes bytes the socket did not take: the
+// startWriteClockLocked records that c owes bytes the socket did not take: the
 // write deadline runs from now, and the send queue's size is remembered so
 // a later look can tell whether the peer took any. Called under c.mu.
 func (l *Loop) startWriteClockLocked(c *Conn) {
