@@ -384,11 +384,11 @@ func newRateTestThread(t *testing.T, rate float64, window time.Duration) *netThr
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Rate, cfg.Pipeline = rate, 16
-	tmpl, err := newRequestTemplate("GET", "/ok", "h", nil, nil)
+	kinds, table, err := newKinds(&cfg, "run")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now().Add(-time.Hour), connReqs: make(chan connRequest, 16)}
+	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now().Add(-time.Hour), connReqs: make(chan connRequest, 16)}
 	r.windowEnd.Store(int64(window))
 	th, err := newNetThread(r, 0)
 	if err != nil {

@@ -39,8 +39,9 @@ type collector struct {
 	unfinished, dropped         int64
 	warmUnfinished, warmDropped int64
 	scheduled                   int64
-	lowerBounds                 int64 // values recorded as lower bounds
-	amended                     bool  // lower bounds landed in intervals already reported
+	lowerBounds                 int64       // values recorded as lower bounds
+	amended                     bool        // lower bounds landed in intervals already reported
+	kinds                       []kindTally // workload: each kind's sums (kinds.go)
 }
 
 // intervalRecord keeps one measured interval's histogram, compressed.
@@ -234,7 +235,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	cfg := &r.cfg
 	dur := max(0, time.Duration(c.endNs-r.mStart).Seconds())
 	n := &c.counts
-	res := &Result{Version: ResultVersion, Target: cfg.TargetURL(), Instance: cfg.instanceName(),
+	res := &Result{Version: ResultVersion, Target: cfg.targetName(), Instance: cfg.instanceName(),
 		WindowStart: r.base.Add(time.Duration(r.mStart)).UTC().Format(time.RFC3339Nano),
 		CPUs:        runtime.NumCPU(), ClockSource: clockSource(), Requests: n.requests,
 		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
@@ -286,10 +287,17 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	if res.Requests > 0 {
 		res.ClientCPUNsPerReq = res.ClientCPUS * 1e9 / float64(res.Requests)
 	}
+	res.ResponseStamps = cfg.Rate > 0 && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())
+		res.ResponseStamps = res.ResponseStamps && t.rx.on
 	}
+	if c.kinds == nil {
+		c.gatherKinds()
+	}
+	res.Kinds = c.kindResults(dur)
 	c.checkBooks(res)
+	c.checkKinds(res)
 	c.judgeClient(res)
 	if cfg.VegetaMax > 0 {
 		res.vegeta = c.vegetaResults(res)
@@ -302,8 +310,12 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 // any thread, so every thread is sampled alike), in due-time order.
 func (c *collector) vegetaResults(res *Result) *vegetaRun {
 	r := c.r
-	v := &vegetaRun{every: 1, base: r.base, url: r.cfg.TargetURL(), method: r.cfg.Method,
-		bytesOut: uint64(len(r.tmpl.static))}
+	v := &vegetaRun{every: 1, base: r.base, bytesOut: uint64(len(r.tmpl.static))}
+	for _, k := range r.kinds {
+		cfg := r.cfg
+		cfg.Path = k.Path
+		v.urls, v.methods = append(v.urls, cfg.TargetURL()), append(v.methods, k.Method)
+	}
 	for _, t := range r.threads {
 		v.every = max(v.every, t.books.samples.stride)
 		v.offered += t.books.samples.seen
@@ -313,7 +325,7 @@ func (c *collector) vegetaResults(res *Result) *vegetaRun {
 		v.kept = append(v.kept, t.books.samples.kept...)
 	}
 	sort.Slice(v.kept, func(i, j int) bool { return v.kept[i].start < v.kept[j].start })
-	if sent := res.Answered + res.Failed + res.Unfinished; r.tmpl.dynamic() && sent > 0 {
+	if sent := res.Answered + res.Failed + res.Unfinished; (len(r.kinds) > 1 || r.tmpl.dynamic()) && sent > 0 {
 		v.bytesOut = uint64(res.BytesOut / sent) // requests differ: the mean size
 	}
 	return v

@@ -31,6 +31,11 @@ type Config struct {
 	Headers    []string `json:"headers"`             // "Name: value", {{seq}}/{{uuid}} substituted
 	Body       []byte   `json:"-"`                   // {{seq}}/{{uuid}} substituted per request; the result records its length
 	BodyFile   string   `json:"body_file,omitempty"` // when set, Run reads Body from this file
+	// Workload (LoadWorkload), when set, replaces Method, Path and Body: each
+	// request is one of its kinds, in proportion to their weights, with
+	// Headers sent before the kind's own. The result then counts each kind
+	// on its own too (Result.Kinds).
+	Workload *Workload `json:"-"`
 
 	Concurrency     int `json:"concurrency"`       // connections kept open
 	RequestsPerConn int `json:"requests_per_conn"` // close and replace a connection after N responses; 0 keeps it
@@ -38,7 +43,12 @@ type Config struct {
 	NetworkThreads  int `json:"network_threads"`
 	Pipeline        int `json:"pipeline"` // requests in flight per connection
 
-	Rate           float64       `json:"rate"` // open loop at Rate req/s; 0 is closed loop
+	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop
+	// SendSlack (open loop) is how long a wake-up that would send one
+	// request may be put off so that the requests falling due within it go
+	// in the same pass (openloop.go): no send is later than this while a
+	// connection is free. 0 wakes for every due time.
+	SendSlack      time.Duration `json:"send_slack_s,omitempty"`
 	Duration       time.Duration `json:"duration_s"`
 	Warmup         time.Duration `json:"warmup_s"`
 	StatsInterval  time.Duration `json:"stats_interval_s"`
@@ -69,6 +79,10 @@ type Config struct {
 	OnInterval func(IntervalReport) `json:"-"`
 }
 
+// DefaultSendSlack is Config.SendSlack's default (docs/load_tester.md,
+// "Closed loop and open loop", for what it costs and saves).
+const DefaultSendSlack = 100 * time.Microsecond
+
 // DefaultConfig is what the flags start from.
 func DefaultConfig() Config {
 	return Config{
@@ -76,6 +90,7 @@ func DefaultConfig() Config {
 		Concurrency: 100, ConnectThreads: 1, NetworkThreads: 1, Pipeline: 1,
 		Duration: 10 * time.Second, StatsInterval: time.Second,
 		Timeout: 10 * time.Second, Drain: time.Second, ConnectTimeout: 3 * time.Second,
+		SendSlack: DefaultSendSlack,
 	}
 }
 
@@ -96,6 +111,7 @@ func (c *Config) Validate() error {
 	check(c.NetworkThreads >= 1 && c.NetworkThreads <= 1024, "--network-threads %d: want 1..1024", c.NetworkThreads)
 	check(c.Pipeline >= 1 && c.Pipeline <= 1024, "--pipeline %d: want 1..1024", c.Pipeline)
 	check(c.Rate >= 0, "--rate %g: want >= 0 (0 is closed loop)", c.Rate)
+	check(c.SendSlack >= 0 && c.SendSlack <= time.Duration(lateSendThreshold), "--send-slack %v: want 0..%v", c.SendSlack, time.Duration(lateSendThreshold))
 	check(c.Duration > 0, "--duration %v: want > 0", c.Duration)
 	check(c.Warmup >= 0, "--warmup %v: want >= 0", c.Warmup)
 	check(c.StatsInterval >= time.Millisecond, "--stats-interval %v: want >= 1ms", c.StatsInterval)
@@ -149,6 +165,23 @@ func (c *Config) TargetURL() string {
 	return "http://" + c.hostHeader() + c.Path
 }
 
+// targetName names the target in a result: its URL, or with a workload
+// the server and the workload ("http://127.0.0.1:8080 (workload mixed.toml)").
+func (c *Config) targetName() string {
+	if c.Workload == nil {
+		return c.TargetURL()
+	}
+	name := "http://" + c.hostHeader()
+	if c.UnixSocket != "" {
+		name = "http://unix"
+	}
+	src := c.Workload.Source
+	if src == "" {
+		src = fmt.Sprintf("%d kinds", len(c.Workload.Kinds))
+	}
+	return name + " (workload " + src + ")"
+}
+
 // SetURL sets host, port and path from an http:// URL (--url).
 func (c *Config) SetURL(raw string) error {
 	u, err := url.Parse(raw)
@@ -178,13 +211,17 @@ func (c *Config) SetURL(raw string) error {
 // effective is the config a run records and runs: the TCP target dropped
 // for a unix socket, more network threads than connections cut (a thread
 // without a connection would never send its share of an open-loop rate,
-// and buys nothing in a closed loop), and the drain it really gets.
+// and buys nothing in a closed loop), the drain it really gets, and no
+// send slack in the closed loop.
 func (c Config) effective() Config {
 	if c.UnixSocket != "" {
 		c.Host, c.Port = "", 0
 	}
 	c.NetworkThreads = min(c.NetworkThreads, c.Concurrency)
 	c.Drain = c.drain()
+	if c.Rate == 0 { // the closed loop paces nothing
+		c.SendSlack = 0
+	}
 	return c
 }
 
@@ -229,6 +266,16 @@ func (c *Config) record() map[string]any {
 func (c *Config) resultRecord() map[string]any {
 	m := c.record()
 	m["body_bytes"] = len(c.Body)
+	if w := c.Workload; w != nil {
+		kinds := make([]map[string]any, len(w.Kinds))
+		for i, k := range w.Kinds {
+			kinds[i] = map[string]any{"name": k.Name, "weight": k.Weight, "method": k.Method, "path": k.Path, "body_bytes": len(k.Body)}
+		}
+		m["workload"] = kinds
+		if w.Source != "" {
+			m["workload_file"] = w.Source
+		}
+	}
 	m["gomaxprocs"] = runtime.GOMAXPROCS(0)
 	m["cpus"] = runtime.NumCPU()
 	return m

@@ -13,7 +13,8 @@ import (
 // machine's), byte for byte: the keys sorted, durations in seconds, the
 // drain as effective, a unix socket without host and port, network threads
 // cut to the connections, start_at in UTC and only when set, headers null
-// when none were given.
+// when none were given. Since issue 28 an open loop's config also has
+// send_slack_s (the closed loop's has none).
 func TestConfigRecord(t *testing.T) {
 	full := DefaultConfig()
 	full.UnixSocket = "/tmp/w.sock"
@@ -37,7 +38,7 @@ func TestConfigRecord(t *testing.T) {
 		{"defaults", DefaultConfig(),
 			`{"body_bytes":0,"concurrency":100,"connect_threads":1,"connect_timeout_s":3,"drain_s":1,"duration_s":10,"headers":null,"host":"127.0.0.1","max_errors":0,"method":"GET","network_threads":1,"path":"/ok","pipeline":1,"port":8080,"rate":0,"requests_per_conn":0,"stats_interval_s":1,"timeout_s":10,"warmup_s":0}`},
 		{"everything set, unix socket", full,
-			`{"body_bytes":25,"concurrency":3,"connect_threads":2,"connect_timeout_s":0.5,"drain_s":2,"duration_s":120,"headers":["Content-Type: application/json","X: {{seq}}"],"max_errors":7,"method":"POST","network_threads":3,"path":"/v1/commit?x=1","pipeline":16,"rate":2500.5,"requests_per_conn":500,"start_at":"2026-12-01T09:00:00.123456789Z","stats_interval_s":0.25,"timeout_s":2,"unix_socket":"/tmp/w.sock","warmup_s":1.5}`},
+			`{"body_bytes":25,"concurrency":3,"connect_threads":2,"connect_timeout_s":0.5,"drain_s":2,"duration_s":120,"headers":["Content-Type: application/json","X: {{seq}}"],"max_errors":7,"method":"POST","network_threads":3,"path":"/v1/commit?x=1","pipeline":16,"rate":2500.5,"requests_per_conn":500,"send_slack_s":0.0001,"start_at":"2026-12-01T09:00:00.123456789Z","stats_interval_s":0.25,"timeout_s":2,"unix_socket":"/tmp/w.sock","warmup_s":1.5}`},
 		{"body file, port 80", bodyFile,
 			`{"body_bytes":10,"body_file":"body.json","concurrency":100,"connect_threads":1,"connect_timeout_s":3,"drain_s":1,"duration_s":10,"headers":[],"host":"::1","max_errors":0,"method":"GET","network_threads":1,"path":"/ok","pipeline":1,"port":80,"rate":0,"requests_per_conn":0,"stats_interval_s":1,"timeout_s":10,"warmup_s":0}`},
 	}

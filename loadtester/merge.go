@@ -43,13 +43,14 @@ func Merge(inputs []MergeInput) (*Result, error) {
 		}
 	}
 	m := &mergeState{inputs: inputs, out: &Result{Version: ResultVersion, Instance: "merged",
-		ErrorsByKind: map[string]int64{}, StatusCodes: map[string]int64{}, hist: newHistogram()}}
+		ErrorsByKind: map[string]int64{}, StatusCodes: map[string]int64{}, hist: newHistogram(), ResponseStamps: true}}
 	m.window()
 	m.sums()
 	if err := m.histograms(); err != nil {
 		return nil, err
 	}
 	m.intervals()
+	m.kinds()
 	m.rows()
 	m.warn()
 	return m.out, nil
@@ -70,6 +71,11 @@ func mergeable(in MergeInput) error {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, r.WindowStart); err != nil {
 		return fmt.Errorf("%w: %s: window_start %q: %v", ErrMergeInput, in.Path, r.WindowStart, err)
+	}
+	for _, k := range r.Kinds {
+		if k.Answered+k.Unfinished+k.Dropped > 0 && k.hist == nil {
+			return fmt.Errorf("%w: %s: kind %s has no histogram for %d recorded latencies", ErrMergeInput, in.Path, k.Name, k.Answered+k.Unfinished+k.Dropped)
+		}
 	}
 	for i, iv := range r.Intervals {
 		if iv.Requests+iv.Unfinished+iv.Dropped > 0 && (i >= len(r.ivHists) || r.ivHists[i] == nil) {
@@ -155,6 +161,7 @@ func (m *mergeState) sums() {
 		o.BusiestThreadCPU = max(o.BusiestThreadCPU, r.BusiestThreadCPU)
 		o.CPUs += r.CPUs
 		o.Interrupted = o.Interrupted || r.Interrupted
+		o.ResponseStamps = o.ResponseStamps && r.ResponseStamps // every instance timed responses alike
 		for k, n := range r.ErrorsByKind {
 			o.ErrorsByKind[k] += n
 		}
@@ -332,6 +339,71 @@ func (m *mergeState) warnRepeatedInstances() {
 func (m *mergeState) slotOf(instance int, iv Interval) int {
 	mid := m.starts[instance].Add(seconds(iv.TS - iv.LengthS/2))
 	return max(int(math.Floor(float64(mid.Sub(m.earliest))/float64(m.interval))), 0)
+}
+
+// kinds adds each request kind over the instances that sent it, matched
+// by name (in the order the inputs first name them): counts summed,
+// histograms added, shares recomputed from the summed weights.
+func (m *mergeState) kinds() {
+	var out []KindResult
+	at := map[string]int{}
+	for _, in := range m.inputs {
+		for _, k := range in.Result.Kinds {
+			i, ok := at[k.Name]
+			if !ok {
+				i = len(out)
+				at[k.Name] = i
+				out = append(out, KindResult{Name: k.Name, Method: k.Method, Path: k.Path, Weight: k.Weight,
+					StatusCodes: map[string]int64{}, hist: newHistogram()})
+				if k.svcHist != nil {
+					out[i].svcHist = newHistogram()
+				}
+			} else if out[i].Weight != k.Weight || out[i].Path != k.Path || out[i].Method != k.Method {
+				m.out.Warnings = append(m.out.Warnings, fmt.Sprintf(
+					"kind %s differs between instances (weight %d vs %d, %s %s vs %s %s): its counts are added all the same",
+					k.Name, out[i].Weight, k.Weight, out[i].Method, out[i].Path, k.Method, k.Path))
+			}
+			o := &out[i]
+			o.Due += k.Due
+			o.Answered += k.Answered
+			o.Successes += k.Successes
+			o.Failed += k.Failed
+			o.Unfinished += k.Unfinished
+			o.Dropped += k.Dropped
+			for code, n := range k.StatusCodes {
+				o.StatusCodes[code] += n
+			}
+			if k.hist != nil {
+				o.hist.Merge(k.hist)
+			}
+			if o.svcHist != nil && k.svcHist != nil {
+				o.svcHist.Merge(k.svcHist)
+			}
+		}
+	}
+	total := 0
+	for _, k := range out {
+		total += k.Weight
+	}
+	for i := range out {
+		o := &out[i]
+		o.Share = float64(o.Weight) / float64(total)
+		if m.out.DurationS > 0 {
+			o.RequestsPerSec = float64(o.Answered) / m.out.DurationS
+		}
+		o.Latency = latencyOf(o.hist)
+		if enc, err := o.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			o.Histogram = string(enc)
+		}
+		if o.svcHist != nil {
+			l := latencyOf(o.svcHist)
+			o.ServiceLatency = &l
+			if enc, err := o.svcHist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+				o.ServiceHistogram = string(enc)
+			}
+		}
+	}
+	m.out.Kinds = out
 }
 
 // rows lists the instances.

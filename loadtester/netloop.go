@@ -23,8 +23,9 @@ import (
 // at a time; its inbox is filled by the connect threads (connect.go) under
 // the inbox's lock and drained by the loop; wakePending and stopping are
 // atomics any goroutine may touch. What the loop leaves on exit (its tail,
-// service histogram, samples and CPU) is read by the collector only after
-// every loop has exited.
+// service histogram, samples, CPU, per-kind books and whether it kept its
+// receive stamps) is read by the collector only after every loop has
+// exited.
 //
 // Hazards handled (numbered as in docs/epoll_hazards.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
@@ -80,6 +81,8 @@ type conn struct {
 	// time and --timeout.
 	sendTimes []int64
 	sentAt    []int64
+	kinds     []uint8  // workload: each request's kind (kinds.go)
+	seqs      []uint64 // a kind is referred to by {{answered:...}}: each request's {{seq}}
 	mask      int
 	head      int
 	inflight  int
@@ -118,8 +121,13 @@ type netThread struct {
 	wbuf  []byte // dynamic requests rendered for one write
 	batch []byte // static request repeated --pipeline times
 	rend  *renderer
-	base  time.Time // the run's clock origin: times are ns since base
-	evs   []unix.EpollEvent
+	// fast: one kind, the same bytes every time: the closed loop writes
+	// --pipeline copies of it from batch, no rendering.
+	fast     bool
+	kb       []kindBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
+	kindNext uint64      // closed loop: this thread's sends so far, which pick the next kind
+	base     time.Time   // the run's clock origin: times are ns since base
+	evs      []unix.EpollEvent
 
 	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
 	books books      // guarded by mu (books.go)
@@ -127,7 +135,9 @@ type netThread struct {
 	win        window // the measured window and its drain (window.go)
 	pace       pacer  // the open-loop schedule (openloop.go); pace.on() is false in the closed loop
 	sweepEvery int64
-	waitMs     uintptr // the blocking wait's timeout: the sweep period
+	pwait2     bool          // the kernel has epoll_pwait2: waits time out in ns (else ms, and a timerfd paces)
+	rx         rxStamps      // open loop over TCP: responses stamped by the kernel, read on the loop's wakes (rxstamp.go)
+	timeout    unix.Timespec // epoll_pwait2's timeout, kept off the stack for the raw syscall
 
 	inbox       inbox
 	wakePending atomic.Bool
@@ -197,7 +207,6 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		win:        window{start: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain())},
 		pace:       pacer{tfd: -1},
 		sweepEvery: int64(r.cfg.sweepEvery())}
-	t.waitMs = uintptr(max(time.Duration(t.sweepEvery)/time.Millisecond, 1))
 	var err error
 	if t.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, wrapErr("epoll_create1", err)
@@ -210,23 +219,38 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.closeFds()
 		return nil, err
 	}
+	t.pwait2 = probePwait2(t.epfd)
 	if r.cfg.Rate > 0 {
-		if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
-			t.closeFds()
-			return nil, wrapErr("timerfd_create", err)
+		if !t.pwait2 { // a millisecond timeout is too coarse to pace by: a timerfd wakes the loop
+			if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+				t.closeFds()
+				return nil, wrapErr("timerfd_create", err)
+			}
+			if err = t.addFd(t.pace.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+				t.closeFds()
+				return nil, err
+			}
 		}
-		if err = t.addFd(t.pace.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
-			t.closeFds()
-			return nil, err
-		}
-		t.pace.init(r.cfg.Rate, r.cfg.NetworkThreads, id)
+		t.pace.init(r.cfg.Rate, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack))
+		t.rx.on = stampsWanted(&r.cfg)
 		t.books.svc = newHistogram()
 	}
-	if r.tmpl.dynamic() {
-		t.rend = newRenderer(id, r.cfg.NetworkThreads, uint64(r.seed))
-	} else {
+	dynamic := false
+	for _, k := range r.kinds {
+		dynamic = dynamic || k.tmpl.dynamic()
+	}
+	if dynamic {
+		t.rend = newRenderer(id, r.cfg.NetworkThreads, len(r.kinds), uint64(r.seed))
+	}
+	if t.fast = len(r.kinds) == 1 && !dynamic; t.fast {
 		for range r.cfg.Pipeline {
 			t.batch = append(t.batch, r.tmpl.static...)
+		}
+	}
+	if r.cfg.Workload != nil {
+		t.kb = make([]kindBooks, len(r.kinds))
+		for i := range t.kb {
+			t.kb[i] = newKindBooks(r.cfg.Rate > 0)
 		}
 	}
 	if r.cfg.VegetaMax > 0 {
@@ -279,6 +303,17 @@ func (t *netThread) stop() {
 func (t *netThread) loop() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if t.pace.on() {
+		// Linux stretches a sleeping thread's timeouts (epoll_pwait2's, the
+		// lazy reads' nanosleep) by its timer slack, 50 µs by default, to
+		// coalesce wake-ups; the pacer chooses its own slack
+		// (Config.SendSlack), so the kernel's is cut to 1 ns on this locked
+		// thread, and put back before the thread is released.
+		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil {
+			unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+			defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+		}
+	}
 	cpu0, _ := procstat.ThreadCPU()
 	wall0 := time.Now()
 	defer func() {
@@ -289,6 +324,10 @@ func (t *netThread) loop() {
 	nextSweep := t.now() + t.sweepEvery
 	for !t.win.finished {
 		n := t.wait()
+		if t.rx.on {
+			t.rx.resync(t.base)
+			t.rx.full = n == len(t.evs)
+		}
 		t.mu.Lock()
 		for i := range n {
 			t.dispatch(&t.evs[i])
@@ -313,11 +352,15 @@ func (t *netThread) loop() {
 func (t *netThread) now() int64 { return int64(time.Since(t.base)) }
 
 // wait returns the next batch of events: at once when connections are
-// still owed reads (the ready list), else after blocking until an event or
-// the sweep interval. One epoll_pwait per turn: a non-blocking poll before
-// the blocking one cost an extra syscall every time the client was ahead of
-// the server, which is the normal case for a closed-loop client. While the
-// window drains, the wait ends no later than the drain.
+// still owed reads (the ready list), else after blocking until an event,
+// the pacer's next send (open loop), the end of the drain or the sweep
+// interval, whichever comes first. One epoll wait per turn: a non-blocking
+// poll before the blocking one cost an extra syscall every time the client
+// was ahead of the server, which is the normal case for a closed-loop
+// client. The timeout is epoll_pwait2's, in nanoseconds, so the open loop
+// sleeps on its own clock with no timerfd to re-arm and read on every wake
+// (two syscalls a wake); where epoll_pwait2 is missing (kernel < 5.11) the
+// millisecond epoll_pwait and the pacer's timerfd do the same.
 //
 // The wait is a raw syscall. The scheduler then keeps this thread's P while
 // it sleeps (Run gives the other goroutines their own Ps), and sysmon, which
@@ -326,21 +369,54 @@ func (t *netThread) now() int64 { return int64(time.Since(t.base)) }
 // request. A stop-the-world or a preemption signal interrupts the wait with
 // EINTR, so the runtime is never kept waiting longer than a signal delivery.
 func (t *netThread) wait() int {
-	timeout := t.waitMs
-	switch {
-	case len(t.ready) > 0:
+	timeout := t.sweepEvery
+	if len(t.ready) > 0 {
 		timeout = 0
-	case t.win.closing:
-		left := (t.win.drainEnd - t.now() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
-		timeout = uintptr(min(max(left, 0), int64(timeout)))
+	} else if wake := t.pace.wakeAt; wake != 0 || t.win.closing {
+		now := t.now()
+		if wake != 0 {
+			timeout = min(timeout, max(wake-now, 0))
+		}
+		if t.win.closing {
+			timeout = min(timeout, max(t.win.drainEnd-now, 0))
+		}
+	}
+	if t.lazySleep(timeout) { // responses wait, stamped; this wait collects them
+		timeout = 0
 	}
 	evs := t.evs
-	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
-		uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), timeout, 0, 0)
+	var n uintptr
+	var errno unix.Errno
+	if t.pwait2 {
+		t.timeout = unix.NsecToTimespec(timeout)
+		n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(t.epfd),
+			uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(unsafe.Pointer(&t.timeout)), 0, 0)
+	} else {
+		if t.pace.tfd >= 0 {
+			t.pace.arm(t.pace.wakeAt, t.now())
+		}
+		ms := (timeout + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+		n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
+			uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(ms), 0, 0)
+	}
 	if errno != 0 { // EINTR is routine (the runtime's signals): poll again
 		return 0
 	}
 	return int(n)
+}
+
+// probePwait2 is havePwait2, replaced by a test to run the timerfd
+// fallback on a kernel that has epoll_pwait2.
+var probePwait2 = havePwait2
+
+// havePwait2 reports whether the kernel has epoll_pwait2 (Linux 5.11),
+// asking it once with a zero timeout on epfd, which has nothing ready yet.
+func havePwait2(epfd int) bool {
+	var ev [1]unix.EpollEvent
+	var zero unix.Timespec
+	_, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
+		uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&zero)), 0, 0)
+	return errno != unix.ENOSYS
 }
 
 func (t *netThread) dispatch(ev *unix.EpollEvent) {
@@ -419,7 +495,19 @@ func (t *netThread) adopt(h handoff) {
 	if t.pace.on() {
 		c.sentAt = make([]int64, ring)
 	}
+	if t.kb != nil {
+		c.kinds = make([]uint8, ring)
+	}
+	for _, k := range t.r.kinds {
+		if k.referred {
+			c.seqs = make([]uint64, ring)
+			break
+		}
+	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
+	if t.rx.on && !t.rx.enable(c.fd) {
+		t.rx.on = false
+	}
 	t.conns[slot] = c
 	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
 		t.books.measured.errors[errConnect]++
@@ -491,7 +579,14 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		off := copy(t.rbuf, c.partial)
-		n, errno := rawRead(c.fd, t.rbuf[off:])
+		var n int
+		var stamp int64
+		var errno unix.Errno
+		if t.rx.on {
+			n, stamp, errno = t.rx.read(c.fd, t.rbuf[off:])
+		} else {
+			n, errno = rawRead(c.fd, t.rbuf[off:])
+		}
 		if errno == unix.EAGAIN {
 			return
 		}
@@ -509,7 +604,14 @@ func (t *netThread) onReadable(c *conn) {
 		}
 		c.partial = c.partial[:0]
 		t.books.measured.bytesIn += int64(n)
-		if !t.consume(c, t.rbuf[:off+n], now) {
+		at := now // when the response arrived: the kernel's stamp, or now
+		switch {
+		case stamp > 0:
+			at = min(stamp, now)
+		case t.rx.on: // data without a stamp: this kernel does not stamp; time by the loop's clock from now on
+			t.rx.on = false
+		}
+		if !t.consume(c, t.rbuf[:off+n], at) {
 			return
 		}
 		if t.pace.on() {
@@ -566,6 +668,13 @@ func (t *netThread) complete(c *conn, now int64) {
 	c.received++
 	latency := now - start
 	status := min(c.parser.status, maxStatus)
+	var kind uint8
+	if c.kinds != nil {
+		kind = c.kinds[head]
+	}
+	if c.seqs != nil && status >= 200 && status < 300 && t.r.kinds[kind].referred {
+		t.rend.answered[kind], t.rend.hasAnswered[kind] = c.seqs[head], true
+	}
 	b := &t.books
 	if start < t.win.start {
 		b.warm.requests++
@@ -579,11 +688,22 @@ func (t *netThread) complete(c *conn, now int64) {
 	}
 	m.requests++
 	m.status[status]++
+	svc := int64(-1)
 	if c.sentAt != nil {
-		b.svc.RecordValue(now - c.sentAt[head])
+		svc = now - c.sentAt[head]
+		b.svc.RecordValue(svc)
+	}
+	if t.kb != nil {
+		kb := &t.kb[kind]
+		kb.hist.RecordValue(latency)
+		kb.answered++
+		kb.status[status]++
+		if svc >= 0 {
+			kb.svc.RecordValue(svc)
+		}
 	}
 	if b.samples != nil {
-		b.samples.add(sample{start: start, latency: latency, code: uint16(status)})
+		b.samples.add(sample{start: start, latency: latency, code: uint16(status), kind: kind})
 	}
 }
 
@@ -633,7 +753,12 @@ func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 		start := c.sendTimes[c.head]
 		t.phase(start).failedBy[kind]++
 		if start >= t.win.start {
-			t.sampleError(now, start, kind)
+			var reqKind uint8
+			if c.kinds != nil {
+				reqKind = c.kinds[c.head]
+				t.kb[reqKind].failed++
+			}
+			t.sampleRequestError(now, start, kind, reqKind)
 		}
 		c.head = (c.head + 1) & c.mask
 		c.inflight--
@@ -683,12 +808,16 @@ func (t *netThread) topUp(c *conn, now int64) {
 		return
 	}
 	var out []byte
-	if t.rend == nil {
+	if t.fast {
 		out = t.batch[:want*len(t.r.tmpl.static)]
 	} else {
 		t.wbuf = t.wbuf[:0]
-		for range want {
-			t.wbuf = t.rend.appendRequest(t.wbuf, t.r.tmpl)
+		for j := range want {
+			kind := t.r.kindOf(t.kindNext)
+			t.kindNext++
+			var seq uint64
+			t.wbuf, seq = t.appendOne(t.wbuf, kind)
+			c.setKind((c.head+c.inflight+j)&c.mask, kind, seq)
 		}
 		out = t.wbuf
 	}
@@ -782,10 +911,36 @@ func (t *netThread) shutdown() {
 	t.closeFds()
 }
 
-// sampleError keeps a failed request (start: when it was due) or, with
-// start 0, a failure of the connection itself, for --vegeta; only what
-// belongs to the measured window.
+// appendOne appends one request of kind to dst, with its {{seq}} (0 for
+// a kind whose bytes never change).
+func (t *netThread) appendOne(dst []byte, kind uint8) ([]byte, uint64) {
+	tm := t.r.kinds[kind].tmpl
+	if !tm.dynamic() {
+		return append(dst, tm.static...), 0
+	}
+	return t.rend.appendRequest(dst, tm)
+}
+
+// setKind notes the kind and {{seq}} of the request in ring entry i.
+func (c *conn) setKind(i int, kind uint8, seq uint64) {
+	if c.kinds != nil {
+		c.kinds[i] = kind
+	}
+	if c.seqs != nil {
+		c.seqs[i] = seq
+	}
+}
+
+// sampleError keeps a failure of a connection itself, with no request in
+// flight, for --vegeta (only what belongs to the measured window).
 func (t *netThread) sampleError(now, start int64, kind errorKind) {
+	t.sampleRequestError(now, start, kind, 0)
+}
+
+// sampleRequestError keeps a failed request of kind reqKind (start: when
+// it was due) or, with start 0, a failure of the connection itself, for
+// --vegeta; only what belongs to the measured window.
+func (t *netThread) sampleRequestError(now, start int64, kind errorKind, reqKind uint8) {
 	if t.books.samples == nil {
 		return
 	}
@@ -795,7 +950,7 @@ func (t *netThread) sampleError(now, start int64, kind errorKind) {
 		}
 		start = now
 	}
-	t.books.samples.add(sample{start: start, latency: now - start, errKind: kind + 1})
+	t.books.samples.add(sample{start: start, latency: now - start, errKind: kind + 1, kind: reqKind})
 }
 
 // rawRead and rawWrite skip the scheduler's syscall bookkeeping: the sockets

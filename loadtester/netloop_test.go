@@ -14,11 +14,11 @@ import (
 func newTestThread(t *testing.T) *netThread {
 	t.Helper()
 	cfg := DefaultConfig()
-	tmpl, err := newRequestTemplate("GET", "/ok", "h", nil, nil)
+	kinds, table, err := newKinds(&cfg, "run")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now(), connReqs: make(chan connRequest, 16)}
+	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), connReqs: make(chan connRequest, 16)}
 	r.windowEnd.Store(math.MaxInt64) // the window never closes
 	th, err := newNetThread(r, 0)
 	if err != nil {

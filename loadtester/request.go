@@ -7,12 +7,31 @@ import (
 	"strconv"
 )
 
-// Placeholders substituted per request when they appear in a header value or
-// the body. Without them the request bytes are formatted once and every send
-// copies nothing.
+// Placeholders substituted per request when they appear in the path, a
+// header value or the body. Without them the request bytes are formatted
+// once and every send copies nothing.
+//
+//	{{seq}}            a number unique within the run
+//	{{seq%N}}          that number modulo N (N >= 1): ids that repeat every N requests
+//	{{uuid}}           a random version-4 UUID, the same for every {{uuid}} of one request
+//	{{run}}            eight hex digits drawn once per run, the same in every request
+//	{{answered:KIND}}  (workloads) the {{seq}} of the latest request of kind KIND
+//	                   this network thread got a 2xx answer to (below)
+//
+// {{answered:KIND}} lets one kind ask about what another created: a
+// GET /v1/status?request_id=c-{{answered:commit}} asks about a commit
+// whose body used request_id c-{{seq}} and which the server has answered,
+// so the id exists. Until the thread has such an answer it renders the
+// request's own {{seq}}, which no other request carries: the question is
+// then about an id nobody will use (weaseldb answers not_found and bans
+// it, harming no commit), never about one a commit in flight is about to
+// use.
 const (
-	placeholderSeq  = "{{seq}}"
-	placeholderUUID = "{{uuid}}"
+	placeholderSeq      = "{{seq}}"
+	placeholderUUID     = "{{uuid}}"
+	placeholderSeqMod   = "{{seq%"
+	placeholderAnswered = "{{answered:"
+	placeholderRun      = "{{run}}" // replaced once, before the template is built (newKinds)
 )
 
 // requestTemplate renders requests. A static template holds the finished
@@ -31,16 +50,23 @@ const (
 	segLiteral segmentKind = iota
 	segSeq
 	segUUID
+	segSeqMod
+	segAnswered
 )
 
 type segment struct {
 	kind    segmentKind
 	literal []byte
+	n       uint64 // segSeqMod: the modulus; segAnswered: the kind referred to
 }
+
+// kindResolver finds the kind a {{answered:NAME}} names (nil: there are no
+// kinds, the placeholder is refused).
+type kindResolver func(name string) (int, error)
 
 // newRequestTemplate formats "METHOD target HTTP/1.1" with Host, the user's
 // headers, and Content-Length when there is a body.
-func newRequestTemplate(method, target, host string, headers []string, body []byte) (*requestTemplate, error) {
+func newRequestTemplate(method, target, host string, headers []string, body []byte, kinds kindResolver) (*requestTemplate, error) {
 	var head bytes.Buffer
 	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\n", method, target)
 	hasHost := false
@@ -62,7 +88,15 @@ func newRequestTemplate(method, target, host string, headers []string, body []by
 	}
 	hasBody := len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH"
 	t := &requestTemplate{hasBody: hasBody}
-	if !hasPlaceholder(head.Bytes()) && !hasPlaceholder(body) {
+	headSegs, err := splitSegments(head.Bytes(), kinds)
+	if err != nil {
+		return nil, err
+	}
+	bodySegs, err := splitSegments(body, kinds)
+	if err != nil {
+		return nil, err
+	}
+	if !dynamicSegments(headSegs) && !dynamicSegments(bodySegs) {
 		if hasBody {
 			fmt.Fprintf(&head, "Content-Length: %d\r\n", len(body))
 		}
@@ -71,21 +105,28 @@ func newRequestTemplate(method, target, host string, headers []string, body []by
 		t.static = head.Bytes()
 		return t, nil
 	}
-	t.head = splitSegments(head.Bytes())
-	t.body = splitSegments(body)
+	t.head, t.body = headSegs, bodySegs
 	return t, nil
 }
 
-func hasPlaceholder(b []byte) bool {
-	return bytes.Contains(b, []byte(placeholderSeq)) || bytes.Contains(b, []byte(placeholderUUID))
+func dynamicSegments(segs []segment) bool {
+	for _, s := range segs {
+		if s.kind != segLiteral {
+			return true
+		}
+	}
+	return false
 }
 
-func splitSegments(b []byte) []segment {
+// splitSegments cuts b into literals and placeholders. A "{{" that starts
+// no placeholder stays literal; one that starts {{seq% or {{answered: but
+// does not finish it is an error, never silently sent as text.
+func splitSegments(b []byte, kinds kindResolver) ([]segment, error) {
 	var segs []segment
 	for len(b) > 0 {
 		i := bytes.Index(b, []byte("{{"))
 		if i < 0 {
-			segs = append(segs, segment{literal: b})
+			segs = appendLiteral(segs, b)
 			break
 		}
 		rest := b[i:]
@@ -98,12 +139,50 @@ func splitSegments(b []byte) []segment {
 			segs = appendLiteral(segs, b[:i])
 			segs = append(segs, segment{kind: segUUID})
 			b = rest[len(placeholderUUID):]
+		case bytes.HasPrefix(rest, []byte(placeholderSeqMod)):
+			arg, after, err := placeholderArg(rest, placeholderSeqMod)
+			if err != nil {
+				return nil, err
+			}
+			n, err := strconv.ParseUint(arg, 10, 64)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("{{seq%%%s}}: want {{seq%%N}} with N a whole number >= 1", arg)
+			}
+			segs = appendLiteral(segs, b[:i])
+			segs = append(segs, segment{kind: segSeqMod, n: n})
+			b = after
+		case bytes.HasPrefix(rest, []byte(placeholderAnswered)):
+			arg, after, err := placeholderArg(rest, placeholderAnswered)
+			if err != nil {
+				return nil, err
+			}
+			if kinds == nil {
+				return nil, fmt.Errorf("{{answered:%s}}: only in a workload (--workload), which names its kinds", arg)
+			}
+			k, err := kinds(arg)
+			if err != nil {
+				return nil, err
+			}
+			segs = appendLiteral(segs, b[:i])
+			segs = append(segs, segment{kind: segAnswered, n: uint64(k)})
+			b = after
 		default:
 			segs = appendLiteral(segs, b[:i+2])
 			b = rest[2:]
 		}
 	}
-	return segs
+	return segs, nil
+}
+
+// placeholderArg returns what follows prefix up to the closing "}}" and
+// the bytes after it.
+func placeholderArg(rest []byte, prefix string) (arg string, after []byte, err error) {
+	body := rest[len(prefix):]
+	end := bytes.Index(body, []byte("}}"))
+	if end < 0 {
+		return "", nil, fmt.Errorf("%s...: no closing }}", prefix)
+	}
+	return string(body[:end]), body[end+2:], nil
 }
 
 func appendLiteral(segs []segment, b []byte) []segment {
@@ -126,20 +205,26 @@ type renderer struct {
 	stride uint64 // number of threads: sequences interleave, so they are unique per run
 	rng    *rand.ChaCha8
 	body   []byte
+	// answered[k] is the seq of the latest request of kind k answered 2xx
+	// on this thread (valid when hasAnswered[k]), for {{answered:KIND}}.
+	answered    []uint64
+	hasAnswered []bool
 }
 
-func newRenderer(thread, threads int, seed uint64) *renderer {
+func newRenderer(thread, threads, kinds int, seed uint64) *renderer {
 	var s [32]byte
 	for i := range 8 {
 		s[i] = byte(seed >> (8 * i))
 		s[8+i] = byte(uint64(thread) >> (8 * i))
 	}
-	return &renderer{seq: uint64(thread), stride: uint64(threads), rng: rand.NewChaCha8(s)}
+	return &renderer{seq: uint64(thread), stride: uint64(threads), rng: rand.NewChaCha8(s),
+		answered: make([]uint64, kinds), hasAnswered: make([]bool, kinds)}
 }
 
-// appendRequest appends one request to dst. Only dynamic templates reach
-// here; static ones are written straight from t.static.
-func (r *renderer) appendRequest(dst []byte, t *requestTemplate) []byte {
+// appendRequest appends one request to dst and returns it with the
+// request's {{seq}}. Only dynamic templates reach here; static ones are
+// written straight from t.static.
+func (r *renderer) appendRequest(dst []byte, t *requestTemplate) ([]byte, uint64) {
 	seq := r.seq
 	r.seq += r.stride
 	var uuid [36]byte
@@ -151,6 +236,14 @@ func (r *renderer) appendRequest(dst []byte, t *requestTemplate) []byte {
 				dst = append(dst, s.literal...)
 			case segSeq:
 				dst = strconv.AppendUint(dst, seq, 10)
+			case segSeqMod:
+				dst = strconv.AppendUint(dst, seq%s.n, 10)
+			case segAnswered:
+				v := seq
+				if r.hasAnswered[s.n] {
+					v = r.answered[s.n]
+				}
+				dst = strconv.AppendUint(dst, v, 10)
 			case segUUID:
 				if !uuidDone {
 					r.formatUUID(&uuid)
@@ -169,7 +262,7 @@ func (r *renderer) appendRequest(dst []byte, t *requestTemplate) []byte {
 		dst = append(dst, "\r\n"...)
 	}
 	dst = append(dst, "\r\n"...)
-	return append(dst, r.body...)
+	return append(dst, r.body...), seq
 }
 
 // formatUUID writes a random (version 4) UUID; one value per request, shared

@@ -99,12 +99,19 @@ type Result struct {
 	BytesOut          int64            `json:"bytes_out"`
 	// Open loop only: the asked rate, requests that found every connection
 	// busy when due, and sends late while a connection was free.
-	RateAsked      float64 `json:"rate_asked,omitempty"`
-	WaitedForConn  int64   `json:"waited_for_connection,omitempty"`
-	LateSends      int64   `json:"late_sends,omitempty"`
-	RecordErrors   int64   `json:"histogram_record_errors"`
-	ClientCPUS     float64 `json:"client_cpu_s"`     // getrusage user+system over the measured window
-	ClientCPUCores float64 `json:"client_cpu_cores"` // client_cpu_s / duration_s
+	RateAsked     float64 `json:"rate_asked,omitempty"`
+	WaitedForConn int64   `json:"waited_for_connection,omitempty"`
+	LateSends     int64   `json:"late_sends,omitempty"`
+	// ResponseStamps (open loop): every network thread timed its responses
+	// by the kernel's receive stamps and read them on its own wakes
+	// (rxstamp.go); false: by its own clock when it read them.
+	ResponseStamps bool  `json:"response_stamps,omitempty"`
+	RecordErrors   int64 `json:"histogram_record_errors"`
+	// Kinds: with a workload, each request kind's own accounting and
+	// latencies (kinds.go); absent otherwise.
+	Kinds          []KindResult `json:"kinds,omitempty"`
+	ClientCPUS     float64      `json:"client_cpu_s"`     // getrusage user+system over the measured window
+	ClientCPUCores float64      `json:"client_cpu_cores"` // client_cpu_s / duration_s
 	// ClientCPUFraction is client_cpu_cores over the cores the network
 	// threads could use (min(network threads, CPUs)); 1.0 is all of them.
 	ClientCPUFraction float64  `json:"client_cpu_fraction"`
@@ -209,6 +216,12 @@ func parseResult(data []byte, path string) (*Result, error) {
 	if err = json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("parse result %s: %w", path, err)
 	}
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(data, &kind) == nil && kind.Kind != "" {
+		return nil, fmt.Errorf("result %s: a %q document, not a single run's result (ReadSteps reads rate steps)", path, kind.Kind)
+	}
 	if r.Version != ResultVersion && r.Version != 1 {
 		return nil, fmt.Errorf("result %s: version %d, want 1 or %d", path, r.Version, ResultVersion)
 	}
@@ -217,6 +230,15 @@ func parseResult(data []byte, path string) (*Result, error) {
 	}
 	if r.svcHist, err = decodeHist(r.ServiceHistogram); err != nil {
 		return nil, fmt.Errorf("result %s: service_histogram: %w", path, err)
+	}
+	for i := range r.Kinds {
+		k := &r.Kinds[i]
+		if k.hist, err = decodeHist(k.Histogram); err != nil {
+			return nil, fmt.Errorf("result %s: kind %s histogram: %w", path, k.Name, err)
+		}
+		if k.svcHist, err = decodeHist(k.ServiceHistogram); err != nil {
+			return nil, fmt.Errorf("result %s: kind %s service_histogram: %w", path, k.Name, err)
+		}
 	}
 	r.ivHists = make([]*hdrhistogram.Histogram, len(r.Intervals))
 	for i, iv := range r.Intervals {
@@ -298,6 +320,9 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmtNs(l.P50), fmtNs(l.P90), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max), fmtNs(int64(l.Mean)))
 	if r.RateAsked > 0 {
 		fmt.Fprintln(w, "                (CO: coordinated omission corrected, from each request's intended send time)")
+		if r.ResponseStamps {
+			fmt.Fprintln(w, "                (each response timed by the kernel's receive stamp, read on the client's own wake-ups)")
+		}
 	}
 	if s := r.ServiceLatency; s != nil {
 		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
@@ -309,6 +334,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 			"                recorded as the time from when they were due to the end of the drain\n",
 			r.LowerBounds, r.Unfinished, r.Dropped)
 	}
+	r.printKinds(w)
 	open := 0
 	if n := len(r.Intervals); n > 0 {
 		open = r.Intervals[n-1].OpenConnections

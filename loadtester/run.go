@@ -43,7 +43,9 @@ const clientBoundCPU = 0.9
 // runner is the state one Run shares with its threads.
 type runner struct {
 	cfg      Config
-	tmpl     *requestTemplate
+	tmpl     *requestTemplate // the first kind's (the only one without a workload)
+	kinds    []kindSpec       // the request kinds (kinds.go); one without a workload
+	table    []uint8          // kinds in proportion to their weights: request k is of kind table[k % len]
 	family   int
 	sockaddr unix.Sockaddr
 	base     time.Time // clock origin of every ns timestamp
@@ -83,20 +85,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		cfg.Body = body
 	}
-	tmpl, err := newRequestTemplate(cfg.Method, cfg.Path, cfg.hostHeader(), cfg.Headers, cfg.Body)
+	seed := time.Now().UnixNano()
+	kinds, table, err := newKinds(&cfg, runID(seed))
 	if err != nil {
-		return nil, fmt.Errorf("--header: %w", err)
+		return nil, err
 	}
 	if err := preflight(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 	}
 	if err := waitForStart(ctx, &cfg); err != nil {
 		if errors.Is(err, ErrInterrupted) {
-			return interruptedBeforeStart(cfg, tmpl), err
+			return interruptedBeforeStart(cfg, kinds, table), err
 		}
 		return nil, err
 	}
-	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now(), seed: time.Now().UnixNano(),
+	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), seed: seed,
 		connReqs: make(chan connRequest, cfg.Concurrency)}
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
@@ -156,8 +159,8 @@ func waitForStart(ctx context.Context, cfg *Config) error {
 // waited for --start-at: nothing was measured, and it says so as after an
 // interrupt during the warm-up (every count 0, Interrupted), so that the
 // outputs a caller writes from it replace whatever an earlier run left.
-func interruptedBeforeStart(cfg Config, tmpl *requestTemplate) *Result {
-	r := &runner{cfg: cfg, tmpl: tmpl, base: time.Now()}
+func interruptedBeforeStart(cfg Config, kinds []kindSpec, table []uint8) *Result {
+	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now()}
 	r.mStart = max(0, int64(time.Until(cfg.StartAt))) // where the window was to open
 	r.mEnd = r.mStart + int64(cfg.Duration)
 	c := newCollector(r, io.Discard)
@@ -195,6 +198,7 @@ func (r *runner) drive(ctx context.Context) *Result {
 	cpuEnd, _ := procstat.SelfCPU()
 	stopConnecting()
 	connectors.Wait()
+	c.gatherKinds()
 	c.accountTails()
 	return c.result(cpuEnd, interrupted)
 }

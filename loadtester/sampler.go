@@ -5,6 +5,7 @@ type sample struct {
 	start   int64 // intended send time, ns since the run's origin
 	latency int64
 	code    uint16
+	kind    uint8     // the request's kind (workloads)
 	errKind errorKind // 0: none; else kind+1, or sampleUnfinished/sampleDropped
 }
 

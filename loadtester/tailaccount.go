@@ -49,8 +49,9 @@ func (c *collector) accountTails() {
 			if b := &t.books; b.svc != nil {
 				b.svc.RecordValue(tl.endNs - p.sent)
 			}
+			c.kindBound(p.kind, tl.endNs-p.due, tl.endNs-p.sent, 1, true)
 			if s := t.books.samples; s != nil {
-				s.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished})
+				s.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished, kind: p.kind})
 			}
 		}
 		c.accountDropped(t, ivHist)
@@ -83,10 +84,13 @@ func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.
 			count := min(stride, end-j)
 			due := p.dueAt(j + count/2)
 			c.recordBound(tl.endNs-due, int64(count), h)
+			if c.kinds != nil {
+				c.r.kindCounts(j, j+count, func(kind uint8, n int64) { c.kindBound(kind, tl.endNs-due, -1, n, false) })
+			}
 			if samples != nil {
 				for m := range count {
 					d := p.dueAt(j + m)
-					samples.add(sample{start: d, latency: tl.endNs - d, errKind: sampleDropped})
+					samples.add(sample{start: d, latency: tl.endNs - d, errKind: sampleDropped, kind: c.r.kindOf(j + m)})
 				}
 			}
 		}

@@ -36,6 +36,10 @@ type testServer struct {
 	// reads (n counts from 1 over the whole server) after its delay.
 	decide func(n int64) reply
 	seq    atomic.Int64 // requests numbered for decide
+	// events, when set, is called under mu with "arrive" as each request
+	// is read and "answer" just before its response is written, with its
+	// request line and body: one order over every connection.
+	events func(event, line, body string)
 	mu     sync.Mutex
 	open   map[net.Conn]struct{}
 	done   chan struct{}
@@ -124,7 +128,8 @@ func (s *testServer) handle(c net.Conn) {
 		c.Close()
 	}()
 	type arrival struct {
-		at time.Time
+		at         time.Time
+		line, body string
 		reply
 	}
 	arrivals := make(chan arrival, 4096)
@@ -133,10 +138,11 @@ func (s *testServer) handle(c net.Conn) {
 		defer close(arrivals)
 		r := bufio.NewReader(c)
 		for {
-			body, err := readRequest(r)
+			line, body, err := readRequestLine(r)
 			if err != nil {
 				return
 			}
+			s.event("arrive", line, body)
 			s.requests.Add(1)
 			d := pending.Add(1)
 			for m := s.maxDepth.Load(); d > m && !s.maxDepth.CompareAndSwap(m, d); m = s.maxDepth.Load() {
@@ -146,7 +152,7 @@ func (s *testServer) handle(c net.Conn) {
 				s.bodies = append(s.bodies, body)
 				s.mu.Unlock()
 			}
-			a := arrival{at: time.Now()}
+			a := arrival{at: time.Now(), line: line, body: body}
 			if from := s.holdFrom.Load(); from != 0 && a.at.UnixNano() >= from {
 				a.act = actHold
 			} else if s.decide != nil {
@@ -189,36 +195,50 @@ func (s *testServer) handle(c net.Conn) {
 			out.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
 		}
 		pending.Add(-1)
+		s.event("answer", a.line, a.body)
 		if _, err := c.Write(out.Bytes()); err != nil || closing {
 			return
 		}
 	}
 }
 
-// readRequest reads one request head and its Content-Length body.
-func readRequest(r *bufio.Reader) (string, error) {
+// event reports one request event to s.events, if set.
+func (s *testServer) event(event, line, body string) {
+	if s.events == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events(event, line, body)
+}
+
+// readRequestLine reads one request: its request line and its body.
+func readRequestLine(r *bufio.Reader) (requestLine, body string, err error) {
 	length := 0
 	for first := true; ; first = false {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
 			if first {
-				return "", fmt.Errorf("empty request line")
+				return "", "", fmt.Errorf("empty request line")
 			}
 			break
 		}
+		if first {
+			requestLine = line
+		}
 		if name, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(name, "content-length") {
 			if length, err = strconv.Atoi(strings.TrimSpace(value)); err != nil {
-				return "", err
+				return "", "", err
 			}
 		}
 	}
-	body := make([]byte, length)
-	_, err := io.ReadFull(r, body)
-	return string(body), err
+	b := make([]byte, length)
+	_, err = io.ReadFull(r, b)
+	return requestLine, string(b), err
 }
 
 // testConfig is a short closed-loop run against s.

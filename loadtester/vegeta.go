@@ -23,8 +23,8 @@ type vegetaRun struct {
 	offered  int64    // results offered to the samplers
 	every    int      // the sampling stride (1: all kept)
 	base     time.Time
-	url      string
-	method   string
+	urls     []string // by request kind
+	methods  []string
 	bytesOut uint64 // the request's size (the mean, when requests differ)
 }
 
@@ -53,7 +53,7 @@ func WriteVegeta(w io.Writer, res *Result) error {
 	for i, s := range v.kept {
 		r := vegeta.Result{Attack: "load_tester", Seq: uint64(i), Code: s.code,
 			Timestamp: v.base.Add(time.Duration(s.start)), Latency: time.Duration(s.latency),
-			BytesOut: v.bytesOut, Method: v.method, URL: v.url, Headers: http.Header{}}
+			BytesOut: v.bytesOut, Method: v.methods[s.kind], URL: v.urls[s.kind], Headers: http.Header{}}
 		if s.errKind > 0 {
 			r.Error = s.errorName()
 		} else if s.code < 200 || s.code >= 400 {

@@ -45,8 +45,12 @@ type tail struct {
 	warmDropped      int64 // due during the warm-up, never sent
 }
 
-// pending is one unfinished request: when it was due and when it was sent.
-type pending struct{ due, sent int64 }
+// pending is one unfinished request: when it was due, when it was sent,
+// and its kind.
+type pending struct {
+	due, sent int64
+	kind      uint8
+}
 
 // closeWindow runs on every loop turn at or after the window's end. The
 // first closes the window; the last, once the drain is over, finishes.
@@ -94,7 +98,11 @@ func (t *netThread) finish(now int64) {
 				w.tail.warmUnfinished++
 				continue
 			}
-			w.tail.unfinished = append(w.tail.unfinished, pending{due: due, sent: c.sentAtOf(j)})
+			p := pending{due: due, sent: c.sentAtOf(j)}
+			if c.kinds != nil {
+				p.kind = c.kinds[j]
+			}
+			w.tail.unfinished = append(w.tail.unfinished, p)
 		}
 	}
 	if t.pace.on() {

@@ -21,6 +21,17 @@ type options struct {
 	vegeta    string // --vegeta
 	vegetaMax int    // --vegeta-max: results kept for --vegeta
 	quiet     bool
+	// Steps (steps.go): --rate-steps' rates, or --find-rate's search, each
+	// step judged against --slo.
+	rateSteps  []float64
+	findRate   bool
+	objectives []loadtester.Objective
+	search     loadtester.SearchSpec
+}
+
+// stringFlags are the flags read after parsing, as given.
+type stringFlags struct {
+	url, body, startAt, rateSteps, slo, workload string
 }
 
 // secondsFlag accepts "10" (seconds, fractions allowed) or a Go duration ("500ms").
@@ -55,12 +66,17 @@ Usage: load_tester [flags]
       --connect-threads 2 --network-threads 10 --duration 120 --stats-interval 1
   load_tester --url http://127.0.0.1:8080/v1/commit --method POST \
       --body '{"request_id":"{{uuid}}","leader_id":"l","read_version":0,"operations":[]}' --rate 2000
+  load_tester --url http://127.0.0.1:8080 --workload testdata/workloads/mixed.toml --rate 5000
+  load_tester --url http://127.0.0.1:8080/ok --rate-steps 10000x2x4 --warmup 1 --duration 5 --json steps.json
+  load_tester --url http://127.0.0.1:8080/ok --find-rate --slo p99=1ms --warmup 1 --duration 3
 
-Times take seconds (10, 0.5) or Go durations (500ms). In --header, --body and
---body-file, {{seq}} becomes a number unique in the run and {{uuid}} a random
-UUID, per request. Exit status: 0 ok, 1 failure (target down, errors over
---max-errors), 2 bad flags (or too few descriptors for --concurrency),
-130 interrupted.
+Times take seconds (10, 0.5) or Go durations (500ms). In the path, --header,
+--body and --body-file, {{seq}} becomes a number unique in the run, {{seq%N}}
+that number modulo N, {{uuid}} a random UUID per request and {{run}} a run's
+own id (a workload also has {{answered:KIND}}; docs/load_tester.md). Exit
+status: 0 ok, 1 failure (target down, errors over --max-errors, --find-rate
+found no rate meeting --slo), 2 bad flags (or too few descriptors for
+--concurrency), 130 interrupted.
 
 Flags:
 `
@@ -68,10 +84,11 @@ Flags:
 // defaultVegetaMax is --vegeta-max's default.
 const defaultVegetaMax = 1_000_000
 
-// newFlagSet binds the flags to o (which holds the defaults), url, body and
-// startAt (the flags read after parsing).
-func newFlagSet(o *options, url, body, startAt *string) *flag.FlagSet {
+// newFlagSet binds the flags to o (which holds the defaults) and sf (the
+// flags read after parsing).
+func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	cfg := &o.cfg
+	url, body, startAt := &sf.url, &sf.body, &sf.startAt
 	fs := flag.NewFlagSet("load_tester", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.UnixSocket, "unix-socket", "", "target a unix socket at `PATH` instead of TCP")
@@ -92,6 +109,7 @@ func newFlagSet(o *options, url, body, startAt *string) *flag.FlagSet {
 	fs.IntVar(&cfg.NetworkThreads, "network-threads", cfg.NetworkThreads, "threads running epoll loops over the connections")
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
+	fs.Var(secondsFlag{&cfg.SendSlack}, "send-slack", "with --rate: how late a send may go so that requests due close together share one wake-up (0: wake for each)")
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
 	fs.Var(secondsFlag{&cfg.StatsInterval}, "stats-interval", "interval of the progress lines and of the HDR log")
@@ -106,19 +124,32 @@ func newFlagSet(o *options, url, body, startAt *string) *flag.FlagSet {
 	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines, only the summary")
+	fs.StringVar(&sf.workload, "workload", "", "send a weighted mix of requests described in the TOML `FILE` (replaces --path, --method, --body; see docs/load_tester.md)")
+	fs.StringVar(&sf.rateSteps, "rate-steps", "", "run one open-loop step per rate: `LIST` 10000,20000,40000 or STARTxFACTORxCOUNT 10000x2x4; a row per step (--json: one document, --hdr-log: one log per step)")
+	fs.BoolVar(&o.findRate, "find-rate", false, "search for the highest rate meeting --slo (steps of --warmup + --duration each)")
+	fs.StringVar(&sf.slo, "slo", "", "latency objective of each step: `P=LIMIT`[,P=LIMIT] with P one of p50, p90, p99, p99.9, max (p99=1ms)")
+	sp := &o.search
+	fs.Float64Var(&sp.Start, "find-rate-start", sp.Start, "--find-rate: first rate tried")
+	fs.Float64Var(&sp.Min, "find-rate-min", sp.Min, "--find-rate: lowest rate tried when the first fails")
+	fs.Float64Var(&sp.Max, "find-rate-max", 0, "--find-rate: highest rate tried (0: no limit)")
+	fs.Float64Var(&sp.Factor, "find-rate-factor", sp.Factor, "--find-rate: the climb's step (rate times this while steps pass)")
+	fs.Float64Var(&sp.Precision, "find-rate-precision", sp.Precision, "--find-rate: stop once first fail / last pass - 1 is at most this")
+	fs.IntVar(&sp.Repeats, "find-rate-repeats", sp.Repeats, "--find-rate: each end of the final bracket needs a majority of this many runs (odd; 1: no repeats)")
+	fs.IntVar(&sp.MaxSteps, "find-rate-steps", sp.MaxSteps, "--find-rate: most steps in all, repeats included")
+	fs.Var(secondsFlag{&sp.MaxTime}, "find-rate-time", "--find-rate: most wall time in all (0: no limit); a step that would end past it is not started")
 	return fs
 }
 
 // defaults are the options before any flag.
 func defaults() options {
-	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax}
+	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax, search: loadtester.DefaultSearchSpec()}
 }
 
 // parseArgs parses the command line. help is true for --help.
 func parseArgs(args []string) (o options, help bool, err error) {
 	o = defaults()
-	var url, body, startAt string
-	fs := newFlagSet(&o, &url, &body, &startAt)
+	var sf stringFlags
+	fs := newFlagSet(&o, &sf)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, true, nil
@@ -128,6 +159,10 @@ func parseArgs(args []string) (o options, help bool, err error) {
 	if fs.NArg() > 0 {
 		return o, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	url, body, startAt := sf.url, sf.body, sf.startAt
+	set := map[string]bool{} // the flags given
+
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := &o.cfg
 	if url != "" {
 		if err := cfg.SetURL(url); err != nil {
@@ -148,6 +183,22 @@ func parseArgs(args []string) (o options, help bool, err error) {
 	if o.vegeta != "" {
 		cfg.VegetaMax = o.vegetaMax
 	}
+	if sf.workload != "" {
+		for _, f := range []string{"path", "method", "body", "body-file"} {
+			if set[f] {
+				return o, false, fmt.Errorf("--workload and --%s: the workload gives each request's %s", f, strings.TrimSuffix(f, "-file"))
+			}
+		}
+		if set["url"] && cfg.Path != "/" {
+			return o, false, fmt.Errorf("--workload and --url %s: the workload gives each request's path; give the URL without one", url)
+		}
+		if cfg.Workload, err = loadtester.LoadWorkload(sf.workload); err != nil {
+			return o, false, fmt.Errorf("--workload %w", err)
+		}
+	}
+	if err := o.parseSteps(sf, set); err != nil {
+		return o, false, err
+	}
 	errs := []error{cfg.Validate()}
 	if o.vegetaMax < 1 {
 		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
@@ -159,8 +210,8 @@ func parseArgs(args []string) (o options, help bool, err error) {
 func usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
 	o := defaults()
-	var url, body, startAt string
-	fs := newFlagSet(&o, &url, &body, &startAt)
+	var sf stringFlags
+	fs := newFlagSet(&o, &sf)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }

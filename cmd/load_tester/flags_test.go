@@ -64,6 +64,33 @@ func TestParseArgs(t *testing.T) {
 			func(o options) bool { return o.cfg.VegetaMax == 0 && o.vegetaMax == 64 }, ""},
 		{"bad vegeta-max", strings.Fields("--vegeta-max 0"), nil, "--vegeta-max 0: want >= 1"},
 		{"body", []string{"--body", "x{{seq}}"}, func(o options) bool { return string(o.cfg.Body) == "x{{seq}}" }, ""},
+		{"send slack", strings.Fields("--rate 1000 --send-slack 100us"), func(o options) bool { return o.cfg.SendSlack == 100*time.Microsecond }, ""},
+		{"send slack too long", strings.Fields("--rate 1000 --send-slack 5ms"), nil, "--send-slack 5ms: want 0..2ms"},
+		{"rate steps list", strings.Fields("--rate-steps 1000,2000"), func(o options) bool { return len(o.rateSteps) == 2 && o.rateSteps[1] == 2000 }, ""},
+		{"rate steps factor", strings.Fields("--rate-steps 1000x2x3 --slo p99=1ms"),
+			func(o options) bool { return len(o.rateSteps) == 3 && o.rateSteps[2] == 4000 && len(o.objectives) == 1 }, ""},
+		{"rate steps bad", strings.Fields("--rate-steps 1000x2"), nil, "--rate-steps"},
+		{"rate steps and rate", strings.Fields("--rate-steps 1000 --rate 5"), nil, "the steps set the rate"},
+		{"rate steps and vegeta", strings.Fields("--rate-steps 1000 --vegeta v.bin"), nil, "--vegeta: not with"},
+		{"rate steps and start-at", strings.Fields("--rate-steps 1000 --start-at +5s"), nil, "--start-at: not with"},
+		{"find rate", strings.Fields("--find-rate --slo p99.9=2ms --find-rate-start 5000 --find-rate-steps 6 --find-rate-time 2m --find-rate-repeats 1"),
+			func(o options) bool {
+				s := o.search
+				return o.findRate && s.Start == 5000 && s.MaxSteps == 6 && s.MaxTime == 2*time.Minute && s.Repeats == 1 && o.objectives[0].Percentile == "p99.9"
+			}, ""},
+		{"find rate without slo", strings.Fields("--find-rate"), nil, "--find-rate: needs --slo"},
+		{"find rate and steps", strings.Fields("--find-rate --slo p99=1ms --rate-steps 1000"), nil, "give one"},
+		{"find rate bad repeats", strings.Fields("--find-rate --slo p99=1ms --find-rate-repeats 2"), nil, "--find-rate-repeats 2"},
+		{"search flag without find-rate", strings.Fields("--find-rate-start 10"), nil, "--find-rate-start: only with --find-rate"},
+		{"slo alone", strings.Fields("--slo p99=1ms"), nil, "--slo: only with"},
+		{"bad slo", strings.Fields("--find-rate --slo p95=1ms"), nil, "p50, p90, p99, p99.9, max"},
+		{"workload", []string{"--workload", "../../testdata/workloads/mixed.toml", "--url", "http://127.0.0.1:9000"},
+			func(o options) bool {
+				return o.cfg.Workload != nil && len(o.cfg.Workload.Kinds) == 3 && o.cfg.Port == 9000
+			}, ""},
+		{"workload and path", []string{"--workload", "../../testdata/workloads/mixed.toml", "--path", "/x"}, nil, "--workload and --path"},
+		{"workload and url path", []string{"--workload", "../../testdata/workloads/mixed.toml", "--url", "http://h:1/x"}, nil, "without one"},
+		{"workload missing", []string{"--workload", "/nonexistent.toml"}, nil, "--workload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,6 +48,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); stop() }() // a second ^C kills at once
+	if o.rateSteps != nil || o.findRate {
+		sr, err := runSteps(ctx, o, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
+			return exitStatus(err)
+		}
+		if s := sr.Search; s != nil && s.Rate == 0 {
+			fmt.Fprintf(stderr, "load_tester: find-rate: %s\n", s.Certainty)
+		}
+		return stepsStatus(sr)
+	}
 	res, err := runLoad(ctx, o, stdout)
 	if res != nil {
 		res.PrintSummary(stdout)

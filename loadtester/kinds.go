@@ -1,0 +1,302 @@
+package loadtester
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Request kinds of a workload (workload.go) as a run sends and counts them.
+//
+// Who owns what: the runner's kinds and table are set before any thread
+// starts and read-only after. A network thread's kindBooks are its loop's
+// alone while it runs (no lock: the collector reads them only once every
+// loop has exited, to build Result.Kinds), like its service histogram.
+//
+// Each request's kind is known when it is sent and rides in its
+// connection's ring beside its due time, so every due request is counted
+// once in its kind's books too: answered and failed as they happen,
+// unfinished from the ring when the window closes, and dropped (never
+// sent, so never in a ring) from the schedule, whose k-th request has the
+// kind table[k % len(table)] whether it was sent or not.
+
+// kindSpec is one kind of request as the run sends it.
+type kindSpec struct {
+	RequestKind
+	tmpl     *requestTemplate
+	referred bool // a {{answered:...}} names it: the seqs of its answers are tracked
+}
+
+// kindBooks is one kind's measured-window counts on one network thread.
+type kindBooks struct {
+	hist     *hdrhistogram.Histogram // latency (from the due time), lower bounds added by the collector
+	svc      *hdrhistogram.Histogram // rate mode: service time
+	answered int64
+	failed   int64
+	status   [maxStatus + 1]int64
+}
+
+func newKindBooks(rate bool) kindBooks {
+	kb := kindBooks{hist: newHistogram()}
+	if rate {
+		kb.svc = newHistogram()
+	}
+	return kb
+}
+
+// newKinds builds the run's kinds: the workload's, each with the config's
+// own headers first, or the one kind the config describes. run replaces
+// {{run}} (runID) before anything else, so the bytes of a request without
+// other placeholders are still formatted once.
+func newKinds(cfg *Config, run string) ([]kindSpec, []uint8, error) {
+	w := cfg.Workload
+	sub := func(s string) string { return strings.ReplaceAll(s, placeholderRun, run) }
+	subAll := func(list []string) []string {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = sub(s)
+		}
+		return out
+	}
+	if w == nil {
+		tmpl, err := newRequestTemplate(cfg.Method, sub(cfg.Path), cfg.hostHeader(), subAll(cfg.Headers),
+			[]byte(sub(string(cfg.Body))), nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--header: %w", err)
+		}
+		k := RequestKind{Name: "request", Weight: 1, Method: cfg.Method, Path: cfg.Path, Headers: cfg.Headers, Body: cfg.Body}
+		return []kindSpec{{RequestKind: k, tmpl: tmpl}}, []uint8{0}, nil
+	}
+	table, err := kindTable(w.weights())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrWorkload, err)
+	}
+	kinds := make([]kindSpec, len(w.Kinds))
+	for i, k := range w.Kinds {
+		headers := subAll(append(append([]string(nil), cfg.Headers...), k.Headers...))
+		tmpl, err := newRequestTemplate(k.Method, sub(k.Path), cfg.hostHeader(), headers, []byte(sub(string(k.Body))), w.resolver())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: request %s: %w", ErrWorkload, k.Name, err)
+		}
+		kinds[i] = kindSpec{RequestKind: k, tmpl: tmpl}
+		for _, segs := range [][]segment{tmpl.head, tmpl.body} {
+			for _, s := range segs {
+				if s.kind == segAnswered {
+					kinds[s.n].referred = true
+				}
+			}
+		}
+	}
+	return kinds, table, nil
+}
+
+// runID is the run's {{run}}: eight hex digits from the run's seed, so
+// that ids made of {{run}} and {{seq}} differ from one run to the next
+// (against a server that remembers ids, a second run would otherwise
+// repeat the first one's).
+func runID(seed int64) string {
+	x := uint64(seed)
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return fmt.Sprintf("%08x", uint32(x))
+}
+
+// kindOf is the kind of the schedule's k-th request (open loop) or of a
+// thread's k-th send (closed loop).
+func (r *runner) kindOf(k uint64) uint8 { return r.table[k%uint64(len(r.table))] }
+
+// kindCounts calls fn with how many of the requests k in [from, to) are of
+// each kind: whole turns of the table, then the rest one by one.
+func (r *runner) kindCounts(from, to uint64, fn func(kind uint8, n int64)) {
+	if to <= from {
+		return
+	}
+	n, l := to-from, uint64(len(r.table))
+	counts := make([]int64, len(r.kinds))
+	if turns := n / l; turns > 0 {
+		for _, k := range r.table {
+			counts[k] += int64(turns)
+		}
+	}
+	for i := range n % l {
+		counts[r.kindOf(from+i)]++
+	}
+	for k, c := range counts {
+		if c > 0 {
+			fn(uint8(k), c)
+		}
+	}
+}
+
+// KindResult is one request kind's share of a run (Result.Kinds, present
+// when the run had a workload): the same accounting as the whole run's
+// (due = answered + failed + unfinished + dropped), its latencies and its
+// statuses.
+type KindResult struct {
+	Name   string `json:"name"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Weight int    `json:"weight"`
+	// Share is the kind's weight over the workload's total: the fraction
+	// of requests it was meant to have.
+	Share          float64          `json:"share"`
+	Due            int64            `json:"due"`
+	Answered       int64            `json:"answered"`
+	Successes      int64            `json:"successes"` // 2xx answers
+	Failed         int64            `json:"failed"`
+	Unfinished     int64            `json:"unfinished"`
+	Dropped        int64            `json:"dropped"`
+	RequestsPerSec float64          `json:"requests_per_sec"`
+	Latency        Latency          `json:"latency_ns"`
+	ServiceLatency *Latency         `json:"service_latency_ns,omitempty"`
+	StatusCodes    map[string]int64 `json:"status_codes"`
+	// Histogram and ServiceHistogram are HdrHistogram V2 (base64), lower
+	// bounds included, for an exact merge.
+	Histogram        string `json:"histogram"`
+	ServiceHistogram string `json:"service_histogram,omitempty"`
+	hist, svcHist    *hdrhistogram.Histogram
+}
+
+// kindTally is the collector's per-kind sum over the threads.
+type kindTally struct {
+	hist, svc           *hdrhistogram.Histogram
+	answered, failed    int64
+	unfinished, dropped int64
+	status              [maxStatus + 1]int64
+}
+
+// kindResults builds Result.Kinds from the tallies (nil without a workload).
+func (c *collector) kindResults(dur float64) []KindResult {
+	r := c.r
+	if r.cfg.Workload == nil {
+		return nil
+	}
+	total := 0
+	for _, k := range r.kinds {
+		total += k.Weight
+	}
+	out := make([]KindResult, len(r.kinds))
+	for i, k := range r.kinds {
+		t := &c.kinds[i]
+		kr := KindResult{Name: k.Name, Method: k.Method, Path: k.Path, Weight: k.Weight,
+			Share: float64(k.Weight) / float64(total), Answered: t.answered, Failed: t.failed,
+			Unfinished: t.unfinished, Dropped: t.dropped, Latency: latencyOf(t.hist),
+			StatusCodes: map[string]int64{}, hist: t.hist}
+		kr.Due = kr.Answered + kr.Failed + kr.Unfinished + kr.Dropped
+		for code, n := range t.status {
+			if n > 0 {
+				kr.StatusCodes[strconv.Itoa(code)] = n
+				if code >= 200 && code < 300 {
+					kr.Successes += n
+				}
+			}
+		}
+		if dur > 0 {
+			kr.RequestsPerSec = float64(kr.Answered) / dur
+		}
+		if enc, err := t.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			kr.Histogram = string(enc)
+		}
+		if t.svc != nil {
+			l := latencyOf(t.svc)
+			kr.ServiceLatency = &l
+			kr.svcHist = t.svc
+			if enc, err := t.svc.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+				kr.ServiceHistogram = string(enc)
+			}
+		}
+		out[i] = kr
+	}
+	return out
+}
+
+// gatherKinds adds every thread's kind books into the collector's tallies
+// (after every loop has exited).
+func (c *collector) gatherKinds() {
+	r := c.r
+	if r.cfg.Workload == nil {
+		return
+	}
+	c.kinds = make([]kindTally, len(r.kinds))
+	for i := range c.kinds {
+		c.kinds[i].hist = newHistogram()
+		if r.cfg.Rate > 0 {
+			c.kinds[i].svc = newHistogram()
+		}
+	}
+	for _, t := range r.threads {
+		for i := range t.kb {
+			kb, tl := &t.kb[i], &c.kinds[i]
+			tl.hist.Merge(kb.hist)
+			if kb.svc != nil {
+				tl.svc.Merge(kb.svc)
+			}
+			tl.answered += kb.answered
+			tl.failed += kb.failed
+			for s, n := range kb.status {
+				tl.status[s] += n
+			}
+		}
+	}
+}
+
+// kindBound records n lower bounds of value v for kind k (a request that
+// never finished); svc, when >= 0, is its service-time lower bound.
+func (c *collector) kindBound(k uint8, v, svc, n int64, unfinished bool) {
+	if c.kinds == nil {
+		return
+	}
+	t := &c.kinds[k]
+	if unfinished {
+		t.unfinished += n
+	} else {
+		t.dropped += n
+	}
+	t.hist.RecordValues(v, n)
+	if svc >= 0 && t.svc != nil {
+		t.svc.RecordValues(svc, n)
+	}
+}
+
+// checkKinds: the kinds' counts must add up to the run's.
+func (c *collector) checkKinds(res *Result) {
+	if res.Kinds == nil {
+		return
+	}
+	var due, answered, failed, unfinished, dropped int64
+	for _, k := range res.Kinds {
+		due += k.Due
+		answered += k.Answered
+		failed += k.Failed
+		unfinished += k.Unfinished
+		dropped += k.Dropped
+	}
+	if due != res.Due || answered != res.Answered || failed != res.Failed || unfinished != res.Unfinished || dropped != res.Dropped {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"accounting mismatch (a load_tester bug; please report it): the kinds add up to due %d = answered %d + failed %d + unfinished %d + dropped %d, the run has due %d = %d + %d + %d + %d",
+			due, answered, failed, unfinished, dropped, res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped))
+	}
+}
+
+// printKinds writes the summary's per-kind table (nothing without kinds).
+func (r *Result) printKinds(w io.Writer) {
+	if len(r.Kinds) == 0 {
+		return
+	}
+	label := "latency"
+	if r.RateAsked > 0 {
+		label = "latency (CO)"
+	}
+	fmt.Fprintf(w, "  per kind      %-12s %6s %9s %9s %7s %10s %8s %6s   %s p50 / p99 / p99.9 / max\n",
+		"kind", "share", "due", "answered", "failed", "unfinished", "dropped", "non-2xx", label)
+	for _, k := range r.Kinds {
+		l := k.Latency
+		fmt.Fprintf(w, "                %-12s %5.1f%% %9d %9d %7d %10d %8d %6d   %s / %s / %s / %s\n",
+			k.Name, 100*k.Share, k.Due, k.Answered, k.Failed, k.Unfinished, k.Dropped, k.Answered-k.Successes,
+			fmtNs(l.P50), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max))
+	}
+}

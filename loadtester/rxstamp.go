@@ -1,0 +1,128 @@
+package loadtester
+
+import (
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Responses stamped by the kernel, read on the loop's own wakes (open loop
+// over TCP, with a send slack). Loop thread only, like the rest of a
+// netThread.
+//
+// Without this, an open-loop thread wakes for its sends (batched within the
+// send slack, openloop.go) and again for the responses that arrive between
+// them: each wake is a sleep and a context switch, the bulk of the open
+// loop's CPU (docs/load_tester.md). A latency timed by the loop's own clock
+// needs the loop awake when the response arrives. The kernel can time it
+// instead: with SO_TIMESTAMPNS, recvmsg hands back when the last segment it
+// read was delivered to the socket (CLOCK_REALTIME), so a response read a
+// little later still has its exact arrival time. A thread that stamps then
+// sleeps until its next send without being woken by responses (a plain
+// nanosleep: the connections' events wait in epoll), reads everything that
+// arrived when it wakes, and times each response by its stamp. The stamp
+// also leaves the client's own wake-up delay out of every latency.
+//
+// It holds only while the next send is near (at most maxLazyRead away)
+// and a connection is free to send it on, while the window is open, and
+// only as long as every read carries a stamp: a read without one (a
+// kernel that does not stamp this socket) turns it off for the thread,
+// which then wakes for responses and times them by its own clock, as a
+// unix socket or --send-slack 0 always does.
+
+// maxLazyRead bounds how long responses may wait unread: longer waits
+// (rates under 100 a second per thread) gain nothing worth a response that
+// frees a connection sitting unread, or a stop noticed late.
+const maxLazyRead = int64(10 * time.Millisecond)
+
+// rxStamps is a thread's receive-timestamp state.
+type rxStamps struct {
+	on     bool          // responses are stamped and read lazily
+	msg    unix.Msghdr   // recvmsg's header, its iovec and control buffer: kept off the stack for the raw syscall
+	iov    unix.Iovec    //
+	oob    [64]byte      // control messages: one SCM_TIMESTAMPNS
+	offset int64         // CLOCK_REALTIME minus the run's clock (ns), sampled each loop turn
+	sleep  unix.Timespec // the lazy sleep's length, off the stack for the raw syscall
+	full   bool          // the last wait returned a full batch of events: more are ready, no sleeping
+}
+
+// stampsWanted: the open loop over TCP with a send slack stamps responses.
+func stampsWanted(cfg *Config) bool {
+	return cfg.Rate > 0 && cfg.SendSlack > 0 && cfg.UnixSocket == ""
+}
+
+// enable asks the kernel to stamp fd's reads; false when it refuses.
+func (s *rxStamps) enable(fd int) bool {
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+}
+
+// resync samples the offset between the wall clock the stamps use and the
+// run's clock (one time.Now reads both), so a step of the wall clock costs
+// at most the stamps of one turn.
+func (s *rxStamps) resync(base time.Time) {
+	now := time.Now()
+	s.offset = now.UnixNano() - int64(now.Sub(base))
+}
+
+// read reads from fd into p with recvmsg and returns the byte count and
+// the kernel's stamp on the run's clock (0: none came with the data).
+func (s *rxStamps) read(fd int, p []byte) (int, int64, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0, 0
+	}
+	s.iov.Base = &p[0]
+	s.iov.SetLen(len(p))
+	s.msg.Iov = &s.iov
+	s.msg.SetIovlen(1)
+	s.msg.Control = &s.oob[0]
+	s.msg.SetControllen(len(s.oob))
+	n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.msg)), 0)
+	if errno != 0 {
+		return 0, 0, errno
+	}
+	wall, ok := parseStamp(s.oob[:s.msg.Controllen])
+	if !ok {
+		return int(n), 0, 0
+	}
+	return int(n), wall - s.offset, 0
+}
+
+// parseStamp finds an SCM_TIMESTAMPNS control message in oob and returns
+// its time in ns (CLOCK_REALTIME).
+func parseStamp(oob []byte) (int64, bool) {
+	const hdr = unix.SizeofCmsghdr
+	for len(oob) >= hdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		size := int(h.Len)
+		if size < hdr || size > len(oob) {
+			return 0, false
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && size >= hdr+int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&oob[hdr]))
+			return ts.Nano(), true
+		}
+		next := (size + int(unsafe.Sizeof(uintptr(0))) - 1) &^ (int(unsafe.Sizeof(uintptr(0))) - 1) // CMSG_ALIGN
+		if next >= len(oob) {
+			return 0, false
+		}
+		oob = oob[next:]
+	}
+	return 0, false
+}
+
+// lazySleep sleeps for timeout ns without waking for responses, when the
+// thread may (above): the next wait then only collects what arrived. It
+// reports whether it slept.
+func (t *netThread) lazySleep(timeout int64) bool {
+	p := &t.pace
+	if !t.rx.on || timeout <= 0 || timeout > maxLazyRead || p.wakeAt == 0 || p.wakeAt >= t.win.closeAt ||
+		t.win.closing || len(t.ready) > 0 || len(p.free) == 0 || t.rx.full {
+		return false
+	}
+	t.rx.sleep = unix.NsecToTimespec(timeout)
+	// EINTR (the runtime's signals) ends the sleep early: the loop just
+	// turns once more.
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&t.rx.sleep)), 0, 0)
+	return true
+}

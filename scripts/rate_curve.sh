@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The throughput-latency curve of the fitted setup's shape on shared cores,
+# and the highest rate meeting a latency objective, for the threading report
+# (docs/report.md, "Latency under load"; reports/ratecurve.go renders them).
+#
+# Starts weaseldb in the fitted setup's shape (one I/O loop, one release
+# thread, WaitIfStageEmpty; the seed config's work per request; a unix
+# socket in RUN_DIR), measures its closed-loop capacity, then writes to
+# RUN_DIR:
+#   rate_curve_server.toml  the config the server read
+#   rate_curve_capacity.json  load_tester closed loop (CAPACITY_SECONDS)
+#   rate_curve.json  load_tester --rate-steps at FRACTIONS of that capacity,
+#                    each step judged against SLO (a row per step)
+#   knee.json        load_tester --find-rate --slo SLO, climbing from the
+#                    highest step of the curve that met it
+#   *.hlog           one HDR interval log per step
+# The load tester runs the fitted setup's flags: CONCURRENCY connections over
+# one network thread, REQUESTS_PER_CONN requests per connection, 2 connect
+# threads. With the defaults it takes about 50-65 s (7 curve steps and 8 to 16
+# search steps of 2.5 s, the capacity run, the server's start).
+#
+# Knobs (environment; defaults in brackets):
+#   RUN_DIR (required)  BUILD_DIR [build]  CONFIG [testdata/test_benchmark_config.toml]
+#   SLO [p99=1ms]  STEP_SECONDS [2]  WARMUP [0.5]  CAPACITY_SECONDS [2]
+#   FRACTIONS [0.02,0.05,0.1,0.25,0.5,0.75,1.0]  of the closed-loop capacity
+#   CONCURRENCY [100]  REQUESTS_PER_CONN [500]  CONNECT_THREADS [2]
+#   SEARCH_SECONDS [60]  SEARCH_STEPS [16]  PRECISION [0.1]  READY_TIMEOUT [15]
+# Needs python3 (the config and the rates). Exits non-zero when a step could
+# not run; a search that found no rate meeting SLO is not a failure of this
+# script (knee.json says so).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+: "${RUN_DIR:?RUN_DIR must name the run directory}"
+BUILD_DIR=${BUILD_DIR:-build}
+CONFIG=${CONFIG:-testdata/test_benchmark_config.toml}
+SLO=${SLO:-p99=1ms}
+STEP_SECONDS=${STEP_SECONDS:-2}
+WARMUP=${WARMUP:-0.5}
+CAPACITY_SECONDS=${CAPACITY_SECONDS:-2}
+FRACTIONS=${FRACTIONS:-0.02,0.05,0.1,0.25,0.5,0.75,1.0}
+CONCURRENCY=${CONCURRENCY:-100}
+REQUESTS_PER_CONN=${REQUESTS_PER_CONN:-500}
+CONNECT_THREADS=${CONNECT_THREADS:-2}
+SEARCH_SECONDS=${SEARCH_SECONDS:-60}
+SEARCH_STEPS=${SEARCH_STEPS:-16}
+PRECISION=${PRECISION:-0.1}
+READY_TIMEOUT=${READY_TIMEOUT:-15}
+
+die() { printf 'rate_curve: %s\n' "$*" >&2; exit 1; }
+log() { printf '=== rate_curve: %s\n' "$*" >&2; }
+command -v python3 >/dev/null || die "needs python3"
+BIN=$(cd "$BUILD_DIR" && pwd) || die "no $BUILD_DIR"
+for b in weaseldb load_tester; do
+    [[ -x $BIN/$b ]] || die "$BIN/$b missing (make build)"
+done
+mkdir -p "$RUN_DIR" || die "cannot create $RUN_DIR"
+RUN_DIR=$(cd "$RUN_DIR" && pwd)
+SOCK=$RUN_DIR/rate_curve.sock
+SERVER_CONFIG=$RUN_DIR/rate_curve_server.toml
+
+# The seed's config in the fitted setup's shape: one I/O loop, one release
+# thread, WaitIfStageEmpty (never spins on shared cores), only a unix socket.
+python3 - "$CONFIG" "$SOCK" >"$SERVER_CONFIG" <<'PY' || die "cannot write $SERVER_CONFIG"
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r'(?ms)^interfaces\s*=\s*\[.*?^\]\n', '', text)
+text = re.sub(r'(?m)^interfaces\s*=.*\n', '', text)
+text = text.replace('[server]\n', '[server]\ninterfaces = [ { type = "unix", path = "%s" } ]\n' % sys.argv[2], 1)
+for key, value in (('io_threads', '1'), ('pipeline_wait_strategy', '"WaitIfStageEmpty"'), ('pipeline_release_threads', '1')):
+    text, n = re.subn(r'(?m)^%s\s*=.*$' % key, '%s = %s' % (key, value), text)
+    if n == 0:
+        sys.exit('no %s in the config' % key)
+sys.stdout.write(text)
+PY
+
+SERVER_PID=""
+stop_server() {
+    if [[ -n $SERVER_PID ]]; then
+        kill "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID" 2>/dev/null
+        SERVER_PID=""
+    fi
+}
+trap stop_server EXIT
+trap 'stop_server; exit 130' INT TERM
+rm -f "$SOCK"
+"$BIN/weaseldb" --config "$SERVER_CONFIG" >"$RUN_DIR/rate_curve_server.log" 2>&1 &
+SERVER_PID=$!
+for ((i = 0; i < READY_TIMEOUT * 10; i++)); do
+    grep -q 'weaseldb: ready' "$RUN_DIR/rate_curve_server.log" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited: $(tail -3 "$RUN_DIR/rate_curve_server.log")"
+    sleep 0.1
+done
+grep -q 'weaseldb: ready' "$RUN_DIR/rate_curve_server.log" || die "the server was not ready within ${READY_TIMEOUT}s"
+
+LT=("$BIN/load_tester" --unix-socket "$SOCK" --path /ok --concurrency "$CONCURRENCY"
+    --requests-per-conn "$REQUESTS_PER_CONN" --connect-threads "$CONNECT_THREADS" --network-threads 1 --quiet)
+
+log "closed-loop capacity (${CAPACITY_SECONDS}s)"
+"${LT[@]}" --warmup "$WARMUP" --duration "$CAPACITY_SECONDS" --json "$RUN_DIR/rate_curve_capacity.json" >"$RUN_DIR/rate_curve_capacity.log" ||
+    die "the capacity run failed: $(tail -2 "$RUN_DIR/rate_curve_capacity.log")"
+RATES=$(python3 - "$RUN_DIR/rate_curve_capacity.json" "$FRACTIONS" <<'PY'
+import json, math, sys
+cap = json.load(open(sys.argv[1]))["requests_per_sec"]
+def three(x):  # three significant digits, as load_tester rounds its own
+    mag = 10 ** (math.floor(math.log10(x)) - 2)
+    return int(round(x / mag) * mag)
+print(",".join(str(three(cap * float(f))) for f in sys.argv[2].split(",")))
+PY
+) || die "cannot read the capacity"
+log "rate steps $RATES"
+"${LT[@]}" --rate-steps "$RATES" --slo "$SLO" --warmup "$WARMUP" --duration "$STEP_SECONDS" \
+    --json "$RUN_DIR/rate_curve.json" --hdr-log "$RUN_DIR/rate_curve.hlog" | tee "$RUN_DIR/rate_curve.log" >&2 ||
+    die "the rate steps failed"
+
+# The search climbs from the highest step that met the objective (or
+# descends from the lowest step when none did), up to the capacity's 1.5x.
+read -r START MAX < <(python3 - "$RUN_DIR/rate_curve.json" "$RUN_DIR/rate_curve_capacity.json" <<'PY'
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+cap = json.load(open(sys.argv[2]))["requests_per_sec"]
+passed = [s["rate_asked"] for s in steps if s.get("pass")]
+start = max(passed) if passed else min(s["rate_asked"] for s in steps)
+print(int(start), int(max(cap * 1.5, start)))
+PY
+) || die "cannot read the curve"
+log "find-rate from $START (at most $MAX)"
+"${LT[@]}" --find-rate --slo "$SLO" --find-rate-start "$START" --find-rate-max "$MAX" --find-rate-factor 1.5 \
+    --find-rate-min "$((START / 8 + 1))" --find-rate-precision "$PRECISION" --find-rate-steps "$SEARCH_STEPS" \
+    --find-rate-time "$SEARCH_SECONDS" --warmup "$WARMUP" --duration "$STEP_SECONDS" \
+    --json "$RUN_DIR/knee.json" --hdr-log "$RUN_DIR/knee.hlog" | tee "$RUN_DIR/knee.log" >&2
+rc=${PIPESTATUS[0]}
+((rc == 0 || rc == 1)) || die "the search could not run (exit $rc)"
+exit 0
