@@ -49,6 +49,28 @@ type Manifest struct {
 	ServerGOMAXPROCS string         `json:"server_gomaxprocs,omitempty"`
 	NofileLimit      string         `json:"nofile_limit,omitempty"`
 	Env              map[string]any `json:"env,omitempty"`
+	// Virtual is set when the run's CPUs were a virtual machine's
+	// (scripts/manycore.sh): such a run is a functional check, never a
+	// measurement of speed, and the report renders it as one.
+	Virtual *VirtualMachine `json:"virtual,omitempty"`
+}
+
+// VirtualMachine records that a run's CPUs were virtual, and how.
+type VirtualMachine struct {
+	Hypervisor string `json:"hypervisor"` // "qemu"
+	// Accel is "tcg" (every guest instruction translated in software: the
+	// CPUs were emulated) or "kvm" (hardware virtualization).
+	Accel        string `json:"accel"`
+	Emulated     bool   `json:"emulated"`
+	GuestCPUs    int    `json:"guest_cpus"`
+	HostCPUs     int    `json:"host_cpus"`
+	HostCPUModel string `json:"host_cpu_model,omitempty"`
+	// StealS is the guest's /proc/stat steal time since boot, read when the
+	// manifest was written: what the hypervisor said it took from the
+	// virtual CPUs. StealNote says what the figure can and cannot show.
+	StealS    float64 `json:"steal_s"`
+	StealNote string  `json:"steal_note,omitempty"`
+	Note      string  `json:"note"`
 }
 
 // Machine is what the run was measured on.

@@ -83,6 +83,12 @@ type ManifestOptions struct {
 	DurationS            float64
 	Quick                bool
 	Nofile, StartedAt    string
+	// Set by scripts/manycore.sh inside its guest: the accelerator QEMU
+	// ran the guest with ("tcg" or "kvm"; "" when the run was not in a
+	// virtual machine), the host's CPU count and model.
+	VirtualAccel string
+	HostCPUs     int
+	HostCPUModel string
 }
 
 // BuildManifest describes the run: this machine, the config, the steps.
@@ -96,7 +102,34 @@ func BuildManifest(o ManifestOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	return Manifest{Version: 1, StartedAt: o.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339),
+	m := Manifest{Version: 1, StartedAt: o.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339),
 		DurationS: o.DurationS, Quick: o.Quick, Machine: DescribeMachine(), Config: cfg, Steps: steps,
-		NofileLimit: o.Nofile}, nil
+		NofileLimit: o.Nofile}
+	if o.VirtualAccel != "" {
+		steal, err := procstat.MachineSteal()
+		m.Virtual = DescribeVirtual(o.VirtualAccel, m.Machine.Cores, o.HostCPUs, o.HostCPUModel, steal, err)
+	}
+	return m, nil
+}
+
+// DescribeVirtual records a run in a QEMU guest: emulated under TCG,
+// hardware-virtualized under KVM; either way a functional check.
+func DescribeVirtual(accel string, guestCPUs, hostCPUs int, hostModel string, steal time.Duration, stealErr error) *VirtualMachine {
+	v := &VirtualMachine{Hypervisor: "qemu", Accel: accel, Emulated: accel == "tcg", GuestCPUs: guestCPUs,
+		HostCPUs: hostCPUs, HostCPUModel: hostModel, StealS: steal.Seconds()}
+	switch {
+	case stealErr != nil:
+		v.StealNote = "steal time not read: " + stealErr.Error()
+	case v.Emulated:
+		v.StealNote = "TCG gives the guest no steal clock, so this reads 0 whatever the host did; the sharing is guest CPUs over host CPUs"
+	default:
+		v.StealNote = "KVM's steal clock: time the host ran something else while a virtual CPU was ready"
+	}
+	kind := "virtual (KVM)"
+	if v.Emulated {
+		kind = "emulated (QEMU TCG: every instruction translated in software, typically 10-50x slower than the host)"
+	}
+	v.Note = fmt.Sprintf("%d guest CPUs, %s, on a host with %d CPUs: a functional check of what ran where, never a measurement of speed",
+		guestCPUs, kind, hostCPUs)
+	return v
 }

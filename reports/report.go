@@ -55,6 +55,11 @@ func Generate(run *Run, opts Options) (*Result, error) {
 	if opts.OutPath == "" {
 		return nil, errors.New("generate report: no output path")
 	}
+	if run.IsFunctional() {
+		// Its CPUs were virtual: no figure of speed from it may appear in
+		// a performance report. GenerateFunctional renders it.
+		return nil, errors.New("generate report: the run's CPUs were virtual (manifest.json virtual): it is a functional check, rendered by GenerateFunctional")
+	}
 	if opts.ImageDir == "" {
 		opts.ImageDir = "img"
 	}

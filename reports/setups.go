@@ -77,6 +77,9 @@ type SetupRun struct {
 	Load   string `json:"load,omitempty"`    // load_tester --json
 	HdrLog string `json:"hdr_log,omitempty"` // load_tester --hdr-log
 	Sample string `json:"sample,omitempty"`  // what the runner measured of the server (ServerSample)
+	// Threads is the run's Placement: its threads read back from the
+	// kernel under load, and the server's loops.
+	Threads string `json:"threads,omitempty"`
 }
 
 // CalibrationRun is one round's bench_cpu_work pair: the timed count and the

@@ -39,13 +39,22 @@ type WaitStrategies struct {
 	AllowedCPUs string `json:"allowed_cpus"` // the set the runs were planned from (kernel list format)
 	// Simulated is true when AllowedCPUs was given on the command line
 	// instead of read from sched_getaffinity (planning only, nothing runs).
-	Simulated   bool      `json:"simulated,omitempty"`
-	DurationS   float64   `json:"duration_s"`  // measured load per server run
-	WarmupS     float64   `json:"warmup_s"`    // load before it, excluded from every figure
-	IdleS       float64   `json:"idle_s"`      // idle CPU window after the load
-	IdleConns   int       `json:"idle_conns"`  // keep-alive connections held open while idle
-	Concurrency int       `json:"concurrency"` // load_tester connections
-	Runs        []WaitRun `json:"runs"`
+	Simulated   bool    `json:"simulated,omitempty"`
+	DurationS   float64 `json:"duration_s"`  // measured load per server run
+	WarmupS     float64 `json:"warmup_s"`    // load before it, excluded from every figure
+	IdleS       float64 `json:"idle_s"`      // idle CPU window after the load
+	IdleConns   int     `json:"idle_conns"`  // keep-alive connections held open while idle
+	Concurrency int     `json:"concurrency"` // load_tester connections
+	// The sizes the runs were planned with (absent from files written
+	// before they were recorded): the server's loops and release threads,
+	// load_tester's network threads.
+	IOThreads      int `json:"io_threads,omitempty"`
+	ReleaseThreads int `json:"release_threads,omitempty"`
+	LoadThreads    int `json:"load_threads,omitempty"`
+	// RequestsPerConn: load_tester reconnected after that many requests
+	// (absent: keep-alive for the whole run).
+	RequestsPerConn int       `json:"requests_per_conn,omitempty"`
+	Runs            []WaitRun `json:"runs"`
 }
 
 // WaitRun is one strategy on one kind of cores, measured, skipped or failed.
@@ -60,6 +69,9 @@ type WaitRun struct {
 	CPUsNeeded int    `json:"cpus_needed,omitempty"` // allowed CPUs a dedicated run needs
 	CPUPlan    string `json:"cpu_plan,omitempty"`    // which thread got which CPU
 	Artifact   string `json:"artifact,omitempty"`    // the raw result in the run directory
+	// Threads is the run's Placement (<name>.threads.json): its threads
+	// read back from the kernel under load, and the server's loops.
+	Threads string `json:"threads,omitempty"`
 
 	Unit       string   `json:"unit,omitempty"`       // "req/s" or "items/s"
 	Throughput *float64 `json:"throughput,omitempty"` // in Unit

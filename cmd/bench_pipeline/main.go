@@ -136,7 +136,7 @@ func pin(o options) (pipebench.Hooks, error) {
 		return pipebench.Hooks{}, fmt.Errorf("pin the producer: %w", err)
 	}
 	stageCPUs := o.cpus[1:]
-	return pipebench.Hooks{StageStart: func(stage int) error {
+	return pipebench.Hooks{Pinned: true, StageStart: func(stage int) error {
 		return affinity.PinCurrentThread(stageCPUs[stage : stage+1])
 	}}, nil
 }

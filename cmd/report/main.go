@@ -30,6 +30,12 @@ const usage = `usage:
                 [--cores shared,dedicated] [--strategies LIST] [--plan] [--allowed-cpus LIST]
   report manifest --run DIR --config FILE --steps FILE [--config-source FILE] [--duration S]
                 [--quick] [--nofile LIMIT] [--started RFC3339] [--out FILE]
+                [--virtual tcg|kvm --host-cpus N --host-cpu-model NAME]
+  report check --run DIR [--cpus N] [--require-dedicated] [--out DIR/checks.json]
+
+A run whose manifest says its CPUs were virtual (scripts/manycore.sh) is
+rendered as a functional check, never as performance: report --run DIR
+writes DIR/manycore_report.md unless --out names another file.
 `
 
 func main() {
@@ -60,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return waitStrategies(ctx, args[1:], stdout, stderr)
 		case "manifest":
 			return manifest(args[1:], stdout, stderr)
+		case "check":
+			return check(args[1:], stdout, stderr)
 		}
 	}
 	return generate(args, stdout, stderr)
@@ -80,6 +88,8 @@ func commonFlags(fs *flag.FlagSet, c *runner.Common, tools string, idleS float64
 	fs.Float64Var(&c.IdleS, "idle", idleS, "seconds of idle CPU measured "+idleWhen+" (at least 1)")
 	fs.IntVar(&c.IdleConns, "idle-conns", 100, "keep-alive connections held open while idle")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 15*time.Second, "how long each server may take to say it is ready")
+	fs.Float64Var(&c.DrainS, "drain", 0, "load_tester --drain in seconds: how long requests in flight after the window may still finish (0: its default; more on slow or emulated machines)")
+	fs.Float64Var(&c.RequestTimeoutS, "request-timeout", 0, "load_tester --timeout in seconds: how long a request may wait for its response (0: its default; more on slow or emulated machines)")
 	fs.StringVar(&c.AllowedCPUs, "allowed-cpus", "", "plan against this CPU list instead of sched_getaffinity (implies --plan)")
 	fs.BoolVar(&c.Plan, "plan", false, "print the plan and run nothing")
 }
@@ -110,6 +120,11 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	r, err := reports.LoadRun(*runDir)
 	if err != nil {
 		return err
+	}
+	if r.IsFunctional() {
+		outSet := false
+		fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+		return functionalReport(r, *runDir, *out, outSet, stdout)
 	}
 	cmd := fmt.Sprintf("report --run %s --out %s", *runDir, *out)
 	res, err := reports.Generate(r, reports.Options{OutPath: *out, ImageDir: *images, Command: cmd})

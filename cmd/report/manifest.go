@@ -22,6 +22,9 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.Quick, "quick", false, "bench_pipeline ran with --quick")
 	fs.StringVar(&o.Nofile, "nofile", "", "the open-files limit the run had")
 	fs.StringVar(&o.StartedAt, "started", "", "when the run started (RFC 3339)")
+	fs.StringVar(&o.VirtualAccel, "virtual", "", "the run's CPUs were a QEMU guest's, run with this accelerator (tcg: emulated, kvm); the report then renders it as a functional check")
+	fs.IntVar(&o.HostCPUs, "host-cpus", 0, "with --virtual: the host's CPU count")
+	fs.StringVar(&o.HostCPUModel, "host-cpu-model", "", "with --virtual: the host's CPU model")
 	out := fs.String("out", "", "manifest to write (default RUN/manifest.json)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -29,6 +32,11 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 	if *runDir == "" || o.Config == "" || o.Steps == "" {
 		fs.Usage()
 		return errors.New("manifest needs --run, --config and --steps")
+	}
+	switch o.VirtualAccel {
+	case "", "tcg", "kvm":
+	default:
+		return fmt.Errorf("manifest: --virtual takes tcg or kvm, got %q", o.VirtualAccel)
 	}
 	m, err := reports.BuildManifest(o)
 	if err != nil {

@@ -18,6 +18,7 @@ func waitStrategies(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Float64Var(&o.DurationS, "duration", 5, "seconds of measured load per server run (at least 2)")
 	fs.IntVar(&o.Concurrency, "concurrency", 100, "load_tester connections")
 	fs.IntVar(&o.LoadThreads, "load-threads", 1, "load_tester network threads (a dedicated CPU each)")
+	fs.IntVar(&o.RequestsPerConn, "requests-per-conn", 0, "load_tester closes each connection after this many requests and opens another (0: keep-alive throughout)")
 	fs.IntVar(&o.IOThreads, "io-threads", 1, "server io_threads")
 	fs.IntVar(&o.Release, "release-threads", 1, "server pipeline_release_threads")
 	fs.IntVar(&o.OkIterations, "ok-iterations", 0, "server ok_resolve_iterations (spin work per /ok)")

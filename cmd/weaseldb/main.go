@@ -94,6 +94,7 @@ func run(args []string) int {
 		fmt.Printf("weaseldb: listening on %s\n", a)
 	}
 	fmt.Printf("weaseldb: %s\n", srv.ConnectionLimit())
+	fmt.Printf("weaseldb: io_backend %s\n", srv.Backend())
 	fmt.Println("weaseldb: ready")
 
 	code := 0

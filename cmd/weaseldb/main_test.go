@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
+	body = withTestBackend(body)
 	p := filepath.Join(t.TempDir(), "c.toml")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)

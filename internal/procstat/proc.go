@@ -19,6 +19,13 @@ func PidCPU(pid int) (time.Duration, error) { return procRoot(procfs.DefaultMoun
 // users included.
 func MachineBusy() (time.Duration, error) { return procRoot(procfs.DefaultMountPoint).machineBusy() }
 
+// MachineSteal returns the time the machine's CPUs have been ready to run
+// but not run since boot: /proc/stat's aggregate steal, the hypervisor's
+// report of time it gave the virtual CPUs' host threads to something else.
+// 0 on bare metal, and in a guest without a paravirtual steal clock (QEMU's
+// TCG emulation has none: there it says nothing about sharing).
+func MachineSteal() (time.Duration, error) { return procRoot(procfs.DefaultMountPoint).machineSteal() }
+
 // MachineCPUs returns how many CPUs /proc/stat accounts for (its per-CPU
 // lines): what MachineBusy's busy time is shared among, which may be more
 // than this process is allowed to use.
@@ -89,6 +96,14 @@ func (root procRoot) machineBusy() (time.Duration, error) {
 	}
 	busy := c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal // seconds
 	return time.Duration(math.Round(busy * float64(time.Second))), nil
+}
+
+func (root procRoot) machineSteal() (time.Duration, error) {
+	st, err := root.stat()
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(math.Round(st.CPUTotal.Steal * float64(time.Second))), nil
 }
 
 func (root procRoot) machineCPUs() (int, error) {

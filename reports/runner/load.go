@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"weaseldb/loadtester"
@@ -23,14 +24,18 @@ func measuredWindow(warmupS, durationS float64) cpuWindow {
 // writing RUN/<name>.json, while measure runs on a goroutine of its own. That
 // goroutine writes only what measure's closure owns, and loadWhile returns
 // only after it has finished, so the caller reads those results safely. A
-// failed load cancels measure's context.
-func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.Duration, measure func(context.Context) error) (*loadtester.Result, error) {
+// failed load cancels measure's context. measure's client returns
+// load_tester's pid once it started (0 before).
+func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.Duration, measure func(ctx context.Context, client func() int) error) (*loadtester.Result, error) {
 	ctx, cancel := context.WithCancel(t.ctx())
 	defer cancel()
+	var clientPid atomic.Int64
+	client := func() int { return int(clientPid.Load()) }
 	measured := make(chan error, 1)
-	go func() { measured <- measure(ctx) }()
+	go func() { measured <- measure(ctx, client) }()
 	args = append(args, "--json", t.Path(name+".json"))
-	if err := t.Command(timeout, name, cpus, "load_tester", args...); err != nil {
+	onStart := func(pid int) { clientPid.Store(int64(pid)) }
+	if err := t.command(timeout, name, cpus, onStart, "load_tester", args...); err != nil {
 		cancel()
 		<-measured
 		return nil, err
@@ -46,10 +51,49 @@ func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.D
 
 // sampleDuring returns a measure function for loadWhile that samples process
 // pid's CPU over win into *dst.
-func sampleDuring(pid int, win cpuWindow, dst **reports.CPUSample) func(context.Context) error {
-	return func(ctx context.Context) error {
+func sampleDuring(pid int, win cpuWindow, dst **reports.CPUSample) func(context.Context, func() int) error {
+	return func(ctx context.Context, client func() int) error {
 		s, err := reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length})
 		*dst = s
 		return err
+	}
+}
+
+// withThreads returns measure with, beside it, a reading of the server's
+// threads (pid) and load_tester's into pl in the middle of win, on a clock
+// of its own: a slow /metrics scrape at the window's edge must not push it
+// past the load's end. It returns once both are done.
+func withThreads(measure func(context.Context, func() int) error, pid int, win cpuWindow, pl *reports.Placement) func(context.Context, func() int) error {
+	return func(ctx context.Context, client func() int) error {
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			if sleepCtx(ctx, win.delay+win.length/2) == nil {
+				readPlacement(pl, pid, client())
+			}
+		}()
+		err := measure(ctx, client)
+		<-read
+		return err
+	}
+}
+
+// readPlacement reads the server's threads and load_tester's (when it runs).
+func readPlacement(pl *reports.Placement, server, client int) {
+	pl.Processes = append(pl.Processes, reports.ReadThreads(reports.RoleServer, server))
+	if client > 0 {
+		pl.Processes = append(pl.Processes, reports.ReadThreads(reports.RoleClient, client))
+	}
+}
+
+// sleepCtx waits d, or less when ctx ends (then its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

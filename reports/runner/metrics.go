@@ -5,20 +5,60 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"weaseldb/reports"
 )
 
 // stageBusyMetric is the server's counter of the time each commit stage
 // spent processing batches (server/metrics).
 const stageBusyMetric = "weaseldb_pipeline_stage_busy_seconds_total"
 
+// The server's per-loop counters (server/metrics): connections each event
+// loop accepted and requests it routed, by loop index.
+const (
+	loopAcceptedMetric = "weaseldb_loop_connections_accepted_total"
+	loopRequestsMetric = "weaseldb_loop_requests_total"
+)
+
+// serverMetrics is what one scrape of /metrics gives the runner.
+type serverMetrics struct {
+	stageBusy map[string]float64   // busy seconds so far, by stage name
+	loops     []reports.LoopServed // by loop index
+	loopsErr  error                // why loops is missing
+}
+
 // scrapeStageBusy reads the server's /metrics over its unix socket and
 // returns each stage's busy seconds so far, by stage name.
 func scrapeStageBusy(ctx context.Context, socket string) (map[string]float64, error) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+	m, err := scrapeMetrics(ctx, socket)
+	if err != nil {
+		return nil, err
+	}
+	if m.stageBusy == nil {
+		return nil, fmt.Errorf("GET /metrics: no %s", stageBusyMetric)
+	}
+	return m.stageBusy, nil
+}
+
+// scrapeLoops reads each event loop's accepted connections and routed
+// requests from the server's /metrics.
+func scrapeLoops(ctx context.Context, socket string) ([]reports.LoopServed, error) {
+	m, err := scrapeMetrics(ctx, socket)
+	if err != nil {
+		return nil, err
+	}
+	return m.loops, m.loopsErr
+}
+
+// scrapeMetrics reads the server's /metrics over its unix socket.
+func scrapeMetrics(ctx context.Context, socket string) (*serverMetrics, error) {
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
@@ -42,19 +82,57 @@ func scrapeStageBusy(ctx context.Context, socket string) (map[string]float64, er
 	if err != nil {
 		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
-	fam, ok := families[stageBusyMetric]
-	if !ok {
-		return nil, fmt.Errorf("GET /metrics: no %s", stageBusyMetric)
-	}
-	busy := map[string]float64{}
-	for _, m := range fam.GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "stage" {
-				busy[l.GetValue()] = m.GetCounter().GetValue()
+	// byLabel is one counter family's values by one label's value.
+	byLabel := func(name, label string) (map[string]float64, bool) {
+		fam, ok := families[name]
+		if !ok {
+			return nil, false
+		}
+		out := map[string]float64{}
+		for _, m := range fam.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
 			}
 		}
+		return out, true
 	}
-	return busy, nil
+	m := &serverMetrics{}
+	m.stageBusy, _ = byLabel(stageBusyMetric, "stage")
+	acc, ok1 := byLabel(loopAcceptedMetric, "loop")
+	reqs, ok2 := byLabel(loopRequestsMetric, "loop")
+	if ok1 && ok2 {
+		m.loops, m.loopsErr = loopCounts(acc, reqs)
+	} else {
+		m.loopsErr = fmt.Errorf("GET /metrics: no %s or %s (a server without per-loop counters)", loopAcceptedMetric, loopRequestsMetric)
+	}
+	return m, nil
+}
+
+// loopCounts turns the per-loop counts (by loop label) into one row per
+// loop, in loop order; an error when the loops do not number 0..n-1.
+func loopCounts(accepted, requests map[string]float64) ([]reports.LoopServed, error) {
+	out := make([]reports.LoopServed, len(accepted))
+	for i := range out {
+		key := strconv.Itoa(i)
+		a, okA := accepted[key]
+		r, okR := requests[key]
+		if !okA || !okR || len(requests) != len(accepted) {
+			return nil, fmt.Errorf("GET /metrics: loops %v and %v do not number 0..%d", sortedKeys(accepted), sortedKeys(requests), len(accepted)-1)
+		}
+		out[i] = reports.LoopServed{Loop: i, Accepted: int64(a), Requests: int64(r)}
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // busyShares turns two scrapes wall seconds apart into each stage's busy

@@ -41,6 +41,8 @@ func (o *SetupsOptions) Validate() error {
 		return fmt.Errorf("setups: --duration must be at least 2 s, got %g", o.DurationS)
 	case o.WarmupS < 0 || o.IdleS < 1:
 		return fmt.Errorf("setups: --warmup must be ≥ 0 and --idle ≥ 1, got %g and %g", o.WarmupS, o.IdleS)
+	case o.DrainS < 0 || o.RequestTimeoutS < 0:
+		return fmt.Errorf("setups: --drain and --request-timeout must be ≥ 0, got %g and %g", o.DrainS, o.RequestTimeoutS)
 	case o.Connections < 1 || o.NetworkThreads < 1 || o.ConnectThreads < 1 || o.RequestsPerConn < 0 || o.IdleConns < 0:
 		return errors.New("setups: --concurrency, --network-threads and --connect-threads must be ≥ 1; --requests-per-conn and --idle-conns ≥ 0")
 	case o.StatsIntervalS <= 0:

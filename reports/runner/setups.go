@@ -205,17 +205,28 @@ func (r *setupsRunner) run(s reports.Setup, round, ord int) reports.SetupRun {
 	sample := &reports.ServerSample{Version: 1, GOMAXPROCS: serverGOMAXPROCS(srv)}
 	r.t.Logf("%s round %d: server pid %d ready (GOMAXPROCS %d)", s.Name, round, srv.Pid(), sample.GOMAXPROCS)
 	socket := r.sockets[s.Name]
+	pl := &reports.Placement{Version: reports.PlacementVersion, Plan: reports.PlacementPlan{AllowedCPUs: r.ss.AllowedCPUs,
+		IOThreads: s.IOThreads, IOCPUs: s.IOCPUs, PipelineCPUs: s.PipelineCPUs, LoadCPUs: s.LoadCPUs}}
+	run.Threads = base + ".threads.json"
 	lf, err := r.t.loadWhile(base+".load", r.loadArgs(s, socket, base), s.LoadCPUs, r.loadTimeout(),
-		r.measureServer(srv.Pid(), socket, sample))
+		withThreads(r.measureServer(srv.Pid(), socket, sample, pl), srv.Pid(), measuredWindow(r.o.WarmupS, r.o.DurationS), pl))
 	if err != nil {
+		r.writePlacement(&run, pl)
 		return fail(err)
 	}
 	run.Load, run.HdrLog = base+".load.json", base+".load.hlog"
 	if lf.Requests == 0 {
 		run.Reason = "load_tester measured no requests"
 	}
+	// Each loop's connections and requests, after the load and its drain.
+	if loops, err := scrapeLoops(r.t.ctx(), socket); err == nil {
+		pl.Loops, pl.MetricsError = loops, ""
+	} else if pl.MetricsError == "" {
+		pl.MetricsError = err.Error()
+	}
+	r.writePlacement(&run, pl)
 	if round == r.o.Rounds {
-		idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
+		idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS), nil, nil)
 		if err != nil {
 			return fail(fmt.Errorf("idle CPU: %w", err))
 		}
@@ -232,9 +243,18 @@ func (r *setupsRunner) run(s reports.Setup, round, ord int) reports.SetupRun {
 	return run
 }
 
+// writePlacement writes a run's threads artifact (run.Threads), or logs why
+// it could not and forgets it.
+func (r *setupsRunner) writePlacement(run *reports.SetupRun, pl *reports.Placement) {
+	if err := r.t.WriteJSON(run.Threads, pl); err != nil {
+		r.t.Logf("%v", err)
+		run.Threads = ""
+	}
+}
+
 // loadArgs are load_tester's flags for one run of a setup.
 func (r *setupsRunner) loadArgs(s reports.Setup, socket, base string) []string {
-	return []string{"--unix-socket", socket, "--path", "/ok",
+	args := []string{"--unix-socket", socket, "--path", "/ok",
 		"--concurrency", fmt.Sprint(s.Connections), "--requests-per-conn", fmt.Sprint(s.RequestsPerConn),
 		"--connect-threads", fmt.Sprint(s.ConnectThreads), "--network-threads", fmt.Sprint(s.LoadThreads),
 		"--duration", fmt.Sprint(r.o.DurationS), "--warmup", fmt.Sprint(r.o.WarmupS),
@@ -243,33 +263,49 @@ func (r *setupsRunner) loadArgs(s reports.Setup, socket, base string) []string {
 		// status, says when a run was not clean.
 		"--max-errors", "1000000000",
 		"--instance", base[len(roundsDir)+1:], "--hdr-log", r.t.Path(base + ".load.hlog")}
+	return append(args, r.o.slowMachineArgs()...)
 }
 
 func (r *setupsRunner) loadTimeout() time.Duration {
-	return seconds(r.o.WarmupS+r.o.DurationS) + 60*time.Second
+	return seconds(r.o.WarmupS+r.o.DurationS+r.o.DrainS) + 60*time.Second
 }
 
 // measureServer samples the server's CPU over the measured window and
-// scrapes its stage busy counters at the window's edges, into sample.
-func (r *setupsRunner) measureServer(pid int, socket string, sample *reports.ServerSample) func(context.Context) error {
+// scrapes its stage busy counters at the window's edges, into sample, and
+// each loop's counts at the end into pl (read again after the load).
+func (r *setupsRunner) measureServer(pid int, socket string, sample *reports.ServerSample, pl *reports.Placement) func(context.Context, func() int) error {
 	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
-	return func(ctx context.Context) error {
-		var before, after map[string]float64
+	return func(ctx context.Context, client func() int) error {
+		var before map[string]float64
+		var after *serverMetrics
 		var errBefore, errAfter error
 		var t0, t1 time.Time
 		s, err := reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length,
 			AtStart: func() { before, errBefore = scrapeStageBusy(ctx, socket); t0 = time.Now() },
-			AtEnd:   func() { t1 = time.Now(); after, errAfter = scrapeStageBusy(ctx, socket) }})
+			AtEnd:   func() { t1 = time.Now(); after, errAfter = scrapeMetrics(ctx, socket) }})
+		switch {
+		case errAfter != nil:
+			pl.MetricsError = errAfter.Error()
+		case after == nil:
+			pl.MetricsError = "not scraped: the window did not close"
+		case after.loopsErr != nil:
+			pl.MetricsError = after.loopsErr.Error()
+		default:
+			pl.Loops = after.loops
+		}
 		if err != nil {
 			return err
 		}
 		sample.Loaded = *s
+		if errAfter == nil && after.stageBusy == nil {
+			errAfter = fmt.Errorf("GET /metrics: no %s", stageBusyMetric)
+		}
 		if err := errors.Join(errBefore, errAfter); err != nil {
 			sample.MetricsError = err.Error() // the CPU figures stand without it
 			return nil
 		}
 		sample.StageBusyWindowS = t1.Sub(t0).Seconds()
-		sample.StageBusy = busyShares(before, after, sample.StageBusyWindowS)
+		sample.StageBusy = busyShares(before, after.stageBusy, sample.StageBusyWindowS)
 		return nil
 	}
 }

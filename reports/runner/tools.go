@@ -27,13 +27,20 @@ import (
 // Common are the settings every measuring subcommand shares (`report
 // setups`, `report wait-strategies`); their flags fill them.
 type Common struct {
-	Bin, RunDir  string  // the binaries' directory; where every result goes
-	WarmupS      float64 // load before each measured window, excluded
-	IdleS        float64 // idle CPU window after the load
-	IdleConns    int     // keep-alive connections held open while idle
-	ReadyTimeout time.Duration
-	AllowedCPUs  string // a simulated allowed set: plan only
-	Plan         bool   // print the plan, run nothing
+	Bin, RunDir string  // the binaries' directory; where every result goes
+	WarmupS     float64 // load before each measured window, excluded
+	IdleS       float64 // idle CPU window after the load
+	IdleConns   int     // keep-alive connections held open while idle
+	// DrainS is load_tester's --drain: how long requests in flight after
+	// the window may still finish before they count as unfinished (0:
+	// load_tester's default). Slow (emulated) machines need more.
+	DrainS float64
+	// RequestTimeoutS is load_tester's --timeout: how long a request may
+	// wait for its response before it fails (0: load_tester's default).
+	RequestTimeoutS float64
+	ReadyTimeout    time.Duration
+	AllowedCPUs     string // a simulated allowed set: plan only
+	Plan            bool   // print the plan, run nothing
 }
 
 // Tools runs the binaries of one directory and keeps their output in the run
@@ -74,6 +81,12 @@ func (t *Tools) Path(name string) string { return filepath.Join(t.RunDir, name) 
 // Command runs one tool of Bin to completion, pinned to cpus when any are
 // given, its output in RUN/<name>.log; it is killed after timeout.
 func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool string, args ...string) error {
+	return t.command(timeout, name, cpus, nil, tool, args...)
+}
+
+// command is Command with onStart, when set, told the tool's pid once it
+// started (on the calling goroutine, before it waits for the tool).
+func (t *Tools) command(timeout time.Duration, name string, cpus []int, onStart func(pid int), tool string, args ...string) error {
 	path := filepath.Join(t.Bin, tool)
 	logFile, err := os.Create(t.Path(name + ".log"))
 	if err != nil {
@@ -91,6 +104,9 @@ func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool str
 	t.Logf("%s: %s %s", name, path, strings.Join(args, " "))
 	err = serverproc.StartOn(cmd, cpus)
 	if err == nil {
+		if onStart != nil {
+			onStart(cmd.Process.Pid)
+		}
 		err = cmd.Wait()
 	}
 	if err != nil {
@@ -120,6 +136,19 @@ func (t *Tools) ReadJSON(name string, dst any) error {
 // WriteJSON writes v, indented, to a file of the run directory.
 func (t *Tools) WriteJSON(name string, v any) error {
 	return benchmain.WriteJSON(t.Path(name), v)
+}
+
+// slowMachineArgs are load_tester's --drain and --timeout flags, when asked
+// for: a slow (emulated) machine needs more than their defaults.
+func (c *Common) slowMachineArgs() []string {
+	var args []string
+	if c.DrainS > 0 {
+		args = append(args, "--drain", fmt.Sprint(c.DrainS))
+	}
+	if c.RequestTimeoutS > 0 {
+		args = append(args, "--timeout", fmt.Sprint(c.RequestTimeoutS))
+	}
+	return args
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

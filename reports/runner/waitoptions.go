@@ -13,8 +13,12 @@ import (
 // them and errors name those flags.
 type WaitOptions struct {
 	Common
-	DurationS                       float64
-	Concurrency                     int
+	DurationS   float64
+	Concurrency int
+	// RequestsPerConn makes load_tester close each connection after that
+	// many requests and open another (0: keep-alive for the whole run), so
+	// connections keep arriving while the loops are busy.
+	RequestsPerConn                 int
 	LoadThreads, IOThreads, Release int
 	OkIterations                    int
 	Strategies, Cores               string // comma-separated lists
@@ -32,6 +36,8 @@ func (o *WaitOptions) Validate() error {
 		return fmt.Errorf("wait-strategies: --duration must be at least 2 s, got %g", o.DurationS)
 	case o.WarmupS < 0 || o.IdleS < 1:
 		return fmt.Errorf("wait-strategies: --warmup must be ≥ 0 and --idle ≥ 1, got %g and %g", o.WarmupS, o.IdleS)
+	case o.DrainS < 0 || o.RequestTimeoutS < 0 || o.RequestsPerConn < 0:
+		return fmt.Errorf("wait-strategies: --drain, --request-timeout and --requests-per-conn must be ≥ 0, got %g, %g and %d", o.DrainS, o.RequestTimeoutS, o.RequestsPerConn)
 	case o.Concurrency < 1 || o.LoadThreads < 1 || o.IOThreads < 1 || o.Release < 1 || o.IdleConns < 0 || o.OkIterations < 0:
 		return errors.New("wait-strategies: --concurrency, --load-threads, --io-threads and --release-threads must be ≥ 1; --idle-conns and --ok-iterations ≥ 0")
 	}

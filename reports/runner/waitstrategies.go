@@ -37,6 +37,7 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	ws := &reports.WaitStrategies{
 		Version: reports.WaitStrategiesVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Simulated: o.AllowedCPUs != "",
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns, Concurrency: o.Concurrency,
+		IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads, RequestsPerConn: o.RequestsPerConn,
 	}
 	if o.Plan {
 		fmt.Fprint(stdout, reports.FormatWaitPlan(ws, plan))
@@ -129,18 +130,37 @@ func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun 
 	if len(todo) == 0 {
 		return out
 	}
-	cores := group[todo[0]].Cores
+	first := group[todo[0]]
+	cores := first.Cores
 	name := "ws_pipeline_" + cores
 	args := []string{"--quick", "--families", "wait_strategy", "--json", r.t.Path(name + ".json")}
+	pl := &reports.Placement{Version: reports.PlacementVersion, Plan: reports.PlacementPlan{AllowedCPUs: r.ws.AllowedCPUs}}
 	if cores == reports.CoresDedicated {
-		args = append(args, "--cpus", group[todo[0]].PipelineCPUsFlag())
+		args = append(args, "--cpus", first.PipelineCPUsFlag())
+		producer := first.ProducerCPU
+		pl.Plan.ProducerCPU, pl.Plan.StageCPUs = &producer, first.StageCPUs
 	}
-	err := r.t.Command(2*time.Minute, name, nil, "bench_pipeline", args...)
+	// bench_pipeline's stage threads come and go with its cases: its
+	// threads are read every pollInterval while it runs.
+	var polled reports.ProcessThreads
+	stop, polling := make(chan struct{}), make(chan struct{})
+	onStart := func(pid int) {
+		polled = reports.ProcessThreads{Role: reports.RolePipeline, Pid: pid}
+		go func() { defer close(polling); pollThreads(pid, stop, &polled) }()
+	}
+	err := r.t.command(2*time.Minute, name, nil, onStart, "bench_pipeline", args...)
+	close(stop)
+	if polled.Pid != 0 {
+		<-polling
+		pl.Processes = []reports.ProcessThreads{polled}
+	}
+	threads := r.writePlacement(name, pl)
 	var pb pipebench.JSONOutput
 	if err == nil {
 		err = r.t.ReadJSON(name+".json", &pb)
 	}
 	for _, i := range todo {
+		out[i].Threads = threads
 		if err != nil {
 			out[i] = failed(out[i], err)
 			continue
@@ -148,6 +168,43 @@ func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun 
 		out[i] = pipelineFigures(out[i], &pb, name+".json")
 	}
 	return out
+}
+
+// pollInterval is how often a bench_pipeline run's threads are read.
+const pollInterval = 200 * time.Millisecond
+
+// pollThreads reads process pid's threads into dst every pollInterval until
+// stop is closed or the process is gone.
+func pollThreads(pid int, stop <-chan struct{}, dst *reports.ProcessThreads) {
+	for {
+		read := reports.ReadThreads(dst.Role, pid)
+		if read.Error != "" && len(dst.Threads) > 0 {
+			return // it ended
+		}
+		dst.Merge(read)
+		select {
+		case <-stop:
+			return
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// writePlacement writes a run's Placement as <name>.threads.json and
+// returns that name ("" when it could not be written, which is logged).
+func (r *waitRunner) writePlacement(name string, pl *reports.Placement) string {
+	file := name + ".threads.json"
+	if err := r.t.WriteJSON(file, pl); err != nil {
+		r.t.Logf("%v", err)
+		return ""
+	}
+	return file
+}
+
+// serverPlan is the Placement plan of a server run.
+func serverPlan(p reports.PlannedRun, allowed string, ioThreads int) reports.PlacementPlan {
+	return reports.PlacementPlan{AllowedCPUs: allowed, IOThreads: ioThreads,
+		IOCPUs: p.IOCPUs, PipelineCPUs: p.PipelineCPUs, LoadCPUs: p.LoadCPUs}
 }
 
 // pipelineFigures copies one strategy's case and idle CPU out of bench_pipeline's result.
@@ -207,11 +264,27 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	defer srv.Stop(serverStopGrace)
 	run.GOMAXPROCS = serverGOMAXPROCS(srv)
 	r.t.Logf("%s: server pid %d ready (GOMAXPROCS %d)", name, srv.Pid(), run.GOMAXPROCS)
-	run, err = r.loadServer(run, p, srv.Pid(), socket, name)
+	pl := &reports.Placement{Version: reports.PlacementVersion, Plan: serverPlan(p, r.ws.AllowedCPUs, r.o.IOThreads)}
+	run, err = r.loadServer(run, p, srv.Pid(), socket, name, pl)
 	if err != nil {
+		run.Threads = r.writePlacement(name, pl)
 		return failed(run, err)
 	}
-	idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS))
+	// Each loop's connections and requests, right after the load.
+	if pl.Loops, err = scrapeLoops(r.t.ctx(), socket); err != nil {
+		pl.MetricsError = err.Error()
+	}
+	// The server's threads as the idle window opens and closes: how often
+	// each slept with nothing to do.
+	pl.Idle = &reports.IdleThreads{}
+	var idleStart time.Time
+	idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS),
+		func() { idleStart = time.Now(); pl.Idle.Start = reports.ReadThreads(reports.RoleServer, srv.Pid()) },
+		func() {
+			pl.Idle.End = reports.ReadThreads(reports.RoleServer, srv.Pid())
+			pl.Idle.WindowS = time.Since(idleStart).Seconds()
+		})
+	run.Threads = r.writePlacement(name, pl)
 	if err != nil {
 		return failed(run, err)
 	}
@@ -227,13 +300,18 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 
 // loadServer runs load_tester against the server and measures the server's
 // CPU over the middle of the measured window.
-func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid int, socket, name string) (reports.WaitRun, error) {
+func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid int, socket, name string, pl *reports.Placement) (reports.WaitRun, error) {
 	args := []string{"--unix-socket", socket, "--path", "/ok", "--concurrency", fmt.Sprint(r.o.Concurrency),
 		"--network-threads", fmt.Sprint(r.o.LoadThreads), "--duration", fmt.Sprint(r.o.DurationS),
 		"--warmup", fmt.Sprint(r.o.WarmupS), "--quiet", "--max-errors", "1000000000"}
-	timeout := seconds(r.o.WarmupS+r.o.DurationS) + 30*time.Second
+	if r.o.RequestsPerConn > 0 {
+		args = append(args, "--requests-per-conn", fmt.Sprint(r.o.RequestsPerConn))
+	}
+	args = append(args, r.o.slowMachineArgs()...)
+	timeout := seconds(r.o.WarmupS+r.o.DurationS+r.o.DrainS) + 30*time.Second
 	var cpu *reports.CPUSample
-	lf, err := r.t.loadWhile(name+".load", args, p.LoadCPUs, timeout, sampleDuring(pid, measuredWindow(r.o.WarmupS, r.o.DurationS), &cpu))
+	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
+	lf, err := r.t.loadWhile(name+".load", args, p.LoadCPUs, timeout, withThreads(sampleDuring(pid, win, &cpu), pid, win, pl))
 	if err != nil {
 		return run, err
 	}

@@ -103,6 +103,66 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 	if !strings.Contains(string(log), fmt.Sprintf("producer on CPU %d", a)) {
 		t.Errorf("bench_pipeline did not say it was pinned:\n%s", log)
 	}
+	checkDedicatedPlacement(t, dir, r.ws.Runs, a, b)
+}
+
+// checkDedicatedPlacement reads back what TestWaitStrategiesDedicatedPathRuns
+// recorded of its threads: every pinned thread where the hand-made plan put
+// it (which reuses CPUs a and b, so the counts per CPU, not one thread per
+// CPU), load_tester on its CPU, the loop's counts, the idle readings.
+func checkDedicatedPlacement(t *testing.T, dir string, runs []reports.WaitRun, a, b int) {
+	t.Helper()
+	read := func(name string) *reports.Placement {
+		var pl reports.Placement
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || json.Unmarshal(data, &pl) != nil {
+			t.Fatalf("threads artifact %q: %v", name, err)
+		}
+		return &pl
+	}
+	pinnedOn := func(p *reports.ProcessThreads) map[int]int {
+		out := map[int]int{}
+		for _, th := range p.Threads {
+			if cpus, err := affinity.ParseCPUList(th.AllowedCPUs); err == nil && len(cpus) == 1 {
+				out[cpus[0]]++
+				if th.LastCPU != cpus[0] {
+					t.Errorf("%s thread %d pinned to CPU %d last ran on %d", p.Role, th.TID, cpus[0], th.LastCPU)
+				}
+			}
+		}
+		return out
+	}
+	pipe := read(runs[0].Threads)
+	if p := pipe.Process(reports.RolePipeline); p == nil || p.Polls < 1 || len(pinnedOn(p)) == 0 {
+		t.Errorf("bench_pipeline's threads were not read while it ran: %+v", pipe.Processes)
+	}
+	srv := read(runs[1].Threads)
+	server := srv.Process(reports.RoleServer)
+	if server == nil {
+		t.Fatalf("no server threads in %s", runs[1].Threads)
+	}
+	want := map[int]int{}
+	for _, cpu := range []int{a, b, a, b, a} { // loop 0; sequence, resolve, persist, release
+		want[cpu]++
+	}
+	if got := pinnedOn(server); got[a] != want[a] || got[b] != want[b] {
+		t.Errorf("server threads pinned per CPU %v, want %v", got, want)
+	}
+	client := srv.Process(reports.RoleClient)
+	if client == nil || len(client.Threads) == 0 {
+		t.Fatalf("load_tester's threads were not read: %+v", srv.Processes)
+	}
+	for _, th := range client.Threads {
+		if th.AllowedCPUs != affinity.FormatCPUList([]int{b}) {
+			t.Errorf("load_tester thread %d may run on %s, want %d", th.TID, th.AllowedCPUs, b)
+		}
+	}
+	if len(srv.Loops) != 1 || srv.Loops[0].Accepted == 0 || srv.Loops[0].Requests == 0 {
+		t.Errorf("loops %+v (%s), want one that accepted and served", srv.Loops, srv.MetricsError)
+	}
+	if srv.Idle == nil || srv.Idle.WindowS <= 0 || len(srv.Idle.Start.Threads) == 0 || len(srv.Idle.End.Threads) == 0 {
+		t.Errorf("the idle window's thread readings are missing: %+v", srv.Idle)
+	}
 }
 
 // An interrupt before a step stops the comparison there: nothing starts,

@@ -108,6 +108,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		ReleaseThreads:      cfg.Commit.PipelineReleaseThreads,
 		OkResolveIterations: cfg.Benchmark.OkResolveIterations,
 		OkResolveSpin:       time.Duration(cfg.Benchmark.OkResolveSpinNs),
+		CommitResolveSpin:   time.Duration(cfg.Benchmark.CommitResolveSpinNs),
 		DirectWrites:        direct,
 		Metrics:             s.Metrics,
 		SpinBeforePark:      spin,
@@ -169,6 +170,9 @@ func (s *Server) loopStats() metrics.LoopStats {
 	for cause, n := range c.ClosedBy {
 		st.ClosedBy[cause.String()] = n
 	}
+	for i, l := range s.loops.Loops() {
+		st.Loops = append(st.Loops, metrics.LoopCount{Accepted: l.Accepted.Load(), Requests: s.handlers[i].requests.Load()})
+	}
 	return st
 }
 
@@ -218,6 +222,10 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 	s.loops.Close()
 	return err
 }
+
+// Backend is the event loops' backend: server.io_backend, or epoll where
+// io_uring was asked for and is unavailable (OnLoopError heard why).
+func (s *Server) Backend() eventloop.Backend { return s.loops.Backend() }
 
 // Failed delivers the error of an event loop that panicked (see
 // eventloop.Server.Failed): its connections are closed; the owner should

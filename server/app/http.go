@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"weaseldb/server/commit"
@@ -24,6 +25,11 @@ type handler struct {
 	req     http1.Request
 	q       request     // the request being routed (reused: no allocation per request)
 	subs    subscribers // GET /v1/subscribe streams on this loop
+	// turnRequests counts the requests routed in this loop turn (loop
+	// goroutine only); OnTurnEnd adds them to requests, which /metrics
+	// reads (weaseldb_loop_requests_total): one atomic add per turn.
+	turnRequests int64
+	requests     atomic.Int64
 }
 
 type connState struct {
@@ -61,6 +67,10 @@ func (h *handler) MarkLast(resp []byte) []byte { return http1.WithConnectionClos
 const maxPending = 4096
 
 func (h *handler) OnTurnEnd(*eventloop.Loop) {
+	if h.turnRequests > 0 {
+		h.requests.Add(h.turnRequests)
+		h.turnRequests = 0
+	}
 	if h.subs.active() {
 		h.serveSubscribers()
 	}
@@ -126,6 +136,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 		}
 		st.continueSent = false
 		off += n
+		h.turnRequests++
 		h.dispatch(c, &h.req, now)
 		if st.streaming {
 			return len(in) // the subscription stream takes the connection (and ends it)

@@ -19,6 +19,9 @@ func loopOptions(cfg config.Config, opt Options) eventloop.Options {
 	lo.EventBatchSize = cfg.Server.EventBatchSize
 	lo.ReadBufferSize = cfg.Server.ReadBufferSize
 	lo.IOCPUs = cfg.Server.IOCPUs
+	if lo.Backend == "" {
+		lo.Backend = eventloop.Backend(cfg.Server.IOBackend)
+	}
 	set := func(d *time.Duration, seconds float64) {
 		if *d == 0 {
 			*d = time.Duration(seconds * float64(time.Second))

@@ -93,6 +93,10 @@ type Options struct {
 	OkResolveSpin       time.Duration // busy-wait per /ok on the clock (after the iterations)
 	LgSlotCount         int           // ring size 2^LgSlotCount; 0 means 16
 	DirectWrites        bool          // release threads may write to sockets themselves
+	// CommitResolveSpin is a busy-wait on the clock per POST /v1/commit in
+	// the resolve stage (benchmark.commit_resolve_spin_ns): a known slowdown
+	// of the commit path alone, for measuring the regression gate on it.
+	CommitResolveSpin time.Duration
 	// SpinBeforePark is the pipeline's spin before a stage parks (see
 	// pipeline.Options); 0: the pipeline's default, negative: park at once.
 	SpinBeforePark time.Duration
@@ -128,6 +132,9 @@ type Options struct {
 	// released, when set (benchmarks of this package), hears of every
 	// entry the release stage handled.
 	released func(e *Entry)
+	// spinFor is the busy-wait of the benchmark knobs; nil means
+	// cpuwork.SpinFor. Tests count its calls instead of timing them.
+	spinFor func(time.Duration)
 }
 
 // ErrClosed is Submit's answer once Close has begun: nothing is queued.
@@ -179,6 +186,9 @@ func New(opt Options) (*Pipeline, error) {
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.spinFor == nil {
+		opt.spinFor = cpuwork.SpinFor
 	}
 	if opt.ResolveBatch < 0 {
 		return nil, fmt.Errorf("commit: resolve batch must be >= 0 (0: no limit), got %d", opt.ResolveBatch)
@@ -268,6 +278,10 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 		cpus := cp.opt.StageCPUs[stage]
 		if err := affinity.PinCurrentThread([]int{cpus[thread%len(cpus)]}); err != nil {
 			fmt.Fprintf(os.Stderr, "weaseldb: commit stage %s thread %d: %v\n", metrics.StageNames[stage], thread, err)
+		} else {
+			// A pinned goroutine is locked to its thread: its spins must
+			// not yield (each yield would cost two thread switches).
+			cp.p.MarkPinned(stage, thread)
 		}
 	}
 	want := cp.opt.ReleaseThreads
@@ -326,7 +340,9 @@ func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int
 }
 
 // resolve checks the preconditions of commits; /ok spends its spin work
-// here. It must never block.
+// here, and so does every commit when benchmark.commit_resolve_spin_ns is
+// set (duplicates and commits refused by the sequence stage included: the
+// knob is a cost per request of the route). It must never block.
 func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
@@ -338,9 +354,12 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 				cpuwork.SpendCPUCycles(cp.opt.OkResolveIterations)
 			}
 			if cp.opt.OkResolveSpin > 0 {
-				cpuwork.SpinFor(cp.opt.OkResolveSpin)
+				cp.opt.spinFor(cp.opt.OkResolveSpin)
 			}
 		case KindCommit:
+			if cp.opt.CommitResolveSpin > 0 {
+				cp.opt.spinFor(cp.opt.CommitResolveSpin)
+			}
 			if e.Data.Sequenced.Verdict == store.Accepted {
 				e.Data.Result = cp.st.Resolver.Resolve(e.Version, &e.Data.Commit)
 			}

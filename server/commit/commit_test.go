@@ -141,6 +141,66 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 	}
 }
 
+// The benchmark knobs spin once per request of their own route and never
+// for another: a B slowed with commit_resolve_spin_ns must be slower on
+// POST /v1/commit alone (the gate's commit scenario), and ok_resolve_spin_ns
+// must leave commits alone. The spins are counted, not timed.
+func TestResolveSpinKnobsPerRoute(t *testing.T) {
+	const okSpin, commitSpin = 3 * time.Microsecond, 5 * time.Microsecond
+	ok := Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+	status := func() Entry {
+		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
+			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
+	}
+	commit := func(id string) Entry {
+		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
+	}
+	tests := []struct {
+		name          string
+		okSpin, cSpin time.Duration
+		entries       []Entry
+		want          map[time.Duration]int
+	}{
+		{"off by default", 0, 0, []Entry{ok, commit("request-0000000000000001"), status()}, map[time.Duration]int{}},
+		{"commit knob: every commit, duplicates included, nothing else", 0, commitSpin,
+			[]Entry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
+			map[time.Duration]int{commitSpin: 3}},
+		{"ok knob leaves commits alone", okSpin, 0, []Entry{ok, commit("request-0000000000000002"), status(), ok},
+			map[time.Duration]int{okSpin: 2}},
+		{"both", okSpin, commitSpin, []Entry{ok, commit("request-0000000000000003"), status()},
+			map[time.Duration]int{okSpin: 1, commitSpin: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			got := map[time.Duration]int{}
+			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
+				OkResolveSpin: tt.okSpin, CommitResolveSpin: tt.cSpin,
+				spinFor: func(d time.Duration) { mu.Lock(); got[d]++; mu.Unlock() }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := make([]Entry, len(tt.entries))
+			for i, e := range tt.entries {
+				if e.Data != nil {
+					d := *e.Data
+					e.Data = &d
+				}
+				entries[i] = e
+			}
+			if err := cp.Submit(entries); err != nil {
+				t.Fatal(err)
+			}
+			cp.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("spins %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // A zeroed Entry is a no-op in every stage: it neither ends the pipeline
 // (KindShutdown used to be Kind's zero value, so one zero slot stopped a
 // stage early and Close never returned) nor counts as a request.

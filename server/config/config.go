@@ -45,6 +45,16 @@ const (
 // WaitStrategies lists the allowed commit.pipeline_wait_strategy values.
 var WaitStrategies = []string{WaitIfStageEmpty, WaitIfUpstreamIdle, WaitNever}
 
+// I/O backends accepted by server.io_backend. They match server/eventloop's
+// Backend values.
+const (
+	IOBackendEpoll   = "epoll"
+	IOBackendIOUring = "io_uring"
+)
+
+// IOBackends lists the allowed server.io_backend values.
+var IOBackends = []string{IOBackendEpoll, IOBackendIOUring}
+
 // PipelineStages is the number of commit pipeline stages (sequence, resolve,
 // persist, release); commit.pipeline_cpus has one list per stage.
 const PipelineStages = 4
@@ -67,6 +77,10 @@ type ServerConfig struct {
 	// accepted and closed at once. 0: what RLIMIT_NOFILE allows, minus a
 	// reserve (see MaxConnectionsFor).
 	MaxConnections int
+	// IOBackend is the event loops' interface with the kernel: epoll, or
+	// io_uring (where unavailable the server says why and uses epoll;
+	// docs/io_uring.md has what was measured).
+	IOBackend string
 }
 
 // CommitConfig is the [commit] section.
@@ -104,6 +118,12 @@ type BenchmarkConfig struct {
 	// so a deliberate slowdown (the gate's validation) does not move with a
 	// noisy neighbour the way an iteration count does.
 	OkResolveSpinNs int64
+	// CommitResolveSpinNs is the same busy-wait for every POST /v1/commit,
+	// in the resolve stage before its preconditions are checked: it slows
+	// the commit path alone, so the gate's power can be measured on its
+	// commit scenario (scripts/gate_power.sh). Off (0) by default; no
+	// production config has a reason to set it.
+	CommitResolveSpinNs int64
 }
 
 // Config is the whole effective configuration.
@@ -130,6 +150,7 @@ func Default() Config {
 			BodyTimeoutSeconds:   30,
 			IdleTimeoutSeconds:   60,
 			WriteTimeoutSeconds:  30,
+			IOBackend:            IOBackendEpoll,
 		},
 		Commit: CommitConfig{
 			MinRequestIDLength:         20,

@@ -65,6 +65,7 @@ var intKeys = []intKey{
 	{"subscription", "slow_consumer_grace_seconds", 0, 3600, func(c Config) int64 { return int64(c.Subscription.SlowConsumerGraceSeconds) }},
 	{"benchmark", "ok_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.OkResolveIterations) }},
 	{"benchmark", "ok_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.OkResolveSpinNs }},
+	{"benchmark", "commit_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.CommitResolveSpinNs }},
 }
 
 func TestIntegerBounds(t *testing.T) {
@@ -222,6 +223,22 @@ func TestWaitStrategy(t *testing.T) {
 	}
 }
 
+func TestIOBackend(t *testing.T) {
+	if Default().Server.IOBackend != IOBackendEpoll {
+		t.Fatalf("default io_backend %q, want epoll", Default().Server.IOBackend)
+	}
+	for _, b := range IOBackends {
+		cfg, err := Parse([]byte(fmt.Sprintf("[server]\nio_backend = %q\n", b)))
+		if err != nil || cfg.Server.IOBackend != b {
+			t.Fatalf("%s: cfg=%q err=%v", b, cfg.Server.IOBackend, err)
+		}
+	}
+	_, msg := parseErrors(t, "[server]\nio_backend = \"kqueue\"\n")
+	if want := `server.io_backend: must be one of "epoll", "io_uring", got "kqueue"`; msg != want {
+		t.Fatalf("got %q, want %q", msg, want)
+	}
+}
+
 func TestErrorsTable(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -363,7 +380,7 @@ func TestSummary(t *testing.T) {
 		"[server]", "interfaces[0]                 = tcp:127.0.0.1:8080", "interfaces[1]                 = unix:w.sock",
 		"io_cpus                       = unpinned", "pipeline_cpus                 = [[0] [1] [2] [3]]",
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
-		"ok_resolve_spin_ns            = 0 ns",
+		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {

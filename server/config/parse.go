@@ -66,6 +66,7 @@ var schema = []section{
 		{"idle_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.IdleTimeoutSeconds })},
 		{"write_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.WriteTimeoutSeconds })},
 		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
+		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
 	}},
 	{"commit", []field{
 		{"min_request_id_length", intSetter(func(c *Config) *int { return &c.Commit.MinRequestIDLength })},
@@ -84,6 +85,7 @@ var schema = []section{
 	{"benchmark", []field{
 		{"ok_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.OkResolveIterations })},
 		{"ok_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.OkResolveSpinNs })},
+		{"commit_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.CommitResolveSpinNs })},
 	}},
 }
 

@@ -20,6 +20,7 @@ func (c Config) Summary() string {
 	line("  read_buffer_size              = %d bytes", c.Server.ReadBufferSize)
 	line("  max_request_size_bytes        = %d bytes", c.Server.MaxRequestSizeBytes)
 	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
+	line("  io_backend                    = %s", c.Server.IOBackend)
 	line("  header_timeout_seconds        = %s", seconds(c.Server.HeaderTimeoutSeconds))
 	line("  body_timeout_seconds          = %s", seconds(c.Server.BodyTimeoutSeconds))
 	line("  idle_timeout_seconds          = %s", seconds(c.Server.IdleTimeoutSeconds))
@@ -48,6 +49,7 @@ func (c Config) Summary() string {
 	line("[benchmark]")
 	line("  ok_resolve_iterations         = %d", c.Benchmark.OkResolveIterations)
 	line("  ok_resolve_spin_ns            = %d ns", c.Benchmark.OkResolveSpinNs)
+	line("  commit_resolve_spin_ns        = %d ns", c.Benchmark.CommitResolveSpinNs)
 	return b.String()
 }
 

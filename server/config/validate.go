@@ -21,6 +21,7 @@ const (
 	MinSlowConsumerGrace, MaxSlowConsumerGrace     = 0, 3600
 	MinOkResolveIterations, MaxOkResolveIterations = 0, 100_000_000
 	MinOkResolveSpinNs, MaxOkResolveSpinNs         = 0, 1_000_000_000
+	MinCommitResolveSpinNs, MaxCommitResolveSpinNs = 0, 1_000_000_000
 	MaxTimeoutSeconds                              = 86400 // a day
 	MinMaxConnections, MaxMaxConnections           = 0, 1 << 24
 	MaxPort                                        = 65535
@@ -58,6 +59,9 @@ func (c *Config) validate(l *errorList) {
 	if v := int64(c.Commit.MaxRequestIDs); v != 0 && (v < MinMaxRequestIDs || v > MaxMaxRequestIDs) {
 		l.add("commit.max_request_ids", "must be 0 (no cap) or between %d and %d, got %d", MinMaxRequestIDs, MaxMaxRequestIDs, v)
 	}
+	if !slices.Contains(IOBackends, c.Server.IOBackend) {
+		l.add("server.io_backend", "must be one of %s, got %q", quoteAll(IOBackends), c.Server.IOBackend)
+	}
 	if !slices.Contains(WaitStrategies, c.Commit.PipelineWaitStrategy) {
 		l.add("commit.pipeline_wait_strategy", "must be one of %s, got %q",
 			quoteAll(WaitStrategies), c.Commit.PipelineWaitStrategy)
@@ -71,6 +75,7 @@ func (c *Config) validate(l *errorList) {
 
 	checkRange(l, "benchmark.ok_resolve_iterations", int64(c.Benchmark.OkResolveIterations), MinOkResolveIterations, MaxOkResolveIterations)
 	checkRange(l, "benchmark.ok_resolve_spin_ns", c.Benchmark.OkResolveSpinNs, MinOkResolveSpinNs, MaxOkResolveSpinNs)
+	checkRange(l, "benchmark.commit_resolve_spin_ns", c.Benchmark.CommitResolveSpinNs, MinCommitResolveSpinNs, MaxCommitResolveSpinNs)
 }
 
 func checkRange(l *errorList, key string, v, lo, hi int64) {

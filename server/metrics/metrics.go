@@ -150,6 +150,16 @@ type LoopStats struct {
 	StaleEvents  int64
 	AcceptPauses int64
 	Wakeups      int64
+	// Loops are each loop's own counts, by loop index: with several loops
+	// on one listener (EPOLLEXCLUSIVE), they show whether every loop took
+	// connections and served requests.
+	Loops []LoopCount
+}
+
+// LoopCount is one event loop's connections and requests since start.
+type LoopCount struct {
+	Accepted int64 // connections it accepted (those closed at once for the limit included)
+	Requests int64 // requests it read and routed (refused ones not included)
 }
 
 // RegisterLoopStats exports the loops' counters through read, called at
@@ -170,6 +180,10 @@ var (
 		"Times a loop paused a listener after accept failed (descriptors exhausted, or an unexpected error).", nil, nil)
 	wakeupsDesc = prometheus.NewDesc("weaseldb_loop_wakeups_total",
 		"Wake-ups of a sleeping event loop by another thread (eventfd).", nil, nil)
+	loopAcceptedDesc = prometheus.NewDesc("weaseldb_loop_connections_accepted_total",
+		"Connections each event loop accepted, by loop index (how EPOLLEXCLUSIVE spread them).", []string{"loop"}, nil)
+	loopRequestsDesc = prometheus.NewDesc("weaseldb_loop_requests_total",
+		"Requests each event loop read and routed, by loop index (refused ones not included).", []string{"loop"}, nil)
 )
 
 type loopCollector struct {
@@ -182,6 +196,8 @@ func (lc *loopCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- staleDesc
 	ch <- pausesDesc
 	ch <- wakeupsDesc
+	ch <- loopAcceptedDesc
+	ch <- loopRequestsDesc
 }
 
 func (lc *loopCollector) Collect(ch chan<- prometheus.Metric) {
@@ -192,6 +208,11 @@ func (lc *loopCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(staleDesc, prometheus.CounterValue, float64(st.StaleEvents))
 	ch <- prometheus.MustNewConstMetric(pausesDesc, prometheus.CounterValue, float64(st.AcceptPauses))
 	ch <- prometheus.MustNewConstMetric(wakeupsDesc, prometheus.CounterValue, float64(st.Wakeups))
+	for i, l := range st.Loops {
+		loop := strconv.Itoa(i)
+		ch <- prometheus.MustNewConstMetric(loopAcceptedDesc, prometheus.CounterValue, float64(l.Accepted), loop)
+		ch <- prometheus.MustNewConstMetric(loopRequestsDesc, prometheus.CounterValue, float64(l.Requests), loop)
+	}
 }
 
 // ContentType is the Content-Type of Encode's output.

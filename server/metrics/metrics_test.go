@@ -59,3 +59,25 @@ func BenchmarkRequest(b *testing.B) {
 		m.Request(RouteOK, 200, time.Microsecond)
 	}
 }
+
+// Each loop's counts are exported by loop index.
+func TestLoopCountsByLoop(t *testing.T) {
+	m := New()
+	m.RegisterLoopStats(nil, func() LoopStats {
+		return LoopStats{Loops: []LoopCount{{Accepted: 3, Requests: 30}, {Accepted: 4, Requests: 0}}}
+	})
+	out, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`weaseldb_loop_connections_accepted_total{loop="0"} 3`,
+		`weaseldb_loop_connections_accepted_total{loop="1"} 4`,
+		`weaseldb_loop_requests_total{loop="0"} 30`,
+		`weaseldb_loop_requests_total{loop="1"} 0`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}

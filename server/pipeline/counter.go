@@ -120,6 +120,10 @@ type spinner struct {
 	polls      int
 	start      time.Time
 	lastYield  time.Time
+	// noYield: an unbounded spin of a pinned thread (MarkPinned) never
+	// calls runtime.Gosched, which on a locked goroutine costs two thread
+	// switches.
+	noYield bool
 }
 
 func newSpinner(budget, yieldEvery time.Duration) spinner {
@@ -138,7 +142,7 @@ func (s *spinner) next() bool {
 	}
 	if !runtimeCanSpin(0) {
 		if s.budget < 0 {
-			runtime.Gosched()
+			s.yield()
 			return true
 		}
 		return false
@@ -155,10 +159,18 @@ func (s *spinner) next() bool {
 		return false
 	}
 	if now.Sub(s.lastYield) >= s.yieldEvery {
-		runtime.Gosched()
+		s.yield()
 		s.lastYield = time.Now()
 	}
 	return true
+}
+
+// yield lets other goroutines have this P, unless the spinner's goroutine
+// is pinned (noYield).
+func (s *spinner) yield() {
+	if !s.noYield {
+		runtime.Gosched()
+	}
 }
 
 // spinWhile polls c until it differs from seen or the spinner runs out.

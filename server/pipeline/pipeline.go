@@ -92,6 +92,7 @@ type threadState struct {
 	upstream  []*counter // the producer's pushes, or the previous stage's pops
 	lastRead  []uint64   // last value read from each upstream counter
 	stage     int
+	noYield   bool // MarkPinned: its unbounded spins never call runtime.Gosched
 	_         [cacheLine]byte
 }
 
@@ -153,6 +154,21 @@ func NewWithOptions[T any](s WaitStrategy, threadsPerStage []int, lgSlotCount in
 	}
 	return p, nil
 }
+
+// MarkPinned says that the goroutine driving thread `thread` of stage
+// `stage` is locked to an OS thread pinned to a CPU of its own
+// (affinity.PinCurrentThread: dedicated cores). Its unbounded spins (Never,
+// and WaitIfUpstreamIdle while upstream is busy) then never yield to the Go
+// scheduler. For a goroutine locked to its thread, runtime.Gosched does not
+// just let another goroutine run: it hands the P to another thread and puts
+// this one to sleep until a third hands the P back, two thread switches per
+// yield, every few microseconds, on a core that is there to spin. The
+// runtime still preempts the goroutine (asynchronously, every 10 ms) for
+// the garbage collector and fairness, and a goroutine it readies is taken
+// by an idle P (GOMAXPROCS keeps one beyond the pinned threads). Bounded
+// spins are unchanged: they still end early, and park, when spinning cannot
+// pay off. Call it from that goroutine, before its first Acquire.
+func (p *Pipeline[T]) MarkPinned(stage, thread int) { p.thread(stage, thread).noYield = true }
 
 // Strategy returns the pipeline's wait strategy.
 func (p *Pipeline[T]) Strategy() WaitStrategy { return p.strategy }
@@ -349,7 +365,7 @@ func (p *Pipeline[T]) available(t *threadState, mayBlock bool) uint64 {
 				if !mayBlock {
 					return 0
 				}
-				t.lastRead[i] = p.waitUpstream(up, t.localPops)
+				t.lastRead[i] = p.waitUpstream(up, t.localPops, t.noYield)
 			}
 		}
 		safe = min(safe, t.lastRead[i]-t.localPops)
@@ -360,8 +376,8 @@ func (p *Pipeline[T]) available(t *threadState, mayBlock bool) uint64 {
 // waitUpstream waits, by the pipeline's strategy, for up to move past seen
 // (this thread's position) and returns the value it read last. For
 // WaitIfUpstreamIdle it may return seen itself after the producer moved; the
-// caller checks again.
-func (p *Pipeline[T]) waitUpstream(up *counter, seen uint64) uint64 {
+// caller checks again. noYield: the thread is pinned (MarkPinned).
+func (p *Pipeline[T]) waitUpstream(up *counter, seen uint64, noYield bool) uint64 {
 	switch p.strategy {
 	case WaitIfStageEmpty:
 		s := newSpinner(p.opts.SpinBeforePark, p.opts.YieldEvery)
@@ -370,9 +386,10 @@ func (p *Pipeline[T]) waitUpstream(up *counter, seen uint64) uint64 {
 		}
 		return up.park(seen)
 	case WaitIfUpstreamIdle:
-		return p.waitUpstreamIdle(up, seen)
+		return p.waitUpstreamIdle(up, seen, noYield)
 	default: // Never
 		s := newSpinner(-1, p.opts.YieldEvery)
+		s.noYield = noYield
 		v, _ := spinWhile(up, seen, &s)
 		return v
 	}
@@ -383,8 +400,9 @@ func (p *Pipeline[T]) waitUpstream(up *counter, seen uint64) uint64 {
 // once the producer has been idle for IdleSpin, parks until it pushes again.
 // Intermediate stages therefore never wake anyone: only the producer's
 // pushes (and, for a waiting producer, the last stage) do.
-func (p *Pipeline[T]) waitUpstreamIdle(up *counter, seen uint64) uint64 {
+func (p *Pipeline[T]) waitUpstreamIdle(up *counter, seen uint64, noYield bool) uint64 {
 	busy := newSpinner(-1, p.opts.YieldEvery)
+	busy.noYield = noYield
 	var idle spinner
 	idleSpinning := false
 	for {

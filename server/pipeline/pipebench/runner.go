@@ -20,6 +20,10 @@ const (
 // stage index; the producer is the caller of Run and is not hooked here.
 type Hooks struct {
 	StageStart func(stage int) error
+	// Pinned: StageStart pins each stage's goroutine to a CPU of its own,
+	// so the pipeline's spins must not yield (pipeline.MarkPinned), as
+	// the server's pinned stages do not.
+	Pinned bool
 }
 
 // Runner moves items through one case's stages. Start it, call Run for each
@@ -124,7 +128,12 @@ func startPipeline(c Case, h Hooks) (*pipelineRunner, error) {
 	r.g.finished = make(chan struct{}, 1)
 	for stage := range c.Stages {
 		last := stage == c.Stages-1
-		r.g.goStage(h, stage, func() { r.stage(stage, last) })
+		r.g.goStage(h, stage, func() {
+			if h.Pinned {
+				r.p.MarkPinned(stage, 0)
+			}
+			r.stage(stage, last)
+		})
 	}
 	return r, nil
 }

@@ -1,0 +1,414 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"weaseldb/internal/procstat"
+	"weaseldb/server/affinity"
+)
+
+// PlacementVersion is the version of a run's <name>.threads.json.
+const PlacementVersion = 1
+
+// Placement is where a run's threads were, read back from the kernel while
+// the run was under load (/proc/<pid>/task/<tid>/status Cpus_allowed_list,
+// and stat field 39, the CPU each last ran on), beside what the run
+// planned, and how many connections and requests each of the server's
+// event loops took (its /metrics). It is what a dedicated-core result would
+// otherwise ask its reader to take on faith. The runner writes one per
+// server run and per pinned bench_pipeline run (<name>.threads.json);
+// VerifyPinning and VerifyLoops judge it.
+type Placement struct {
+	Version int           `json:"version"`
+	Plan    PlacementPlan `json:"plan"`
+	// Processes are the measured processes: weaseldb and load_tester read
+	// once near the end of the measured window, or bench_pipeline read
+	// every Polls × 200 ms through its run (its stage threads come and go
+	// with its cases).
+	Processes []ProcessThreads `json:"processes"`
+	// Loops are the server's event loops by index, from /metrics right
+	// after the load (cumulative since the server started).
+	Loops        []LoopServed `json:"loops,omitempty"`
+	MetricsError string       `json:"metrics_error,omitempty"` // why Loops is missing
+	// Idle is the server's threads read as its idle window opened and as it
+	// closed (nothing to do, keep-alive connections open): how often each
+	// thread slept meanwhile (VerifyIdleSleeps).
+	Idle *IdleThreads `json:"idle,omitempty"`
+}
+
+// IdleThreads is two readings of the server's threads around its idle window.
+type IdleThreads struct {
+	WindowS float64        `json:"window_s"`
+	Start   ProcessThreads `json:"start"`
+	End     ProcessThreads `json:"end"`
+}
+
+// PlacementPlan is what the run asked for.
+type PlacementPlan struct {
+	AllowedCPUs string `json:"allowed_cpus"` // every CPU the run could use; an unpinned thread may use them all
+	IOThreads   int    `json:"io_threads,omitempty"`
+	// The CPU of each pinned thread (none: shared cores, nothing pinned).
+	IOCPUs       []int   `json:"io_cpus,omitempty"`
+	PipelineCPUs [][]int `json:"pipeline_cpus,omitempty"` // sequence, resolve, persist, release threads
+	LoadCPUs     []int   `json:"load_cpus,omitempty"`     // load_tester, the whole process
+	ProducerCPU  *int    `json:"producer_cpu,omitempty"`  // bench_pipeline
+	StageCPUs    []int   `json:"stage_cpus,omitempty"`    // bench_pipeline
+}
+
+// ProcessThreads is one process's threads as read.
+type ProcessThreads struct {
+	Role    string            `json:"role"` // "weaseldb", "load_tester" or "bench_pipeline"
+	Pid     int               `json:"pid"`
+	Polls   int               `json:"polls,omitempty"` // readings merged (bench_pipeline); 0 or 1: one reading
+	Threads []ThreadPlacement `json:"threads,omitempty"`
+	Error   string            `json:"error,omitempty"` // why Threads is missing or partial
+}
+
+// ThreadPlacement is one thread's affinity and last CPU.
+type ThreadPlacement struct {
+	TID         int     `json:"tid"`
+	AllowedCPUs string  `json:"allowed_cpus"` // Cpus_allowed_list, kernel list format
+	LastCPU     int     `json:"last_cpu"`     // stat field 39
+	CPUS        float64 `json:"cpu_s"`        // user+system so far
+	State       string  `json:"state,omitempty"`
+	// Voluntary and Nonvoluntary are its context switches so far: the
+	// times it slept, and the times the kernel took its CPU.
+	Voluntary    uint64 `json:"voluntary_switches"`
+	Nonvoluntary uint64 `json:"nonvoluntary_switches"`
+}
+
+// LoopServed is one event loop's share of the work.
+type LoopServed struct {
+	Loop     int   `json:"loop"`
+	Accepted int64 `json:"accepted"` // weaseldb_loop_connections_accepted_total
+	Requests int64 `json:"requests"` // weaseldb_loop_requests_total
+}
+
+// Roles of ProcessThreads.
+const (
+	RoleServer   = "weaseldb"
+	RoleClient   = "load_tester"
+	RolePipeline = "bench_pipeline"
+)
+
+// ReadThreads reads a process's threads now (internal/procstat).
+func ReadThreads(role string, pid int) ProcessThreads {
+	p := ProcessThreads{Role: role, Pid: pid, Polls: 1}
+	threads, err := procstat.Threads(pid)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	for _, th := range threads {
+		p.Threads = append(p.Threads, ThreadPlacement{TID: th.TID, AllowedCPUs: affinity.FormatCPUList(th.AllowedCPUs),
+			LastCPU: th.LastCPU, CPUS: th.CPU.Seconds(), State: th.State,
+			Voluntary: th.VoluntarySwitches, Nonvoluntary: th.NonvoluntarySwitches})
+	}
+	return p
+}
+
+// Merge adds a later reading of the same process: a thread read again
+// replaces its earlier reading, a new one is added. An error is kept only
+// while nothing was read.
+func (p *ProcessThreads) Merge(later ProcessThreads) {
+	p.Polls++
+	if later.Error != "" {
+		if len(p.Threads) == 0 {
+			p.Error = later.Error
+		}
+		return
+	}
+	p.Error = ""
+	for _, th := range later.Threads {
+		if i := slices.IndexFunc(p.Threads, func(x ThreadPlacement) bool { return x.TID == th.TID }); i >= 0 {
+			p.Threads[i] = th
+		} else {
+			p.Threads = append(p.Threads, th)
+		}
+	}
+	sort.Slice(p.Threads, func(i, j int) bool { return p.Threads[i].TID < p.Threads[j].TID })
+}
+
+// Process returns the reading of one role, nil if there is none.
+func (pl *Placement) Process(role string) *ProcessThreads {
+	for i := range pl.Processes {
+		if pl.Processes[i].Role == role {
+			return &pl.Processes[i]
+		}
+	}
+	return nil
+}
+
+// pinnedRole is one planned pinned thread: its CPU and what it is.
+type pinnedRole struct {
+	cpu  int
+	role string
+}
+
+var stageNames = []string{"sequence", "resolve", "persist", "release"}
+
+// serverPins lists the server's planned pinned threads.
+func (pp PlacementPlan) serverPins() []pinnedRole {
+	var out []pinnedRole
+	for i, c := range pp.IOCPUs {
+		out = append(out, pinnedRole{c, fmt.Sprintf("I/O loop %d", i)})
+	}
+	for s, cpus := range pp.PipelineCPUs {
+		for t, c := range cpus {
+			name := fmt.Sprintf("stage %d", s)
+			if s < len(stageNames) {
+				name = stageNames[s]
+			}
+			if len(cpus) > 1 {
+				name = fmt.Sprintf("%s thread %d", name, t)
+			}
+			out = append(out, pinnedRole{c, name})
+		}
+	}
+	return out
+}
+
+// pipelinePins lists bench_pipeline's planned pinned threads.
+func (pp PlacementPlan) pipelinePins() []pinnedRole {
+	var out []pinnedRole
+	if pp.ProducerCPU != nil {
+		out = append(out, pinnedRole{*pp.ProducerCPU, "producer"})
+	}
+	for i, c := range pp.StageCPUs {
+		out = append(out, pinnedRole{c, fmt.Sprintf("stage %d", i)})
+	}
+	return out
+}
+
+// IdleSleepMaxPerS is how often a pinned commit stage thread may sleep per
+// second while the server is idle. A parking strategy sleeps once and stays
+// asleep; a spinning one (Never) sleeps only when the Go runtime preempts it,
+// every 10 ms at most, so 100 times a second (8-28 measured in the 16-CPU
+// TCG guest). A pinned spinner that yields to the scheduler sleeps on every
+// yield instead: 117-830 times a second in that guest, thousands on real
+// cores (pipeline.MarkPinned).
+const IdleSleepMaxPerS = 100
+
+// VerifyIdleSleeps checks that every pinned commit stage thread (by its
+// planned CPU) slept at most IdleSleepMaxPerS times a second over the idle
+// window. It returns the rates in words and the problems; "" and none when
+// nothing is pinned.
+func VerifyIdleSleeps(pl *Placement) (string, []string) {
+	var stageCPUs []int
+	for _, cpus := range pl.Plan.PipelineCPUs {
+		stageCPUs = append(stageCPUs, cpus...)
+	}
+	if len(stageCPUs) == 0 {
+		return "", nil
+	}
+	idle := pl.Idle
+	if idle == nil || idle.WindowS <= 0 {
+		return "", []string{"the threads were not read around the idle window"}
+	}
+	if idle.Start.Error != "" || idle.End.Error != "" {
+		return "", []string{fmt.Sprintf("threads around the idle window not read: %s", strings.Trim(idle.Start.Error+"; "+idle.End.Error, "; "))}
+	}
+	start := map[int]ThreadPlacement{}
+	for _, th := range idle.Start.Threads {
+		start[th.TID] = th
+	}
+	var rates, problems []string
+	for _, cpu := range stageCPUs {
+		want := affinity.FormatCPUList([]int{cpu})
+		i := slices.IndexFunc(idle.End.Threads, func(th ThreadPlacement) bool { return th.AllowedCPUs == want })
+		if i < 0 {
+			problems = append(problems, fmt.Sprintf("no thread pinned to stage CPU %d at the end of the idle window", cpu))
+			continue
+		}
+		end := idle.End.Threads[i]
+		s, ok := start[end.TID]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("stage thread %d (CPU %d) was not there when the idle window opened", end.TID, cpu))
+			continue
+		}
+		rate := float64(end.Voluntary-s.Voluntary) / idle.WindowS
+		rates = append(rates, fmt.Sprintf("CPU %d: %s/s", cpu, FormatNumber(rate, 0)))
+		if rate > IdleSleepMaxPerS {
+			problems = append(problems, fmt.Sprintf("stage thread %d on CPU %d slept %s times a second while idle (at most %d: it should park once, or spin without yielding)",
+				end.TID, cpu, FormatNumber(rate, 0), IdleSleepMaxPerS))
+		}
+	}
+	return fmt.Sprintf("pinned stage threads slept while idle (%s s): %s", FormatNumber(idle.WindowS, 1), strings.Join(rates, ", ")), problems
+}
+
+// PinnedThread is one verified pinned thread, for the report.
+type PinnedThread struct {
+	Role    string // "I/O loop 3", "resolve", "producer", ...
+	CPU     int
+	TID     int
+	LastCPU int
+}
+
+// PinningResult is VerifyPinning's verdict: the pinned threads found (with
+// what each is), how many threads ran unpinned, and every problem.
+type PinningResult struct {
+	Pinned   []PinnedThread
+	Unpinned int    // threads whose allowed set is the whole set
+	Client   string // load_tester's placement, in words ("" when not read)
+	Problems []string
+}
+
+// OK is true when nothing is wrong.
+func (r PinningResult) OK() bool { return len(r.Problems) == 0 }
+
+// Summary says what was verified in one line.
+func (r PinningResult) Summary() string {
+	var parts []string
+	if len(r.Pinned) > 0 {
+		parts = append(parts, fmt.Sprintf("%d threads pinned as planned, each last ran on its CPU", len(r.Pinned)))
+	} else {
+		parts = append(parts, "nothing pinned")
+	}
+	parts = append(parts, fmt.Sprintf("%d threads on the whole set", r.Unpinned))
+	if r.Client != "" {
+		parts = append(parts, r.Client)
+	}
+	if len(r.Problems) > 0 {
+		parts = append(parts, strings.Join(r.Problems, "; "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// VerifyPinning checks the threads read back against the plan:
+//
+//   - the server (or bench_pipeline): every planned pinned thread exists,
+//     with exactly its one CPU as its allowed set, and last ran on that CPU;
+//     no other thread is pinned or has any set narrower than the whole
+//     allowed set (a mask that leaked from a pinned thread to a thread the
+//     runtime made from it would show here);
+//   - load_tester: every thread's allowed set is exactly the planned load
+//     CPUs (the whole set when none were planned), and each last ran on one
+//     of them.
+//
+// For the server each planned CPU is held by exactly one thread (the plan
+// gives every thread a CPU of its own). bench_pipeline's stage threads end
+// with each case and new ones start, so there each planned CPU must be held
+// by at least one thread, and every pinned thread by a planned one.
+func VerifyPinning(pl *Placement) PinningResult {
+	var res PinningResult
+	all, err := affinity.ParseCPUList(pl.Plan.AllowedCPUs)
+	if err != nil {
+		res.Problems = append(res.Problems, fmt.Sprintf("plan: allowed CPUs: %v", err))
+		return res
+	}
+	allText := affinity.FormatCPUList(all)
+	proc, pins, exact := pl.Process(RoleServer), pl.Plan.serverPins(), true
+	if proc == nil {
+		proc, pins, exact = pl.Process(RolePipeline), pl.Plan.pipelinePins(), false
+	}
+	if proc == nil {
+		res.Problems = append(res.Problems, "no server or bench_pipeline threads were read")
+		return res
+	}
+	if proc.Error != "" && len(proc.Threads) == 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("%s threads not read: %s", proc.Role, proc.Error))
+		return res
+	}
+	held := map[int]int{} // CPU -> pinned threads found on it
+	for _, th := range proc.Threads {
+		switch {
+		case th.AllowedCPUs == allText:
+			res.Unpinned++
+		default:
+			cpus, err := affinity.ParseCPUList(th.AllowedCPUs)
+			i := slices.IndexFunc(pins, func(p pinnedRole) bool { return err == nil && len(cpus) == 1 && p.cpu == cpus[0] })
+			if i < 0 {
+				res.Problems = append(res.Problems, fmt.Sprintf("%s thread %d may run on CPUs %s: neither a planned pinned thread nor the whole set %s",
+					proc.Role, th.TID, th.AllowedCPUs, allText))
+				continue
+			}
+			held[cpus[0]]++
+			res.Pinned = append(res.Pinned, PinnedThread{Role: pins[i].role, CPU: cpus[0], TID: th.TID, LastCPU: th.LastCPU})
+			if th.LastCPU != cpus[0] {
+				res.Problems = append(res.Problems, fmt.Sprintf("%s thread %d (%s) is pinned to CPU %d but last ran on CPU %d",
+					proc.Role, th.TID, pins[i].role, cpus[0], th.LastCPU))
+			}
+		}
+	}
+	for _, p := range pins {
+		switch n := held[p.cpu]; {
+		case n == 0:
+			res.Problems = append(res.Problems, fmt.Sprintf("no %s thread pinned to CPU %d (planned for the %s)", proc.Role, p.cpu, p.role))
+		case n > 1 && exact:
+			res.Problems = append(res.Problems, fmt.Sprintf("%d %s threads pinned to CPU %d (planned for the %s alone)", n, proc.Role, p.cpu, p.role))
+		}
+	}
+	sort.Slice(res.Pinned, func(i, j int) bool { return res.Pinned[i].CPU < res.Pinned[j].CPU })
+	if client := pl.Process(RoleClient); client != nil {
+		res.Client, res.Problems = verifyClient(client, pl.Plan.LoadCPUs, all, res.Problems)
+	}
+	return res
+}
+
+// verifyClient checks load_tester: every thread on the planned set.
+func verifyClient(client *ProcessThreads, load, all []int, problems []string) (string, []string) {
+	want, where := all, "the whole set"
+	if len(load) > 0 {
+		want, where = load, "its planned CPUs"
+	}
+	wantText := affinity.FormatCPUList(want)
+	if client.Error != "" && len(client.Threads) == 0 {
+		return "", append(problems, fmt.Sprintf("load_tester threads not read: %s", client.Error))
+	}
+	bad := 0
+	for _, th := range client.Threads {
+		if th.AllowedCPUs != wantText {
+			bad++
+			problems = append(problems, fmt.Sprintf("load_tester thread %d may run on CPUs %s, want %s (%s)", th.TID, th.AllowedCPUs, wantText, where))
+		} else if !slices.Contains(want, th.LastCPU) {
+			bad++
+			problems = append(problems, fmt.Sprintf("load_tester thread %d last ran on CPU %d, outside %s", th.TID, th.LastCPU, wantText))
+		}
+	}
+	return fmt.Sprintf("load_tester: %d of %d threads on %s (%s)", len(client.Threads)-bad, len(client.Threads), where, wantText), problems
+}
+
+// VerifyLoops checks that every one of the server's IOThreads event loops
+// accepted connections and served requests. It returns the counts in
+// words and the problems.
+func VerifyLoops(pl *Placement) (string, []string) {
+	if pl.MetricsError != "" {
+		return "", []string{"per-loop counts not read: " + pl.MetricsError}
+	}
+	var problems, counts []string
+	if n := pl.Plan.IOThreads; len(pl.Loops) != n {
+		problems = append(problems, fmt.Sprintf("/metrics lists %d loops, the config has %d", len(pl.Loops), n))
+	}
+	for _, l := range pl.Loops {
+		counts = append(counts, fmt.Sprintf("%d/%d", l.Accepted, l.Requests))
+		if l.Accepted == 0 || l.Requests == 0 {
+			problems = append(problems, fmt.Sprintf("loop %d accepted %d connections and served %d requests", l.Loop, l.Accepted, l.Requests))
+		}
+	}
+	served := len(pl.Loops)
+	for _, l := range pl.Loops {
+		if l.Accepted == 0 || l.Requests == 0 {
+			served--
+		}
+	}
+	return fmt.Sprintf("%d of %d loops accepted and served (connections/requests by loop: %s)", served, pl.Plan.IOThreads, strings.Join(counts, " ")), problems
+}
+
+// PlannedGOMAXPROCS is the GOMAXPROCS weaseldb sets for a config when no
+// GOMAXPROCS is in its environment (server/app TuneGOMAXPROCS, which a test
+// holds this to): one P per event loop; for a spinning wait strategy one
+// more per stage thread (sequence, resolve, persist and the release
+// threads); and at least one per pinned thread plus one for the rest.
+func PlannedGOMAXPROCS(ioThreads, releaseThreads int, strategy string, pinnedThreads int) int {
+	want := max(1, ioThreads)
+	if strategy != "WaitIfStageEmpty" {
+		want += ServerStageThreads(releaseThreads)
+	}
+	if pinnedThreads > 0 {
+		want = affinity.GOMAXPROCSFor(pinnedThreads, want)
+	}
+	return want
+}
