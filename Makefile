@@ -18,7 +18,7 @@ test: lint race arm64
 
 # The event loop's suites run once more on the io_uring backend (they fall
 # back to epoll, and say so, where io_uring is unavailable).
-URING_PKGS := ./server/eventloop ./server/app
+URING_PKGS := ./server/eventloop ./server/app ./cmd/weaseldb
 race: build
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	WEASELDB_TEST_IO_BACKEND=io_uring $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(URING_PKGS)

@@ -99,7 +99,7 @@ func (w *writer) render() error {
 	w.collect()
 	sections := []func() error{
 		w.header, w.summary, w.roundsSection, w.calibrationSection, w.performance, w.architecture,
-		w.healthCheck, w.idleCPU, w.pipelineBench, w.waitStrategiesSection, w.seedComparison,
+		w.healthCheck, w.idleCPU, w.pipelineBench, w.waitStrategiesSection, w.rateCurveSection, w.seedComparison,
 		w.testConfiguration, w.sources,
 	}
 	for _, s := range sections {

@@ -8,25 +8,25 @@
 # socket in RUN_DIR), measures its closed-loop capacity, then writes to
 # RUN_DIR:
 #   rate_curve_server.toml  the config the server read
-#   rate_curve_capacity.json  load_tester closed loop (CAPACITY_SECONDS)
-#   rate_curve.json  load_tester --rate-steps at FRACTIONS of that capacity,
-#                    each step judged against SLO (a row per step)
-#   knee.json        load_tester --find-rate --slo SLO, climbing from the
+#   rate_curve_capacity.json  load_tester closed loop (RC_CAPACITY_SECONDS)
+#   rate_curve.json  load_tester --rate-steps at RC_FRACTIONS of that capacity,
+#                    each step judged against RC_SLO (a row per step)
+#   knee.json        load_tester --find-rate --slo RC_SLO, climbing from the
 #                    highest step of the curve that met it
 #   *.hlog           one HDR interval log per step
-# The load tester runs the fitted setup's flags: CONCURRENCY connections over
-# one network thread, REQUESTS_PER_CONN requests per connection, 2 connect
+# The load tester runs the fitted setup's flags: RC_CONCURRENCY connections over
+# one network thread, RC_REQUESTS_PER_CONN requests per connection, 2 connect
 # threads. With the defaults it takes about 50-65 s (7 curve steps and 8 to 16
 # search steps of 2.5 s, the capacity run, the server's start).
 #
 # Knobs (environment; defaults in brackets):
 #   RUN_DIR (required)  BUILD_DIR [build]  CONFIG [testdata/test_benchmark_config.toml]
-#   SLO [p99=1ms]  STEP_SECONDS [2]  WARMUP [0.5]  CAPACITY_SECONDS [2]
-#   FRACTIONS [0.02,0.05,0.1,0.25,0.5,0.75,1.0]  of the closed-loop capacity
-#   CONCURRENCY [100]  REQUESTS_PER_CONN [500]  CONNECT_THREADS [2]
-#   SEARCH_SECONDS [60]  SEARCH_STEPS [16]  PRECISION [0.1]  READY_TIMEOUT [15]
+#   RC_SLO [p99=1ms]  RC_STEP_SECONDS [2]  RC_WARMUP [0.5]  RC_CAPACITY_SECONDS [2]
+#   RC_FRACTIONS [0.02,0.05,0.1,0.25,0.5,0.75,1.0]  of the closed-loop capacity
+#   RC_CONCURRENCY [100]  RC_REQUESTS_PER_CONN [500]  RC_CONNECT_THREADS [2]
+#   RC_SEARCH_SECONDS [60]  RC_SEARCH_STEPS [16]  RC_PRECISION [0.1]  RC_READY_TIMEOUT [15]
 # Needs python3 (the config and the rates). Exits non-zero when a step could
-# not run; a search that found no rate meeting SLO is not a failure of this
+# not run; a search that found no rate meeting RC_SLO is not a failure of this
 # script (knee.json says so).
 set -uo pipefail
 
@@ -35,18 +35,18 @@ cd "$ROOT" || exit 1
 : "${RUN_DIR:?RUN_DIR must name the run directory}"
 BUILD_DIR=${BUILD_DIR:-build}
 CONFIG=${CONFIG:-testdata/test_benchmark_config.toml}
-SLO=${SLO:-p99=1ms}
-STEP_SECONDS=${STEP_SECONDS:-2}
-WARMUP=${WARMUP:-0.5}
-CAPACITY_SECONDS=${CAPACITY_SECONDS:-2}
-FRACTIONS=${FRACTIONS:-0.02,0.05,0.1,0.25,0.5,0.75,1.0}
-CONCURRENCY=${CONCURRENCY:-100}
-REQUESTS_PER_CONN=${REQUESTS_PER_CONN:-500}
-CONNECT_THREADS=${CONNECT_THREADS:-2}
-SEARCH_SECONDS=${SEARCH_SECONDS:-60}
-SEARCH_STEPS=${SEARCH_STEPS:-16}
-PRECISION=${PRECISION:-0.1}
-READY_TIMEOUT=${READY_TIMEOUT:-15}
+RC_SLO=${RC_SLO:-p99=1ms}
+RC_STEP_SECONDS=${RC_STEP_SECONDS:-2}
+RC_WARMUP=${RC_WARMUP:-0.5}
+RC_CAPACITY_SECONDS=${RC_CAPACITY_SECONDS:-2}
+RC_FRACTIONS=${RC_FRACTIONS:-0.02,0.05,0.1,0.25,0.5,0.75,1.0}
+RC_CONCURRENCY=${RC_CONCURRENCY:-100}
+RC_REQUESTS_PER_CONN=${RC_REQUESTS_PER_CONN:-500}
+RC_CONNECT_THREADS=${RC_CONNECT_THREADS:-2}
+RC_SEARCH_SECONDS=${RC_SEARCH_SECONDS:-60}
+RC_SEARCH_STEPS=${RC_SEARCH_STEPS:-16}
+RC_PRECISION=${RC_PRECISION:-0.1}
+RC_READY_TIMEOUT=${RC_READY_TIMEOUT:-15}
 
 die() { printf 'rate_curve: %s\n' "$*" >&2; exit 1; }
 log() { printf '=== rate_curve: %s\n' "$*" >&2; }
@@ -88,20 +88,20 @@ trap 'stop_server; exit 130' INT TERM
 rm -f "$SOCK"
 "$BIN/weaseldb" --config "$SERVER_CONFIG" >"$RUN_DIR/rate_curve_server.log" 2>&1 &
 SERVER_PID=$!
-for ((i = 0; i < READY_TIMEOUT * 10; i++)); do
+for ((i = 0; i < RC_READY_TIMEOUT * 10; i++)); do
     grep -q 'weaseldb: ready' "$RUN_DIR/rate_curve_server.log" && break
     kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited: $(tail -3 "$RUN_DIR/rate_curve_server.log")"
     sleep 0.1
 done
-grep -q 'weaseldb: ready' "$RUN_DIR/rate_curve_server.log" || die "the server was not ready within ${READY_TIMEOUT}s"
+grep -q 'weaseldb: ready' "$RUN_DIR/rate_curve_server.log" || die "the server was not ready within ${RC_READY_TIMEOUT}s"
 
-LT=("$BIN/load_tester" --unix-socket "$SOCK" --path /ok --concurrency "$CONCURRENCY"
-    --requests-per-conn "$REQUESTS_PER_CONN" --connect-threads "$CONNECT_THREADS" --network-threads 1 --quiet)
+LT=("$BIN/load_tester" --unix-socket "$SOCK" --path /ok --concurrency "$RC_CONCURRENCY"
+    --requests-per-conn "$RC_REQUESTS_PER_CONN" --connect-threads "$RC_CONNECT_THREADS" --network-threads 1 --quiet)
 
-log "closed-loop capacity (${CAPACITY_SECONDS}s)"
-"${LT[@]}" --warmup "$WARMUP" --duration "$CAPACITY_SECONDS" --json "$RUN_DIR/rate_curve_capacity.json" >"$RUN_DIR/rate_curve_capacity.log" ||
+log "closed-loop capacity (${RC_CAPACITY_SECONDS}s)"
+"${LT[@]}" --warmup "$RC_WARMUP" --duration "$RC_CAPACITY_SECONDS" --json "$RUN_DIR/rate_curve_capacity.json" >"$RUN_DIR/rate_curve_capacity.log" ||
     die "the capacity run failed: $(tail -2 "$RUN_DIR/rate_curve_capacity.log")"
-RATES=$(python3 - "$RUN_DIR/rate_curve_capacity.json" "$FRACTIONS" <<'PY'
+RATES=$(python3 - "$RUN_DIR/rate_curve_capacity.json" "$RC_FRACTIONS" <<'PY'
 import json, math, sys
 cap = json.load(open(sys.argv[1]))["requests_per_sec"]
 def three(x):  # three significant digits, as load_tester rounds its own
@@ -111,7 +111,7 @@ print(",".join(str(three(cap * float(f))) for f in sys.argv[2].split(",")))
 PY
 ) || die "cannot read the capacity"
 log "rate steps $RATES"
-"${LT[@]}" --rate-steps "$RATES" --slo "$SLO" --warmup "$WARMUP" --duration "$STEP_SECONDS" \
+"${LT[@]}" --rate-steps "$RATES" --slo "$RC_SLO" --warmup "$RC_WARMUP" --duration "$RC_STEP_SECONDS" \
     --json "$RUN_DIR/rate_curve.json" --hdr-log "$RUN_DIR/rate_curve.hlog" | tee "$RUN_DIR/rate_curve.log" >&2 ||
     die "the rate steps failed"
 
@@ -127,9 +127,9 @@ print(int(start), int(max(cap * 1.5, start)))
 PY
 ) || die "cannot read the curve"
 log "find-rate from $START (at most $MAX)"
-"${LT[@]}" --find-rate --slo "$SLO" --find-rate-start "$START" --find-rate-max "$MAX" --find-rate-factor 1.5 \
-    --find-rate-min "$((START / 8 + 1))" --find-rate-precision "$PRECISION" --find-rate-steps "$SEARCH_STEPS" \
-    --find-rate-time "$SEARCH_SECONDS" --warmup "$WARMUP" --duration "$STEP_SECONDS" \
+"${LT[@]}" --find-rate --slo "$RC_SLO" --find-rate-start "$START" --find-rate-max "$MAX" --find-rate-factor 1.5 \
+    --find-rate-min "$((START / 8 + 1))" --find-rate-precision "$RC_PRECISION" --find-rate-steps "$RC_SEARCH_STEPS" \
+    --find-rate-time "$RC_SEARCH_SECONDS" --warmup "$RC_WARMUP" --duration "$RC_STEP_SECONDS" \
     --json "$RUN_DIR/knee.json" --hdr-log "$RUN_DIR/knee.hlog" | tee "$RUN_DIR/knee.log" >&2
 rc=${PIPESTATUS[0]}
 ((rc == 0 || rc == 1)) || die "the search could not run (exit $rc)"

@@ -33,6 +33,7 @@
 #   SKIP_BUILD [0]            1: use the binaries already in BUILD_DIR
 #   WAIT_STRATEGIES [1]       0: skip the wait-strategy comparison
 #                             (scripts/compare_wait_strategies.sh; its WS_* knobs apply)
+#   RATE_CURVE [1]            0: skip the throughput-latency curve (scripts/rate_curve.sh)
 #
 # Exits non-zero if any step failed; the report is still written when the
 # setups' step recorded its runs, and it names the failed steps.
@@ -70,6 +71,7 @@ RUN_DIR=${RUN_DIR:-reports/runs/$(date -u +%Y%m%dT%H%M%SZ)}
 REPORT_OUT=${REPORT_OUT:-reports/threading_performance_report.md}
 SKIP_BUILD=${SKIP_BUILD:-0}
 WAIT_STRATEGIES=${WAIT_STRATEGIES:-1}
+RATE_CURVE=${RATE_CURVE:-1}
 
 log() { printf '=== %s\n' "$*" >&2; }
 die() { printf 'reproduce_threading_report: %s\n' "$*" >&2; exit 1; }
@@ -209,6 +211,16 @@ if [[ $WAIT_STRATEGIES != 0 ]]; then
         timeout --kill-after=10 300 scripts/compare_wait_strategies.sh
 else
     log "wait_strategies: skipped (WAIT_STRATEGIES=0)"
+fi
+
+# The fitted setup's throughput-latency curve and the highest rate meeting
+# a p99 objective (scripts/rate_curve.sh; about a minute): rate_curve.json,
+# knee.json.
+if [[ $RATE_CURVE != 0 ]]; then
+    step rate_curve env RUN_DIR="$RUN_DIR" BUILD_DIR="$BIN" CONFIG="$CONFIG" \
+        timeout --kill-after=10 180 scripts/rate_curve.sh
+else
+    log "rate_curve: skipped (RATE_CURVE=0)"
 fi
 
 if [[ ! -s $RUN_DIR/setups.json ]]; then

@@ -34,7 +34,7 @@ func runScript(t *testing.T, timeout time.Duration, dir string, env ...string) *
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", script)
-	cmd.Env = append(os.Environ(), "RUN_DIR="+r.runDir, "REPORT_OUT="+r.report, "SKIP_BUILD=1", "WAIT_STRATEGIES=0")
+	cmd.Env = append(os.Environ(), "RUN_DIR="+r.runDir, "REPORT_OUT="+r.report, "SKIP_BUILD=1", "WAIT_STRATEGIES=0", "RATE_CURVE=0")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -247,11 +247,12 @@ func TestScriptRealBinaries(t *testing.T) {
 		}
 	}
 	r := runScript(t, 200*time.Second, t.TempDir(), "BUILD_DIR="+build, "DURATION=4", "ROUNDS=2",
-		"WAIT_STRATEGIES=1", "WS_STRATEGIES=WaitIfStageEmpty", "WS_CORES=shared", "WS_DURATION=2", "WS_WARMUP=0", "WS_IDLE=1")
+		"WAIT_STRATEGIES=1", "WS_STRATEGIES=WaitIfStageEmpty", "WS_CORES=shared", "WS_DURATION=2", "WS_WARMUP=0", "WS_IDLE=1",
+		"RATE_CURVE=1", "RC_CAPACITY_SECONDS=1", "RC_STEP_SECONDS=0.5", "RC_WARMUP=0.2", "RC_FRACTIONS=0.1,0.5", "RC_SEARCH_STEPS=3", "RC_SEARCH_SECONDS=10")
 	if r.err != nil {
 		t.Fatalf("script failed: %v\nstderr:\n%s", r.err, r.stderr.String())
 	}
-	if got := stepNames(readManifest(t, r.runDir)); got != "setups bench_pipeline wait_strategies" {
+	if got := stepNames(readManifest(t, r.runDir)); got != "setups bench_pipeline wait_strategies rate_curve" {
 		t.Errorf("steps %q", got)
 	}
 	run, err := reports.LoadRun(r.runDir)
