@@ -36,7 +36,7 @@ func (l *Loop) maybeFinish(c *Conn) {
 	if !idle {
 		return
 	}
-	if c.eof {
+	if c.eof || c.noLinger {
 		l.closeConn(c)
 		return
 	}

@@ -3,6 +3,8 @@ package eventloop
 import (
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // Conn is one accepted connection. It belongs to one Loop: only that loop
@@ -26,11 +28,11 @@ type Conn struct {
 	in          []byte    // input read but not yet consumed by the handler
 	state       connState // where it is in its life (state.go): the only lifecycle field
 	recv        recvState // io_uring: its multishot receive (uring.go)
-	pollOut     bool      // io_uring: a POLLOUT poll is in flight (uring.go)
 	onReady     bool      // queued on the loop's ready list
 	rdhup       bool      // the peer's FIN was reported: read until EOF
 	eof         bool      // the peer shut its write side
 	lingerUntil int64     // stateLingering: when to close anyway (monotonic ns)
+	noLinger    bool      // close at once when the drain ends (a timed-out peer, io_uring)
 	outArmed    bool      // EPOLLOUT is in the interest mask
 	needFlush   bool      // the loop queued responses this turn
 	stalled     bool      // Overloaded said so since the last afterInput: pause, then resume
@@ -61,12 +63,17 @@ type Conn struct {
 	early          []earlyResponse
 	interim        []byte // SendInterim's bytes waiting for response interimAt's turn
 	interimAt      uint64
-	flushScheduled bool // the loop owns flushing (posted, or EPOLLOUT armed)
-	closeQueued    bool // the response that ends the connection is queued
-	markLast       bool // a stop began: response lastSeq is the last (order.go)
-	lastSeq        uint64
-	finishOnIdle   bool // the loop wants a post when nothing is owed any more
-	postPending    bool // a post to the loop is outstanding
+	flushScheduled bool // the loop owns flushing (posted, or EPOLLOUT armed, or an io_uring send in flight)
+	// io_uring (uring.go): the send in flight and the buffers it reads,
+	// kept referenced until its completion (the kernel reads them).
+	sending      bool
+	sendIov      []unix.Iovec
+	sendRefs     [][]byte
+	closeQueued  bool // the response that ends the connection is queued
+	markLast     bool // a stop began: response lastSeq is the last (order.go)
+	lastSeq      uint64
+	finishOnIdle bool // the loop wants a post when nothing is owed any more
+	postPending  bool // a post to the loop is outstanding
 	// idleSince is when the connection last came to owe nothing with no
 	// request in flight (accept, or a response's last byte written): the
 	// start of its idle and header clocks. The loop or a Sender sets it.

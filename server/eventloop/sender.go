@@ -73,7 +73,9 @@ func (s *Sender) writeOrHandOverLocked(c *Conn) (post bool) {
 	}
 	needLoop := false
 	if c.outBytes > 0 && !c.flushScheduled {
-		if c.closeQueued || c.finishOnIdle || !s.direct {
+		if c.closeQueued || c.finishOnIdle || !s.direct || c.loop.ur != nil {
+			// (io_uring: the loop sends, in its ring, with the turn's
+			// other responses: one system call for all of them.)
 			needLoop = true
 		} else if done, err := c.writeLocked(&s.iov); err != nil || !done {
 			needLoop = true // the loop arms EPOLLOUT, or closes on the error

@@ -276,6 +276,13 @@ func (l *Loop) timeOut(c *Conn, cause Cause) {
 			l.closeConn(c)
 			return
 		}
+		if l.ur != nil {
+			// io_uring: the 408 is a send in the ring, so it is never
+			// written by now; close once it is sent, without a linger, as
+			// above (the receive has been taking the peer's input all
+			// along, so the close is a FIN, not a reset).
+			c.noLinger = true
+		}
 		// The 408 waits behind what the peer has not read: drain, under
 		// the write timeout.
 		l.beginDrain(c)

@@ -2,14 +2,16 @@
 // ring per loop, created disabled and enabled on the loop's locked thread
 // (single issuer, task work deferred to it); a multishot accept per
 // listener; a multishot receive per connection into the loop's
-// provided-buffer ring; a multishot poll of the wake eventfd; a one-shot
-// POLLOUT poll where epoll would arm EPOLLOUT. Writes stay write/writev
-// system calls (the Sender's direct writes need them, and the loop's share
-// the same output queue), so everything above this file (handler, order,
-// output queue, timeouts, stop) is the same for both backends.
+// provided-buffer ring; a multishot poll of the wake eventfd; and the
+// responses as sends (writev) in the ring, so that one io_uring_enter
+// submits every response of the turn and waits for the next requests.
+// Senders never write to sockets themselves here: they queue and post to
+// the loop, which owns every send. Everything above this file (handler,
+// order, output queue, timeouts, stop) is the same for both backends.
 //
 // Owner: the loop goroutine, for everything here and the Conn fields it
-// touches (recv, pollOut); the ring is never used from another thread.
+// touches (recv; sending, sendIov and sendRefs under Conn.mu); the ring is
+// never used from another thread.
 //
 // Each request's user data names its kind, the connection's generation and
 // its descriptor (or the listener's index), so a completion for a
@@ -45,7 +47,7 @@ const (
 	opWake opKind = iota + 1
 	opAccept
 	opRecv
-	opPollOut
+	opSend
 	opCancel
 )
 
@@ -74,11 +76,15 @@ const (
 
 // uringLoop is a loop's ring and what the loop keeps about it.
 type uringLoop struct {
-	l      *Loop
-	ring   *uring.Ring
-	bufs   *uring.BufRing
-	rearm  []*Conn // connections whose receive ended for want of buffers
-	recvs  int     // receives in flight (armed or cancelling), closed connections' included
+	l     *Loop
+	ring  *uring.Ring
+	bufs  *uring.BufRing
+	rearm []*Conn // connections whose receive ended for want of buffers
+	recvs int     // receives in flight (armed or cancelling), closed connections' included
+	// sends holds every connection with a send in flight, by the send's
+	// user data, until its completion: a connection closed meanwhile
+	// stays referenced, and so do the buffers the kernel still reads.
+	sends  map[uint64]*Conn
 	cqeFn  func(*uring.CQE)
 	closed bool
 }
@@ -95,7 +101,7 @@ func newUringLoop(l *Loop) (*uringLoop, error) {
 		ring.Close()
 		return nil, err
 	}
-	u := &uringLoop{l: l, ring: ring, bufs: bufs}
+	u := &uringLoop{l: l, ring: ring, bufs: bufs, sends: make(map[uint64]*Conn)}
 	u.cqeFn = u.complete
 	return u, nil
 }
@@ -192,13 +198,8 @@ func (u *uringLoop) complete(cqe *uring.CQE) {
 		if c != nil && !c.isGone() {
 			u.recvResult(c, cqe)
 		}
-	case opPollOut:
-		if c := u.conn(fd, gen); c != nil {
-			c.pollOut = false
-			if c.outArmed {
-				l.flushAndProgress(c)
-			}
-		}
+	case opSend:
+		u.sent(cqe)
 	}
 }
 
@@ -302,12 +303,85 @@ func (u *uringLoop) resume(c *Conn) {
 	}
 }
 
-// watchOut arms a one-shot POLLOUT where epoll would add EPOLLOUT; one
-// already in flight is left (it fires, and finds whether bytes are owed).
-func (u *uringLoop) watchOut(c *Conn) {
-	if !c.pollOut {
-		c.pollOut = true
-		u.sqe().PrepPollOnce(c.fd, unix.POLLOUT, userData(opPollOut, c.gen, c.fd))
+// flush submits a send of what c owes, unless one is in flight (its
+// completion sends the rest) or nothing is owed. The iovecs and the
+// buffers they point to stay referenced until the completion.
+func (u *uringLoop) flush(c *Conn) {
+	l := u.l
+	c.mu.Lock()
+	if c.closed || c.sending || c.outBytes == 0 || u.closed {
+		c.mu.Unlock()
+		return
+	}
+	v := c.sendIov[:0]
+	for i, ch := range c.chunks {
+		if i == maxIovecs {
+			break
+		}
+		if i == 0 {
+			ch = ch[c.off:]
+		}
+		var one unix.Iovec
+		one.Base = &ch[0]
+		one.SetLen(len(ch))
+		v = append(v, one)
+		c.sendRefs = append(c.sendRefs, ch)
+	}
+	c.sendIov = v
+	c.sending, c.flushScheduled = true, true
+	c.writeSince = l.now // the write clock: the peer must take bytes within the write timeout
+	c.mu.Unlock()
+	ud := userData(opSend, c.gen, c.fd)
+	u.sends[ud] = c
+	u.sqe().PrepWritev(c.fd, v, ud)
+	if l.opt.WriteTimeout > 0 {
+		l.file(c, l.now+int64(l.opt.WriteTimeout))
+	}
+}
+
+// sent handles a send's completion: what the peer took leaves the queue,
+// the rest is sent next, and a connection that owes nothing more makes
+// progress (resumes reading, finishes its drain, hears OnDrained).
+func (u *uringLoop) sent(cqe *uring.CQE) {
+	l := u.l
+	c := u.sends[cqe.UserData]
+	delete(u.sends, cqe.UserData)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.sending = false
+	clear(c.sendRefs)
+	c.sendRefs = c.sendRefs[:0]
+	clear(c.sendIov)
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if cqe.Res < 0 {
+		c.mu.Unlock()
+		if cqe.Res != -int32(unix.ECANCELED) {
+			l.closeConn(c) // EPIPE, ECONNRESET: nothing more can be delivered
+		}
+		return
+	}
+	c.consumeLocked(int(cqe.Res))
+	c.writeSince = l.now
+	done := c.outBytes == 0
+	c.flushScheduled = !done
+	if done && c.inflight.Load() == 0 {
+		c.idleSince = l.now
+	}
+	c.mu.Unlock()
+	if !done {
+		u.flush(c)
+		return
+	}
+	if c.NotifyDrained && l.drainH != nil {
+		l.drainH.OnDrained(c)
+	}
+	if !c.isGone() {
+		l.afterProgress(c)
 	}
 }
 
@@ -322,8 +396,8 @@ func (u *uringLoop) unwatch(c *Conn) {
 		c.recv = recvCanceling
 		u.sqe().PrepCancel(userData(opRecv, c.gen, c.fd), userData(opCancel, 0, 0))
 	}
-	if c.pollOut {
-		u.sqe().PrepCancel(userData(opPollOut, c.gen, c.fd), userData(opCancel, 0, 0))
+	if c.sending {
+		u.sqe().PrepCancel(userData(opSend, c.gen, c.fd), userData(opCancel, 0, 0))
 	}
 }
 

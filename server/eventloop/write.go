@@ -18,15 +18,6 @@ func connMask(outArmed bool) uint32 {
 }
 
 func (l *Loop) setOutArmed(c *Conn, armed bool) {
-	if l.ur != nil {
-		// io_uring's POLLOUT is one-shot: each time bytes are still owed
-		// after a flush, another poll is needed (one in flight is enough).
-		c.outArmed = armed
-		if armed {
-			l.ur.watchOut(c)
-		}
-		return
-	}
 	if c.outArmed == armed {
 		return
 	}
@@ -61,6 +52,10 @@ func (l *Loop) afterProgress(c *Conn) {
 // and the idle clock (started when the last owed byte is written with no
 // request in flight).
 func (l *Loop) flush(c *Conn) {
+	if l.ur != nil {
+		l.ur.flush(c) // a send in the ring, submitted with the turn's others
+		return
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
