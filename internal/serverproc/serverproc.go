@@ -26,8 +26,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"weaseldb/server/affinity"
 )
 
 // DefaultReadyLine is the stdout line weaseldb prints once every listener
@@ -362,23 +360,8 @@ func exitCode(err error) int {
 	return -1
 }
 
-// StartOn starts cmd restricted to cpus (all of them when cpus is empty).
-// exec.Cmd has no affinity attribute, but a forked child inherits the mask
-// of the thread that forked it, and so do all its threads and children: the
-// fork is made from a goroutine locked to a thread pinned for the occasion,
-// which is never unlocked, so the runtime ends that thread (and its narrow
-// mask) when the goroutine returns.
-func StartOn(cmd *exec.Cmd, cpus []int) error {
-	if len(cpus) == 0 {
-		return cmd.Start()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		if err := affinity.PinCurrentThread(cpus); err != nil {
-			errc <- err
-			return
-		}
-		errc <- cmd.Start()
-	}()
-	return <-errc
-}
+// StartOn starts cmd restricted to cpus (all of them when cpus is empty),
+// so that it cannot outlive this process (spawn.go). exec.Cmd has no
+// affinity attribute, but a forked child inherits the mask of the thread
+// that forked it, and so do all its threads and children.
+func StartOn(cmd *exec.Cmd, cpus []int) error { return spawn(cmd, cpus) }
