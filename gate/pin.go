@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // CPUPlan puts the server and the load tester on CPUs of their own. On a

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // ResultVersion is the schema version of the gate's --json output. 2: the

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/loadtester"
-	"weaseldb/server/affinity"
 )
 
 // ChecksFile is the run directory's functional checks (`report check`).

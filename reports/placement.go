@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/procstat"
-	"weaseldb/server/affinity"
 )
 
 // PlacementVersion is the version of a run's <name>.threads.json.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // SetupsFile is the run directory's record of the two setups and their

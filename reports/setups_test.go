@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 var seedForTest = Setup{Name: SetupSeed, IOThreads: 8, ReleaseThreads: 1, WaitStrategy: "WaitIfUpstreamIdle", OkIterations: 4000,

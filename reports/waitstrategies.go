@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // The three pipeline wait strategies, in the order every table lists them.

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
-	"weaseldb/server/affinity"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/pipeline/pipebench"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 func TestParseArgs(t *testing.T) {

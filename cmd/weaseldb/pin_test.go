@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // TestUnavailableCPUExits1: a config pinning a loop to a CPU this process may

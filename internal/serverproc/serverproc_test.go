@@ -21,8 +21,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/syncbuf"
-	"weaseldb/server/affinity"
 )
 
 // The test binary doubles as a fake weaseldb: run through a symlink named

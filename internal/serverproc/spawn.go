@@ -11,7 +11,7 @@ import (
 	"sync"
 	"syscall"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // Every child the harness starts gets Pdeathsig = SIGKILL: killed by the

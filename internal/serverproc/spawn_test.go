@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 const orphanHelperEnv = "SERVERPROC_ORPHAN_HELPER"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/reports"
-	"weaseldb/server/affinity"
 )
 
 // roundsDir holds every run's artifacts, under the run directory.

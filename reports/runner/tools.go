@@ -19,9 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
 	"weaseldb/internal/serverproc"
-	"weaseldb/server/affinity"
 )
 
 // Common are the settings every measuring subcommand shares (`report

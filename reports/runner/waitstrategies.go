@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/serverproc"
 	"weaseldb/reports"
-	"weaseldb/server/affinity"
 	"weaseldb/server/pipeline/pipebench"
 )
 

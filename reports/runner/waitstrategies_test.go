@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/serverproc"
 	"weaseldb/reports"
-	"weaseldb/server/affinity"
 	"weaseldb/server/config"
 )
 

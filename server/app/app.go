@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 	"weaseldb/server/commit"
 	"weaseldb/server/config"
 	"weaseldb/server/eventloop"

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 	"weaseldb/server/api"
 	"weaseldb/server/cpuwork"
 	"weaseldb/server/eventloop"

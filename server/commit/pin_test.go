@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 )

@@ -26,7 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"weaseldb/server/affinity"
+	"weaseldb/internal/affinity"
 )
 
 // Loop is one epoll instance and the goroutine that waits on it.
