@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/placement"
 )
 
 // SetupsFile is the run directory's record of the two setups and their
@@ -150,17 +151,14 @@ func FitSetup(allowed []int, seed Setup) Setup {
 	f := Setup{Name: SetupFitted, Title: "fitted setup", ReleaseThreads: 1, OkIterations: seed.OkIterations,
 		ConnectThreads: seed.ConnectThreads, RequestsPerConn: seed.RequestsPerConn}
 	n := len(allowed)
-	rest := n - affinity.ReserveCPUs - fittedStageThreads
+	rest := n - placement.Reserve - fittedStageThreads
 	if rest >= 2 {
 		f.IOThreads = max(1, rest/2)
 		f.LoadThreads = rest - f.IOThreads
-		if cpus, ok, _ := affinity.PlanDedicated(allowed, fittedStageThreads+f.IOThreads+f.LoadThreads); ok {
+		need := placement.Need{IOThreads: f.IOThreads, StageThreads: []int{1, 1, 1, f.ReleaseThreads}, LoadThreads: f.LoadThreads}
+		if p, err := placement.PlaceDedicated(allowed, need); err == nil {
 			f.Cores, f.WaitStrategy = CoresDedicated, "WaitIfUpstreamIdle"
-			f.IOCPUs, cpus = cpus[:f.IOThreads:f.IOThreads], cpus[f.IOThreads:]
-			for range fittedStageThreads {
-				f.PipelineCPUs, cpus = append(f.PipelineCPUs, cpus[:1:1]), cpus[1:]
-			}
-			f.LoadCPUs = cpus
+			f.IOCPUs, f.PipelineCPUs, f.LoadCPUs = p.IOCPUs, p.StageCPUs, p.LoadCPUs
 			f.CPUPlan = dedicatedPlan(f)
 			f.Connections = connectionsPerLoadThread * f.LoadThreads
 			f.Why = fmt.Sprintf("%d allowed CPUs (%s), 7 or more: dedicated cores; %d for the pipeline's 4 threads, %d I/O loops, %d load-tester threads, 1 left for the rest (%s); WaitIfUpstreamIdle, which may spin on cores of its own",

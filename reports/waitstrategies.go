@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/placement"
 )
 
 // The three pipeline wait strategies, in the order every table lists them.
@@ -119,7 +120,7 @@ func ServerStageThreads(releaseThreads int) int { return 3 + releaseThreads }
 
 // PlanWaitStrategies lists every run of the comparison, in execution order:
 // bench_pipeline then the server, shared cores then dedicated, each strategy
-// in turn. Dedicated runs get CPUs from affinity.PlanDedicated; where allowed
+// in turn. Dedicated runs get CPUs from placement.PlaceDedicated; where allowed
 // is too small they are planned as skipped, with the count they need.
 func PlanWaitStrategies(allowed []int, p WaitPlanParams) []PlannedRun {
 	strategies := p.Strategies
@@ -147,34 +148,27 @@ func PlanWaitStrategies(allowed []int, p WaitPlanParams) []PlannedRun {
 
 // planDedicated assigns CPUs to one dedicated run, or marks it skipped.
 func planDedicated(run *PlannedRun, allowed []int, p WaitPlanParams) {
-	var need int
+	var need placement.Need
 	if run.Bench == BenchPipeline {
-		need = 1 + p.PipelineStages
+		need = placement.Need{Producer: true, StageThreads: slices.Repeat([]int{1}, p.PipelineStages)}
 	} else {
-		need = p.IOThreads + ServerStageThreads(p.ReleaseThreads) + p.LoadThreads
+		need = placement.Need{IOThreads: p.IOThreads, StageThreads: []int{1, 1, 1, p.ReleaseThreads}, LoadThreads: p.LoadThreads}
 	}
-	run.CPUsNeeded = need + affinity.ReserveCPUs
-	cpus, ok, why := affinity.PlanDedicated(allowed, need)
-	if !ok {
-		run.Status, run.Reason = StatusSkipped, why
+	run.CPUsNeeded = need.DedicatedCPUs()
+	plan, err := placement.PlaceDedicated(allowed, need)
+	if err != nil {
+		run.Status, run.Reason = StatusSkipped, err.Error()
 		return
 	}
-	take := func(n int) []int {
-		got := cpus[:n:n]
-		cpus = cpus[n:]
-		return got
-	}
 	if run.Bench == BenchPipeline {
-		run.ProducerCPU = take(1)[0]
-		run.StageCPUs = take(p.PipelineStages)
+		run.ProducerCPU = plan.ProducerCPU
+		for _, s := range plan.StageCPUs {
+			run.StageCPUs = append(run.StageCPUs, s...)
+		}
 		run.CPUPlan = fmt.Sprintf("producer %d; stages %s", run.ProducerCPU, joinInts(run.StageCPUs, ","))
 		return
 	}
-	run.IOCPUs = take(p.IOThreads)
-	for _, n := range []int{1, 1, 1, p.ReleaseThreads} {
-		run.PipelineCPUs = append(run.PipelineCPUs, take(n))
-	}
-	run.LoadCPUs = take(p.LoadThreads)
+	run.IOCPUs, run.PipelineCPUs, run.LoadCPUs = plan.IOCPUs, plan.StageCPUs, plan.LoadCPUs
 	stages := make([]string, len(run.PipelineCPUs))
 	for i, s := range run.PipelineCPUs {
 		stages[i] = affinity.FormatCPUList(s)

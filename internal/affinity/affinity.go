@@ -142,30 +142,6 @@ func Validate(cpus, allowed []int) error {
 	return nil
 }
 
-// ReserveCPUs is how many allowed CPUs a dedicated plan leaves unpinned, for
-// everything that is not pinned (the Go runtime's GC and timers, other
-// goroutines, the load generator).
-const ReserveCPUs = 1
-
-// PlanDedicated picks need CPUs from allowed for threads that each get a
-// CPU of their own, leaving ReserveCPUs for the rest. It takes the highest
-// CPUs (the lowest often take the most interrupts). When allowed is too
-// small it returns ok == false and says how many CPUs the run needs.
-func PlanDedicated(allowed []int, need int) (cpus []int, ok bool, why string) {
-	if need < 1 {
-		return nil, false, fmt.Sprintf("need %d dedicated CPUs: want at least 1", need)
-	}
-	sorted := slices.Clone(allowed)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
-	if len(sorted) < need+ReserveCPUs {
-		return nil, false, fmt.Sprintf("needs %d CPUs (%d dedicated + %d for the rest), this process may use %d (%s)",
-			need+ReserveCPUs, need, ReserveCPUs, len(sorted), FormatCPUList(sorted))
-	}
-	cpus = slices.Clone(sorted[len(sorted)-need:])
-	return cpus, true, fmt.Sprintf("dedicated CPUs %s; %s left for the rest", FormatCPUList(cpus), FormatCPUList(sorted[:len(sorted)-need]))
-}
-
 // GOMAXPROCSFor returns the GOMAXPROCS a process needs when pinnedThreads
 // goroutines are locked to threads (each holds a P while it runs, and a
 // spinning one holds it always): one P per pinned thread plus at least one

@@ -92,39 +92,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestPlanDedicated(t *testing.T) {
-	seq := func(lo, hi int) []int {
-		var s []int
-		for i := lo; i <= hi; i++ {
-			s = append(s, i)
-		}
-		return s
-	}
-	tests := []struct {
-		name    string
-		allowed []int
-		need    int
-		want    []int
-		ok      bool
-		why     string
-	}{
-		{"two cores, three threads", []int{0, 1}, 3, nil, false, "needs 4 CPUs (3 dedicated + 1 for the rest), this process may use 2 (0-1)"},
-		{"exactly enough", seq(0, 3), 3, []int{1, 2, 3}, true, "dedicated CPUs 1-3; 0 left"},
-		{"sixteen cores", seq(0, 15), 4, []int{12, 13, 14, 15}, true, "12-15"},
-		{"sparse cgroup set", []int{8, 2, 6, 4, 0}, 2, []int{6, 8}, true, "0,2,4 left"},
-		{"beyond 1024 CPUs", seq(1020, 1100), 2, []int{1099, 1100}, true, "1099-1100"},
-		{"nothing needed", seq(0, 3), 0, nil, false, "want at least 1"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cpus, ok, why := PlanDedicated(tc.allowed, tc.need)
-			if ok != tc.ok || !reflect.DeepEqual(cpus, tc.want) || !strings.Contains(why, tc.why) {
-				t.Fatalf("got %v, %v, %q; want %v, %v, a reason containing %q", cpus, ok, why, tc.want, tc.ok, tc.why)
-			}
-		})
-	}
-}
-
 func TestGOMAXPROCSFor(t *testing.T) {
 	if got := GOMAXPROCSFor(3, 2); got != 4 {
 		t.Fatalf("3 pinned threads with GOMAXPROCS 2: got %d, want 4", got)

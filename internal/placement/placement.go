@@ -1,0 +1,145 @@
+// Package placement is the one rule that puts a measured server, its
+// pipeline stages and the load generator on CPUs: the gate, the report's
+// setups and wait-strategy comparison, and bench_pipeline all plan with it,
+// so on one machine they measure the same placement of the same threads.
+//
+// The rule, over the CPUs this process may use (sorted):
+//
+//  1. Keep one CPU for everything unpinned (the Go runtime's GC and timers,
+//     other goroutines, the system): the lowest, which often takes the most
+//     interrupts. With fewer than 3 CPUs nothing is kept.
+//  2. Dedicated cores, when what is left holds a CPU for every thread that
+//     asks for one: each gets its own, in the order producer (a benchmark's),
+//     I/O loops, pipeline stages, load generator, from the lowest of the
+//     CPUs kept for the plan upwards; the plan takes the highest CPUs, so
+//     surplus low CPUs join the one kept in 1.
+//  3. Otherwise shared cores: the server and the load generator get
+//     disjoint halves of what is left (the server the lower half, rounded
+//     up), each process on its whole set, its threads placed by the
+//     kernel; with fewer than 2 CPUs left nothing is pinned.
+package placement
+
+import (
+	"fmt"
+	"slices"
+
+	"weaseldb/internal/affinity"
+)
+
+// Reserve is how many CPUs a plan keeps for everything unpinned.
+const Reserve = 1
+
+// Need is what asks for CPUs.
+type Need struct {
+	Producer     bool  // a benchmark's producer thread (bench_pipeline)
+	IOThreads    int   // the server's event loops
+	StageThreads []int // threads per pipeline stage, in stage order
+	LoadThreads  int   // the load generator's network threads
+}
+
+// DedicatedCPUs is how many CPUs a dedicated plan for n needs: one per
+// thread and Reserve.
+func (n Need) DedicatedCPUs() int { return n.threads() + Reserve }
+
+func (n Need) threads() int {
+	t := n.IOThreads + n.LoadThreads
+	if n.Producer {
+		t++
+	}
+	for _, s := range n.StageThreads {
+		t += s
+	}
+	return t
+}
+
+// Plan is where everything goes. In a dedicated plan every thread has a
+// CPU of its own; in a shared plan only the processes' sets are given.
+type Plan struct {
+	Dedicated bool
+	// Dedicated: each thread's CPU.
+	ProducerCPU int     // -1: none
+	IOCPUs      []int   // one per I/O loop
+	StageCPUs   [][]int // per stage, one per thread
+	// Both: each process's whole set (a dedicated plan's server set is its
+	// loops' and stages' CPUs). Empty: not pinned.
+	ServerCPUs []int
+	LoadCPUs   []int
+	// Kept are the CPUs left for everything unpinned.
+	Kept []int
+	// Why says what the rule did, for a report or a log.
+	Why string
+}
+
+// Pinned tells whether the plan pins anything.
+func (p Plan) Pinned() bool {
+	return len(p.ServerCPUs) > 0 || len(p.LoadCPUs) > 0 || p.ProducerCPU >= 0
+}
+
+// Place applies the rule to allowed for need.
+func Place(allowed []int, need Need) Plan {
+	cpus := slices.Clone(allowed)
+	slices.Sort(cpus)
+	cpus = slices.Compact(cpus)
+	if p, err := PlaceDedicated(cpus, need); err == nil {
+		return p
+	}
+	return placeShared(cpus, need)
+}
+
+// PlaceDedicated is step 2 of the rule alone: an error (saying how many
+// CPUs it needs) when allowed cannot give every thread a CPU of its own
+// and keep Reserve.
+func PlaceDedicated(allowed []int, need Need) (Plan, error) {
+	cpus := slices.Clone(allowed)
+	slices.Sort(cpus)
+	cpus = slices.Compact(cpus)
+	want := need.threads()
+	if want < 1 {
+		return Plan{}, fmt.Errorf("placement: nothing asks for a CPU")
+	}
+	if len(cpus) < want+Reserve {
+		return Plan{}, fmt.Errorf("needs %d CPUs (%d dedicated + %d for the rest), this process may use %d (%s)",
+			want+Reserve, want, Reserve, len(cpus), affinity.FormatCPUList(cpus))
+	}
+	p := Plan{Dedicated: true, ProducerCPU: -1, Kept: slices.Clone(cpus[:len(cpus)-want])}
+	free := slices.Clone(cpus[len(cpus)-want:])
+	take := func(n int) []int {
+		got := free[:n:n]
+		free = free[n:]
+		return got
+	}
+	if need.Producer {
+		p.ProducerCPU = take(1)[0]
+	}
+	p.IOCPUs = take(need.IOThreads)
+	p.ServerCPUs = slices.Clone(p.IOCPUs)
+	for _, n := range need.StageThreads {
+		s := take(n)
+		p.StageCPUs = append(p.StageCPUs, s)
+		p.ServerCPUs = append(p.ServerCPUs, s...)
+	}
+	p.LoadCPUs = take(need.LoadThreads)
+	p.Why = fmt.Sprintf("dedicated cores: %d threads on a CPU each (%s), %s kept for the rest",
+		want, affinity.FormatCPUList(cpus[len(cpus)-want:]), affinity.FormatCPUList(p.Kept))
+	return p, nil
+}
+
+func placeShared(cpus []int, need Need) Plan {
+	p := Plan{ProducerCPU: -1}
+	rest := cpus
+	if len(cpus) >= 3 {
+		p.Kept, rest = slices.Clone(cpus[:Reserve]), cpus[Reserve:]
+	}
+	if len(rest) < 2 || need.LoadThreads == 0 {
+		p.Kept = slices.Clone(cpus)
+		p.Why = fmt.Sprintf("shared cores, nothing pinned (%s)", affinity.FormatCPUList(cpus))
+		return p
+	}
+	half := (len(rest) + 1) / 2
+	p.ServerCPUs, p.LoadCPUs = slices.Clone(rest[:half]), slices.Clone(rest[half:])
+	p.Why = fmt.Sprintf("shared cores: server on %s, load generator on %s", affinity.FormatCPUList(p.ServerCPUs), affinity.FormatCPUList(p.LoadCPUs))
+	if len(p.Kept) > 0 {
+		p.Why += ", " + affinity.FormatCPUList(p.Kept) + " kept for the rest"
+	}
+	return p
+}
