@@ -167,3 +167,61 @@ func TestGateInterrupted(t *testing.T) {
 		t.Errorf("took %v to stop", took)
 	}
 }
+
+// TestScenariosWithFakes: a scenarios run through real processes. B is
+// three times slower on POST only: the commit scenario fails and the
+// others pass. The fake server refuses a status request before it has
+// served a POST, so a status scenario that passes proves its setup ran on
+// every fresh server before its runs.
+func TestScenariosWithFakes(t *testing.T) {
+	o := quickOptions(t)
+	o.Config = writeFile(t, "base.toml", "[fake]\ndelay_us = 2000\nrefuse_without_setup = true\n")
+	o.BConfig = writeFile(t, "slow.toml", "[fake]\ndelay_us = 2000\npost_delay_us = 6000\nrefuse_without_setup = true\n")
+	f, err := ParseScenarios([]byte(`
+[[scenario]]
+name = "ok"
+path = "/ok"
+[[scenario]]
+name = "commit"
+method = "POST"
+path = "/v1/commit"
+headers = ["Content-Type: application/json"]
+body = '{"request_id":"gate-{{uuid}}"}'
+[[scenario]]
+name = "status"
+path = "/v1/status?request_id=gate-status-0000000000000001"
+[[scenario.setup]]
+method = "POST"
+path = "/v1/commit"
+body = '{"request_id":"gate-status-0000000000000001"}'
+duration = "20ms"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	r := runScenarios(ctx, o, f, &progress, processLab{}, time.Now)
+	var table strings.Builder
+	WriteScenariosTable(&table, r)
+	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
+	if r.Verdict != Regression || r.DecidedBy != "commit" || r.ExitCode != 1 {
+		t.Fatalf("%s by %q (exit %d): %s", r.Verdict, r.DecidedBy, r.ExitCode, r.Reason)
+	}
+	for _, s := range r.Scenarios {
+		want := Pass
+		if s.Name == "commit" {
+			want = Regression
+		}
+		if s.Verdict != want || s.Rounds != o.Rounds || len(s.Problems) > 0 {
+			t.Errorf("%s: %s after %d rounds (%s), problems %v; want %s", s.Name, s.Verdict, s.Rounds, s.Reason, s.Problems, want)
+		}
+	}
+	if c := r.Scenarios[1]; c.CI.Ratio < 0.3 || c.CI.Ratio > 0.37 {
+		t.Errorf("commit ratio %.3f, want 1/3", c.CI.Ratio)
+	}
+	if !strings.Contains(progress.String(), "gate: status: round 6:") {
+		t.Errorf("progress lines must name the scenario:\n%s", progress.String())
+	}
+}

@@ -77,6 +77,12 @@ type fakeConfig struct {
 		NeverReady bool `toml:"never_ready"` // listen but never print the ready line
 		ErrorEvery int  `toml:"error_every"` // answer 500 to every Nth request
 		DieAfter   int  `toml:"die_after"`   // exit 3 after N requests
+		// PostDelayUS replaces delay_us for POST requests: a server slowed
+		// on its commit path alone.
+		PostDelayUS int `toml:"post_delay_us"`
+		// RefuseNoSetup answers 409 to GETs of a path with "status" in it
+		// until a POST has been served: a status load whose setup did not run.
+		RefuseNoSetup bool `toml:"refuse_without_setup"`
 	}
 }
 
@@ -105,16 +111,25 @@ func fakeServerMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "fakeserver:", err)
 		return 1
 	}
-	var served atomic.Int64
-	delayUS := cfg.Fake.DelayUS
-	delay := time.Duration(delayUS) * time.Microsecond
+	var served, posts atomic.Int64
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := served.Add(1)
 		if cfg.Fake.DieAfter > 0 && n > int64(cfg.Fake.DieAfter) {
 			fmt.Fprintln(os.Stderr, "fakeserver: crashing as told")
 			os.Exit(3)
 		}
-		time.Sleep(delay)
+		delayUS := cfg.Fake.DelayUS
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			if cfg.Fake.PostDelayUS > 0 {
+				delayUS = cfg.Fake.PostDelayUS
+			}
+		}
+		if cfg.Fake.RefuseNoSetup && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "status") && posts.Load() == 0 {
+			http.Error(w, "no setup", http.StatusConflict)
+			return
+		}
+		time.Sleep(time.Duration(delayUS) * time.Microsecond)
 		if cfg.Fake.ErrorEvery > 0 && n%int64(cfg.Fake.ErrorEvery) == 0 {
 			http.Error(w, "injected", http.StatusInternalServerError)
 			return
@@ -153,6 +168,12 @@ func fakeLoadTesterMain(args []string) int {
 	conc := fs.Int("concurrency", 4, "")
 	fs.Int("network-threads", 1, "")
 	path := fs.String("path", "/ok", "")
+	method := fs.String("method", "GET", "")
+	body := fs.String("body", "", "")
+	var headers []string
+	fs.Func("header", "", func(v string) error { headers = append(headers, v); return nil })
+	fs.Int("pipeline", 1, "")
+	fs.Float64("rate", 0, "")
 	fs.Bool("quiet", false, "")
 	jsonPath := fs.String("json", "", "")
 	unfinished := fs.Int("pretend-unfinished", 0, "report this many due requests as unfinished")
@@ -177,7 +198,15 @@ func fakeLoadTesterMain(args []string) int {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(measureTo) {
-				resp, err := client.Get(url)
+				req, err := http.NewRequest(*method, url, strings.NewReader(*body))
+				if err != nil {
+					return
+				}
+				for _, h := range headers {
+					name, value, _ := strings.Cut(h, ":")
+					req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+				}
+				resp, err := client.Do(req)
 				ok := err == nil && resp.StatusCode == http.StatusOK
 				if err == nil {
 					if d, err := strconv.Atoi(resp.Header.Get("X-Fake-Delay-Us")); err == nil {
@@ -204,9 +233,13 @@ func fakeLoadTesterMain(args []string) int {
 	if d := delayUS.Load(); d > 0 && requests.Load() > 0 {
 		rps = float64(*conc) * 1e6 / float64(d)
 	}
+	p50 := int64(0)
+	if d := delayUS.Load(); d > 0 {
+		p50 = d * 1000
+	}
 	result := map[string]any{
 		"version": 1, "requests": requests.Load(), "errors": errs.Load(), "duration_s": duration.Seconds(),
-		"requests_per_sec": rps, "unfinished": *unfinished,
+		"requests_per_sec": rps, "unfinished": *unfinished, "latency_ns": map[string]any{"p50": p50, "p99": p50},
 		"due": requests.Load() + int64(*unfinished), "answered": requests.Load() - errs.Load(), "failed": errs.Load(),
 	}
 	data, _ := json.Marshal(result)

@@ -29,7 +29,18 @@ type LoadSpec struct {
 	Path        string
 	Extra       []string // more flags, passed as given
 	JSONPath    string
+	// Scenario and Phase say what the run is for (the result's file name,
+	// and the tests' synthetic lab); neither reaches load_tester.
+	Scenario string
+	Phase    string // PhaseSetup, PhaseWarmup or PhaseMeasured
 }
+
+// Phases of a load run.
+const (
+	PhaseSetup    = "setup"    // a scenario's setup load, unmeasured
+	PhaseWarmup   = "warm-up"  // the discarded run of a freshly started server
+	PhaseMeasured = "measured" // a sample
+)
 
 // Args is the load_tester command line (without the binary).
 func (l LoadSpec) Args() []string {

@@ -29,7 +29,7 @@ func WriteMarkdownFile(path string, r *Result, links MarkdownLinks) error {
 // rounds and why they stopped, the client-bound and noise checks, and
 // where the JSON is.
 func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
-	fmt.Fprintf(w, "### Regression gate: %s\n\n", verdictBadge(r))
+	fmt.Fprintf(w, "### Regression gate: %s\n\n", verdictBadge(r.Decision))
 	if line := markdownRatio(r); line != "" {
 		fmt.Fprintln(w, line)
 		fmt.Fprintln(w)
@@ -41,19 +41,20 @@ func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
 		fmt.Fprintf(w, "- %s\n", item)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, markdownWhere(r, links))
+	fmt.Fprintln(w, markdownWhere(r.Decision, links))
 }
 
-func verdictBadge(r *Result) string {
+func verdictBadge(d Decision) string {
+	exit := d.ExitCode()
 	switch {
-	case r.Verdict == Pass && r.NoiseForgiven:
-		return fmt.Sprintf("✅ pass, noise forgiven (exit %d)", r.ExitCode)
-	case r.Verdict == Pass:
-		return fmt.Sprintf("✅ pass (exit %d)", r.ExitCode)
-	case r.Verdict == Regression:
-		return fmt.Sprintf("❌ regression (exit %d)", r.ExitCode)
+	case d.Verdict == Pass && d.NoiseForgiven:
+		return fmt.Sprintf("✅ pass, noise forgiven (exit %d)", exit)
+	case d.Verdict == Pass:
+		return fmt.Sprintf("✅ pass (exit %d)", exit)
+	case d.Verdict == Regression:
+		return fmt.Sprintf("❌ regression (exit %d)", exit)
 	default:
-		return fmt.Sprintf("⚠️ could not judge (exit %d)", r.ExitCode)
+		return fmt.Sprintf("⚠️ could not judge (exit %d)", exit)
 	}
 }
 
@@ -94,12 +95,12 @@ func markdownChecks(r *Result) []string {
 	}
 	if r.CI.Paired && r.CI.Samples > 0 {
 		out = append(out, fmt.Sprintf("**Noise:** B/A per round (fresh servers each round): %s; the interval is distribution-free over those %d ratios (%.1f%% actual confidence).",
-			roundRatioRange(r), r.CI.Samples, r.CI.Confidence*100))
+			roundRatioRange(&r.Judgement), r.CI.Samples, r.CI.Confidence*100))
 	} else if r.B.Name != "" && len(r.B.SamplesRPS) > 0 {
 		out = append(out, fmt.Sprintf("**Noise:** B's runs spread %s, the baseline's %s (unpaired: the machine's drift since the baseline is not cancelled).",
 			formatSpread(r.B.Spread), formatSpread(r.A.Spread)))
 	}
-	out = append(out, clientBoundCheck(r), faultCheck(r))
+	out = append(out, clientBoundCheck(&r.Judgement), faultCheck(&r.Judgement))
 	if idle := math.Max(r.A.MaxOtherIdleCPU, r.B.MaxOtherIdleCPU); idle > 0 {
 		icon := "✅"
 		if idle > 0.05 {
@@ -116,7 +117,7 @@ func markdownChecks(r *Result) []string {
 	return out
 }
 
-func clientBoundCheck(r *Result) string {
+func clientBoundCheck(r *Judgement) string {
 	var parts []string
 	worst := 0.0
 	for _, s := range []Side{r.A, r.B} {
@@ -140,7 +141,7 @@ func clientBoundCheck(r *Result) string {
 	return fmt.Sprintf("%s **Client-bound:** %s (%s).", icon, strings.Join(parts, ", "), rule)
 }
 
-func faultCheck(r *Result) string {
+func faultCheck(r *Judgement) string {
 	var faults []string
 	for _, p := range r.Problems {
 		if p.Code != ReasonClientBound && p.Code != ReasonNoisy {
@@ -153,8 +154,8 @@ func faultCheck(r *Result) string {
 	return "❌ **Servers and load tester:** " + strings.Join(faults, "; ")
 }
 
-func markdownWhere(r *Result, links MarkdownLinks) string {
-	line := fmt.Sprintf("Exit %d (`%s`)", r.ExitCode, r.ReasonCode)
+func markdownWhere(d Decision, links MarkdownLinks) string {
+	line := fmt.Sprintf("Exit %d (`%s`)", d.ExitCode(), d.ReasonCode)
 	if links.JSONPath != "" {
 		line += fmt.Sprintf("; every run is in `%s`", strings.ReplaceAll(links.JSONPath, "`", "'"))
 		if links.RunURL != "" {

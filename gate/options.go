@@ -71,6 +71,10 @@ type Options struct {
 
 	Command string // the gate's command line, recorded in results and baselines
 
+	// Only names the scenarios of the --scenarios file to run (empty: all),
+	// to rerun one that failed, or to measure the gate's power on one.
+	Only []string
+
 	// interimLevel overrides InterimLevel (tests compare schemes with it).
 	interimLevel float64
 }

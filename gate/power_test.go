@@ -20,7 +20,6 @@ func powerTrialWith(t *testing.T, o Options, trials int, slowdown, process, runS
 	for i := range trials {
 		n := newNoisy(uint64(1000+i), slowdown, process, 0.10, runSD)
 		l := newSynthLab(n.outcome)
-		l.warmups = o.WarmupRun > 0
 		r := run(context.Background(), o, nil, l, l.now)
 		counts[r.Verdict]++
 		maxRounds, sumRounds = max(maxRounds, r.Rounds), sumRounds+r.Rounds

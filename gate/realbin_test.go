@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,4 +82,62 @@ func skipIfStarved(t *testing.T, r *Result) {
 		load, _ := os.ReadFile("/proc/loadavg")
 		t.Skipf("the real servers were starved (load average %s): %s", strings.Join(strings.Fields(string(load))[:3], " "), r.Reason)
 	}
+}
+
+// TestScenariosWithRealWeaseldb runs the shipped scenarios file on the real
+// binaries, in short rounds: the server accepts every scenario's requests
+// (a refused commit body or a short request id would be errors), and a B
+// slowed on the commit path alone (commit_resolve_spin_ns, 20 µs a commit,
+// several times a commit's own cost) does not pass its commit scenario
+// while no other scenario sees a regression. The wiring, not the power.
+func TestScenariosWithRealWeaseldb(t *testing.T) {
+	lt := repoBinary(t, "load_tester")
+	server := repoBinary(t, "weaseldb")
+	f, err := ReadScenarios(filepath.Join("..", "testdata", "gate_scenarios.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	f.Defaults.Apply(&o, func(string) bool { return false })
+	o.A, o.B, o.LoadTester = server, server, lt
+	o.Duration, o.Warmup, o.WarmupRun = 250*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
+	o.Budget = 0
+	run := func(t *testing.T, o Options) *ScenariosResult {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		r := runScenarios(ctx, o, f, nil, processLab{}, time.Now)
+		var table strings.Builder
+		WriteScenariosTable(&table, r)
+		t.Logf("table:\n%s", table.String())
+		for _, s := range r.Scenarios {
+			skipIfStarved(t, &Result{Judgement: s.Judgement})
+		}
+		return r
+	}
+	t.Run("A/A smoke", func(t *testing.T) {
+		o := o
+		o.Rounds, o.MaxRounds = 3, 3
+		o.Tolerance, o.NoiseOK = 0.5, true
+		r := run(t, o)
+		if r.ExitCode != 0 || len(r.Scenarios) != len(f.Scenarios) {
+			t.Fatalf("A/A smoke: exit %d, %s (%s): %s", r.ExitCode, r.Verdict, r.ReasonCode, r.Reason)
+		}
+	})
+	t.Run("B slowed on the commit path", func(t *testing.T) {
+		o := o
+		o.Rounds, o.MaxRounds = 6, 6
+		o.BConfig = writeFile(t, "slow.toml", string(DefaultConfig())+"commit_resolve_spin_ns = 20000\n")
+		r := run(t, o)
+		for _, s := range r.Scenarios {
+			if s.ReasonCode != ReasonSlower && s.ReasonCode != ReasonNoisy && s.ReasonCode != ReasonWithinTolerance && s.ReasonCode != ReasonClientBound {
+				t.Errorf("%s: %s (%s): %s", s.Name, s.Verdict, s.ReasonCode, s.Reason)
+			}
+			if s.Name == "commit" && s.Verdict == Pass {
+				t.Errorf("a B spinning 20 µs per commit passed the commit scenario: %s", s.Reason)
+			}
+			if s.Name != "commit" && s.Verdict == Regression {
+				t.Errorf("%s: a B slowed on commits alone fails here too: %s", s.Name, s.Reason)
+			}
+		}
+	})
 }

@@ -38,13 +38,13 @@ func WriteTable(w io.Writer, r *Result) {
 	if st := r.Settings; st.ServerCPUs != "" {
 		fmt.Fprintf(w, "  pinned: servers on CPUs %s, load tester (%d thread(s)) on CPUs %s\n", st.ServerCPUs, st.Threads, st.ClientCPUs)
 	}
-	if line := ratioLine(r); line != "" {
+	if line := ratioLine(&r.Judgement); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	if line := roundsLine(r); line != "" {
+	if line := roundsLine(&r.Judgement); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintln(w, policyLine(r))
+	fmt.Fprintln(w, policyLine(&r.Judgement))
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -53,7 +53,7 @@ func WriteTable(w io.Writer, r *Result) {
 
 // ratioLine is "ratio B/A 0.981  95% CI [...] (how)  Mann-Whitney ...", or
 // "" when nothing was measured.
-func ratioLine(r *Result) string {
+func ratioLine(r *Judgement) string {
 	ci := r.CI
 	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
 		return ""
@@ -70,7 +70,7 @@ func ratioLine(r *Result) string {
 // roundRatioRange says how far B/A moved between rounds: the whole range,
 // which a reviewer reads as "how noisy", beside the robust spread (the
 // median absolute deviation) that one outlier round cannot inflate.
-func roundRatioRange(r *Result) string {
+func roundRatioRange(r *Judgement) string {
 	if len(r.RoundRatios) == 0 {
 		return "round to round " + formatSpread(r.RatioSpread)
 	}
@@ -82,7 +82,7 @@ func roundRatioRange(r *Result) string {
 }
 
 // roundsLine says how many rounds ran and why they stopped.
-func roundsLine(r *Result) string {
+func roundsLine(r *Judgement) string {
 	if r.StopReason == "" || r.Rounds == 0 {
 		return ""
 	}
@@ -95,7 +95,7 @@ func roundsLine(r *Result) string {
 }
 
 // policyLine states the thresholds.
-func policyLine(r *Result) string {
+func policyLine(r *Judgement) string {
 	// A tolerance of 50% or more leaves no floor: say so rather than print a negative ratio.
 	passRule := "a pass needs no CI floor"
 	if r.Policy.PassFloor > 0 {
@@ -117,7 +117,11 @@ func targetNote(s Side) string {
 // WriteJSON writes the result as indented JSON; a statistic that could not
 // be computed (NaN, which JSON lacks) is written as 0.
 func WriteJSON(path string, r *Result) error {
-	data, err := json.MarshalIndent(jsonSafe(r), "", "  ")
+	return writeJSON(path, jsonSafe(r))
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding result: %w", err)
 	}
@@ -131,6 +135,13 @@ func WriteJSON(path string, r *Result) error {
 // summary fields (encoding/json refuses them); samples are always finite.
 func jsonSafe(r *Result) *Result {
 	c := *r
+	c.Judgement = r.Judgement.jsonSafe()
+	return &c
+}
+
+// jsonSafe is a copy of j with its NaN and Inf statistics written as 0.
+func (j Judgement) jsonSafe() Judgement {
+	c := j
 	fix := func(f *float64) {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {
 			*f = 0
@@ -140,13 +151,13 @@ func jsonSafe(r *Result) *Result {
 		&c.A.MedianRPS, &c.A.Spread, &c.B.MedianRPS, &c.B.Spread} {
 		fix(f)
 	}
-	c.Looks = slices.Clone(r.Looks)
+	c.Looks = slices.Clone(j.Looks)
 	for i := range c.Looks {
 		fix(&c.Looks[i].Ratio)
 		fix(&c.Looks[i].Low)
 		fix(&c.Looks[i].High)
 	}
-	return &c
+	return c
 }
 
 func formatRPS(v float64) string {

@@ -35,90 +35,176 @@ type sideRun struct {
 	diedEarly    bool
 }
 
-// measureRounds starts the servers, warms them up and measures rounds until
-// the verdict is decided, --max-rounds is reached or the budget would be
-// passed: Rounds to start, then two more at a time (one of each order).
-func (m *measurement) measureRounds(ctx context.Context, sides []*sideRun) {
-	m.sides = sides
+// measureRounds measures every scenario's rounds until each is decided,
+// --max-rounds is reached or the budget would be passed: Rounds to start,
+// then, for the scenarios still undecided, two more at a time (one of each
+// order). A round runs every scenario still measuring, in the file's
+// order, each on its own fresh pair of servers.
+func (m *measurement) measureRounds(ctx context.Context) {
 	began := m.now()
-	if !m.startAll(sides) || !m.warmUp(ctx, sides) {
-		m.stopped(StopProblem, m.r.Problems[0].Detail)
-		return
-	}
-	roundsBegan := m.now()
 	target, limit := m.o.Rounds, m.o.maxRounds()
-	if m.r.Mode == "update-baseline" {
+	if m.mode == "update-baseline" {
 		target = limit // a baseline is recorded once: as many runs as allowed
 	}
 	for round := 0; ; {
 		for round < target {
 			round++
-			if !m.measureRound(ctx, round, sides) {
-				m.stopped(StopProblem, m.r.Problems[0].Detail)
+			for _, sc := range m.active() {
+				if sc.done { // interrupted while an earlier scenario of the round ran
+					continue
+				}
+				if !m.measureRound(ctx, sc, round) {
+					m.stopped(sc, StopProblem, sc.r.Problems[0].Detail)
+					if ctx.Err() != nil {
+						m.interrupted()
+					}
+					continue
+				}
+				sc.r.Rounds = round
+			}
+			if len(m.active()) == 0 {
 				return
 			}
-			m.r.Rounds = round
 		}
-		if m.r.Mode == "update-baseline" {
-			m.stopped(StopMaxRounds, fmt.Sprintf("recorded %d runs", round))
+		active := m.active()
+		if m.mode == "update-baseline" {
+			m.stopped(active[0], StopMaxRounds, fmt.Sprintf("recorded %d runs", round))
 			return
 		}
 		next := min(round+2, limit)
-		overBudget := false
-		if m.o.Budget > 0 && round < limit {
-			perRound := m.now().Sub(roundsBegan) / time.Duration(round)
-			overBudget = m.now().Sub(began)+perRound*time.Duration(next-round) > m.o.Budget
-		}
-		last := round >= limit || overBudget
-		level := InterimLevel
-		if m.o.interimLevel > 0 {
-			level = m.o.interimLevel
-		}
-		if last {
-			level = m.o.Level
-		}
-		d := m.judge(false, level)
-		m.r.Looks = append(m.r.Looks, Look{Rounds: round, Level: level, Ratio: m.r.CI.Ratio, Low: m.r.CI.Low, High: m.r.CI.High, Reason: d.ReasonCode})
-		switch {
-		case d.ReasonCode != ReasonNoisy:
-			m.stopped(StopDecided, fmt.Sprintf("%s after %d rounds", d.Verdict, round))
-			return
-		case round >= limit:
-			m.stopped(StopMaxRounds, fmt.Sprintf("still undecided after %d rounds, the most --max-rounds allows", round))
-			return
-		case overBudget:
-			m.stopped(StopBudget, fmt.Sprintf("still undecided after %d rounds in %.0f s; %d more would pass the %v budget",
-				round, m.now().Sub(began).Seconds(), next-round, m.o.Budget))
+		m.look(active, round, next, limit, began)
+		if len(m.active()) == 0 {
 			return
 		}
-		m.logf("undecided after %d rounds (ratio %.3f, CI [%.3f, %.3f]): measuring up to %d",
-			round, m.r.CI.Ratio, m.r.CI.Low, m.r.CI.High, next)
 		target = next
 	}
 }
 
-func (m *measurement) stopped(reason, detail string) {
-	m.r.StopReason, m.r.StopDetail = reason, detail
+// look judges every active scenario after round rounds: a scenario whose
+// rule decides stops; one still undecided gets the rounds up to next,
+// unless this is its last look. A look is the last for a scenario when
+// round is the limit, or when the next rounds of the scenarios that would
+// go on (the undecided ones, with it) would end past the budget; the last
+// look uses --level, the others InterimLevel (Haybittle-Peto). The budget
+// counts only the scenarios that go on: a decided scenario costs nothing
+// more, so four decided scenarios do not starve one undecided one.
+func (m *measurement) look(active []*scenarioRun, round, next, limit int, began time.Time) {
+	interim := InterimLevel
+	if m.o.interimLevel > 0 {
+		interim = m.o.interimLevel
+	}
+	// Tentative verdicts at the interim level say which scenarios go on.
+	tentative := make([]Decision, len(active))
+	goOn := map[*scenarioRun]bool{}
+	for i, sc := range active {
+		tentative[i] = m.judge(sc, false, interim)
+		if tentative[i].ReasonCode == ReasonNoisy {
+			goOn[sc] = true
+		}
+	}
+	perRound := func(sc *scenarioRun) time.Duration { return sc.spent / time.Duration(max(sc.r.Rounds, 1)) }
+	var more time.Duration
+	for sc := range goOn {
+		more += perRound(sc) * time.Duration(next-round)
+	}
+	elapsed := m.now().Sub(began)
+	for i, sc := range active {
+		overBudget := false
+		if m.o.Budget > 0 && round < limit {
+			own := more
+			if !goOn[sc] {
+				own += perRound(sc) * time.Duration(next-round)
+			}
+			overBudget = elapsed+own > m.o.Budget
+		}
+		level, d := interim, tentative[i]
+		if round >= limit || overBudget {
+			level = m.o.Level
+			d = m.judge(sc, false, level)
+		}
+		r := sc.r
+		r.Looks = append(r.Looks, Look{Rounds: round, Level: level, Ratio: r.CI.Ratio, Low: r.CI.Low, High: r.CI.High, Reason: d.ReasonCode})
+		switch {
+		case d.ReasonCode != ReasonNoisy:
+			m.stopped(sc, StopDecided, fmt.Sprintf("%s after %d rounds", d.Verdict, round))
+		case round >= limit:
+			m.stopped(sc, StopMaxRounds, fmt.Sprintf("still undecided after %d rounds, the most --max-rounds allows", round))
+		case overBudget:
+			m.stopped(sc, StopBudget, fmt.Sprintf("still undecided after %d rounds in %.0f s; %d more would pass the %v budget",
+				round, elapsed.Seconds(), next-round, m.o.Budget))
+		default:
+			m.logf(sc, "undecided after %d rounds (ratio %.3f, CI [%.3f, %.3f]): measuring up to %d",
+				round, r.CI.Ratio, r.CI.Low, r.CI.High, next)
+		}
+	}
 }
 
-// startAll (re)starts every side's server.
-func (m *measurement) startAll(sides []*sideRun) bool {
-	for _, s := range sides {
-		if s.server != nil {
-			if err := s.server.stop(5 * time.Second); err != nil {
-				m.r.Warnings = append(m.r.Warnings, fmt.Sprintf("server %s restart: %v", s.name, err))
-			}
-			s.server = nil
+// active are the scenarios still measuring.
+func (m *measurement) active() []*scenarioRun {
+	var out []*scenarioRun
+	for _, sc := range m.scenarios {
+		if !sc.done {
+			out = append(out, sc)
 		}
-		srv, err := m.lab.startServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config,
-			Network: m.o.Network, Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server})
+	}
+	return out
+}
+
+// stopped ends a scenario's rounds and says why.
+func (m *measurement) stopped(sc *scenarioRun, reason, detail string) {
+	sc.r.StopReason, sc.r.StopDetail = reason, detail
+	sc.done = true
+}
+
+// interrupted stops every scenario still measuring: the run was cancelled
+// (SIGINT), and what each had measured is judged as it stands.
+func (m *measurement) interrupted() {
+	for _, sc := range m.active() {
+		m.fail(sc, ReasonLoadFailed, "interrupted")
+		m.stopped(sc, StopProblem, "interrupted")
+	}
+}
+
+// startAll (re)starts the scenario's servers, in order.
+func (m *measurement) startAll(sc *scenarioRun, order []*sideRun) bool {
+	m.stopAll(sc, "restart")
+	for _, s := range order {
+		srv, err := m.lab.startServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config, Network: m.o.Network,
+			Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server, Scenario: m.scenarioTag(sc)})
 		if err != nil {
-			m.fail(ReasonServerStart, "%v", err)
+			m.fail(sc, ReasonServerStart, "%v", err)
 			return false
 		}
 		s.server, s.target = srv, srv.target().String()
 		if !m.o.RestartEachRound {
-			m.logf("server %s (%s) ready on %s", s.name, s.binary, s.target)
+			m.logf(sc, "server %s (%s) ready on %s", s.name, s.binary, s.target)
+		}
+	}
+	return true
+}
+
+// scenarioTag is the scenario's name in server file names ("" without
+// --scenarios, so those keep their names).
+func (m *measurement) scenarioTag(sc *scenarioRun) string {
+	if !m.multi {
+		return ""
+	}
+	return sc.sc.Name
+}
+
+// setUp runs the scenario's setup loads on each freshly started server,
+// unmeasured: the state its measured load needs (the ids a status load
+// asks for). A setup that fails, errs or holds requests is a problem like
+// a measured run's.
+func (m *measurement) setUp(ctx context.Context, sc *scenarioRun, order []*sideRun) bool {
+	for _, s := range order {
+		for i, u := range sc.sc.Setup {
+			spec := m.loadSpec(sc, s, u.LoadShape, PhaseSetup)
+			spec.Duration, spec.Warmup = u.Duration.Duration, 0
+			res, err := m.lab.runLoad(ctx, spec)
+			if !m.usable(sc, s, fmt.Sprintf("setup %d", i+1), res, err) {
+				return false
+			}
 		}
 	}
 	return true
@@ -127,54 +213,87 @@ func (m *measurement) startAll(sides []*sideRun) bool {
 // warmUp gives each freshly started server one discarded run: first
 // connections, page faults, heap growth and the Go scheduler's spin-up stay
 // out of the measured rounds.
-func (m *measurement) warmUp(ctx context.Context, sides []*sideRun) bool {
+func (m *measurement) warmUp(ctx context.Context, sc *scenarioRun) bool {
 	if m.o.WarmupRun <= 0 {
 		return true
 	}
-	for _, s := range sides {
-		spec := m.loadSpec(s)
+	for _, s := range sc.sides {
+		spec := m.loadSpec(sc, s, sc.sc.LoadShape, PhaseWarmup)
 		spec.Duration, spec.Warmup = m.o.WarmupRun, 0
 		res, err := m.lab.runLoad(ctx, spec)
-		if !m.usable(s, "warm-up", res, err) {
+		if !m.usable(sc, s, "warm-up", res, err) {
 			return false
 		}
 	}
 	return true
 }
 
-func (m *measurement) loadSpec(s *sideRun) LoadSpec {
+// loadSpec is one load_tester run of shape against the side's server.
+func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape LoadShape, phase string) LoadSpec {
 	m.seq++
+	name := fmt.Sprintf("run-%03d.json", m.seq)
+	if m.multi {
+		name = fmt.Sprintf("run-%03d-%s-%s-%s.json", m.seq, sc.sc.Name, s.name, phase)
+	}
 	return LoadSpec{Binary: m.o.LoadTester, Target: s.server.target(), Duration: m.o.Duration, Warmup: m.o.Warmup,
-		Concurrency: m.o.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: m.o.Path, Extra: m.o.LoadArgs,
-		JSONPath: filepath.Join(m.dir, fmt.Sprintf("run-%03d.json", m.seq))}
+		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: shape.args(),
+		JSONPath: filepath.Join(m.dir, name), Scenario: sc.sc.Name, Phase: phase}
 }
 
-// measureRound runs one round, alternating the order (A B, B A, A B, ...)
-// so that neither side always runs right after the other; the two runs of a
-// round are one sample of the paired comparison.
-func (m *measurement) measureRound(ctx context.Context, round int, sides []*sideRun) bool {
-	order := sides
-	if len(sides) == 2 && round%2 == 0 {
-		order = []*sideRun{sides[1], sides[0]}
+// measureRound runs one round of a scenario, alternating the order (A B,
+// B A, A B, ...) so that neither side always runs right after the other;
+// the two runs of a round are one sample of the paired comparison. Its
+// first round runs on the servers its warm-up started; later ones on
+// fresh servers (unless --restart=false), which are stopped again at the
+// round's end so that only the pair being measured exists.
+func (m *measurement) measureRound(ctx context.Context, sc *scenarioRun, round int) bool {
+	order := sc.sides
+	if len(order) == 2 && round%2 == 0 {
+		order = []*sideRun{order[1], order[0]}
 	}
-	if m.o.RestartEachRound && round > 1 && !m.startAll(order) {
-		return false
-	}
-	var line []string
-	for _, s := range order {
-		rec, ok := m.measureOne(ctx, round, s, sides)
+	if !sc.warm {
+		if !m.startAll(sc, sc.sides) || !m.setUp(ctx, sc, sc.sides) || !m.warmUp(ctx, sc) {
+			return false
+		}
+		sc.warm = true
+	} else if m.o.RestartEachRound {
+		began := m.now()
+		ok := m.startAll(sc, order) && m.setUp(ctx, sc, order)
+		sc.spent += m.now().Sub(began)
 		if !ok {
 			return false
 		}
-		line = append(line, fmt.Sprintf("%s %s req/s", s.name, formatRPS(rec.RequestsPerSec)))
 	}
-	m.logf("round %d: %s", round, strings.Join(line, ", "))
+	began := m.now()
+	defer func() { sc.spent += m.now().Sub(began) }()
+	var line []string
+	for _, s := range order {
+		rec, ok := m.measureOne(ctx, sc, round, s)
+		if !ok {
+			return false
+		}
+		line = append(line, fmt.Sprintf("%s %s", s.name, formatSample(sc.sc.Metric, rec.sample)))
+	}
+	if m.o.RestartEachRound {
+		m.stopAll(sc, "stop")
+	}
+	unit := ""
+	if sc.sc.Metric == MetricRPS {
+		unit = " req/s"
+	}
+	m.logf(sc, "round %d: %s", round, strings.Join(line, unit+", ")+unit)
 	return true
 }
 
-func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sides []*sideRun) (RunRecord, bool) {
+// measured is a run's record and its sample.
+type measured struct {
+	RunRecord
+	sample float64
+}
+
+func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int, s *sideRun) (measured, bool) {
 	var other *sideRun
-	for _, o := range sides {
+	for _, o := range sc.sides {
 		if o != s {
 			other = o
 		}
@@ -185,28 +304,34 @@ func (m *measurement) measureOne(ctx context.Context, round int, s *sideRun, sid
 	}
 	selfBefore, selfErr := s.server.cpu()
 	began := m.now()
-	res, err := m.lab.runLoad(ctx, m.loadSpec(s))
+	res, err := m.lab.runLoad(ctx, m.loadSpec(sc, s, sc.sc.LoadShape, PhaseMeasured))
 	var exit *LoadExitError
 	if err == nil || errors.As(err, &exit) {
-		m.record(round, s, other, res, began, selfBefore, selfErr, otherBefore)
+		m.record(sc, round, s, other, res, began, selfBefore, selfErr, otherBefore)
 	}
-	if !m.usable(s, fmt.Sprintf("round %d", round), res, err) {
-		return RunRecord{}, false
+	if !m.usable(sc, s, fmt.Sprintf("round %d", round), res, err) {
+		return measured{}, false
 	}
-	rec := m.r.Runs[len(m.r.Runs)-1]
-	s.samples = append(s.samples, res.RequestsPerSec)
+	v, err := sc.sc.sample(res)
+	if err != nil {
+		m.fail(sc, ReasonLoadFailed, "server %s, round %d: %v", s.name, round, err)
+		return measured{}, false
+	}
+	rec := sc.r.Runs[len(sc.r.Runs)-1]
+	s.samples = append(s.samples, v)
 	if res.ClientBound && !rec.ServerSaturated {
 		s.clientBound++
 	}
-	return rec, true
+	return measured{rec, v}, true
 }
 
 // record adds the run to the result, with the CPU both servers used.
-func (m *measurement) record(round int, s, other *sideRun, res loadtester.Result, began time.Time,
+func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res loadtester.Result, began time.Time,
 	selfBefore time.Duration, selfErr error, otherBefore time.Duration) {
 	rec := RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
 		Errors: res.Errors, Unfinished: res.Unfinished, Dropped: res.Dropped, ClientBound: res.ClientBound,
-		ClientBoundWhy: res.ClientBoundReason, ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS}
+		ClientBoundWhy: res.ClientBoundReason, ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS,
+		P50NS: res.Latency.P50, P99NS: res.Latency.P99}
 	wall := m.now().Sub(began).Seconds()
 	if after, err := s.server.cpu(); err == nil && selfErr == nil && wall > 0 {
 		rec.ServerCPU = (after - selfBefore).Seconds() / wall
@@ -218,59 +343,76 @@ func (m *measurement) record(round int, s, other *sideRun, res loadtester.Result
 			s.maxOtherCPU = math.Max(s.maxOtherCPU, rec.OtherServerCPU)
 		}
 	}
-	m.r.Runs = append(m.r.Runs, rec)
+	sc.r.Runs = append(sc.r.Runs, rec)
 }
 
 // usable tells whether a run is a clean sample of the server's speed, and
 // records why not: no result, the server died, failed requests, requests
 // unfinished or dropped (issue 12: such a run is not judged as a sample),
 // or load_tester failing for another reason.
-func (m *measurement) usable(s *sideRun, what string, res loadtester.Result, err error) bool {
+func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadtester.Result, err error) bool {
 	var exit *LoadExitError
 	if err != nil && !errors.As(err, &exit) {
-		m.runFailed(s, what, err)
+		m.runFailed(sc, s, what, err)
 		return false
 	}
 	troubled := err != nil || res.Errors > 0 || !res.Clean()
 	if !s.server.alive() || troubled && s.server.exitedWithin(500*time.Millisecond) {
 		s.diedEarly = true
-		m.fail(ReasonServerDied, "%s", s.server.diedReason())
+		m.fail(sc, ReasonServerDied, "%s", s.server.diedReason())
 		return false
 	}
 	switch {
 	case res.Errors > 0:
 		s.errorRuns++
-		m.fail(ReasonErrors, "server %s: %d errors in %s (of %d requests)", s.name, res.Errors, what, res.Requests)
+		m.fail(sc, ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, statusNote(res))
 	case !res.Clean():
 		s.uncleanRuns++
 		due := res.Due
 		if due == 0 {
 			due = res.Requests + res.Unfinished + res.Dropped
 		}
-		m.fail(ReasonUnclean, "server %s, %s: %d unfinished and %d dropped of %d due requests: not a clean sample, not judged",
+		m.fail(sc, ReasonUnclean, "server %s, %s: %d unfinished and %d dropped of %d due requests: not a clean sample, not judged",
 			s.name, what, res.Unfinished, res.Dropped, due)
 	case exit != nil:
-		m.fail(ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
+		m.fail(sc, ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
 	default:
 		return true
 	}
 	return false
 }
 
+// statusNote names the non-2xx answers among a run's errors (" (status
+// 400: 12)"), which tell a scenario whose requests the server refuses
+// (a body it rejects, an id too short) from a failing server.
+func statusNote(res loadtester.Result) string {
+	var parts []string
+	for code, n := range res.StatusCodes {
+		if !strings.HasPrefix(code, "2") && n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", code, n))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	slices.Sort(parts)
+	return " (status " + strings.Join(parts, ", ") + ")"
+}
+
 // runFailed records why a run gave no result: the server died, or
 // load_tester failed.
-func (m *measurement) runFailed(s *sideRun, what string, err error) {
+func (m *measurement) runFailed(sc *scenarioRun, s *sideRun, what string, err error) {
 	if s.server.exitedWithin(500 * time.Millisecond) {
 		s.diedEarly = true
-		m.fail(ReasonServerDied, "%s", s.server.diedReason())
+		m.fail(sc, ReasonServerDied, "%s", s.server.diedReason())
 		return
 	}
-	m.fail(ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
+	m.fail(sc, ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
 }
 
 // samples returns A's (the baseline's, in baseline mode) and B's samples.
-func (m *measurement) samples() (a, b []float64) {
-	for _, s := range m.sides {
+func (m *measurement) samples(sc *scenarioRun) (a, b []float64) {
+	for _, s := range sc.sides {
 		if s.name == "A" {
 			a = s.samples
 		} else {
@@ -295,34 +437,34 @@ const InterimLevel = 0.99
 // judge computes the ratio and its interval at level over what was
 // measured so far and gives the verdict, problems first. final records the
 // client-bound check among the problems; a look only consults it.
-func (m *measurement) judge(final bool, level float64) Decision {
-	r := m.r
-	a, b := m.samples()
-	if r.Mode == "ab" {
+func (m *measurement) judge(sc *scenarioRun, final bool, level float64) Decision {
+	r := sc.r
+	a, b := m.samples(sc)
+	if m.mode == "ab" {
 		r.CI = PairedRatio(a, b, level)
 	} else {
 		r.CI = UnpairedRatio(a, b, level)
 	}
 	r.Rank = CompareRuns(a, b)
-	problems := append(slices.Clone(r.Problems), m.clientBoundProblems()...)
+	problems := append(slices.Clone(r.Problems), m.clientBoundProblems(sc)...)
 	if final {
 		r.Problems = problems
 	}
-	return DecideWithProblems(r.CI, Policy{Tolerance: m.o.Tolerance, NoiseOK: m.o.NoiseOK}, problems)
+	return DecideWithProblems(r.CI, Policy{Tolerance: sc.sc.Tolerance, NoiseOK: m.o.NoiseOK}, problems)
 }
 
 // clientBoundProblems turns a side measured mostly at the client's limit
 // into a problem: its req/s says how fast the load tester is, not the server.
-func (m *measurement) clientBoundProblems() []Problem {
+func (m *measurement) clientBoundProblems(sc *scenarioRun) []Problem {
 	if m.o.AllowClientBound {
 		return nil
 	}
 	var out []Problem
-	for _, s := range m.sides {
+	for _, s := range sc.sides {
 		n := len(s.samples)
 		if n > 0 && float64(s.clientBound) > m.o.MaxClientBoundFraction*float64(n) {
 			out = append(out, Problem{Code: ReasonClientBound, Detail: fmt.Sprintf(
-				"the load tester was the bottleneck in %d of %d runs of %s%s", s.clientBound, n, s.name, m.clientBoundWhy(s.name))})
+				"the load tester was the bottleneck in %d of %d runs of %s%s", s.clientBound, n, s.name, clientBoundWhy(sc.r, s.name))})
 		}
 	}
 	return out
@@ -330,9 +472,9 @@ func (m *measurement) clientBoundProblems() []Problem {
 
 // clientBoundWhy is ": <load_tester's reason>" from the side's last
 // client-bound run, or "".
-func (m *measurement) clientBoundWhy(side string) string {
-	for i := len(m.r.Runs) - 1; i >= 0; i-- {
-		if run := m.r.Runs[i]; run.Side == side && run.ClientBound && run.ClientBoundWhy != "" {
+func clientBoundWhy(r *Judgement, side string) string {
+	for i := len(r.Runs) - 1; i >= 0; i-- {
+		if run := r.Runs[i]; run.Side == side && run.ClientBound && run.ClientBoundWhy != "" {
 			return ": " + run.ClientBoundWhy
 		}
 	}

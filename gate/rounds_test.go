@@ -248,7 +248,6 @@ func TestRoundProblems(t *testing.T) {
 			if tt.ctx != nil {
 				ctx = tt.ctx()
 			}
-			l.warmups = o.WarmupRun > 0
 			r := run(ctx, o, nil, l, l.now)
 			want := tt.verdict
 			if want == "" {

@@ -46,6 +46,10 @@ type RunRecord struct {
 	// OtherServerCPU is the CPU (in cores) the server not being measured
 	// used during this run: it should idle at ~0, or it stole from this one.
 	OtherServerCPU float64 `json:"other_server_cpu,omitempty"`
+	// The run's latency (load_tester's latency_ns; in rate mode from each
+	// request's intended send time).
+	P50NS int64 `json:"p50_ns,omitempty"`
+	P99NS int64 `json:"p99_ns,omitempty"`
 }
 
 // Side summarises one contender (in baseline mode, A is the baseline file).
@@ -61,13 +65,30 @@ type Side struct {
 	UncleanRuns      int       `json:"unclean_runs"`
 	MaxOtherIdleCPU  float64   `json:"max_other_server_cpu,omitempty"`
 	FromBaselineFile bool      `json:"from_baseline_file,omitempty"`
+	// Metric is set when the samples are not req/s: "p50" or "p99", and
+	// each sample is then 1e9 over that latency in ns (higher is faster,
+	// so B/A reads as for req/s).
+	Metric string `json:"metric,omitempty"`
 }
 
-// Result is everything a gate run found; cmd/gate prints it and writes it
-// as JSON and markdown.
+// Result is everything a gate run of one workload found; cmd/gate prints it
+// and writes it as JSON and markdown. (A run of a scenarios file gives a
+// ScenariosResult, with a Judgement per scenario.)
 type Result struct {
-	Version  int    `json:"version"`
-	Mode     string `json:"mode"` // "ab", "baseline" or "update-baseline"
+	Version int    `json:"version"`
+	Mode    string `json:"mode"` // "ab", "baseline" or "update-baseline"
+	Judgement
+	Settings Settings `json:"settings"`
+	Machine  Machine  `json:"machine"`
+	Command  string   `json:"command,omitempty"`
+	ElapsedS float64  `json:"elapsed_s"`
+	Baseline string   `json:"baseline_file,omitempty"`
+}
+
+// Judgement is what the gate measured and decided about one workload: the
+// whole result of a single-workload run, and each scenario's part of a
+// scenarios run.
+type Judgement struct {
 	Decision `json:"decision"`
 	ExitCode int      `json:"exit_code"`
 	A        Side     `json:"a"`
@@ -87,13 +108,8 @@ type Result struct {
 	// Looks are the interim verdicts the rounds were stopped or extended on.
 	Looks    []Look      `json:"looks,omitempty"`
 	Runs     []RunRecord `json:"runs"`
-	Settings Settings    `json:"settings"`
-	Machine  Machine     `json:"machine"`
 	Problems []Problem   `json:"problems,omitempty"`
 	Warnings []string    `json:"warnings,omitempty"`
-	Command  string      `json:"command,omitempty"`
-	ElapsedS float64     `json:"elapsed_s"`
-	Baseline string      `json:"baseline_file,omitempty"`
 }
 
 // PolicyJSON records the thresholds a verdict was judged against.
@@ -129,8 +145,9 @@ type Look struct {
 	Reason string  `json:"reason_code"`
 }
 
-// Run executes the gate: it never returns nil, and every failure ends up in
-// the decision as "could not judge" with a one-line reason.
+// Run executes the gate on one workload (no --scenarios): it never returns
+// nil, and every failure ends up in the decision as "could not judge" with
+// a one-line reason.
 func Run(ctx context.Context, o Options, progress io.Writer) *Result {
 	return run(ctx, o, progress, processLab{}, time.Now)
 }
@@ -138,13 +155,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) *Result {
 // run is Run with the lab and the clock given (tests give synthetic ones).
 func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *Result {
 	start := now()
-	r := &Result{Version: ResultVersion, Command: o.Command,
-		RoundsPlan: RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()},
-		Policy: PolicyJSON{Tolerance: o.Tolerance, Floor: 1 - o.Tolerance, PassFloor: 1 - PassFloorFactor*o.Tolerance,
-			NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}}
-	if o.AllowClientBound {
-		r.Policy.MaxClientBound = 0
-	}
+	r := &Result{Version: ResultVersion, Command: o.Command}
 	switch {
 	case o.UpdateBaseline:
 		r.Mode = "update-baseline"
@@ -153,32 +164,65 @@ func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() t
 	default:
 		r.Mode = "baseline"
 	}
+	sc := &scenarioRun{sc: implicitScenario(o), r: &r.Judgement}
+	sc.init(o)
 	defer func() {
 		r.ExitCode = r.Decision.ExitCode()
 		r.ElapsedS = now().Sub(start).Seconds()
 	}()
 	if err := o.Validate(); err != nil {
-		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
-		r.StopReason = StopProblem
+		sc.r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
+		sc.r.StopReason = StopProblem
 		return r
 	}
-	m := &measurement{o: o, r: r, progress: progress, lab: l, now: now}
-	m.run(ctx)
+	m := &measurement{o: o, mode: r.Mode, progress: progress, lab: l, now: now, scenarios: []*scenarioRun{sc}}
+	m.run(ctx, &r.Settings, &r.Machine)
+	r.Baseline = m.baselineFile
 	return r
 }
 
+// measurement is one gate run: the servers, the load runs and the rounds
+// of every scenario (one, without --scenarios).
 type measurement struct {
-	o        Options
-	r        *Result
-	progress io.Writer
-	lab      lab
-	now      func() time.Time
-	dir      string
-	seq      int     // load_tester result file counter
-	plan     CPUPlan // where the servers and the load tester run
-	threads  int     // load_tester network threads (o.Threads resolved)
-	baseline *Baseline
-	sides    []*sideRun
+	o            Options
+	mode         string // "ab", "baseline", "update-baseline"
+	multi        bool   // a scenarios file: scenario names in the progress lines and the servers' files
+	progress     io.Writer
+	lab          lab
+	now          func() time.Time
+	dir          string
+	seq          int     // load_tester result file counter
+	plan         CPUPlan // where the servers and the load tester run
+	threads      int     // load_tester network threads (o.Threads resolved)
+	baseline     *Baseline
+	baselineFile string // the baseline read or written
+	scenarios    []*scenarioRun
+}
+
+// scenarioRun is one scenario's part of a run: its servers, samples and
+// judgement.
+type scenarioRun struct {
+	sc    Scenario
+	r     *Judgement
+	sides []*sideRun
+	// warm: its servers were started, set up and warmed up (round 1 runs
+	// on them); done: its rounds are over (decided, or stopped).
+	warm, done bool
+	// spent is what its measured rounds took (server starts, setup loads
+	// and runs; not the warm-up): the budget projects the next rounds
+	// from it.
+	spent time.Duration
+}
+
+// init sets the judgement's policy and plan from the options and the
+// scenario's own tolerance.
+func (sc *scenarioRun) init(o Options) {
+	sc.r.RoundsPlan = RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()}
+	sc.r.Policy = PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - PassFloorFactor*sc.sc.Tolerance,
+		NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}
+	if o.AllowClientBound {
+		sc.r.Policy.MaxClientBound = 0
+	}
 }
 
 // saturatedServerCPU is the share of its pinned CPUs a server must use over
@@ -205,26 +249,37 @@ func (m *measurement) planCPUs() error {
 	return nil
 }
 
-func (m *measurement) logf(format string, args ...any) {
-	if m.progress != nil {
-		fmt.Fprintf(m.progress, "gate: "+format+"\n", args...)
+// logf writes a progress line; in scenario mode, lines about one scenario
+// name it.
+func (m *measurement) logf(sc *scenarioRun, format string, args ...any) {
+	if m.progress == nil {
+		return
+	}
+	prefix := "gate: "
+	if m.multi && sc != nil {
+		prefix += sc.sc.Name + ": "
+	}
+	fmt.Fprintf(m.progress, prefix+format+"\n", args...)
+}
+
+// fail records a problem that stops the scenario's measurement.
+func (m *measurement) fail(sc *scenarioRun, code, format string, args ...any) {
+	sc.r.Problems = append(sc.r.Problems, Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
+}
+
+// failEarly records a problem found before any round: every scenario
+// stops on it and decides.
+func (m *measurement) failEarly(code, format string, args ...any) {
+	for _, sc := range m.scenarios {
+		m.fail(sc, code, format, args...)
+		sc.r.StopReason, sc.r.StopDetail = StopProblem, sc.r.Problems[0].Detail
+		sc.r.Decision = m.judge(sc, true, m.o.Level)
+		sc.done = true
 	}
 }
 
-// fail records a problem that stops the measurement.
-func (m *measurement) fail(code, format string, args ...any) {
-	m.r.Problems = append(m.r.Problems, Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
-}
-
-// failEarly records a problem found before any round and decides.
-func (m *measurement) failEarly(code, format string, args ...any) {
-	m.fail(code, format, args...)
-	m.r.StopReason, m.r.StopDetail = StopProblem, m.r.Problems[0].Detail
-	m.r.Decision = m.judge(true, m.o.Level)
-}
-
-func (m *measurement) run(ctx context.Context) {
-	o, r := m.o, m.r
+func (m *measurement) run(ctx context.Context, settings *Settings, machine *Machine) {
+	o := m.o
 	dir, err := os.MkdirTemp("", "gate-")
 	if err != nil {
 		m.failEarly(ReasonBadInput, "temp dir: %v", err)
@@ -242,67 +297,82 @@ func (m *measurement) run(ctx context.Context) {
 		m.failEarly(ReasonBadInput, "%v", err)
 		return
 	}
-	m.logf("%s, %d load tester thread(s)", m.plan, m.threads)
-	r.Settings = m.settings(cfgB)
-	r.Machine = ThisMachine(o.B)
+	m.logf(nil, "%s, %d load tester thread(s)", m.plan, m.threads)
+	*settings = m.settingsFor(cfgB)
+	*machine = ThisMachine(o.B)
 	if _, err := os.Stat(o.LoadTester); err != nil {
 		m.failEarly(ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
 		return
 	}
 	if !o.RestartEachRound {
-		r.Warnings = append(r.Warnings, "--restart=false: one server process per side for the whole run, so the interval "+
-			"does not cover how two processes of one binary differ (docs/gate.md)")
+		for _, sc := range m.scenarios {
+			sc.r.Warnings = append(sc.r.Warnings, "--restart=false: one server process per side for the whole run, so the interval "+
+				"does not cover how two processes of one binary differ (docs/gate.md)")
+		}
 	}
-	if r.Mode == "baseline" {
-		if m.baseline = m.loadBaseline(); m.baseline == nil {
-			m.r.StopReason, m.r.StopDetail = StopProblem, m.r.Problems[0].Detail
-			m.r.Decision = m.judge(true, m.o.Level)
+	if m.mode == "baseline" {
+		if m.baseline = m.loadBaseline(*settings, *machine); m.baseline == nil {
+			sc := m.scenarios[0]
+			sc.r.StopReason, sc.r.StopDetail = StopProblem, sc.r.Problems[0].Detail
+			sc.r.Decision = m.judge(sc, true, o.Level)
 			return
 		}
 	}
 
-	sides := []*sideRun{{name: "B", binary: o.B, label: o.B, config: cfgB}}
-	if r.Mode == "ab" {
-		sideA := &sideRun{name: "A", binary: o.A, label: o.A, config: cfgA}
-		if o.ARef != "" {
-			sideA.binary = filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
-			m.logf("building %s at %s", o.RefPackage, o.ARef)
-			commit, err := BuildRef(ctx, o.ARef, o.RefPackage, sideA.binary)
-			if err != nil {
-				m.failEarly(ReasonBadInput, "%v", err)
-				return
-			}
-			// The binary goes with the temp dir: name what it was built from.
-			sideA.label = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+	binA, labelA := o.A, o.A
+	if o.ARef != "" {
+		binA = filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
+		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
+		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, binA)
+		if err != nil {
+			m.failEarly(ReasonBadInput, "%v", err)
+			return
 		}
-		sides = []*sideRun{sideA, sides[0]}
+		// The binary goes with the temp dir: name what it was built from.
+		labelA = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
 	}
-	defer m.stopAll(sides)
-	m.measureRounds(ctx, sides)
-	m.summarise(sides)
-	if r.Mode == "update-baseline" {
-		r.Problems = append(r.Problems, m.clientBoundProblems()...)
-		m.writeBaseline()
+	for _, sc := range m.scenarios {
+		b := &sideRun{name: "B", binary: o.B, label: o.B, config: cfgB}
+		sc.sides = []*sideRun{b}
+		if m.mode == "ab" {
+			sc.sides = []*sideRun{{name: "A", binary: binA, label: labelA, config: cfgA}, b}
+		}
+	}
+	defer func() {
+		for _, sc := range m.scenarios {
+			m.stopAll(sc, "shutdown")
+		}
+	}()
+	m.measureRounds(ctx)
+	for _, sc := range m.scenarios {
+		m.summarise(sc)
+	}
+	if m.mode == "update-baseline" {
+		sc := m.scenarios[0]
+		sc.r.Problems = append(sc.r.Problems, m.clientBoundProblems(sc)...)
+		m.writeBaseline(sc, *settings, *machine)
 		return
 	}
-	m.r.Decision = m.judge(true, m.finalLevel())
-}
-
-// finalLevel is the level of the look the rounds stopped at (--level when
-// there was none).
-func (m *measurement) finalLevel() float64 {
-	if n := len(m.r.Looks); n > 0 {
-		return m.r.Looks[n-1].Level
+	for _, sc := range m.scenarios {
+		sc.r.Decision = m.judge(sc, true, finalLevel(sc.r, o.Level))
 	}
-	return m.o.Level
 }
 
-// stopAll stops the servers still running at the end.
-func (m *measurement) stopAll(sides []*sideRun) {
-	for _, s := range sides {
+// finalLevel is the level of the look the rounds stopped at (level when
+// there was none).
+func finalLevel(r *Judgement, level float64) float64 {
+	if n := len(r.Looks); n > 0 {
+		return r.Looks[n-1].Level
+	}
+	return level
+}
+
+// stopAll stops the scenario's servers that are running.
+func (m *measurement) stopAll(sc *scenarioRun, why string) {
+	for _, s := range sc.sides {
 		if s.server != nil {
 			if err := s.server.stop(5 * time.Second); err != nil && !s.diedEarly {
-				m.r.Warnings = append(m.r.Warnings, fmt.Sprintf("server %s shutdown: %v", s.name, err))
+				sc.r.Warnings = append(sc.r.Warnings, fmt.Sprintf("server %s %s: %v", s.name, why, err))
 			}
 			s.server = nil
 		}
@@ -310,10 +380,10 @@ func (m *measurement) stopAll(sides []*sideRun) {
 }
 
 // summarise fills in the sides and the statistics of what was measured.
-func (m *measurement) summarise(sides []*sideRun) {
-	r := m.r
-	for _, s := range sides {
-		side := m.side(s)
+func (m *measurement) summarise(sc *scenarioRun) {
+	r := sc.r
+	for _, s := range sc.sides {
+		side := m.side(sc, s)
 		if s.name == "A" {
 			r.A = side
 		} else {
@@ -324,16 +394,19 @@ func (m *measurement) summarise(sides []*sideRun) {
 		r.A = Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
 			MedianRPS: b.MedianRPS, Spread: RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
 	}
-	if r.Mode == "ab" {
+	if m.mode == "ab" {
 		r.RoundRatios = RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
 		r.RatioSpread = RelativeSpread(r.RoundRatios)
 	}
 }
 
-func (m *measurement) side(s *sideRun) Side {
+func (m *measurement) side(sc *scenarioRun, s *sideRun) Side {
 	side := Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
 		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
 	side.MedianRPS, side.Spread = Median(s.samples), RelativeSpread(s.samples)
+	if sc.sc.Metric != MetricRPS {
+		side.Metric = sc.sc.Metric
+	}
 	return side
 }
 
@@ -362,11 +435,16 @@ func (m *measurement) configs() (a, b []byte, err error) {
 	return a, b, nil
 }
 
-func (m *measurement) settings(cfg []byte) Settings {
+// settingsFor records what the measurement depends on. In scenario mode
+// the load shapes are each scenario's (ScenarioResult.Load), not one path.
+func (m *measurement) settingsFor(cfg []byte) Settings {
 	sum := sha256.Sum256(cfg)
 	s := Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
 		Concurrency: m.o.Concurrency, Threads: m.threads, Path: m.o.Path, LoadArgs: m.o.LoadArgs,
 		ConfigSHA256: hex.EncodeToString(sum[:])}
+	if m.multi {
+		s.Path, s.LoadArgs = "", nil
+	}
 	if m.plan.Pinned() {
 		s.ServerCPUs, s.ClientCPUs = affinity.FormatCPUList(m.plan.Server), affinity.FormatCPUList(m.plan.Client)
 	}
@@ -375,33 +453,33 @@ func (m *measurement) settings(cfg []byte) Settings {
 
 // loadBaseline reads the baseline and checks that it is comparable; nil
 // means a problem was recorded.
-func (m *measurement) loadBaseline() *Baseline {
-	r := m.r
+func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline {
+	sc := m.scenarios[0]
 	b, err := ReadBaseline(m.o.BaselineFile)
 	if err != nil {
-		m.fail(ReasonBadInput, "%v", err)
+		m.fail(sc, ReasonBadInput, "%v", err)
 		return nil
 	}
-	r.Baseline = m.o.BaselineFile
-	different, warnings := b.Machine.Compare(r.Machine)
-	r.Warnings = append(r.Warnings, warnings...)
+	m.baselineFile = m.o.BaselineFile
+	different, warnings := b.Machine.Compare(machine)
+	sc.r.Warnings = append(sc.r.Warnings, warnings...)
 	if len(different) > 0 {
 		msg := "baseline is from another machine: " + strings.Join(different, "; ")
 		if !m.o.AllowOtherMachine {
-			m.fail(ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
+			m.fail(sc, ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
 			return nil
 		}
-		r.Warnings = append(r.Warnings, msg)
+		sc.r.Warnings = append(sc.r.Warnings, msg)
 	}
-	if diff := b.Settings.Differences(r.Settings); len(diff) > 0 {
-		m.fail(ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
+	if diff := b.Settings.Differences(settings); len(diff) > 0 {
+		m.fail(sc, ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
 		return nil
 	}
 	return &b
 }
 
-func (m *measurement) writeBaseline() {
-	r := m.r
+func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine Machine) {
+	r := sc.r
 	for _, p := range r.Problems {
 		if !(m.o.NoiseOK && noiseReasons[p.Code]) {
 			r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
@@ -409,12 +487,12 @@ func (m *measurement) writeBaseline() {
 		}
 	}
 	b := Baseline{Created: time.Now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
-		Machine: r.Machine, Settings: r.Settings, SamplesRPS: r.B.SamplesRPS}
+		Machine: machine, Settings: settings, SamplesRPS: r.B.SamplesRPS}
 	if err := WriteBaseline(m.o.BaselineFile, b); err != nil {
 		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
 		return
 	}
-	r.Baseline = m.o.BaselineFile
+	m.baselineFile = m.o.BaselineFile
 	r.Decision = Decision{Verdict: Pass, ReasonCode: "baseline_written",
 		Reason: fmt.Sprintf("baseline written to %s: median %s req/s over %d runs (±%.1f%%)",
 			m.o.BaselineFile, formatRPS(r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}

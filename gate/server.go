@@ -95,6 +95,10 @@ type ServerSpec struct {
 	ReadyLine    string // stdout line that says the server accepts
 	StartTimeout time.Duration
 	CPUs         []int // run the server on these CPUs only (empty: unpinned)
+	// Scenario names the scenario the server is started for (scenario
+	// mode): its socket and config file names carry it, so servers of
+	// several scenarios kept alive at once (--restart=false) never share one.
+	Scenario string
 }
 
 // StartServer writes the server's config with a fresh address, starts it and
@@ -102,6 +106,9 @@ type ServerSpec struct {
 // one line naming the cause (the server's last output line when it has one).
 func StartServer(spec ServerSpec) (*Server, error) {
 	name := strings.ToLower(spec.Name)
+	if spec.Scenario != "" {
+		name += "-" + spec.Scenario
+	}
 	target, err := newTarget(spec.Network, spec.Dir, name)
 	if err != nil {
 		return nil, err

@@ -22,9 +22,11 @@ import (
 // synthRun is what the model is told about one load run.
 type synthRun struct {
 	Side     string // "A" or "B"
-	Instance int    // which start of this side's server (1, 2, ...)
+	Scenario string // the scenario's name ("" without --scenarios)
+	Instance int    // which start of this side's server for this scenario (1, 2, ...)
 	Run      int    // runs of this instance so far, this one included
 	Warmup   bool   // the discarded warm-up run
+	Setup    bool   // a scenario's setup load
 }
 
 // synthOutcome is the model's answer: the result (an error instead, or a
@@ -41,17 +43,19 @@ type synthLab struct {
 	clock    time.Time
 	model    func(synthRun) synthOutcome
 	startErr func(side string, instance int) error
-	starts   map[string]int
+	starts   map[string]int          // by side, every scenario's
+	instance map[string]int          // by side and scenario
 	servers  map[string]*synthServer // by target path
 	order    []string                // sides of the measured runs, in order
-	warmups  bool                    // the first run of each side's first server is the warm-up
+	loads    []LoadSpec              // every load run, in order
 }
 
 func newSynthLab(model func(synthRun) synthOutcome) *synthLab {
 	if model == nil {
 		model = steady(100000, 100000)
 	}
-	return &synthLab{clock: time.Unix(1_700_000_000, 0), model: model, starts: map[string]int{}, servers: map[string]*synthServer{}}
+	return &synthLab{clock: time.Unix(1_700_000_000, 0), model: model, starts: map[string]int{}, instance: map[string]int{},
+		servers: map[string]*synthServer{}}
 }
 
 func (l *synthLab) now() time.Time { return l.clock }
@@ -59,13 +63,15 @@ func (l *synthLab) now() time.Time { return l.clock }
 func (l *synthLab) startServer(spec ServerSpec) (server, error) {
 	l.clock = l.clock.Add(20 * time.Millisecond)
 	l.starts[spec.Name]++
-	n := l.starts[spec.Name]
+	key := spec.Name + "/" + spec.Scenario
+	l.instance[key]++
+	n := l.instance[key]
 	if l.startErr != nil {
 		if err := l.startErr(spec.Name, n); err != nil {
 			return nil, err
 		}
 	}
-	s := &synthServer{lab: l, side: spec.Name, instance: n, path: fmt.Sprintf("synth/%s/%d", spec.Name, n)}
+	s := &synthServer{lab: l, side: spec.Name, scenario: spec.Scenario, instance: n, path: fmt.Sprintf("synth/%s/%d", key, n)}
 	l.servers[s.path] = s
 	return s, nil
 }
@@ -79,10 +85,11 @@ func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Resul
 		return loadtester.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
 	}
 	s.runs++
+	l.loads = append(l.loads, spec)
 	wall := spec.Warmup + spec.Duration + 50*time.Millisecond
 	l.clock = l.clock.Add(wall)
-	warmup := l.warmups && s.instance == 1 && s.runs == 1
-	out := l.model(synthRun{Side: s.side, Instance: s.instance, Run: s.runs, Warmup: warmup})
+	out := l.model(synthRun{Side: s.side, Scenario: s.scenario, Instance: s.instance, Run: s.runs,
+		Warmup: spec.Phase == PhaseWarmup, Setup: spec.Phase == PhaseSetup})
 	if out.ServerCPU == 0 {
 		out.ServerCPU = 0.5
 	}
@@ -90,7 +97,7 @@ func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Resul
 	if out.Dies {
 		s.dead = true
 	}
-	if !warmup {
+	if spec.Phase == PhaseMeasured {
 		l.order = append(l.order, s.side)
 	}
 	return out.Result, out.Err
@@ -99,6 +106,7 @@ func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Resul
 type synthServer struct {
 	lab      *synthLab
 	side     string
+	scenario string
 	instance int
 	path     string
 	runs     int
@@ -187,7 +195,6 @@ func synthOptions(t testing.TB) Options {
 // runSynth runs the gate against the lab and logs its table.
 func runSynth(t testing.TB, o Options, l *synthLab) *Result {
 	t.Helper()
-	l.warmups = o.WarmupRun > 0
 	r := run(context.Background(), o, nil, l, l.now)
 	if tb, ok := t.(*testing.T); ok && testing.Verbose() {
 		var table strings.Builder

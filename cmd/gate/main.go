@@ -35,12 +35,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, `usage: gate [flags]
   A/B:       gate --a OLD_BINARY [--b NEW_BINARY]   or   gate --a-ref GIT_REF [--b NEW_BINARY]
   baseline:  gate [--b BINARY] [--baseline FILE]    (write one with --update-baseline)
+  scenarios: gate --scenarios FILE --a OLD [--b NEW]  (every hot path of the file, one verdict each; the worst decides)
 Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 `)
 		fs.PrintDefaults()
 	}
 	var loadArgs stringList
-	var jsonPath, markdownPath string
+	var jsonPath, markdownPath, scenarios string
 	var quiet, printConfig bool
 	fs.StringVar(&o.A, "a", "", "server binary A, the reference (A/B mode)")
 	fs.StringVar(&o.ARef, "a-ref", "", "build A from this git ref in a temporary worktree (A/B mode)")
@@ -60,7 +61,16 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "load_tester connections")
 	fs.IntVar(&o.Threads, "threads", o.Threads, "load_tester network threads; 0: one per load tester CPU (at most 4) when pinned, else 2")
 	fs.StringVar(&o.Pin, "pin", o.Pin, "CPUs for the servers and the load tester: auto (half each; off below 2 CPUs), off, or SERVER:CLIENT lists such as 0-3:4-7")
-	fs.StringVar(&o.Path, "path", o.Path, "request path")
+	fs.StringVar(&o.Path, "path", o.Path, "request path (one workload; with --scenarios each scenario has its own)")
+	fs.Func("only", "with --scenarios: run only these scenarios (comma-separated names; repeatable)", func(v string) error {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				o.Only = append(o.Only, name)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&scenarios, "scenarios", "", "TOML file of named load shapes, each judged with its own interval; its [gate] table sets the flags not given (testdata/gate_scenarios.toml)")
 	fs.BoolVar(&o.RestartEachRound, "restart", o.RestartEachRound, "start fresh servers every round; --restart=false keeps one pair for the whole run (see docs/gate.md)")
 	fs.Var(&loadArgs, "load-arg", "extra load_tester flag (repeatable), e.g. --load-arg=--pipeline --load-arg=16")
 	fs.StringVar(&o.ReadyLine, "ready-line", o.ReadyLine, "stdout line that says the server accepts")
@@ -99,21 +109,43 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	if quiet {
 		progress = nil
 	}
+	links := gate.MarkdownLinks{JSONPath: jsonPath, RunURL: ciRunURL()}
+	if len(o.Only) > 0 && scenarios == "" {
+		fmt.Fprintln(stderr, "gate: --only names scenarios of a --scenarios file")
+		return 2
+	}
+	if scenarios != "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		r := gate.RunScenarios(ctx, o, scenarios, func(name string) bool { return set[name] }, progress)
+		gate.WriteScenariosTable(stdout, r)
+		return writeOutputs(stderr, r.ExitCode,
+			jsonPath, func() error { return gate.WriteScenariosJSON(jsonPath, r) },
+			markdownPath, func() error { return gate.WriteScenariosMarkdownFile(markdownPath, r, links) })
+	}
 	r := gate.Run(ctx, o, progress)
 	gate.WriteTable(stdout, r)
-	if jsonPath != "" {
-		if err := gate.WriteJSON(jsonPath, r); err != nil {
+	return writeOutputs(stderr, r.ExitCode,
+		jsonPath, func() error { return gate.WriteJSON(jsonPath, r) },
+		markdownPath, func() error { return gate.WriteMarkdownFile(markdownPath, r, links) })
+}
+
+// writeOutputs writes the JSON and markdown files asked for; a file that
+// cannot be written turns the exit status into 2.
+func writeOutputs(stderr io.Writer, exit int, jsonPath string, writeJSON func() error, markdownPath string, writeMarkdown func() error) int {
+	for _, out := range []struct {
+		path  string
+		write func() error
+	}{{jsonPath, writeJSON}, {markdownPath, writeMarkdown}} {
+		if out.path == "" {
+			continue
+		}
+		if err := out.write(); err != nil {
 			fmt.Fprintf(stderr, "gate: %v\n", err)
 			return 2
 		}
 	}
-	if markdownPath != "" {
-		if err := gate.WriteMarkdownFile(markdownPath, r, gate.MarkdownLinks{JSONPath: jsonPath, RunURL: ciRunURL()}); err != nil {
-			fmt.Fprintf(stderr, "gate: %v\n", err)
-			return 2
-		}
-	}
-	return r.ExitCode
+	return exit
 }
 
 // ciRunURL is the page of the current GitHub or Gitea Actions run (where

@@ -25,6 +25,17 @@ func TestFlags(t *testing.T) {
 		{"negative budget", []string{"--a", "x", "--budget", "-1s"}, 2, "--budget must not be negative"},
 		{"removed bootstrap flag", []string{"--resamples", "100"}, 2, "flag provided but not defined: -resamples"},
 		{"missing load tester", []string{"--a", "x", "--load-tester", "/nonexistent/lt"}, 2, "load tester /nonexistent/lt"},
+		{"scenarios: no such file", []string{"--a", "x", "--scenarios", "/nonexistent/s.toml"}, 2,
+			"verdict: COULD NOT JUDGE (exit 2): --scenarios: open /nonexistent/s.toml"},
+		{"scenarios: baseline mode", []string{"--scenarios", "../../testdata/gate_scenarios.toml"}, 2, "--scenarios compares two builds"},
+		{"scenarios: --path", []string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml", "--path", "/ok"}, 2,
+			"--path: with --scenarios each scenario names its own"},
+		{"scenarios: flags checked after the file's defaults", []string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml",
+			"--rounds", "2"}, 2, "--rounds 2: at least 3"},
+		{"scenarios: help names the mode", []string{"--help"}, 0, "--scenarios FILE"},
+		{"--only without --scenarios", []string{"--a", "x", "--only", "ok"}, 2, "--only names scenarios of a --scenarios file"},
+		{"--only an unknown scenario", []string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml", "--only", "ok,nope"}, 2,
+			"--only nope: no such scenario"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,5 +85,43 @@ func TestJSONOnFailure(t *testing.T) {
 		if !strings.Contains(string(summary), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, summary)
 		}
+	}
+}
+
+// A scenarios run that cannot start still writes its JSON (version 3, the
+// scenarios listed) and markdown, and exits 2.
+func TestScenariosJSONOnFailure(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "gate.json")
+	md := filepath.Join(t.TempDir(), "gate.md")
+	var stdout, stderr strings.Builder
+	exit := run([]string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml", "--load-tester", "/nonexistent/lt",
+		"--json", p, "--markdown", md, "--quiet"}, &stdout, &stderr)
+	if exit != 2 {
+		t.Fatalf("exit %d, want 2; %s%s", exit, stdout.String(), stderr.String())
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Version   int    `json:"version"`
+		Mode      string `json:"mode"`
+		ExitCode  int    `json:"exit_code"`
+		Scenarios []struct {
+			Name string `json:"name"`
+		} `json:"scenarios"`
+		Settings struct {
+			DurationS float64 `json:"duration_s"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil || r.Version != 3 || r.Mode != "scenarios" || r.ExitCode != 2 || len(r.Scenarios) != 4 {
+		t.Errorf("JSON %s: %+v, %v", data, r, err)
+	}
+	summary, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(summary), "could not judge (exit 2)") || !strings.Contains(string(summary), "load tester /nonexistent/lt") {
+		t.Errorf("markdown: %v\n%s", err, summary)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: COULD NOT JUDGE (exit 2): load tester /nonexistent/lt") {
+		t.Errorf("last line: %q", lines[len(lines)-1])
 	}
 }

@@ -1,0 +1,424 @@
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"weaseldb/loadtester"
+)
+
+// A scenarios file (--scenarios, testdata/gate_scenarios.toml) lists the
+// hot paths one gate run judges, each a load_tester load shape with a
+// verdict of its own: a change that slows POST /v1/commit by 20% must fail
+// the gate even when GET /ok is as fast as before (issue 27).
+//
+//	[gate]                        # optional: what the flags default to for this file
+//	duration = "500ms"
+//	warmup = "200ms"
+//	budget = "110s"
+//
+//	[[scenario]]
+//	name = "commit"
+//	method = "POST"
+//	path = "/v1/commit"
+//	headers = ["Content-Type: application/json"]
+//	body = '{"request_id":"gate-{{uuid}}","operations":[]}'
+//	tolerance = 0.05              # optional: this scenario's own
+//
+//	[[scenario.setup]]            # optional: loads run, unmeasured, on every fresh server first
+//	method = "POST"
+//	path = "/v1/commit"
+//	body = '...'
+//	duration = "100ms"
+//
+// The [gate] table and each scenario are decoded strictly: an unknown key
+// is an error naming it, so a typo cannot silently measure something else.
+
+// Scenario is one named load shape with its own verdict.
+type Scenario struct {
+	Name string `toml:"name" json:"name"`
+	// Description is free text for the reader of the table.
+	Description string `toml:"description" json:"description,omitempty"`
+	LoadShape
+	// Metric is what is compared: "rps" (requests/sec, the default),
+	// "p50" or "p99" (latency, compared as its inverse so that B/A below
+	// 1 still means B is slower). A --rate scenario needs a latency: its
+	// req/s is the rate asked, however slow the server.
+	Metric string `toml:"metric" json:"metric"`
+	// Tolerance is this scenario's own (0: the run's --tolerance).
+	Tolerance float64 `toml:"tolerance" json:"tolerance"`
+	// Setup loads run, in order and unmeasured, on each side's fresh
+	// server before its warm-up and before every round's runs: the state
+	// the measured load needs (ids a status load asks for).
+	Setup []SetupLoad `toml:"setup" json:"setup,omitempty"`
+}
+
+// LoadShape is what load_tester sends: the flags of one run besides the
+// target and the run's length.
+type LoadShape struct {
+	Method  string   `toml:"method" json:"method"`
+	Path    string   `toml:"path" json:"path"`
+	Headers []string `toml:"headers" json:"headers,omitempty"`
+	// Body may hold load_tester's {{seq}} and {{uuid}} placeholders (a fresh
+	// request id per request), as may Headers.
+	Body        string `toml:"body" json:"body,omitempty"`
+	Concurrency int    `toml:"concurrency" json:"concurrency"`
+	// Pipeline is the requests in flight per connection (load_tester
+	// --pipeline; 0 or 1: one).
+	Pipeline int `toml:"pipeline" json:"pipeline,omitempty"`
+	// Rate is an open loop at this many requests/s in all (0: closed loop).
+	Rate float64 `toml:"rate" json:"rate,omitempty"`
+	// LoadArgs are more load_tester flags, passed as given.
+	LoadArgs []string `toml:"load_args" json:"load_args,omitempty"`
+}
+
+// SetupLoad is one unmeasured load_tester run before a scenario's runs.
+type SetupLoad struct {
+	LoadShape
+	Duration Duration `toml:"duration" json:"duration"`
+}
+
+// Duration is a time.Duration written in TOML as a Go duration string
+// ("500ms", "2s"); a bare integer would be nanoseconds, which nobody means.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(text []byte) error {
+	v, err := time.ParseDuration(string(text))
+	if err != nil {
+		return fmt.Errorf("want a duration such as \"500ms\": %w", err)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// ScenarioDefaults is the optional [gate] table: what the run's options
+// default to for this file. A flag given on the command line wins.
+type ScenarioDefaults struct {
+	Rounds      *int      `toml:"rounds"`
+	MaxRounds   *int      `toml:"max_rounds"`
+	Budget      *Duration `toml:"budget"`
+	Duration    *Duration `toml:"duration"`
+	Warmup      *Duration `toml:"warmup"`
+	WarmupRun   *Duration `toml:"warmup_run"`
+	Concurrency *int      `toml:"concurrency"`
+	Tolerance   *float64  `toml:"tolerance"`
+}
+
+// ScenarioFile is a parsed scenarios file.
+type ScenarioFile struct {
+	Path      string
+	Defaults  ScenarioDefaults `toml:"gate"`
+	Scenarios []Scenario       `toml:"scenario"`
+}
+
+// Metrics a scenario can compare.
+const (
+	MetricRPS = "rps"
+	MetricP50 = "p50"
+	MetricP99 = "p99"
+)
+
+// DefaultSetupDuration is a setup load's length when it names none.
+const DefaultSetupDuration = 100 * time.Millisecond
+
+var scenarioName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
+
+// ReadScenarios reads and checks a scenarios file; its error is one line
+// naming the file and the scenario.
+func ReadScenarios(path string) (*ScenarioFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--scenarios: %w", err)
+	}
+	f, err := ParseScenarios(data)
+	if err != nil {
+		return nil, fmt.Errorf("--scenarios %s: %w", path, err)
+	}
+	f.Path = path
+	return f, nil
+}
+
+// ParseScenarios decodes and checks the text of a scenarios file.
+func ParseScenarios(data []byte) (*ScenarioFile, error) {
+	var f ScenarioFile
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
+	if err != nil {
+		return nil, fmt.Errorf("invalid TOML: %w", err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		keys := make([]string, len(undecoded))
+		for i, k := range undecoded {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("unknown key %s (allowed: [gate] %s; [[scenario]] %s; [[scenario.setup]] %s)",
+			strings.Join(keys, ", "), "rounds, max_rounds, budget, duration, warmup, warmup_run, concurrency, tolerance",
+			"name, description, method, path, headers, body, concurrency, pipeline, rate, load_args, metric, tolerance, setup",
+			"method, path, headers, body, concurrency, pipeline, rate, load_args, duration")
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// check validates the file and fills in each scenario's defaults that do
+// not depend on the run's options (method, metric, a setup's length).
+func (f *ScenarioFile) check() error {
+	if err := f.Defaults.check(); err != nil {
+		return fmt.Errorf("[gate]: %w", err)
+	}
+	if len(f.Scenarios) == 0 {
+		return errors.New("no [[scenario]]: list at least one")
+	}
+	seen := map[string]bool{}
+	for i := range f.Scenarios {
+		s := &f.Scenarios[i]
+		where := fmt.Sprintf("scenario %d", i+1)
+		if s.Name != "" {
+			where = fmt.Sprintf("scenario %q", s.Name)
+		}
+		if err := s.check(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("%s: the name is used twice", where)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+func (d ScenarioDefaults) check() error {
+	for _, c := range []struct {
+		name string
+		v    *Duration
+		min  time.Duration
+	}{{"budget", d.Budget, 0}, {"duration", d.Duration, time.Millisecond}, {"warmup", d.Warmup, 0}, {"warmup_run", d.WarmupRun, 0}} {
+		if c.v != nil && c.v.Duration < c.min {
+			return fmt.Errorf("%s %v: want at least %v", c.name, c.v.Duration, c.min)
+		}
+	}
+	if d.Tolerance != nil && !(*d.Tolerance > 0 && *d.Tolerance < 1) {
+		return fmt.Errorf("tolerance %v: want a fraction between 0 and 1", *d.Tolerance)
+	}
+	if d.Concurrency != nil && *d.Concurrency < 1 {
+		return fmt.Errorf("concurrency %d: want at least 1", *d.Concurrency)
+	}
+	// Rounds are checked with the options (Options.Validate), which say why.
+	return nil
+}
+
+func (s *Scenario) check() error {
+	if !scenarioName.MatchString(s.Name) {
+		return fmt.Errorf("name %q: want 1-40 characters of a-z, 0-9, '_', '-', '.', starting with a letter or digit", s.Name)
+	}
+	if err := s.LoadShape.check(); err != nil {
+		return err
+	}
+	if s.Metric == "" {
+		s.Metric = MetricRPS
+	}
+	switch s.Metric {
+	case MetricRPS:
+		if s.Rate > 0 {
+			return fmt.Errorf("rate %g with metric %q: an open loop's req/s is the rate asked, however slow the server; compare metric = \"p50\" or \"p99\"", s.Rate, MetricRPS)
+		}
+	case MetricP50, MetricP99:
+	default:
+		return fmt.Errorf("metric %q: want %q, %q or %q", s.Metric, MetricRPS, MetricP50, MetricP99)
+	}
+	if s.Tolerance != 0 && !(s.Tolerance > 0 && s.Tolerance < 1) {
+		return fmt.Errorf("tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%), or none for the run's", s.Tolerance)
+	}
+	for i := range s.Setup {
+		u := &s.Setup[i]
+		if err := u.check(); err != nil {
+			return fmt.Errorf("setup %d: %w", i+1, err)
+		}
+		if u.Concurrency == 0 {
+			u.Concurrency = 1
+		}
+		if u.Duration.Duration == 0 {
+			u.Duration.Duration = DefaultSetupDuration
+		}
+		if u.Duration.Duration < time.Millisecond {
+			return fmt.Errorf("setup %d: duration %v: want at least 1ms", i+1, u.Duration.Duration)
+		}
+	}
+	return nil
+}
+
+// reservedLoadFlags are load_tester flags the gate sets itself: a
+// scenario's load_args may not move the target, the run's length or the
+// result file from under it.
+var reservedLoadFlags = []string{"--unix-socket", "--host", "--port", "--url", "--duration", "--warmup", "--json",
+	"--quiet", "--path", "--method", "--header", "--body", "--body-file", "--concurrency", "--pipeline", "--rate",
+	"--network-threads", "--start-at", "--max-errors"}
+
+func (l *LoadShape) check() error {
+	if l.Method == "" {
+		l.Method = "GET"
+	}
+	if l.Method != strings.ToUpper(l.Method) || strings.ContainsAny(l.Method, " \t\r\n") {
+		return fmt.Errorf("method %q: want an upper-case HTTP method", l.Method)
+	}
+	if !strings.HasPrefix(l.Path, "/") || strings.ContainsAny(l.Path, " \t\r\n") {
+		return fmt.Errorf("path %q: want a request target starting with / (such as /ok)", l.Path)
+	}
+	for _, h := range l.Headers {
+		name, _, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(h, "\r\n") {
+			return fmt.Errorf("header %q: want \"Name: value\"", h)
+		}
+	}
+	switch {
+	case l.Concurrency < 0:
+		return fmt.Errorf("concurrency %d: want at least 1 (or none for the run's)", l.Concurrency)
+	case l.Pipeline < 0:
+		return fmt.Errorf("pipeline %d: want at least 1", l.Pipeline)
+	case l.Rate < 0 || math.IsInf(l.Rate, 0) || math.IsNaN(l.Rate):
+		return fmt.Errorf("rate %v: want requests/s above 0, or none for a closed loop", l.Rate)
+	}
+	for _, a := range l.LoadArgs {
+		flag, _, _ := strings.Cut(a, "=")
+		flag = "--" + strings.TrimLeft(flag, "-")
+		if strings.HasPrefix(a, "-") && slices.Contains(reservedLoadFlags, flag) {
+			return fmt.Errorf("load_args %q: the gate sets %s itself (use the scenario's own keys)", a, flag)
+		}
+	}
+	return nil
+}
+
+// Apply sets the options the [gate] table names, except those whose flags
+// were given (set says whether a flag was on the command line).
+func (d ScenarioDefaults) Apply(o *Options, set func(flag string) bool) {
+	if d.Rounds != nil && !set("rounds") {
+		o.Rounds = *d.Rounds
+	}
+	if d.MaxRounds != nil && !set("max-rounds") {
+		o.MaxRounds = *d.MaxRounds
+	}
+	if d.Budget != nil && !set("budget") {
+		o.Budget = d.Budget.Duration
+	}
+	if d.Duration != nil && !set("duration") {
+		o.Duration = d.Duration.Duration
+	}
+	if d.Warmup != nil && !set("warmup") {
+		o.Warmup = d.Warmup.Duration
+	}
+	if d.WarmupRun != nil && !set("warmup-run") {
+		o.WarmupRun = d.WarmupRun.Duration
+	}
+	if d.Concurrency != nil && !set("concurrency") {
+		o.Concurrency = *d.Concurrency
+	}
+	if d.Tolerance != nil && !set("tolerance") {
+		o.Tolerance = *d.Tolerance
+	}
+}
+
+// args are the load_tester flags of the shape (the path and the
+// connections are LoadSpec's own).
+func (l LoadShape) args() []string {
+	var out []string
+	if l.Method != "" && l.Method != "GET" {
+		out = append(out, "--method", l.Method)
+	}
+	for _, h := range l.Headers {
+		out = append(out, "--header", h)
+	}
+	if l.Body != "" {
+		out = append(out, "--body", l.Body)
+	}
+	if l.Pipeline > 1 {
+		out = append(out, "--pipeline", strconv.Itoa(l.Pipeline))
+	}
+	if l.Rate > 0 {
+		out = append(out, "--rate", strconv.FormatFloat(l.Rate, 'f', -1, 64))
+	}
+	return append(out, l.LoadArgs...)
+}
+
+// String is the shape in a few words: "POST /v1/commit, 64 conns, 16 deep".
+func (l LoadShape) String() string {
+	method := l.Method
+	if method == "" {
+		method = "GET"
+	}
+	s := fmt.Sprintf("%s %s, %d conns", method, l.Path, l.Concurrency)
+	if l.Pipeline > 1 {
+		s += fmt.Sprintf(", %d deep", l.Pipeline)
+	}
+	if l.Rate > 0 {
+		s += fmt.Sprintf(", %g req/s", l.Rate)
+	}
+	if len(l.LoadArgs) > 0 {
+		s += ", " + strings.Join(l.LoadArgs, " ")
+	}
+	return s
+}
+
+// sample is the number a run contributes for the scenario's metric, higher
+// is faster: req/s, or one second over the latency (so that the ratio B/A
+// reads the same way for every metric).
+func (s Scenario) sample(res loadtester.Result) (float64, error) {
+	switch s.Metric {
+	case MetricP50, MetricP99:
+		ns := res.Latency.P50
+		if s.Metric == MetricP99 {
+			ns = res.Latency.P99
+		}
+		if ns <= 0 {
+			return 0, fmt.Errorf("load_tester measured no %s latency", s.Metric)
+		}
+		return 1e9 / float64(ns), nil
+	default:
+		return res.RequestsPerSec, nil
+	}
+}
+
+// formatSample writes a sample in the metric's unit.
+func formatSample(metric string, v float64) string {
+	switch metric {
+	case MetricP50, MetricP99:
+		if math.IsNaN(v) || v <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%s %.1f µs", metric, 1e6/v)
+	default:
+		return formatRPS(v)
+	}
+}
+
+// implicitScenario is the single workload of a run without --scenarios:
+// the flags' --path, --concurrency and --load-arg, judged on req/s.
+func implicitScenario(o Options) Scenario {
+	return Scenario{Metric: MetricRPS, Tolerance: o.Tolerance,
+		LoadShape: LoadShape{Method: "GET", Path: o.Path, Concurrency: o.Concurrency, LoadArgs: o.LoadArgs}}
+}
+
+// resolved fills a file scenario's run-dependent defaults from the options.
+func (s Scenario) resolved(o Options) Scenario {
+	if s.Tolerance == 0 {
+		s.Tolerance = o.Tolerance
+	}
+	if s.Concurrency == 0 {
+		s.Concurrency = o.Concurrency
+	}
+	return s
+}
