@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/placement"
 )
 
 // CPUPlan puts the server and the load tester on CPUs of their own. On a
@@ -31,8 +32,13 @@ func (p CPUPlan) String() string {
 }
 
 // PlanCPUs turns --pin into a plan over the CPUs this process may use:
-//   - "auto": the first half of the allowed CPUs to the server, the rest to
-//     the load tester; nothing pinned when fewer than 2 CPUs are allowed.
+//   - "auto": the one placement rule (internal/placement) for the thread
+//     counts fitted to this machine: the server's process on the CPUs that
+//     rule gives the fitted setup's I/O loops and stages, the load tester
+//     on its load threads' CPUs; on a small machine, disjoint halves (one
+//     CPU kept for the rest from 3 CPUs on); nothing pinned with fewer
+//     than 2 CPUs. The report's fitted setup is placed by the same rule, so
+//     on one machine both measure the same placement.
 //   - "off": nothing pinned.
 //   - "SERVER:CLIENT", two CPU lists in the kernel's format ("0-3:4-7").
 func PlanCPUs(spec string, allowed []int) (CPUPlan, error) {
@@ -40,11 +46,11 @@ func PlanCPUs(spec string, allowed []int) (CPUPlan, error) {
 	case "off":
 		return CPUPlan{}, nil
 	case "auto", "":
-		if len(allowed) < 2 {
+		p := placement.Place(allowed, placement.Fit(allowed))
+		if !p.Pinned() {
 			return CPUPlan{}, nil
 		}
-		half := len(allowed) / 2
-		return CPUPlan{Server: slices.Clone(allowed[:half]), Client: slices.Clone(allowed[half:])}, nil
+		return CPUPlan{Server: p.ServerCPUs, Client: p.LoadCPUs}, nil
 	}
 	server, client, ok := strings.Cut(spec, ":")
 	if !ok {

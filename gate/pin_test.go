@@ -15,7 +15,7 @@ func TestPlanCPUs(t *testing.T) {
 		err          string
 	}{
 		{spec: "auto", allowed: []int{0, 1}, server: []int{0}, cpus: []int{1}},
-		{spec: "auto", allowed: allowed, server: []int{0, 1}, cpus: []int{2, 3, 4}},
+		{spec: "auto", allowed: allowed, server: []int{1, 2}, cpus: []int{3, 4}}, // CPU 0 kept for the rest
 		{spec: "", allowed: []int{4, 7}, server: []int{4}, cpus: []int{7}},
 		{spec: "auto", allowed: []int{3}}, // one CPU: nothing to split
 		{spec: "off", allowed: allowed},   // asked not to

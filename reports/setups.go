@@ -151,23 +151,18 @@ func FitSetup(allowed []int, seed Setup) Setup {
 	f := Setup{Name: SetupFitted, Title: "fitted setup", ReleaseThreads: 1, OkIterations: seed.OkIterations,
 		ConnectThreads: seed.ConnectThreads, RequestsPerConn: seed.RequestsPerConn}
 	n := len(allowed)
-	rest := n - placement.Reserve - fittedStageThreads
-	if rest >= 2 {
-		f.IOThreads = max(1, rest/2)
-		f.LoadThreads = rest - f.IOThreads
-		need := placement.Need{IOThreads: f.IOThreads, StageThreads: []int{1, 1, 1, f.ReleaseThreads}, LoadThreads: f.LoadThreads}
-		if p, err := placement.PlaceDedicated(allowed, need); err == nil {
-			f.Cores, f.WaitStrategy = CoresDedicated, "WaitIfUpstreamIdle"
-			f.IOCPUs, f.PipelineCPUs, f.LoadCPUs = p.IOCPUs, p.StageCPUs, p.LoadCPUs
-			f.CPUPlan = dedicatedPlan(f)
-			f.Connections = connectionsPerLoadThread * f.LoadThreads
-			f.Why = fmt.Sprintf("%d allowed CPUs (%s), 7 or more: dedicated cores; %d for the pipeline's 4 threads, %d I/O loops, %d load-tester threads, 1 left for the rest (%s); WaitIfUpstreamIdle, which may spin on cores of its own",
-				n, affinity.FormatCPUList(allowed), fittedStageThreads, f.IOThreads, f.LoadThreads, f.CPUPlan)
-			return f
-		}
+	need := placement.Fit(allowed) // the thread counts; the one placement rule places them
+	f.IOThreads, f.LoadThreads = need.IOThreads, need.LoadThreads
+	if p, err := placement.PlaceDedicated(allowed, need); err == nil {
+		f.Cores, f.WaitStrategy = CoresDedicated, "WaitIfUpstreamIdle"
+		f.IOCPUs, f.PipelineCPUs, f.LoadCPUs = p.IOCPUs, p.StageCPUs, p.LoadCPUs
+		f.CPUPlan = dedicatedPlan(f)
+		f.Connections = connectionsPerLoadThread * f.LoadThreads
+		f.Why = fmt.Sprintf("%d allowed CPUs (%s), 7 or more: dedicated cores; %d for the pipeline's 4 threads, %d I/O loops, %d load-tester threads, 1 left for the rest (%s); WaitIfUpstreamIdle, which may spin on cores of its own",
+			n, affinity.FormatCPUList(allowed), fittedStageThreads, f.IOThreads, f.LoadThreads, f.CPUPlan)
+		return f
 	}
 	f.Cores, f.WaitStrategy = CoresShared, "WaitIfStageEmpty"
-	f.IOThreads, f.LoadThreads = max(1, n/4), max(1, n/4)
 	f.Connections = connectionsPerLoadThread * f.LoadThreads
 	f.Why = fmt.Sprintf("%d allowed CPUs (%s), fewer than 7: shared cores, nothing pinned; one I/O loop and one load-tester thread per 4 CPUs (%d and %d); WaitIfStageEmpty, which never spins",
 		n, affinity.FormatCPUList(allowed), f.IOThreads, f.LoadThreads)

@@ -143,3 +143,22 @@ func placeShared(cpus []int, need Need) Plan {
 	}
 	return p
 }
+
+// Fit is the thread counts fitted to a machine's CPUs, the report's
+// "fitted setup" rule (docs/report.md): with 7 or more CPUs, one kept, the
+// pipeline's 4 threads a CPU each, and of the rest half (rounded down, at
+// least 1) to I/O loops and the others to load-generator threads, each
+// thread then on a CPU of its own; with fewer, one I/O loop and one load
+// thread per 4 CPUs (at least one each), on shared cores. The gate's
+// "auto" pinning places its processes where this puts the fitted setup's
+// threads, so the two measure the same placement on one machine.
+func Fit(allowed []int) Need {
+	n := len(slices.Compact(slices.Sorted(slices.Values(allowed))))
+	stages := []int{1, 1, 1, 1}
+	rest := n - Reserve - 4
+	if rest >= 2 {
+		io := max(1, rest/2)
+		return Need{IOThreads: io, StageThreads: stages, LoadThreads: rest - io}
+	}
+	return Need{IOThreads: max(1, n/4), StageThreads: stages, LoadThreads: max(1, n/4)}
+}
