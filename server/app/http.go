@@ -110,10 +110,10 @@ func (h *handler) dropAll() {
 }
 
 // OnData parses every complete request in `in`. Hand-written hot path.
-func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
+func (h *handler) OnData(c *eventloop.Conn, in []byte) (int, eventloop.Action) {
 	st := c.Ctx.(*connState)
 	if st.streaming {
-		return len(in) // a subscriber's connection carries no more requests
+		return len(in), eventloop.Continue // a subscriber's connection carries no more requests
 	}
 	now := time.Now() // one clock read per read call, shared by its requests
 	off := 0
@@ -121,7 +121,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 		n, err := st.parser.Parse(in[off:], &h.req)
 		if err != nil {
 			h.refuse(c, st, err, now)
-			return len(in)
+			return len(in), eventloop.StopInput // the framing is lost
 		}
 		if n == 0 {
 			// A partial request: its head, or its body once the head is in
@@ -139,22 +139,21 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) int {
 		h.turnRequests++
 		h.dispatch(c, &h.req, now)
 		if st.streaming {
-			return len(in) // the subscription stream takes the connection (and ends it)
+			return len(in), eventloop.Continue // the subscription stream takes the connection (and ends it)
 		}
 		if !h.req.KeepAlive {
-			c.StopInput() // Connection: close: nothing after it is answered
-			return len(in)
+			return len(in), eventloop.StopInput // Connection: close: nothing after it is answered
 		}
 		if len(h.pending) >= maxPending {
 			h.submit()
 		}
 	}
-	return off
+	return off, eventloop.Continue
 }
 
 // refuse answers a request the parser refused (400, 413, 414, 431, 501,
-// 505), after the earlier responses, and closes the connection: its
-// framing is lost. A refused HEAD gets the head alone, as every HEAD does.
+// 505), after the earlier responses; OnData then stops the input (the
+// framing is lost), so the connection closes once the answers are out. A refused HEAD gets the head alone, as every HEAD does.
 func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.Time) {
 	status, reason := 400, "bad request"
 	var perr *http1.Error
@@ -166,7 +165,6 @@ func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.T
 		resp = http1.ResponseHead(resp)
 	}
 	c.Reply(c.NextSeq(), resp, true)
-	c.StopInput()
 	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
 }
 

@@ -180,11 +180,6 @@ func (c *Conn) Stream(data []byte, last bool) bool {
 // only): for a stream whose client stopped reading.
 func (c *Conn) Abort() { c.loop.closeConn(c) }
 
-// StopInput ends request parsing on this connection (loop goroutine only):
-// after a request that closes it, a malformed request, or at shutdown. Input
-// that follows is discarded; owed responses are still written.
-func (c *Conn) StopInput() { c.stopInput() }
-
 // SetAwaitingBody tells the loop (loop goroutine only) whether the partial
 // request it holds has a complete head and waits for its body: the body
 // timeout, not the header timeout, then applies. The handler calls it from

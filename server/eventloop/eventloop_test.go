@@ -59,7 +59,7 @@ func (h *lineHandler) owed() int64 {
 }
 func (h *lineHandler) OnClose(*Conn)   { h.closed.Add(1) }
 func (h *lineHandler) OnTurnEnd(*Loop) {}
-func (h *lineHandler) OnData(c *Conn, in []byte) int {
+func (h *lineHandler) OnData(c *Conn, in []byte) (int, Action) {
 	used := 0
 	for !c.Overloaded() {
 		i := bytes.IndexByte(in[used:], '\n')
@@ -80,8 +80,7 @@ func (h *lineHandler) OnData(c *Conn, in []byte) int {
 		}
 		if bytes.Equal(line, []byte("close\n")) {
 			c.Reply(seq, line, true)
-			c.StopInput()
-			return used
+			return used, StopInput
 		}
 		if h.inline {
 			c.Reply(seq, line, false)
@@ -92,7 +91,7 @@ func (h *lineHandler) OnData(c *Conn, in []byte) int {
 	// A partial line starting with 'B' plays a request whose head is in and
 	// whose body is owed (the body timeout applies to it).
 	c.SetAwaitingBody(used < len(in) && in[used] == 'B')
-	return used
+	return used, Continue
 }
 
 // OnRequestTimeout answers a request cut by the header or body timeout.

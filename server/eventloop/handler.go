@@ -9,9 +9,11 @@ type Handler interface {
 	// OnOpen is called once per accepted connection before any data.
 	OnOpen(c *Conn)
 	// OnData gets all unconsumed input and returns how many bytes it
-	// consumed; the rest is offered again with more input. It stops early
-	// (returning what it consumed) when c.Overloaded().
-	OnData(c *Conn, in []byte) int
+	// consumed (the rest is offered again with more input) and what the
+	// loop should do with the connection, which the loop carries out once
+	// OnData has returned. It stops early (returning what it consumed)
+	// when c.Overloaded().
+	OnData(c *Conn, in []byte) (consumed int, act Action)
 	// OnTurnEnd is called once per loop turn, after the events of one
 	// epoll_wait and the ready list were served: the place to hand the
 	// turn's requests to the pipeline in one push.
@@ -19,6 +21,19 @@ type Handler interface {
 	// OnClose is called once after the descriptor is closed.
 	OnClose(c *Conn)
 }
+
+// Action is what a handler asks of the loop for a connection; the loop
+// carries it out in one place, after the callback returned.
+type Action uint8
+
+const (
+	// Continue: keep reading and parsing.
+	Continue Action = iota
+	// StopInput: parse no more requests (Connection: close, a malformed
+	// request); the responses owed are written, then the connection drains
+	// and closes. Input after the request that asked is discarded.
+	StopInput
+)
 
 // DrainHandler is implemented by a Handler that streams (GET /v1/subscribe):
 // OnDrained runs on the loop when a connection with NotifyDrained set has

@@ -118,7 +118,8 @@ func (l *Loop) afterInput(c *Conn) {
 func (l *Loop) consume(c *Conn, data []byte) {
 	defer c.Overloaded() // an overload the handler did not look for still pauses (stalled)
 	if len(c.in) == 0 && data != nil {
-		k := l.h.OnData(c, data)
+		k, act := l.h.OnData(c, data)
+		l.act(c, act)
 		if k < len(data) && c.parsing() {
 			c.in = append(c.in, data[k:]...)
 			c.firstInputAt = l.now // a request begins in this read
@@ -127,7 +128,8 @@ func (l *Loop) consume(c *Conn, data []byte) {
 	}
 	wasEmpty := len(c.in) == 0
 	c.in = append(c.in, data...)
-	k := l.h.OnData(c, c.in)
+	k, act := l.h.OnData(c, c.in)
+	l.act(c, act)
 	if !c.parsing() {
 		return
 	}
@@ -138,6 +140,13 @@ func (l *Loop) consume(c *Conn, data []byte) {
 	c.in = c.in[:rest]
 	if rest == 0 && cap(c.in) > spareLimit {
 		c.in = nil
+	}
+}
+
+// act carries out what OnData asked for.
+func (l *Loop) act(c *Conn, a Action) {
+	if a == StopInput {
+		c.stopInput()
 	}
 }
 

@@ -39,12 +39,12 @@ func (h *holdHandler) MarkLast(d []byte) []byte {
 	return append([]byte("last "), d...)
 }
 
-func (h *holdHandler) OnData(c *Conn, in []byte) int {
+func (h *holdHandler) OnData(c *Conn, in []byte) (int, Action) {
 	used := 0
 	for {
 		i := bytes.IndexByte(in[used:], '\n')
 		if i < 0 {
-			return used
+			return used, Continue
 		}
 		line := append([]byte(nil), in[used:used+i+1]...)
 		used += i + 1

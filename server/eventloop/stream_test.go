@@ -25,13 +25,13 @@ type tickHandler struct {
 
 func (h *tickHandler) OnOpen(*Conn)  {}
 func (h *tickHandler) OnClose(*Conn) {}
-func (h *tickHandler) OnData(c *Conn, in []byte) int {
+func (h *tickHandler) OnData(c *Conn, in []byte) (int, Action) {
 	if string(in) == "start\n" {
 		c.Reply(c.NextSeq(), []byte("ok\n"), false)
 		h.c, h.ticks, h.next = c, 0, time.Now().Add(20*time.Millisecond)
 		c.loop.SetTimer(h.next)
 	}
-	return len(in)
+	return len(in), Continue
 }
 
 func (h *tickHandler) OnTurnEnd(l *Loop) {

@@ -264,7 +264,7 @@ func (l *Loop) startWriteClockLocked(c *Conn) {
 func (l *Loop) timeOut(c *Conn, cause Cause) {
 	l.closedBy[cause].Add(1)
 	if (cause == CauseHeaderTimeout || cause == CauseBodyTimeout) && len(c.in) > 0 && l.timeoutH != nil {
-		c.StopInput()
+		c.stopInput()
 		l.timeoutH.OnRequestTimeout(c)
 		c.needFlush = false
 		l.flush(c)
