@@ -59,8 +59,18 @@ func (c *counter) init() {
 
 // publish stores x and wakes parked waiters. With nobody parked it costs one
 // store and one load of a line the caller already owns.
+//
+// The store is a Swap: with park's Add-then-Load this is a store-load
+// handshake (each side writes, then reads the other's word), correct only
+// if the store cannot be passed by the load that follows it. Go's atomics
+// promise that, but QEMU's arm64-on-x86 translation of a store-release and
+// a load-acquire does not (it fences before the store and after the load,
+// and x86 lets a load pass an earlier store), and make test runs these
+// tests under qemu-user: a parked producer once missed its wake-up there.
+// A read-modify-write fences both ways. On amd64 Go's Store already is an
+// XCHG, so this costs nothing there.
 func (c *counter) publish(x uint64) {
-	c.v.Store(x)
+	c.v.Swap(x)
 	if c.waiters.Load() != 0 {
 		c.wake()
 	}
