@@ -84,7 +84,10 @@ func run(args []string) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	srv, err := app.New(cfg, app.Options{DisableDirectWrites: !*directWrites, PipelineSpin: *pipelineSpin, NoYieldAfterPush: *noYield})
+	srv, err := app.New(cfg, app.Options{DisableDirectWrites: !*directWrites, PipelineSpin: *pipelineSpin, NoYieldAfterPush: *noYield,
+		OnLoopError: func(err error) { fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err) },
+		Logf:        func(format string, args ...any) { fmt.Fprintf(os.Stderr, "weaseldb: "+format+"\n", args...) },
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
 		return 1
@@ -101,12 +104,12 @@ func run(args []string) int {
 	select {
 	case sig := <-sigs:
 		fmt.Printf("weaseldb: %v: stopping\n", sig)
-	case err := <-srv.Failed():
+	case <-srv.Failed():
 		// Fail fast: a server short of a loop is not the one configured.
-		// The loop's own connections are already closed; the rest are
-		// stopped gracefully, and the exit status tells a supervisor to
-		// start the server again.
-		fmt.Fprintf(os.Stderr, "weaseldb: %v\nweaseldb: stopping: an event loop failed\n", err)
+		// The loop's own connections are already closed (and OnLoopError
+		// printed why); the rest are stopped gracefully, and the exit
+		// status tells a supervisor to start the server again.
+		fmt.Fprintln(os.Stderr, "weaseldb: stopping: an event loop failed")
 		code = 1
 	}
 	go func() {

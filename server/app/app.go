@@ -3,7 +3,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -32,7 +31,6 @@ type Server struct {
 	keepalive time.Duration
 	endGrace  time.Duration
 	connLimit ConnectionLimit
-	started   bool
 	stopped   bool
 	yield     bool
 }
@@ -52,10 +50,15 @@ type Options struct {
 	NoYieldAfterPush bool
 	// Loop overrides event-loop options (zero fields: defaults).
 	Loop eventloop.Options
-	// OnLoopError hears about what goes wrong in an event loop: a CPU it
-	// could not be pinned to, or a panic, which Failed delivers too
-	// (default: stderr).
+	// OnLoopError hears about what goes wrong in an event loop or a
+	// pipeline stage: a CPU it could not be pinned to, io_uring unavailable,
+	// or a panic, which Failed delivers too (nil: nobody; the library does
+	// not print, cmd/weaseldb does).
 	OnLoopError func(error)
+	// Logf hears the server's notices: accepts paused for lack of
+	// descriptors, connections refused at max_connections, a
+	// max_connections above what the descriptors allow (nil: nobody).
+	Logf func(format string, args ...any)
 	// SubscriberEndGrace: how long an ended subscription stream may take
 	// to deliver its final line before its connection is closed anyway
 	// (default DefaultSubscriberEndGrace).
@@ -118,6 +121,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 			s.handlers[c.Loop().ID()].register(c, sub)
 		},
 		OnPublish: s.notifyPublish,
+		OnError:   opt.OnLoopError,
 	})
 	if err != nil {
 		s.closeListeners()
@@ -125,14 +129,13 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 	}
 	lo := loopOptions(cfg, opt)
 	s.connLimit = connectionLimit(cfg, len(s.listeners))
-	warn(s.connLimit.Warning)
+	if s.connLimit.Warning != "" && opt.Logf != nil {
+		opt.Logf("warning: %s", s.connLimit.Warning)
+	}
 	if lo.MaxConns == 0 {
 		lo.MaxConns = s.connLimit.Max
 	}
 	report := opt.OnLoopError
-	if report == nil {
-		report = func(err error) { fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err) }
-	}
 	s.loops, err = eventloop.NewServer(s.listeners, cfg.Server.IOThreads, lo, func(int) eventloop.Handler {
 		h := newHandler(s)
 		s.handlers = append(s.handlers, h)
@@ -204,7 +207,6 @@ func (s *Server) TCPPort(i int) int { return s.listeners[i].Port() }
 
 // Start runs the event loops.
 func (s *Server) Start() {
-	s.started = true
 	s.loops.Start()
 }
 
@@ -320,6 +322,3 @@ func pinnedThreads(cfg config.Config) int {
 	}
 	return n
 }
-
-// ErrClosed is returned by operations on a server that was shut down.
-var ErrClosed = errors.New("server closed")

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +18,9 @@ func loopOptions(cfg config.Config, opt Options) eventloop.Options {
 	lo.EventBatchSize = cfg.Server.EventBatchSize
 	lo.ReadBufferSize = cfg.Server.ReadBufferSize
 	lo.IOCPUs = cfg.Server.IOCPUs
+	if lo.Logf == nil {
+		lo.Logf = opt.Logf
+	}
 	if lo.Backend == "" {
 		lo.Backend = eventloop.Backend(cfg.Server.IOBackend)
 	}
@@ -82,10 +84,4 @@ func connectionLimit(cfg config.Config, listeners int) ConnectionLimit {
 		avail = 1 << 16 // no limit readable: a bound that still protects the loops
 	}
 	return ConnectionLimit{Max: avail, NoFile: nofile, Reserve: reserve, Auto: true}
-}
-
-func warn(msg string) {
-	if msg != "" {
-		fmt.Fprintf(os.Stderr, "weaseldb: warning: %s\n", msg)
-	}
 }

@@ -153,10 +153,7 @@ func (h *handler) reply(q *request, metric metrics.Route, status int, body []byt
 
 func (h *handler) replyTyped(q *request, metric metrics.Route, status int, contentType string, body []byte) {
 	r := q.http
-	extra := ""
-	if r.KeepAlive && r.Version == http1.HTTP10 {
-		extra = "Connection: keep-alive\r\n" // HTTP/1.0 closes unless told otherwise
-	}
+	extra := http1.KeepAliveExtra(r.KeepAlive, r.Version)
 	if status == 405 && q.route != nil {
 		extra += q.route.allow
 	}

@@ -6,11 +6,8 @@
 package commit
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -93,6 +90,9 @@ type Options struct {
 	OkResolveSpin       time.Duration // busy-wait per /ok on the clock (after the iterations)
 	LgSlotCount         int           // ring size 2^LgSlotCount; 0 means 16
 	DirectWrites        bool          // release threads may write to sockets themselves
+	// OnError hears what goes wrong in a stage that does not stop it (a
+	// CPU it could not be pinned to); nil: nobody.
+	OnError func(error)
 	// CommitResolveSpin is a busy-wait on the clock per POST /v1/commit in
 	// the resolve stage (benchmark.commit_resolve_spin_ns): a known slowdown
 	// of the commit path alone, for measuring the regression gate on it.
@@ -159,18 +159,15 @@ type Pipeline struct {
 var okBody = []byte(`{"status":"ok"}`)
 var okResponse = http1.AppendResponse(nil, 200, "application/json", okBody, nil, true)
 
-// BuildResponse is http1.AppendResponse, plus "Connection: keep-alive" for
-// an HTTP/1.0 client that asked to keep the connection (HTTP/1.0 closes
-// after a response unless told otherwise).
+// BuildResponse is http1.AppendResponse, with the keep-alive header an
+// HTTP/1.0 client that asked to keep the connection needs
+// (http1.KeepAliveExtra).
 func BuildResponse(dst []byte, status int, contentType string, body, requestID []byte, keepAlive, http10 bool) []byte {
-	start := len(dst)
-	dst = http1.AppendResponse(dst, status, contentType, body, requestID, keepAlive)
-	if keepAlive && http10 {
-		if i := bytes.Index(dst[start:], []byte("\r\n")); i >= 0 {
-			dst = slices.Insert(dst, start+i+2, []byte("Connection: keep-alive\r\n")...)
-		}
+	v := http1.HTTP11
+	if http10 {
+		v = http1.HTTP10
 	}
-	return dst
+	return http1.AppendResponseExtra(dst, status, contentType, body, requestID, keepAlive, http1.KeepAliveExtra(keepAlive, v))
 }
 
 // New starts the stage goroutines.
@@ -277,7 +274,9 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 	if stage < len(cp.opt.StageCPUs) && len(cp.opt.StageCPUs[stage]) > 0 {
 		cpus := cp.opt.StageCPUs[stage]
 		if err := affinity.PinCurrentThread([]int{cpus[thread%len(cpus)]}); err != nil {
-			fmt.Fprintf(os.Stderr, "weaseldb: commit stage %s thread %d: %v\n", metrics.StageNames[stage], thread, err)
+			if cp.opt.OnError != nil {
+				cp.opt.OnError(fmt.Errorf("commit stage %s thread %d: %w", metrics.StageNames[stage], thread, err))
+			}
 		} else {
 			// A pinned goroutine is locked to its thread: its spins must
 			// not yield (each yield would cost two thread switches).

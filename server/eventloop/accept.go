@@ -9,7 +9,6 @@ package eventloop
 
 import (
 	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -120,7 +119,7 @@ func (l *Loop) pauseAccepts(i int, err error) {
 	if !l.acceptErrLogged || l.now-l.acceptErrAt >= int64(time.Second) {
 		l.acceptErrLogged = true
 		l.acceptErrAt = l.now
-		fmt.Fprintf(os.Stderr, "weaseldb: loop %d: accept on %s: %v; pausing accepts for %v at a time\n", l.id, ln.addr, err, l.opt.AcceptBackoff)
+		l.logf("loop %d: accept on %s: %v; pausing accepts for %v at a time", l.id, ln.addr, err, l.opt.AcceptBackoff)
 	}
 }
 
@@ -132,7 +131,7 @@ func (l *Loop) refuseOverLimit(fd int, ln *Listener) {
 	l.closedBy[CauseConnLimit].Add(1)
 	if l.now-l.limitLoggedAt >= int64(time.Second) || l.limitLoggedAt == 0 {
 		l.limitLoggedAt = l.now
-		fmt.Fprintf(os.Stderr, "weaseldb: loop %d: %d connections open (max_connections); closing new connections on %s until some end\n", l.id, l.opt.MaxConns, ln.addr)
+		l.logf("loop %d: %d connections open (max_connections); closing new connections on %s until some end", l.id, l.opt.MaxConns, ln.addr)
 	}
 }
 

@@ -1,6 +1,7 @@
 package eventloop
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -27,9 +28,10 @@ func TestBackendSelection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var reported []error
-		srv, err := NewServer([]*Listener{ln}, 1, Options{Backend: b}, func(int) Handler { return &lineHandler{inline: true} },
-			func(err error) { reported = append(reported, err) })
+		var reported []string
+		logf := func(format string, args ...any) { reported = append(reported, fmt.Sprintf(format, args...)) }
+		srv, err := NewServer([]*Listener{ln}, 1, Options{Backend: b, Logf: logf}, func(int) Handler { return &lineHandler{inline: true} },
+			func(err error) { t.Errorf("loop: %v", err) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -153,6 +153,13 @@ func (l *Loop) closeFds() {
 	}
 }
 
+// logf passes a notice to Options.Logf.
+func (l *Loop) logf(format string, args ...any) {
+	if l.opt.Logf != nil {
+		l.opt.Logf(format, args...)
+	}
+}
+
 // warn tells the loop's owner about something that went wrong but does
 // not stop the loop.
 func (l *Loop) warn(err error) {

@@ -32,6 +32,10 @@ type Options struct {
 	// MaxConns bounds the connections open across all loops of a Server:
 	// past it a new connection is accepted and closed at once. 0: no limit.
 	MaxConns int
+	// Logf hears the loops' notices (accepts paused for lack of
+	// descriptors, connections refused at MaxConns), each at most once a
+	// second; nil: nobody (a library does not print).
+	Logf func(format string, args ...any)
 }
 
 // DefaultOptions are the defaults for unset Options fields.

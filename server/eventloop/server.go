@@ -35,8 +35,8 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 			// Disabled by sysctl, refused by a container's seccomp profile,
 			// or an old kernel: serve on epoll and say why.
 			opt.Backend = BackendEpoll
-			if report != nil {
-				report(fmt.Errorf("io_uring unavailable, using epoll: %w", err))
+			if opt.Logf != nil {
+				opt.Logf("io_uring unavailable, using epoll: %v", err)
 			}
 		}
 	default:

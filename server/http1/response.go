@@ -117,6 +117,17 @@ func AppendResponseExtra(dst []byte, status int, contentType string, body []byte
 	return dst
 }
 
+// KeepAliveExtra is the header line every response to an HTTP/1.0 client
+// that asked to keep its connection needs (HTTP/1.0 closes after a
+// response unless told otherwise), "" for anyone else: AppendResponseExtra's
+// extra, so the rule lives in one place.
+func KeepAliveExtra(keepAlive bool, v Version) string {
+	if keepAlive && v == HTTP10 {
+		return "Connection: keep-alive\r\n"
+	}
+	return ""
+}
+
 // ResponseHead returns the status line and headers of a complete response
 // built by this package, without its body: the answer to a HEAD request,
 // which carries the GET's headers (Content-Length included) and no body
