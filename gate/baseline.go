@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"weaseldb/internal/stats"
 )
 
 // BaselineVersion is the schema version of testdata/baseline.json.
@@ -113,7 +115,7 @@ func ReadBaseline(path string) (Baseline, error) {
 // interrupted mid-write never leaves half a baseline.
 func WriteBaseline(path string, b Baseline) error {
 	b.Version = BaselineVersion
-	b.MedianRPS = Median(b.SamplesRPS)
+	b.MedianRPS = stats.Median(b.SamplesRPS)
 	b.Spread = RelativeSpread(b.SamplesRPS)
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {

@@ -51,7 +51,7 @@ func BuildRef(ctx context.Context, ref, pkg, out string) (commit string, err err
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building %s at %s: %v: %s", pkg, ref, err, firstLine(stderr.String()))
+		return "", fmt.Errorf("building %s at %s: %w: %s", pkg, ref, err, firstLine(stderr.String()))
 	}
 	return commit, nil
 }
@@ -62,7 +62,7 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", args[0], err, firstLine(stderr.String()))
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, firstLine(stderr.String()))
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }

@@ -14,8 +14,8 @@ import (
 // synthetic lab, without processes, in milliseconds.
 type lab interface {
 	startServer(spec ServerSpec) (server, error)
-	// runLoad runs one load. A result with a non-nil *LoadExitError is a run
-	// that finished and wrote its result but exited non-zero (errors,
+	// runLoad runs one load. A result with a non-nil *loadrun.ExitError is
+	// a run that finished and wrote its result but exited non-zero (errors,
 	// unfinished or dropped requests); any other error means no result.
 	runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result, error)
 }

@@ -1,15 +1,14 @@
 package gate
 
 import (
-	"bufio"
-	"bytes"
 	"debug/buildinfo"
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/procstat"
 )
 
 // Machine identifies where a measurement was taken. A baseline is only
@@ -40,40 +39,15 @@ func ThisMachine(serverBinary string) Machine {
 	return m
 }
 
-// cpuModel reads the first "model name" (x86) or a "CPU part"-style line
-// (arm64) from /proc/cpuinfo.
+// cpuModel is the first CPU's model as internal/procstat reads it (x86's
+// "model name", arm64's implementer and part named as lscpu names them),
+// or "unknown (GOARCH)": a baseline recorded without a name still compares
+// equal only with one from the same architecture.
 func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown (" + runtime.GOARCH + ")"
+	if m := procstat.CPUModel(); m != "" {
+		return m
 	}
-	return parseCPUModel(data, runtime.GOARCH)
-}
-
-func parseCPUModel(cpuinfo []byte, arch string) string {
-	var fallback string
-	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		switch key {
-		case "model name", "Model":
-			if value != "" {
-				return value
-			}
-		case "CPU implementer", "CPU part":
-			if fallback == "" || key == "CPU part" {
-				fallback = strings.TrimSpace(fallback + " " + key + " " + value)
-			}
-		}
-	}
-	if fallback != "" {
-		return arch + " " + fallback
-	}
-	return "unknown (" + arch + ")"
+	return "unknown (" + runtime.GOARCH + ")"
 }
 
 // Compare returns the reasons m (where the baseline was measured) is a

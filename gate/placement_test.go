@@ -4,10 +4,11 @@ import (
 	"slices"
 	"testing"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/gate"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
-	"weaseldb/reports"
 )
 
 // The gate's --pin auto and the report's fitted setup place the server and
@@ -37,8 +38,8 @@ func TestGateAndReportPlaceAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := reports.FitSetup(allowed, reports.Setup{})
-			if got := r.Cores == reports.CoresDedicated; got != tc.dedicated {
+			r := plan.FitSetup(allowed, artifacts.Setup{})
+			if got := r.Cores == artifacts.CoresDedicated; got != tc.dedicated {
 				t.Fatalf("report's fitted setup dedicated=%v, want %v (%s)", got, tc.dedicated, r.Why)
 			}
 			if tc.dedicated {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/loadrun"
 	"weaseldb/loadtester"
 )
 
@@ -43,7 +44,7 @@ type sideRun struct {
 func (m *measurement) measureRounds(ctx context.Context) {
 	began := m.now()
 	target, limit := m.o.Rounds, m.o.maxRounds()
-	if m.mode == "update-baseline" {
+	if m.mode == ModeUpdateBaseline {
 		target = limit // a baseline is recorded once: as many runs as allowed
 	}
 	for round := 0; ; {
@@ -67,7 +68,7 @@ func (m *measurement) measureRounds(ctx context.Context) {
 			}
 		}
 		active := m.active()
-		if m.mode == "update-baseline" {
+		if m.mode == ModeUpdateBaseline {
 			m.stopped(active[0], StopMaxRounds, fmt.Sprintf("recorded %d runs", round))
 			return
 		}
@@ -305,7 +306,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 	selfBefore, selfErr := s.server.cpu()
 	began := m.now()
 	res, err := m.lab.runLoad(ctx, m.loadSpec(sc, s, sc.sc.LoadShape, PhaseMeasured))
-	var exit *LoadExitError
+	var exit *loadrun.ExitError
 	if err == nil || errors.As(err, &exit) {
 		m.record(sc, round, s, other, res, began, selfBefore, selfErr, otherBefore)
 	}
@@ -351,7 +352,7 @@ func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res 
 // unfinished or dropped (issue 12: such a run is not judged as a sample),
 // or load_tester failing for another reason.
 func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadtester.Result, err error) bool {
-	var exit *LoadExitError
+	var exit *loadrun.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		m.runFailed(sc, s, what, err)
 		return false
@@ -440,7 +441,7 @@ const InterimLevel = 0.99
 func (m *measurement) judge(sc *scenarioRun, final bool, level float64) Decision {
 	r := sc.r
 	a, b := m.samples(sc)
-	if m.mode == "ab" {
+	if m.mode == ModeAB {
 		r.CI = PairedRatio(a, b, level)
 	} else {
 		r.CI = UnpairedRatio(a, b, level)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/internal/loadrun"
 )
 
 // ratios serves A at 100k and B at 100k × the next ratio of the list per
@@ -169,7 +171,7 @@ func TestRoundProblems(t *testing.T) {
 	unfinished.Unfinished, unfinished.Due = 40, 90040
 	dropped := result(90000)
 	dropped.Dropped, dropped.Due = 7, 90007
-	exit1 := &LoadExitError{Status: 1, LastLine: ": load_tester: 40 unfinished"}
+	exit1 := &loadrun.ExitError{Tool: loadrun.LoadTester, Status: 1, LastLine: ": load_tester: 40 unfinished"}
 	clientBound := func(r synthRun) synthOutcome {
 		res := result(100000)
 		res.ClientBound, res.ClientBoundReason = true, "busiest network thread at 97% of its CPU"

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"weaseldb/internal/affinity"
+
+	"weaseldb/internal/stats"
 )
 
 // ResultVersion is the schema version of the gate's --json output. 2: the
@@ -71,12 +73,24 @@ type Side struct {
 	Metric string `json:"metric,omitempty"`
 }
 
+// Mode is what a gate run compares with what (Result.Mode and
+// ScenariosResult.Mode, as the JSON writes it).
+type Mode string
+
+// The modes.
+const (
+	ModeAB             Mode = "ab"              // two builds in one interleaved run (--a or --a-ref)
+	ModeBaseline       Mode = "baseline"        // one build against a recorded baseline
+	ModeUpdateBaseline Mode = "update-baseline" // one build's runs recorded as the baseline
+	ModeScenarios      Mode = "scenarios"       // a scenarios file: each scenario measured as in ModeAB
+)
+
 // Result is everything a gate run of one workload found; cmd/gate prints it
 // and writes it as JSON and markdown. (A run of a scenarios file gives a
 // ScenariosResult, with a Judgement per scenario.)
 type Result struct {
-	Version int    `json:"version"`
-	Mode    string `json:"mode"` // "ab", "baseline" or "update-baseline"
+	Version int  `json:"version"`
+	Mode    Mode `json:"mode"` // ModeAB, ModeBaseline or ModeUpdateBaseline
 	Judgement
 	Settings Settings `json:"settings"`
 	Machine  Machine  `json:"machine"`
@@ -158,11 +172,11 @@ func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() t
 	r := &Result{Version: ResultVersion, Command: o.Command}
 	switch {
 	case o.UpdateBaseline:
-		r.Mode = "update-baseline"
+		r.Mode = ModeUpdateBaseline
 	case o.ABMode():
-		r.Mode = "ab"
+		r.Mode = ModeAB
 	default:
-		r.Mode = "baseline"
+		r.Mode = ModeBaseline
 	}
 	sc := &scenarioRun{sc: implicitScenario(o), r: &r.Judgement}
 	sc.init(o)
@@ -185,8 +199,8 @@ func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() t
 // of every scenario (one, without --scenarios).
 type measurement struct {
 	o            Options
-	mode         string // "ab", "baseline", "update-baseline"
-	multi        bool   // a scenarios file: scenario names in the progress lines and the servers' files
+	mode         Mode // ModeAB (a scenarios run too), ModeBaseline or ModeUpdateBaseline
+	multi        bool // a scenarios file: scenario names in the progress lines and the servers' files
 	progress     io.Writer
 	lab          lab
 	now          func() time.Time
@@ -310,7 +324,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 				"does not cover how two processes of one binary differ (docs/gate.md)")
 		}
 	}
-	if m.mode == "baseline" {
+	if m.mode == ModeBaseline {
 		if m.baseline = m.loadBaseline(*settings, *machine); m.baseline == nil {
 			sc := m.scenarios[0]
 			sc.r.StopReason, sc.r.StopDetail = StopProblem, sc.r.Problems[0].Detail
@@ -334,7 +348,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	for _, sc := range m.scenarios {
 		b := &sideRun{name: "B", binary: o.B, label: o.B, config: cfgB}
 		sc.sides = []*sideRun{b}
-		if m.mode == "ab" {
+		if m.mode == ModeAB {
 			sc.sides = []*sideRun{{name: "A", binary: binA, label: labelA, config: cfgA}, b}
 		}
 	}
@@ -347,7 +361,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	for _, sc := range m.scenarios {
 		m.summarise(sc)
 	}
-	if m.mode == "update-baseline" {
+	if m.mode == ModeUpdateBaseline {
 		sc := m.scenarios[0]
 		sc.r.Problems = append(sc.r.Problems, m.clientBoundProblems(sc)...)
 		m.writeBaseline(sc, *settings, *machine)
@@ -394,7 +408,7 @@ func (m *measurement) summarise(sc *scenarioRun) {
 		r.A = Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
 			MedianRPS: b.MedianRPS, Spread: RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
 	}
-	if m.mode == "ab" {
+	if m.mode == ModeAB {
 		r.RoundRatios = RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
 		r.RatioSpread = RelativeSpread(r.RoundRatios)
 	}
@@ -403,7 +417,7 @@ func (m *measurement) summarise(sc *scenarioRun) {
 func (m *measurement) side(sc *scenarioRun, s *sideRun) Side {
 	side := Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
 		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
-	side.MedianRPS, side.Spread = Median(s.samples), RelativeSpread(s.samples)
+	side.MedianRPS, side.Spread = stats.Median(s.samples), RelativeSpread(s.samples)
 	if sc.sc.Metric != MetricRPS {
 		side.Metric = sc.sc.Metric
 	}
@@ -486,7 +500,7 @@ func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine 
 			return
 		}
 	}
-	b := Baseline{Created: time.Now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
+	b := Baseline{Created: m.now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
 		Machine: machine, Settings: settings, SamplesRPS: r.B.SamplesRPS}
 	if err := WriteBaseline(m.o.BaselineFile, b); err != nil {
 		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}

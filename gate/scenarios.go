@@ -18,8 +18,8 @@ const ScenariosResultVersion = 3
 // ScenariosResult is what a run of a scenarios file found: a judgement per
 // scenario, and the run's verdict, the worst of theirs.
 type ScenariosResult struct {
-	Version  int    `json:"version"`
-	Mode     string `json:"mode"` // "scenarios"
+	Version  int  `json:"version"`
+	Mode     Mode `json:"mode"` // ModeScenarios
 	Decision `json:"decision"`
 	ExitCode int `json:"exit_code"`
 	// DecidedBy is the scenario whose verdict is the run's: the first (in
@@ -66,7 +66,7 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 		}
 	}
 	if err != nil {
-		res := &ScenariosResult{Version: ScenariosResultVersion, Mode: "scenarios", File: path, Command: o.Command,
+		res := &ScenariosResult{Version: ScenariosResultVersion, Mode: ModeScenarios, File: path, Command: o.Command,
 			Decision: Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}}
 		res.ExitCode = res.Decision.ExitCode()
 		return res
@@ -78,9 +78,9 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 // given (tests give synthetic ones).
 func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, now func() time.Time) *ScenariosResult {
 	start := now()
-	res := &ScenariosResult{Version: ScenariosResultVersion, Mode: "scenarios", File: f.Path, Command: o.Command,
+	res := &ScenariosResult{Version: ScenariosResultVersion, Mode: ModeScenarios, File: f.Path, Command: o.Command,
 		RoundsPlan: RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()}}
-	m := &measurement{o: o, mode: "ab", multi: true, progress: progress, lab: l, now: now}
+	m := &measurement{o: o, mode: ModeAB, multi: true, progress: progress, lab: l, now: now}
 	chosen, err := f.only(o.Only)
 	for _, s := range chosen {
 		s = s.resolved(o)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/internal/loadrun"
 )
 
 // fourScenarios is the shape of testdata/gate_scenarios.toml for the
@@ -292,7 +294,7 @@ func TestScenariosProblemInOneScenario(t *testing.T) {
 		base := perScenario(extra)
 		return func(r synthRun) synthOutcome {
 			if r.Scenario == "status" && r.Setup && r.Side == "B" {
-				return synthOutcome{Result: withErrors, Err: &LoadExitError{Status: 1}}
+				return synthOutcome{Result: withErrors, Err: &loadrun.ExitError{Tool: loadrun.LoadTester, Status: 1}}
 			}
 			return base(r)
 		}

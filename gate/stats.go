@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"golang.org/x/perf/benchmath"
+
+	"weaseldb/internal/stats"
 )
 
 // The statistics come from golang.org/x/perf/benchmath, benchstat's engine:
@@ -18,21 +20,13 @@ import (
 // takes one sample per round (B's req/s over A's, measured side by side by
 // fresh server processes), which is how a paired design enters a library
 // of unpaired samples, and it combines two medians' intervals into one for
-// the ratio in baseline mode.
-
-// Median returns the median of xs (the mean of the two middle values when
-// len(xs) is even), or NaN when xs is empty. xs is not modified.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	return summary(xs, 0.95).Center
-}
+// the ratio in baseline mode. The medians it reports are the tree's one
+// median (internal/stats); benchmath gives only the intervals around them.
 
 // RelativeSpread is the median absolute deviation divided by the median: a
 // robust "±x" of one sample that a single outlier run cannot inflate.
 func RelativeSpread(xs []float64) float64 {
-	m := Median(xs)
+	m := stats.Median(xs)
 	if len(xs) == 0 || m == 0 {
 		return math.NaN()
 	}
@@ -40,7 +34,7 @@ func RelativeSpread(xs []float64) float64 {
 	for i, x := range xs {
 		dev[i] = math.Abs(x - m)
 	}
-	return Median(dev) / m
+	return stats.Median(dev) / m
 }
 
 // summary is benchmath's median and its distribution-free interval at

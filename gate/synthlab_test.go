@@ -30,7 +30,7 @@ type synthRun struct {
 }
 
 // synthOutcome is the model's answer: the result (an error instead, or a
-// result with a *LoadExitError), the CPU the server used, and whether the
+// result with a *loadrun.ExitError), the CPU the server used, and whether the
 // server dies during the run.
 type synthOutcome struct {
 	Result    loadtester.Result

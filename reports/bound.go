@@ -1,6 +1,10 @@
 package reports
 
-import "fmt"
+import (
+	"fmt"
+
+	"weaseldb/artifacts"
+)
 
 // saturated is the share of a resource's capacity above which the report
 // calls it a bound of a run.
@@ -29,7 +33,7 @@ type bound struct {
 // The first is the bound the Summary names; the others are printed beside
 // it. None: nothing was at its limit (the closed loop's connections set
 // the pace), or the run has too little to tell.
-func bounds(r *Round, s Setup, machineCPUs int) []bound {
+func bounds(r *Round, s artifacts.Setup, machineCPUs int) []bound {
 	if r == nil || r.Load == nil {
 		return nil
 	}
@@ -59,7 +63,7 @@ func bounds(r *Round, s Setup, machineCPUs int) []bound {
 				evidence: fieldOf(name("resolve stage busy share"), busy, 100, "% of the window", 0, r.LoadedName, "stage_busy.resolve")})
 		}
 	}
-	if sm := r.Sample; sm != nil && r.Loaded != nil && !Spins(s.WaitStrategy) && sm.GOMAXPROCS > 0 &&
+	if sm := r.Sample; sm != nil && r.Loaded != nil && !artifacts.Spins(s.WaitStrategy) && sm.GOMAXPROCS > 0 &&
 		r.Loaded.CoreFraction >= saturated*float64(sm.GOMAXPROCS) {
 		out = append(out, bound{what: "the I/O loops", note: fmt.Sprintf("the server, whose %d I/O loop(s) run every stage on its GOMAXPROCS = %d, used", s.IOThreads, sm.GOMAXPROCS),
 			evidence: fieldOf(name("server CPU under load"), r.Loaded.CoreFraction, 1, "cores", 2, r.LoadedName, r.LoadedPrefix+"core_fraction")})

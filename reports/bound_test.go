@@ -4,21 +4,22 @@ import (
 	"strings"
 	"testing"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
 )
 
 func TestBoundsRule(t *testing.T) {
-	fitted := Setup{Title: "fitted setup", IOThreads: 1, WaitStrategy: "WaitIfStageEmpty"}
-	seed := Setup{Title: "the seed's setup", IOThreads: 8, WaitStrategy: "WaitIfUpstreamIdle"}
+	fitted := artifacts.Setup{Title: "fitted setup", IOThreads: 1, WaitStrategy: "WaitIfStageEmpty"}
+	seed := artifacts.Setup{Title: "the seed's setup", IOThreads: 8, WaitStrategy: "WaitIfUpstreamIdle"}
 	round := func(clientBound bool, serverCores, machineBusy, resolve float64, gomaxprocs int) *Round {
 		return &Round{Number: 1, LoadName: "l.json", LoadedName: "s.json", LoadedPrefix: "loaded.",
 			Load:   &loadtester.Result{ClientBound: clientBound, ClientCPUFraction: 0.97},
-			Loaded: &CPUSample{CoreFraction: serverCores, MachineBusyCores: machineBusy, MachineCPUs: 2},
-			Sample: &ServerSample{StageBusy: map[string]float64{"resolve": resolve}, GOMAXPROCS: gomaxprocs}}
+			Loaded: &artifacts.CPUSample{CoreFraction: serverCores, MachineBusyCores: machineBusy, MachineCPUs: 2},
+			Sample: &artifacts.ServerSample{StageBusy: map[string]float64{"resolve": resolve}, GOMAXPROCS: gomaxprocs}}
 	}
 	tests := []struct {
 		name  string
-		setup Setup
+		setup artifacts.Setup
 		round *Round
 		want  []string
 	}{

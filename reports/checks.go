@@ -5,54 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
 	"weaseldb/loadtester"
-)
-
-// ChecksFile is the run directory's functional checks (`report check`).
-const ChecksFile = "checks.json"
-
-// ChecksVersion is the version of checks.json.
-const ChecksVersion = 1
-
-// Checks is checks.json: what a run did, checked against what it planned,
-// one line per thing a reader would otherwise take on faith. Every check is
-// about behaviour (what ran, where, whether it finished and was answered),
-// never about speed, so it holds on an emulated machine as on real cores.
-type Checks struct {
-	Version int     `json:"version"`
-	Passed  bool    `json:"passed"`
-	Total   int     `json:"total"`
-	Failed  int     `json:"failed"`
-	Summary string  `json:"summary"`
-	CPUs    int     `json:"cpus,omitempty"` // the CPUs the run was to have (0: not checked)
-	Checks  []Check `json:"checks"`
-}
-
-// Check is one check of one run.
-type Check struct {
-	Subject  string `json:"subject"` // "machine", "wait-strategies server Never dedicated", "setups fitted round 1"
-	Check    string `json:"check"`   // one of the Check* names
-	OK       bool   `json:"ok"`
-	Detail   string `json:"detail"`
-	Artifact string `json:"artifact,omitempty"` // the file the check read
-	// Advisory: what was found is reported, but the run is not held to it
-	// (OK stays true); Detail says why.
-	Advisory bool `json:"advisory,omitempty"`
-}
-
-// The checks, by name.
-const (
-	CheckCPUs        = "cpus"         // the machine had the CPUs asked for
-	CheckStatus      = "status"       // the run was measured (not skipped, not failed) and its server stopped cleanly
-	CheckPlan        = "plan"         // the CPUs it was given are what the planner gives for that set
-	CheckPinning     = "pinning"      // every thread where the plan put it (VerifyPinning)
-	CheckLoops       = "loops"        // every event loop accepted and served (VerifyLoops)
-	CheckGOMAXPROCS  = "gomaxprocs"   // the server's GOMAXPROCS is the planned one (PlannedGOMAXPROCS)
-	CheckAccounting  = "accounting"   // every due request answered: none failed, unfinished or dropped
-	CheckIdle        = "idle"         // with nothing to do, a parking strategy parks and Never spins
-	CheckStageSleeps = "stage-sleeps" // with nothing to do, a pinned stage thread does not keep sleeping and waking (VerifyIdleSleeps)
-	CheckCalibration = "calibration"  // bench_cpu_work ran
 )
 
 // Idle CPU, in cores, that tells parking from spinning: a strategy that
@@ -78,8 +34,8 @@ type CheckOptions struct {
 // comparison (wait_strategies.json) and the report's setups (setups.json),
 // with the threads each run read back (<name>.threads.json) and the load
 // results. A missing file is a failed check, not an error.
-func CheckRun(r *Run, o CheckOptions) *Checks {
-	c := &checker{r: r, out: &Checks{Version: ChecksVersion, CPUs: o.CPUs}, o: o}
+func CheckRun(r *Run, o CheckOptions) *artifacts.Checks {
+	c := &checker{r: r, out: &artifacts.Checks{Version: artifacts.ChecksVersion, CPUs: o.CPUs}, o: o}
 	c.machine()
 	c.waitStrategies()
 	c.setups()
@@ -97,25 +53,14 @@ func CheckRun(r *Run, o CheckOptions) *Checks {
 	return c.out
 }
 
-// FailedChecks lists the failed checks.
-func (cs *Checks) FailedChecks() []Check {
-	var out []Check
-	for _, c := range cs.Checks {
-		if !c.OK {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 type checker struct {
 	r   *Run
-	out *Checks
+	out *artifacts.Checks
 	o   CheckOptions
 }
 
 func (c *checker) add(subject, check string, ok bool, artifact, format string, args ...any) {
-	c.out.Checks = append(c.out.Checks, Check{Subject: subject, Check: check, OK: ok, Artifact: artifact, Detail: fmt.Sprintf(format, args...)})
+	c.out.Checks = append(c.out.Checks, artifacts.Check{Subject: subject, Check: check, OK: ok, Artifact: artifact, Detail: fmt.Sprintf(format, args...)})
 }
 
 // machine: the CPUs the guest had, and the sets the runs were planned from.
@@ -124,27 +69,27 @@ func (c *checker) machine() {
 		return
 	}
 	m := c.r.Manifest.Machine
-	c.add("machine", CheckCPUs, m.Cores == c.o.CPUs, ManifestFile, "%d CPUs online (machine.cores), want %d", m.Cores, c.o.CPUs)
+	c.add("machine", artifacts.CheckCPUs, m.Cores == c.o.CPUs, artifacts.ManifestFile, "%d CPUs online (machine.cores), want %d", m.Cores, c.o.CPUs)
 	sets := map[string]string{}
 	if ws := c.r.WaitStrategies; ws != nil {
-		sets[WaitStrategiesFile] = ws.AllowedCPUs
+		sets[artifacts.WaitStrategiesFile] = ws.AllowedCPUs
 	}
 	if ss := c.r.Setups; ss != nil {
-		sets[SetupsFile] = ss.AllowedCPUs
+		sets[artifacts.SetupsFile] = ss.AllowedCPUs
 	}
 	for _, file := range sortedKeys(sets) {
 		cpus, err := affinity.ParseCPUList(sets[file])
-		c.add("machine", CheckCPUs, err == nil && len(cpus) == c.o.CPUs, file,
+		c.add("machine", artifacts.CheckCPUs, err == nil && len(cpus) == c.o.CPUs, file,
 			"the runs were planned from allowed CPUs %s (%d), want %d", sets[file], len(cpus), c.o.CPUs)
 	}
 }
 
 // readPlacement reads a run's threads artifact.
-func (c *checker) readPlacement(name string) (*Placement, error) {
+func (c *checker) readPlacement(name string) (*artifacts.Placement, error) {
 	if name == "" {
 		return nil, fmt.Errorf("the run names no threads artifact")
 	}
-	var pl Placement
+	var pl artifacts.Placement
 	if err := c.r.readJSON(name, &pl, true); err != nil {
 		return nil, err
 	}
@@ -156,8 +101,8 @@ func (c *checker) readPlacement(name string) (*Placement, error) {
 // four stage threads on the CPUs the loops need, which starves some loops
 // (what the comparison is there to show), so they take few connections or
 // none. A loop that cannot accept at all would fail every other run.
-func loopsAdvisory(run WaitRun) string {
-	if run.Cores == CoresShared && run.Strategy == "Never" {
+func loopsAdvisory(run artifacts.WaitRun) string {
+	if run.Cores == artifacts.CoresShared && run.Strategy == "Never" {
 		return "not required here: Never's spinning stages share the loops' CPUs and starve some loops, which is what this run shows"
 	}
 	return ""
@@ -168,24 +113,24 @@ func loopsAdvisory(run WaitRun) string {
 func (c *checker) placement(subject, name string, server bool, advisory string) {
 	pl, err := c.readPlacement(name)
 	if err != nil {
-		c.add(subject, CheckPinning, false, name, "%v", err)
+		c.add(subject, artifacts.CheckPinning, false, name, "%v", err)
 		if server {
-			c.add(subject, CheckLoops, false, name, "%v", err)
+			c.add(subject, artifacts.CheckLoops, false, name, "%v", err)
 		}
 		return
 	}
 	res := VerifyPinning(pl)
-	c.add(subject, CheckPinning, res.OK(), name, "%s", res.Summary())
+	c.add(subject, artifacts.CheckPinning, res.OK(), name, "%s", res.Summary())
 	if !server {
 		return
 	}
 	summary, problems := VerifyLoops(pl)
 	detail := joinDetail(summary, problems)
 	if advisory == "" || len(problems) == 0 {
-		c.add(subject, CheckLoops, len(problems) == 0, name, "%s", detail)
+		c.add(subject, artifacts.CheckLoops, len(problems) == 0, name, "%s", detail)
 		return
 	}
-	c.add(subject, CheckLoops, true, name, "%s (%s)", detail, advisory)
+	c.add(subject, artifacts.CheckLoops, true, name, "%s (%s)", detail, advisory)
 	c.out.Checks[len(c.out.Checks)-1].Advisory = true
 }
 
@@ -194,35 +139,35 @@ func (c *checker) accounting(subject, name string, lf *loadtester.Result) {
 	if lf == nil {
 		var read loadtester.Result
 		if err := c.r.readJSON(name, &read, true); err != nil {
-			c.add(subject, CheckAccounting, false, name, "%v", err)
+			c.add(subject, artifacts.CheckAccounting, false, name, "%v", err)
 			return
 		}
 		lf = &read
 	}
 	ok := lf.Due > 0 && lf.Due == lf.Answered && lf.Failed == 0 && lf.Unfinished == 0 && lf.Dropped == 0 && lf.Errors == 0
-	c.add(subject, CheckAccounting, ok, name, "due %d = answered %d + failed %d + unfinished %d + dropped %d; %d errors",
+	c.add(subject, artifacts.CheckAccounting, ok, name, "due %d = answered %d + failed %d + unfinished %d + dropped %d; %d errors",
 		lf.Due, lf.Answered, lf.Failed, lf.Unfinished, lf.Dropped, lf.Errors)
 }
 
 // gomaxprocs checks the server's GOMAXPROCS against the plan.
 func (c *checker) gomaxprocs(subject, artifact string, got, io, release int, strategy string, pinned int) {
 	want := PlannedGOMAXPROCS(io, release, strategy, pinned)
-	c.add(subject, CheckGOMAXPROCS, got == want, artifact, "GOMAXPROCS %d, planned %d (%d I/O loops, %s, %d pinned threads)",
+	c.add(subject, artifacts.CheckGOMAXPROCS, got == want, artifact, "GOMAXPROCS %d, planned %d (%d I/O loops, %s, %d pinned threads)",
 		got, want, io, strategy, pinned)
 }
 
 // idle checks a strategy's idle CPU: parking strategies park, Never spins.
 func (c *checker) idle(subject, artifact, strategy string, cores *float64) {
 	if cores == nil {
-		c.add(subject, CheckIdle, false, artifact, "idle CPU not measured")
+		c.add(subject, artifacts.CheckIdle, false, artifact, "idle CPU not measured")
 		return
 	}
 	if strategy == "Never" {
-		c.add(subject, CheckIdle, *cores >= IdleSpinMinCores, artifact,
+		c.add(subject, artifacts.CheckIdle, *cores >= IdleSpinMinCores, artifact,
 			"%.3f cores with nothing to do: Never spins (want at least %.1f)", *cores, IdleSpinMinCores)
 		return
 	}
-	c.add(subject, CheckIdle, *cores < IdleParkMaxCores, artifact,
+	c.add(subject, artifacts.CheckIdle, *cores < IdleParkMaxCores, artifact,
 		"%.3f cores with nothing to do: %s parks (want under %.1f)", *cores, strategy, IdleParkMaxCores)
 }
 
@@ -230,52 +175,52 @@ func (c *checker) idle(subject, artifact, strategy string, cores *float64) {
 func (c *checker) stageSleeps(subject, name string) {
 	pl, err := c.readPlacement(name)
 	if err != nil {
-		c.add(subject, CheckStageSleeps, false, name, "%v", err)
+		c.add(subject, artifacts.CheckStageSleeps, false, name, "%v", err)
 		return
 	}
 	summary, problems := VerifyIdleSleeps(pl)
 	if summary == "" && len(problems) == 0 {
 		return // nothing pinned
 	}
-	c.add(subject, CheckStageSleeps, len(problems) == 0, name, "%s", joinDetail(summary, problems))
+	c.add(subject, artifacts.CheckStageSleeps, len(problems) == 0, name, "%s", joinDetail(summary, problems))
 }
 
 // waitStrategies checks every run of the comparison.
 func (c *checker) waitStrategies() {
 	ws := c.r.WaitStrategies
 	if ws == nil {
-		c.add("wait-strategies", CheckStatus, false, WaitStrategiesFile, "no wait_strategies.json")
+		c.add("wait-strategies", artifacts.CheckStatus, false, artifacts.WaitStrategiesFile, "no wait_strategies.json")
 		return
 	}
 	replanned := c.replanWait(ws)
 	for _, run := range ws.Runs {
 		subject := fmt.Sprintf("wait-strategies %s %s %s", run.Bench, run.Strategy, run.Cores)
 		switch {
-		case run.Status == StatusMeasured:
-			c.add(subject, CheckStatus, true, WaitStrategiesFile, "measured%s", orEmpty("; ", run.Reason))
-		case run.Status == StatusSkipped && !c.o.RequireDedicated:
+		case run.Status == artifacts.StatusMeasured:
+			c.add(subject, artifacts.CheckStatus, true, artifacts.WaitStrategiesFile, "measured%s", orEmpty("; ", run.Reason))
+		case run.Status == artifacts.StatusSkipped && !c.o.RequireDedicated:
 			continue // a machine too small for it: nothing ran, nothing to check
 		default:
-			c.add(subject, CheckStatus, false, WaitStrategiesFile, "%s: %s", run.Status, run.Reason)
+			c.add(subject, artifacts.CheckStatus, false, artifacts.WaitStrategiesFile, "%s: %s", run.Status, run.Reason)
 			continue
 		}
-		if run.Cores == CoresDedicated && replanned != nil {
+		if run.Cores == artifacts.CoresDedicated && replanned != nil {
 			want := replanned[run.Bench+" "+run.Strategy]
-			c.add(subject, CheckPlan, want == run.CPUPlan, WaitStrategiesFile, "CPUs %q; the planner gives %q for %s", run.CPUPlan, want, ws.AllowedCPUs)
+			c.add(subject, artifacts.CheckPlan, want == run.CPUPlan, artifacts.WaitStrategiesFile, "CPUs %q; the planner gives %q for %s", run.CPUPlan, want, ws.AllowedCPUs)
 		}
-		c.placement(subject, run.Threads, run.Bench == BenchServer, loopsAdvisory(run))
-		c.idle(subject, WaitStrategiesFile, run.Strategy, run.IdleCoreFraction)
-		if run.Bench == BenchServer && run.Cores == CoresDedicated {
+		c.placement(subject, run.Threads, run.Bench == artifacts.BenchServer, loopsAdvisory(run))
+		c.idle(subject, artifacts.WaitStrategiesFile, run.Strategy, run.IdleCoreFraction)
+		if run.Bench == artifacts.BenchServer && run.Cores == artifacts.CoresDedicated {
 			c.stageSleeps(subject, run.Threads)
 		}
-		if run.Bench != BenchServer {
+		if run.Bench != artifacts.BenchServer {
 			continue
 		}
 		pinned := 0
-		if run.Cores == CoresDedicated {
-			pinned = ws.IOThreads + ServerStageThreads(ws.ReleaseThreads)
+		if run.Cores == artifacts.CoresDedicated {
+			pinned = ws.IOThreads + plan.ServerStageThreads(ws.ReleaseThreads)
 		}
-		c.gomaxprocs(subject, WaitStrategiesFile, run.GOMAXPROCS, ws.IOThreads, ws.ReleaseThreads, run.Strategy, pinned)
+		c.gomaxprocs(subject, artifacts.WaitStrategiesFile, run.GOMAXPROCS, ws.IOThreads, ws.ReleaseThreads, run.Strategy, pinned)
 		c.accounting(subject, run.Artifact, nil)
 	}
 }
@@ -283,7 +228,7 @@ func (c *checker) waitStrategies() {
 // replanWait plans the dedicated runs again from the recorded set and
 // sizes: "bench strategy" -> its CPU plan; nil when the file predates the
 // recorded sizes.
-func (c *checker) replanWait(ws *WaitStrategies) map[string]string {
+func (c *checker) replanWait(ws *artifacts.WaitStrategies) map[string]string {
 	allowed, err := affinity.ParseCPUList(ws.AllowedCPUs)
 	if err != nil || ws.IOThreads == 0 || ws.LoadThreads == 0 || ws.ReleaseThreads == 0 {
 		return nil
@@ -295,9 +240,9 @@ func (c *checker) replanWait(ws *WaitStrategies) map[string]string {
 		}
 	}
 	out := map[string]string{}
-	for _, p := range PlanWaitStrategies(allowed, WaitPlanParams{Strategies: strategies, PipelineStages: 2,
+	for _, p := range plan.WaitStrategies(allowed, plan.WaitParams{Strategies: strategies, PipelineStages: 2,
 		IOThreads: ws.IOThreads, ReleaseThreads: ws.ReleaseThreads, LoadThreads: ws.LoadThreads, Dedicated: true}) {
-		if p.Cores == CoresDedicated {
+		if p.Cores == artifacts.CoresDedicated {
 			out[p.Bench+" "+p.Strategy] = p.CPUPlan
 		}
 	}
@@ -308,46 +253,46 @@ func (c *checker) replanWait(ws *WaitStrategies) map[string]string {
 func (c *checker) setups() {
 	ss := c.r.Setups
 	if ss == nil {
-		c.add("setups", CheckStatus, false, SetupsFile, "no setups.json")
+		c.add("setups", artifacts.CheckStatus, false, artifacts.SetupsFile, "no setups.json")
 		return
 	}
-	setups := map[string]Setup{}
+	setups := map[string]artifacts.Setup{}
 	for _, s := range ss.Setups {
 		setups[s.Name] = s
 	}
-	seed, okSeed := setups[SetupSeed]
-	fitted, okFitted := setups[SetupFitted]
+	seed, okSeed := setups[artifacts.SetupSeed]
+	fitted, okFitted := setups[artifacts.SetupFitted]
 	if okSeed {
-		c.add("setups seed", CheckPlan, seed.IOThreads == SeedIOThreads, SetupsFile,
-			"the seed's setup runs %d I/O loops (the seed's %d), %s", seed.IOThreads, SeedIOThreads, seed.Describe())
+		c.add("setups seed", artifacts.CheckPlan, seed.IOThreads == SeedIOThreads, artifacts.SetupsFile,
+			"the seed's setup runs %d I/O loops (the seed's %d), %s", seed.IOThreads, SeedIOThreads, DescribeSetup(seed))
 	}
 	if okSeed && okFitted {
 		c.fittedPlan(ss, seed, fitted)
 	}
 	for _, cal := range ss.Calibrations {
-		c.add(fmt.Sprintf("setups calibration round %d", cal.Round), CheckCalibration, cal.Status == StatusMeasured, cal.Timed,
+		c.add(fmt.Sprintf("setups calibration round %d", cal.Round), artifacts.CheckCalibration, cal.Status == artifacts.StatusMeasured, cal.Timed,
 			"%s%s", cal.Status, orEmpty(": ", cal.Reason))
 	}
 	for _, run := range ss.Runs {
 		subject := fmt.Sprintf("setups %s round %d", run.Setup, run.Round)
 		s := setups[run.Setup]
-		if run.Status != StatusMeasured || run.Reason != "" {
-			c.add(subject, CheckStatus, false, SetupsFile, "%s: %s", run.Status, run.Reason)
-			if run.Status != StatusMeasured {
+		if run.Status != artifacts.StatusMeasured || run.Reason != "" {
+			c.add(subject, artifacts.CheckStatus, false, artifacts.SetupsFile, "%s: %s", run.Status, run.Reason)
+			if run.Status != artifacts.StatusMeasured {
 				continue
 			}
 		}
-		var sample ServerSample
+		var sample artifacts.ServerSample
 		if err := c.r.readJSON(run.Sample, &sample, true); err != nil {
-			c.add(subject, CheckStatus, false, run.Sample, "%v", err)
+			c.add(subject, artifacts.CheckStatus, false, run.Sample, "%v", err)
 			continue
 		}
 		if run.Reason == "" {
-			c.add(subject, CheckStatus, sample.ExitCode == 0, run.Sample, "measured; the server stopped with exit %d after SIGTERM", sample.ExitCode)
+			c.add(subject, artifacts.CheckStatus, sample.ExitCode == 0, run.Sample, "measured; the server stopped with exit %d after SIGTERM", sample.ExitCode)
 		}
 		c.placement(subject, run.Threads, true, "")
 		pinned := 0
-		if s.Cores == CoresDedicated {
+		if s.Cores == artifacts.CoresDedicated {
 			pinned = len(s.IOCPUs)
 			for _, cpus := range s.PipelineCPUs {
 				pinned += len(cpus)
@@ -359,22 +304,22 @@ func (c *checker) setups() {
 }
 
 // fittedPlan checks the fitted setup against FitSetup for the recorded set.
-func (c *checker) fittedPlan(ss *Setups, seed, fitted Setup) {
+func (c *checker) fittedPlan(ss *artifacts.Setups, seed, fitted artifacts.Setup) {
 	allowed, err := affinity.ParseCPUList(ss.AllowedCPUs)
 	if err != nil {
-		c.add("setups fitted", CheckPlan, false, SetupsFile, "allowed CPUs %q: %v", ss.AllowedCPUs, err)
+		c.add("setups fitted", artifacts.CheckPlan, false, artifacts.SetupsFile, "allowed CPUs %q: %v", ss.AllowedCPUs, err)
 		return
 	}
-	want := FitSetup(allowed, seed)
+	want := plan.FitSetup(allowed, seed)
 	same := want.IOThreads == fitted.IOThreads && want.LoadThreads == fitted.LoadThreads &&
 		want.WaitStrategy == fitted.WaitStrategy && want.Cores == fitted.Cores && want.Connections == fitted.Connections &&
 		slices.Equal(want.IOCPUs, fitted.IOCPUs) && slices.Equal(want.LoadCPUs, fitted.LoadCPUs) &&
 		slices.EqualFunc(want.PipelineCPUs, fitted.PipelineCPUs, func(a, b []int) bool { return slices.Equal(a, b) })
-	detail := fmt.Sprintf("%s; FitSetup gives the same for %s", fitted.Describe(), ss.AllowedCPUs)
+	detail := fmt.Sprintf("%s; FitSetup gives the same for %s", DescribeSetup(fitted), ss.AllowedCPUs)
 	if !same {
-		detail = fmt.Sprintf("ran %s; FitSetup gives %s for %s", fitted.Describe(), want.Describe(), ss.AllowedCPUs)
+		detail = fmt.Sprintf("ran %s; FitSetup gives %s for %s", DescribeSetup(fitted), DescribeSetup(want), ss.AllowedCPUs)
 	}
-	c.add("setups fitted", CheckPlan, same, SetupsFile, "%s", detail)
+	c.add("setups fitted", artifacts.CheckPlan, same, artifacts.SetupsFile, "%s", detail)
 }
 
 // joinDetail is a summary followed by its problems, if any.

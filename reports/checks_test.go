@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"weaseldb/artifacts"
 )
 
 // manycoreRun is a real run of scripts/manycore.sh (16 TCG-emulated CPUs on
@@ -25,7 +27,7 @@ func waitRunByName(t *testing.T, doc map[string]any, bench, strategy, cores stri
 	return nil
 }
 
-func checksOf(t *testing.T, dir string) *Checks {
+func checksOf(t *testing.T, dir string) *artifacts.Checks {
 	t.Helper()
 	r, err := LoadRun(dir)
 	if err != nil {
@@ -41,8 +43,8 @@ func TestCheckRunOnARecordedManycoreRun(t *testing.T) {
 	if !cs.Passed || cs.Failed != 0 {
 		t.Fatalf("%s: %+v", cs.Summary, cs.FailedChecks())
 	}
-	var recorded Checks
-	data, err := os.ReadFile(filepath.Join(manycoreRun, ChecksFile))
+	var recorded artifacts.Checks
+	data, err := os.ReadFile(filepath.Join(manycoreRun, artifacts.ChecksFile))
 	if err != nil || json.Unmarshal(data, &recorded) != nil {
 		t.Fatalf("checks.json: %v", err)
 	}
@@ -50,27 +52,27 @@ func TestCheckRunOnARecordedManycoreRun(t *testing.T) {
 		t.Errorf("checked again: %q (%d), recorded: %q (%d)", cs.Summary, cs.Total, recorded.Summary, recorded.Total)
 	}
 	// Every kind of check ran on every dedicated server run.
-	for _, strategy := range WaitStrategyNames {
+	for _, strategy := range artifacts.WaitStrategyNames {
 		subject := "wait-strategies server " + strategy + " dedicated"
-		for _, check := range []string{CheckStatus, CheckPlan, CheckPinning, CheckLoops, CheckGOMAXPROCS, CheckAccounting, CheckIdle, CheckStageSleeps} {
+		for _, check := range []string{artifacts.CheckStatus, artifacts.CheckPlan, artifacts.CheckPinning, artifacts.CheckLoops, artifacts.CheckGOMAXPROCS, artifacts.CheckAccounting, artifacts.CheckIdle, artifacts.CheckStageSleeps} {
 			if !hasCheck(cs, subject, check) {
 				t.Errorf("no %s check of %s", check, subject)
 			}
 		}
 	}
 	for _, subject := range []string{"setups seed round 1", "setups fitted round 1"} {
-		for _, check := range []string{CheckStatus, CheckPinning, CheckLoops, CheckGOMAXPROCS, CheckAccounting} {
+		for _, check := range []string{artifacts.CheckStatus, artifacts.CheckPinning, artifacts.CheckLoops, artifacts.CheckGOMAXPROCS, artifacts.CheckAccounting} {
 			if !hasCheck(cs, subject, check) {
 				t.Errorf("no %s check of %s", check, subject)
 			}
 		}
 	}
-	if !hasCheck(cs, "setups fitted", CheckPlan) || !hasCheck(cs, "setups seed", CheckPlan) || !hasCheck(cs, "machine", CheckCPUs) {
+	if !hasCheck(cs, "setups fitted", artifacts.CheckPlan) || !hasCheck(cs, "setups seed", artifacts.CheckPlan) || !hasCheck(cs, "machine", artifacts.CheckCPUs) {
 		t.Error("the plans or the machine were not checked")
 	}
 }
 
-func hasCheck(cs *Checks, subject, check string) bool {
+func hasCheck(cs *artifacts.Checks, subject, check string) bool {
 	for _, c := range cs.Checks {
 		if c.Subject == subject && c.Check == check {
 			return true
@@ -91,19 +93,19 @@ func TestCheckRunCatches(t *testing.T) {
 		alsoFails      int // other checks that follow from the change
 	}{
 		{"a machine with other CPUs", func(t *testing.T, dir string) {
-			editJSON(t, dir, ManifestFile, func(d map[string]any) { d["machine"].(map[string]any)["cores"] = 8 })
-		}, "machine", CheckCPUs, "8 CPUs online", 0},
+			editJSON(t, dir, artifacts.ManifestFile, func(d map[string]any) { d["machine"].(map[string]any)["cores"] = 8 })
+		}, "machine", artifacts.CheckCPUs, "8 CPUs online", 0},
 		{"a dedicated run skipped", func(t *testing.T, dir string) {
-			editJSON(t, dir, WaitStrategiesFile, func(d map[string]any) {
+			editJSON(t, dir, artifacts.WaitStrategiesFile, func(d map[string]any) {
 				r := waitRunByName(t, d, "server", "Never", "dedicated")
-				r["status"], r["reason"] = StatusSkipped, "needs 17 CPUs"
+				r["status"], r["reason"] = artifacts.StatusSkipped, "needs 17 CPUs"
 			})
-		}, ded, CheckStatus, "skipped: needs 17 CPUs", 0},
+		}, ded, artifacts.CheckStatus, "skipped: needs 17 CPUs", 0},
 		{"CPUs other than the planner's", func(t *testing.T, dir string) {
-			editJSON(t, dir, WaitStrategiesFile, func(d map[string]any) {
+			editJSON(t, dir, artifacts.WaitStrategiesFile, func(d map[string]any) {
 				waitRunByName(t, d, "server", "Never", "dedicated")["cpu_plan"] = "io 0-7; stages 8 9 10 11; load_tester 12-13"
 			})
-		}, ded, CheckPlan, "the planner gives", 0},
+		}, ded, artifacts.CheckPlan, "the planner gives", 0},
 		{"a pinned thread that ran elsewhere", func(t *testing.T, dir string) {
 			editJSON(t, dir, "ws_server_Never_dedicated.threads.json", func(d map[string]any) {
 				for _, th := range d["processes"].([]any)[0].(map[string]any)["threads"].([]any) {
@@ -112,28 +114,28 @@ func TestCheckRunCatches(t *testing.T) {
 					}
 				}
 			})
-		}, ded, CheckPinning, "is pinned to CPU 10 but last ran on CPU 0", 0},
+		}, ded, artifacts.CheckPinning, "is pinned to CPU 10 but last ran on CPU 0", 0},
 		{"a loop that took nothing", func(t *testing.T, dir string) {
 			editJSON(t, dir, "ws_server_Never_dedicated.threads.json", func(d map[string]any) {
 				d["loops"].([]any)[3].(map[string]any)["accepted"] = 0
 			})
-		}, ded, CheckLoops, "loop 3 accepted 0 connections", 0},
+		}, ded, artifacts.CheckLoops, "loop 3 accepted 0 connections", 0},
 		{"GOMAXPROCS not as planned", func(t *testing.T, dir string) {
-			editJSON(t, dir, WaitStrategiesFile, func(d map[string]any) { waitRunByName(t, d, "server", "Never", "dedicated")["gomaxprocs"] = 12 })
-		}, ded, CheckGOMAXPROCS, "GOMAXPROCS 12, planned 13", 0},
+			editJSON(t, dir, artifacts.WaitStrategiesFile, func(d map[string]any) { waitRunByName(t, d, "server", "Never", "dedicated")["gomaxprocs"] = 12 })
+		}, ded, artifacts.CheckGOMAXPROCS, "GOMAXPROCS 12, planned 13", 0},
 		{"unfinished requests", func(t *testing.T, dir string) {
 			editJSON(t, dir, "ws_server_Never_dedicated.load.json", func(d map[string]any) { d["unfinished"] = 3 })
-		}, ded, CheckAccounting, "unfinished 3", 0},
+		}, ded, artifacts.CheckAccounting, "unfinished 3", 0},
 		{"Never that did not spin", func(t *testing.T, dir string) {
-			editJSON(t, dir, WaitStrategiesFile, func(d map[string]any) {
+			editJSON(t, dir, artifacts.WaitStrategiesFile, func(d map[string]any) {
 				waitRunByName(t, d, "server", "Never", "dedicated")["idle_core_fraction"] = 0.01
 			})
-		}, ded, CheckIdle, "Never spins", 0},
+		}, ded, artifacts.CheckIdle, "Never spins", 0},
 		{"a parking strategy that spun", func(t *testing.T, dir string) {
-			editJSON(t, dir, WaitStrategiesFile, func(d map[string]any) {
+			editJSON(t, dir, artifacts.WaitStrategiesFile, func(d map[string]any) {
 				waitRunByName(t, d, "pipeline", "WaitIfStageEmpty", "shared")["idle_core_fraction"] = 0.9
 			})
-		}, "wait-strategies pipeline WaitIfStageEmpty shared", CheckIdle, "WaitIfStageEmpty parks", 0},
+		}, "wait-strategies pipeline WaitIfStageEmpty shared", artifacts.CheckIdle, "WaitIfStageEmpty parks", 0},
 		{"a pinned spinner that kept sleeping", func(t *testing.T, dir string) {
 			editJSON(t, dir, "ws_server_Never_dedicated.threads.json", func(d map[string]any) {
 				for _, th := range d["idle"].(map[string]any)["end"].(map[string]any)["threads"].([]any) {
@@ -142,21 +144,21 @@ func TestCheckRunCatches(t *testing.T) {
 					}
 				}
 			})
-		}, ded, CheckStageSleeps, "on CPU 11 slept", 0},
+		}, ded, artifacts.CheckStageSleeps, "on CPU 11 slept", 0},
 		{"a fitted setup other than FitSetup's", func(t *testing.T, dir string) {
-			editJSON(t, dir, SetupsFile, func(d map[string]any) {
+			editJSON(t, dir, artifacts.SetupsFile, func(d map[string]any) {
 				d["setups"].([]any)[1].(map[string]any)["io_cpus"] = []int{10, 11, 12, 13, 14}
 			})
-		}, "setups fitted", CheckPlan, "FitSetup gives", 0},
+		}, "setups fitted", artifacts.CheckPlan, "FitSetup gives", 0},
 		{"a seed's setup without its 8 loops", func(t *testing.T, dir string) {
-			editJSON(t, dir, SetupsFile, func(d map[string]any) { d["setups"].([]any)[0].(map[string]any)["io_threads"] = 2 })
-		}, "setups seed", CheckPlan, "runs 2 I/O loops", 1}, // and its GOMAXPROCS, planned from its loops
+			editJSON(t, dir, artifacts.SetupsFile, func(d map[string]any) { d["setups"].([]any)[0].(map[string]any)["io_threads"] = 2 })
+		}, "setups seed", artifacts.CheckPlan, "runs 2 I/O loops", 1}, // and its GOMAXPROCS, planned from its loops
 		{"a setup run that failed", func(t *testing.T, dir string) {
-			editJSON(t, dir, SetupsFile, func(d map[string]any) {
+			editJSON(t, dir, artifacts.SetupsFile, func(d map[string]any) {
 				r := d["runs"].([]any)[1].(map[string]any)
-				r["status"], r["reason"] = StatusFailed, "server did not start"
+				r["status"], r["reason"] = artifacts.StatusFailed, "server did not start"
 			})
-		}, "setups fitted round 1", CheckStatus, "server did not start", 0},
+		}, "setups fitted round 1", artifacts.CheckStatus, "server did not start", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,7 +188,7 @@ func TestCheckRunLoopsAdvisoryForNeverOnSharedCores(t *testing.T) {
 		t.Fatalf("failed: %+v", cs.FailedChecks())
 	}
 	for _, c := range cs.Checks {
-		if c.Subject == "wait-strategies server Never shared" && c.Check == CheckLoops {
+		if c.Subject == "wait-strategies server Never shared" && c.Check == artifacts.CheckLoops {
 			if !c.Advisory || !strings.Contains(c.Detail, "loop 7 accepted 0 connections") || !strings.Contains(c.Detail, "not required here") {
 				t.Errorf("%+v", c)
 			}

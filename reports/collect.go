@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"weaseldb/artifacts"
+	"weaseldb/internal/stats"
 )
 
 // source is a number the report may print, with where it came from: an
@@ -102,7 +105,7 @@ type setupNumbers struct {
 func collectSetup(v *SetupView, workNs float64, machineCPUs int) *setupNumbers {
 	n := &setupNumbers{view: v, workNs: workNs}
 	for _, r := range v.Rounds {
-		if r.Status != StatusMeasured || r.Load == nil {
+		if r.Status != artifacts.StatusMeasured || r.Load == nil {
 			continue
 		}
 		n.measured = append(n.measured, r)
@@ -170,21 +173,8 @@ func collectCalibration(cals []*Calibration) *calNumbers {
 	c.timed = spreadOf(fmt.Sprintf("CPU work of %d iterations", c.timedIters), timed, 1, "ns", 0)
 	c.target = spreadOf("Iterations calibrated for the target", target, 1, "iterations", 0)
 	if len(perTimed) > 0 && len(perTarget) > 0 {
-		c.perIterTimed, c.perIterTarget = medianOf(perTimed), medianOf(perTarget)
+		c.perIterTimed, c.perIterTarget = stats.Median(perTimed), stats.Median(perTarget)
 		c.disagreePct = math.Abs(c.perIterTimed-c.perIterTarget) / math.Max(c.perIterTimed, c.perIterTarget) * 100
 	}
 	return c
-}
-
-// medianOf is the median of values (the mean of the middle two for an even count).
-func medianOf(values []float64) float64 {
-	s := slices.Sorted(slices.Values(values))
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -1,11 +1,15 @@
 package reports
 
-import "fmt"
+import (
+	"fmt"
+
+	"weaseldb/artifacts"
+)
 
 func (w *writer) testConfiguration() error {
 	m := w.run.Manifest
 	w.p("## Test Configuration\n\n")
-	w.p("Machine (`%s` machine):\n\n| | |\n|---|---|\n", ManifestFile)
+	w.p("Machine (`%s` machine):\n\n| | |\n|---|---|\n", artifacts.ManifestFile)
 	w.p("| CPU | %s |\n| cores | %d |\n| kernel | %s |\n| Go | %s |\n| GOMAXPROCS (default here) | %d |\n", orNA(m.Machine.CPUModel), m.Machine.Cores,
 		orNA(m.Machine.Kernel), orNA(m.Machine.GoVersion), m.Machine.GOMAXPROCS)
 	if ss := w.run.Setups; ss != nil {
@@ -27,7 +31,7 @@ func (w *writer) testConfiguration() error {
 	if m.Config.Source != "" {
 		w.p(", a copy of `%s` with a unix socket as its only listener", m.Config.Source)
 	}
-	w.p(" (`%s` config.values)", ManifestFile)
+	w.p(" (`%s` config.values)", artifacts.ManifestFile)
 	if len(w.setups) > 1 {
 		w.p("; the fitted setup's servers read the same config with the keys its rule sets (`io_threads`, `pipeline_release_threads`, `pipeline_wait_strategy`, and `io_cpus` and `pipeline_cpus` on dedicated cores) changed, in `%s`", w.setups[1].view.Setup.Config)
 	}
@@ -52,7 +56,7 @@ func (w *writer) testConfiguration() error {
 			w.p("| %s | %s |\n", k, formatAny(cfg[k]))
 		}
 	}
-	w.p("\nCommands, in order, with exit status and wall time (`%s` steps):\n\n```\n", ManifestFile)
+	w.p("\nCommands, in order, with exit status and wall time (`%s` steps):\n\n```\n", artifacts.ManifestFile)
 	for _, s := range m.Steps {
 		w.p("# %s: exit %d, %.1f s\n%s\n", s.Name, s.ExitCode, s.WallS, s.Command)
 	}

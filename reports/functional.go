@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
 )
 
@@ -25,22 +26,22 @@ func (r *Run) IsFunctional() bool { return r.Manifest.Virtual != nil }
 // RunChecks returns the run's checks: its checks.json when there is one
 // (written where the run ran, by `report check`), otherwise computed now
 // from its artifacts. from names where they came from.
-func RunChecks(r *Run, o CheckOptions) (cs *Checks, from string, err error) {
-	var read Checks
-	switch err := r.readJSON(ChecksFile, &read, false); {
+func RunChecks(r *Run, o CheckOptions) (cs *artifacts.Checks, from string, err error) {
+	var read artifacts.Checks
+	switch err := r.readJSON(artifacts.ChecksFile, &read, false); {
 	case err == nil:
-		return &read, ChecksFile, nil
+		return &read, artifacts.ChecksFile, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, "", err
 	}
-	return CheckRun(r, o), "computed by `report --run` from the artifacts (the run has no " + ChecksFile + ")", nil
+	return CheckRun(r, o), "computed by `report --run` from the artifacts (the run has no " + artifacts.ChecksFile + ")", nil
 }
 
 // GenerateFunctional writes the report of a virtual machine's run as a
 // functional check: what ran, on which CPUs (read back from the kernel),
 // whether it completed and was answered in full, and each check's verdict.
 // It prints no throughput, latency or CPU cost per request, and no plot.
-func GenerateFunctional(r *Run, opts Options) (*Result, *Checks, error) {
+func GenerateFunctional(r *Run, opts Options) (*Result, *artifacts.Checks, error) {
 	if opts.OutPath == "" {
 		opts.OutPath = filepath.Join(r.Dir, FunctionalReportFile)
 	}
@@ -65,7 +66,7 @@ func GenerateFunctional(r *Run, opts Options) (*Result, *Checks, error) {
 
 type functional struct {
 	run        *Run
-	checks     *Checks
+	checks     *artifacts.Checks
 	checksFrom string
 	command    string
 	out        strings.Builder
@@ -93,7 +94,7 @@ func (f *functional) header() {
 		if v.Emulated {
 			kind = "**emulated** (QEMU TCG: every guest instruction translated in software)"
 		}
-		f.p("This run's %d CPUs were %s, on a host with %d CPUs (`%s` virtual). ", v.GuestCPUs, kind, v.HostCPUs, ManifestFile)
+		f.p("This run's %d CPUs were %s, on a host with %d CPUs (`%s` virtual). ", v.GuestCPUs, kind, v.HostCPUs, artifacts.ManifestFile)
 		f.p("It shows **what ran, on which CPUs, and whether it completed and was answered in full**. ")
 		f.p("It says nothing about speed: no requests per second, latency or CPU cost per request from this run is printed here, and none should be quoted from its artifacts. ")
 		f.p("Speed on dedicated cores comes only from real cores, through the same scripts (`make report`, `scripts/compare_wait_strategies.sh`).\n\n")
@@ -154,11 +155,11 @@ func (f *functional) verdictOf(subject, check string) string {
 }
 
 // placementOf reads a run's threads artifact (nil when absent or unreadable).
-func (f *functional) placementOf(name string) *Placement {
+func (f *functional) placementOf(name string) *artifacts.Placement {
 	if name == "" {
 		return nil
 	}
-	var pl Placement
+	var pl artifacts.Placement
 	if err := f.run.readJSON(name, &pl, true); err != nil {
 		return nil
 	}
@@ -181,7 +182,7 @@ func (f *functional) answered(name string) string {
 // pinnedList names each pinned thread's CPU, what the plan gave that CPU
 // to, and where the thread last ran. Threads of one role (bench_pipeline's
 // stage threads, one per case) are counted together.
-func pinnedList(pl *Placement) string {
+func pinnedList(pl *artifacts.Placement) string {
 	if pl == nil {
 		return ""
 	}
@@ -218,7 +219,7 @@ func pinnedList(pl *Placement) string {
 	return strings.Join(parts, "; ")
 }
 
-func loopsCell(pl *Placement) string {
+func loopsCell(pl *artifacts.Placement) string {
 	if pl == nil || pl.Plan.IOThreads == 0 {
 		return "-"
 	}
@@ -235,7 +236,7 @@ func (f *functional) waitRuns() {
 	ws := f.run.WaitStrategies
 	f.p("## The wait-strategy comparison\n\n")
 	if ws == nil {
-		f.p("_Not run: no `%s`._\n\n", WaitStrategiesFile)
+		f.p("_Not run: no `%s`._\n\n", artifacts.WaitStrategiesFile)
 		return
 	}
 	reconnect := "kept alive"
@@ -244,14 +245,14 @@ func (f *functional) waitRuns() {
 	}
 	f.p("Planned from allowed CPUs %s: %d I/O loops, %d release thread(s), load_tester with %d network thread(s) and %d connections (%s); %s s of load after %s s of warm-up, then %s s idle with %d keep-alive connections. Rows are `%s` `runs[i]`; the threads each run read back are in its `threads` artifact.\n\n",
 		ws.AllowedCPUs, ws.IOThreads, ws.ReleaseThreads, ws.LoadThreads, ws.Concurrency, reconnect, FormatNumber(ws.DurationS, 1), FormatNumber(ws.WarmupS, 1),
-		FormatNumber(ws.IdleS, 1), ws.IdleConns, WaitStrategiesFile)
+		FormatNumber(ws.IdleS, 1), ws.IdleConns, artifacts.WaitStrategiesFile)
 	f.p("| bench | strategy | cores | status | CPUs | pinning | loops served | GOMAXPROCS | requests | idle: parks or spins |\n")
 	f.p("|---|---|---|---|---|---|---|---|---|---|\n")
 	var pins []string
 	for i, r := range ws.Runs {
 		subject := fmt.Sprintf("wait-strategies %s %s %s", r.Bench, r.Strategy, r.Cores)
 		status := r.Status
-		if r.Status != StatusMeasured {
+		if r.Status != artifacts.StatusMeasured {
 			status = fmt.Sprintf("**%s**: %s", r.Status, r.Reason)
 		}
 		plan := r.CPUPlan
@@ -260,10 +261,10 @@ func (f *functional) waitRuns() {
 		}
 		pl := f.placementOf(r.Threads)
 		gmp, reqs, loops := "-", "-", "-"
-		if r.Bench == BenchServer {
-			gmp = fmt.Sprintf("%d (%s)", r.GOMAXPROCS, f.verdictOf(subject, CheckGOMAXPROCS))
+		if r.Bench == artifacts.BenchServer {
+			gmp = fmt.Sprintf("%d (%s)", r.GOMAXPROCS, f.verdictOf(subject, artifacts.CheckGOMAXPROCS))
 			reqs = f.answered(r.Artifact)
-			loops = fmt.Sprintf("%s (%s)", loopsCell(pl), f.verdictOf(subject, CheckLoops))
+			loops = fmt.Sprintf("%s (%s)", loopsCell(pl), f.verdictOf(subject, artifacts.CheckLoops))
 		}
 		idle := "-"
 		if r.IdleCoreFraction != nil {
@@ -271,10 +272,10 @@ func (f *functional) waitRuns() {
 			if *r.IdleCoreFraction >= IdleSpinMinCores {
 				behaviour = "spins"
 			}
-			idle = fmt.Sprintf("%s (%s cores; %s)", behaviour, FormatNumber(*r.IdleCoreFraction, 2), f.verdictOf(subject, CheckIdle))
+			idle = fmt.Sprintf("%s (%s cores; %s)", behaviour, FormatNumber(*r.IdleCoreFraction, 2), f.verdictOf(subject, artifacts.CheckIdle))
 		}
 		f.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Bench, r.Strategy, r.Cores, status, plan,
-			f.verdictOf(subject, CheckPinning), loops, gmp, reqs, idle)
+			f.verdictOf(subject, artifacts.CheckPinning), loops, gmp, reqs, idle)
 		if list := pinnedList(pl); list != "" {
 			pins = append(pins, fmt.Sprintf("- `runs[%d]` %s %s: %s", i, r.Bench, r.Strategy, list))
 		}
@@ -289,30 +290,30 @@ func (f *functional) setupRuns() {
 	ss := f.run.Setups
 	f.p("## The report's setups, as planned for this machine\n\n")
 	if ss == nil {
-		f.p("_Not run: no `%s`._\n\n", SetupsFile)
+		f.p("_Not run: no `%s`._\n\n", artifacts.SetupsFile)
 		return
 	}
 	f.p("Planned from allowed CPUs %s; %d round(s) of %s s of load after %s s of warm-up.\n\n",
 		ss.AllowedCPUs, ss.Rounds, FormatNumber(ss.DurationS, 1), FormatNumber(ss.WarmupS, 1))
 	for _, s := range ss.Setups {
-		f.p("- **%s**: %s. _%s_\n", s.Title, s.Describe(), s.Why)
+		f.p("- **%s**: %s. _%s_\n", s.Title, DescribeSetup(s), s.Why)
 	}
 	f.p("\n| setup | round | status | pinning | loops served | GOMAXPROCS | requests |\n|---|---|---|---|---|---|---|\n")
 	var pins []string
 	for _, run := range ss.Runs {
 		subject := fmt.Sprintf("setups %s round %d", run.Setup, run.Round)
 		status := run.Status
-		if run.Status != StatusMeasured || run.Reason != "" {
+		if run.Status != artifacts.StatusMeasured || run.Reason != "" {
 			status = fmt.Sprintf("**%s**: %s", run.Status, run.Reason)
 		}
 		pl := f.placementOf(run.Threads)
-		var sample ServerSample
+		var sample artifacts.ServerSample
 		gmp := "-"
 		if run.Sample != "" && f.run.readJSON(run.Sample, &sample, true) == nil {
-			gmp = fmt.Sprintf("%d (%s)", sample.GOMAXPROCS, f.verdictOf(subject, CheckGOMAXPROCS))
+			gmp = fmt.Sprintf("%d (%s)", sample.GOMAXPROCS, f.verdictOf(subject, artifacts.CheckGOMAXPROCS))
 		}
-		f.p("| %s | %d | %s | %s | %s (%s) | %s | %s |\n", run.Setup, run.Round, status, f.verdictOf(subject, CheckPinning),
-			loopsCell(pl), f.verdictOf(subject, CheckLoops), gmp, f.answered(run.Load))
+		f.p("| %s | %d | %s | %s | %s (%s) | %s | %s |\n", run.Setup, run.Round, status, f.verdictOf(subject, artifacts.CheckPinning),
+			loopsCell(pl), f.verdictOf(subject, artifacts.CheckLoops), gmp, f.answered(run.Load))
 		if list := pinnedList(pl); list != "" {
 			pins = append(pins, fmt.Sprintf("- %s round %d: %s", run.Setup, run.Round, list))
 		}
@@ -332,7 +333,7 @@ func (f *functional) setupRuns() {
 
 func (f *functional) checkTable() {
 	f.p("## Every check\n\n| subject | check | result | detail |\n|---|---|---|---|\n")
-	checks := append([]Check(nil), f.checks.Checks...)
+	checks := append([]artifacts.Check(nil), f.checks.Checks...)
 	sort.SliceStable(checks, func(i, j int) bool { return checks[i].Subject < checks[j].Subject })
 	for _, c := range checks {
 		res := "ok"

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"weaseldb/artifacts"
 )
 
 // A run in a virtual machine renders as a functional check: what ran, on
@@ -81,7 +83,7 @@ func TestGenerateRefusesAVirtualRun(t *testing.T) {
 // Without checks.json (a run cut short before `report check`), the report
 // checks the artifacts itself and says so; a failed check leads the report.
 func TestGenerateFunctionalComputesMissingChecks(t *testing.T) {
-	dir := copyRun(t, manycoreRun, ChecksFile)
+	dir := copyRun(t, manycoreRun, artifacts.ChecksFile)
 	editJSON(t, dir, "ws_server_WaitIfStageEmpty_dedicated.load.json", func(d map[string]any) { d["dropped"] = 2 })
 	r, err := LoadRun(dir)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/server/app"
 	"weaseldb/server/config"
 )
@@ -16,7 +18,7 @@ func TestPlannedGOMAXPROCSIsTheServers(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "") // the server's own choice, not the environment's
 	procs := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
-	for _, strategy := range WaitStrategyNames {
+	for _, strategy := range artifacts.WaitStrategyNames {
 		for _, io := range []int{1, 8} {
 			for _, release := range []int{1, 2} {
 				for _, pinned := range []bool{false, true} {
@@ -30,7 +32,7 @@ func TestPlannedGOMAXPROCSIsTheServers(t *testing.T) {
 							cfg.Server.IOCPUs = append(cfg.Server.IOCPUs, i)
 						}
 						cfg.Commit.PipelineCPUs = [][]int{{io}, {io + 1}, {io + 2}, []int{io + 3, io + 4}[:release]}
-						n = io + ServerStageThreads(release)
+						n = io + plan.ServerStageThreads(release)
 					}
 					name := fmt.Sprintf("%s/io%d/release%d/pinned%t", strategy, io, release, pinned)
 					if got, want := PlannedGOMAXPROCS(io, release, strategy, n), app.TuneGOMAXPROCS(cfg); got != want {

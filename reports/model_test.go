@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"weaseldb/artifacts"
+	"weaseldb/internal/stats"
 )
 
 // runModel recomputes a run's derived figures from its artifacts, decoded
@@ -67,14 +70,6 @@ func readable(dir, name string) (any, bool) {
 	return doc, true
 }
 
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func newRunModel(t *testing.T, dir string) *runModel {
 	t.Helper()
 	m := &runModel{}
@@ -86,14 +81,14 @@ func newRunModel(t *testing.T, dir string) *runModel {
 	}
 	var setups []setupFiles
 	var cals [][2]string // timed, target
-	if _, err := os.Stat(filepath.Join(dir, SetupsFile)); err == nil {
-		ss := readGeneric(t, dir, SetupsFile).(map[string]any)
+	if _, err := os.Stat(filepath.Join(dir, artifacts.SetupsFile)); err == nil {
+		ss := readGeneric(t, dir, artifacts.SetupsFile).(map[string]any)
 		for _, s := range ss["setups"].([]any) {
 			s := s.(map[string]any)
 			sf := setupFiles{title: s["title"].(string), okIters: s["ok_resolve_iterations"].(float64)}
 			for _, r := range ss["runs"].([]any) {
 				r := r.(map[string]any)
-				if r["setup"] == s["name"] && r["status"] == StatusMeasured {
+				if r["setup"] == s["name"] && r["status"] == artifacts.StatusMeasured {
 					hlog, _ := r["hdr_log"].(string)
 					sf.rounds = append(sf.rounds, roundFiles{r["load"].(string), r["sample"].(string), "loaded.", hlog})
 				}
@@ -108,15 +103,15 @@ func newRunModel(t *testing.T, dir string) *runModel {
 		}
 	} else {
 		ok := 0.0
-		if v, err := LookupNumber(readGeneric(t, dir, ManifestFile), "config.values.benchmark.ok_resolve_iterations"); err == nil {
+		if v, err := LookupNumber(readGeneric(t, dir, artifacts.ManifestFile), "config.values.benchmark.ok_resolve_iterations"); err == nil {
 			ok = v
 		}
-		sf := setupFiles{title: "this run", okIters: ok, rounds: []roundFiles{{LoadFile, ServerCPULoaded, "", ""}}}
-		if _, ok := readable(dir, ServerCPULoaded); !ok {
+		sf := setupFiles{title: "this run", okIters: ok, rounds: []roundFiles{{artifacts.LoadFile, artifacts.ServerCPULoaded, "", ""}}}
+		if _, ok := readable(dir, artifacts.ServerCPULoaded); !ok {
 			sf.rounds[0].loaded = ""
 		}
 		setups = append(setups, sf)
-		cals = append(cals, [2]string{CPUWorkFile, CPUWorkTargetFile})
+		cals = append(cals, [2]string{artifacts.CPUWorkFile, artifacts.CPUWorkTargetFile})
 	}
 	var perTimed, perTarget []float64
 	timedIters := 0.0
@@ -132,7 +127,7 @@ func newRunModel(t *testing.T, dir string) *runModel {
 		}
 	}
 	if len(perTimed) > 0 && len(perTarget) > 0 {
-		m.perIterTimed, m.perIterTarget = median(perTimed), median(perTarget)
+		m.perIterTimed, m.perIterTarget = stats.Median(perTimed), stats.Median(perTarget)
 	}
 	for _, sf := range setups {
 		sm := setupModel{title: sf.title, okIters: sf.okIters, timedFor: timedIters}
@@ -174,10 +169,10 @@ func newRunModel(t *testing.T, dir string) *runModel {
 			for i, r := range used {
 				rps[i] = r.rps
 			}
-			sm.rps, sm.median, sm.roundRps = median(rps), used[(len(used)-1)/2], rps
+			sm.rps, sm.median, sm.roundRps = stats.Median(rps), used[(len(used)-1)/2], rps
 		}
 		if len(m.timedNs) > 0 {
-			sm.work = median(m.timedNs)
+			sm.work = stats.Median(m.timedNs)
 			if sm.okIters > 0 && sm.okIters != timedIters {
 				sm.work = sm.work / timedIters * sm.okIters
 			}
@@ -198,9 +193,9 @@ func (m *runModel) derived(t *testing.T, name string) float64 {
 	case name == "Cost per iteration, calibrations (median)":
 		return m.perIterTarget
 	case strings.HasPrefix(name, "CPU work of ") && strings.Contains(name, ", median of "):
-		return median(m.timedNs)
+		return stats.Median(m.timedNs)
 	case strings.HasPrefix(name, "Iterations calibrated for the target, median of "):
-		return median(m.targetIters)
+		return stats.Median(m.targetIters)
 	case strings.HasPrefix(name, "CPU work per /ok request (scaled to"):
 		return m.setups[0].work
 	}

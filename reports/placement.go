@@ -6,141 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
-	"weaseldb/internal/procstat"
 )
-
-// PlacementVersion is the version of a run's <name>.threads.json.
-const PlacementVersion = 1
-
-// Placement is where a run's threads were, read back from the kernel while
-// the run was under load (/proc/<pid>/task/<tid>/status Cpus_allowed_list,
-// and stat field 39, the CPU each last ran on), beside what the run
-// planned, and how many connections and requests each of the server's
-// event loops took (its /metrics). It is what a dedicated-core result would
-// otherwise ask its reader to take on faith. The runner writes one per
-// server run and per pinned bench_pipeline run (<name>.threads.json);
-// VerifyPinning and VerifyLoops judge it.
-type Placement struct {
-	Version int           `json:"version"`
-	Plan    PlacementPlan `json:"plan"`
-	// Processes are the measured processes: weaseldb and load_tester read
-	// once near the end of the measured window, or bench_pipeline read
-	// every Polls × 200 ms through its run (its stage threads come and go
-	// with its cases).
-	Processes []ProcessThreads `json:"processes"`
-	// Loops are the server's event loops by index, from /metrics right
-	// after the load (cumulative since the server started).
-	Loops        []LoopServed `json:"loops,omitempty"`
-	MetricsError string       `json:"metrics_error,omitempty"` // why Loops is missing
-	// Idle is the server's threads read as its idle window opened and as it
-	// closed (nothing to do, keep-alive connections open): how often each
-	// thread slept meanwhile (VerifyIdleSleeps).
-	Idle *IdleThreads `json:"idle,omitempty"`
-}
-
-// IdleThreads is two readings of the server's threads around its idle window.
-type IdleThreads struct {
-	WindowS float64        `json:"window_s"`
-	Start   ProcessThreads `json:"start"`
-	End     ProcessThreads `json:"end"`
-}
-
-// PlacementPlan is what the run asked for.
-type PlacementPlan struct {
-	AllowedCPUs string `json:"allowed_cpus"` // every CPU the run could use; an unpinned thread may use them all
-	IOThreads   int    `json:"io_threads,omitempty"`
-	// The CPU of each pinned thread (none: shared cores, nothing pinned).
-	IOCPUs       []int   `json:"io_cpus,omitempty"`
-	PipelineCPUs [][]int `json:"pipeline_cpus,omitempty"` // sequence, resolve, persist, release threads
-	LoadCPUs     []int   `json:"load_cpus,omitempty"`     // load_tester, the whole process
-	ProducerCPU  *int    `json:"producer_cpu,omitempty"`  // bench_pipeline
-	StageCPUs    []int   `json:"stage_cpus,omitempty"`    // bench_pipeline
-}
-
-// ProcessThreads is one process's threads as read.
-type ProcessThreads struct {
-	Role    string            `json:"role"` // "weaseldb", "load_tester" or "bench_pipeline"
-	Pid     int               `json:"pid"`
-	Polls   int               `json:"polls,omitempty"` // readings merged (bench_pipeline); 0 or 1: one reading
-	Threads []ThreadPlacement `json:"threads,omitempty"`
-	Error   string            `json:"error,omitempty"` // why Threads is missing or partial
-}
-
-// ThreadPlacement is one thread's affinity and last CPU.
-type ThreadPlacement struct {
-	TID         int     `json:"tid"`
-	AllowedCPUs string  `json:"allowed_cpus"` // Cpus_allowed_list, kernel list format
-	LastCPU     int     `json:"last_cpu"`     // stat field 39
-	CPUS        float64 `json:"cpu_s"`        // user+system so far
-	State       string  `json:"state,omitempty"`
-	// Voluntary and Nonvoluntary are its context switches so far: the
-	// times it slept, and the times the kernel took its CPU.
-	Voluntary    uint64 `json:"voluntary_switches"`
-	Nonvoluntary uint64 `json:"nonvoluntary_switches"`
-}
-
-// LoopServed is one event loop's share of the work.
-type LoopServed struct {
-	Loop     int   `json:"loop"`
-	Accepted int64 `json:"accepted"` // weaseldb_loop_connections_accepted_total
-	Requests int64 `json:"requests"` // weaseldb_loop_requests_total
-}
-
-// Roles of ProcessThreads.
-const (
-	RoleServer   = "weaseldb"
-	RoleClient   = "load_tester"
-	RolePipeline = "bench_pipeline"
-)
-
-// ReadThreads reads a process's threads now (internal/procstat).
-func ReadThreads(role string, pid int) ProcessThreads {
-	p := ProcessThreads{Role: role, Pid: pid, Polls: 1}
-	threads, err := procstat.Threads(pid)
-	if err != nil {
-		p.Error = err.Error()
-		return p
-	}
-	for _, th := range threads {
-		p.Threads = append(p.Threads, ThreadPlacement{TID: th.TID, AllowedCPUs: affinity.FormatCPUList(th.AllowedCPUs),
-			LastCPU: th.LastCPU, CPUS: th.CPU.Seconds(), State: th.State,
-			Voluntary: th.VoluntarySwitches, Nonvoluntary: th.NonvoluntarySwitches})
-	}
-	return p
-}
-
-// Merge adds a later reading of the same process: a thread read again
-// replaces its earlier reading, a new one is added. An error is kept only
-// while nothing was read.
-func (p *ProcessThreads) Merge(later ProcessThreads) {
-	p.Polls++
-	if later.Error != "" {
-		if len(p.Threads) == 0 {
-			p.Error = later.Error
-		}
-		return
-	}
-	p.Error = ""
-	for _, th := range later.Threads {
-		if i := slices.IndexFunc(p.Threads, func(x ThreadPlacement) bool { return x.TID == th.TID }); i >= 0 {
-			p.Threads[i] = th
-		} else {
-			p.Threads = append(p.Threads, th)
-		}
-	}
-	sort.Slice(p.Threads, func(i, j int) bool { return p.Threads[i].TID < p.Threads[j].TID })
-}
-
-// Process returns the reading of one role, nil if there is none.
-func (pl *Placement) Process(role string) *ProcessThreads {
-	for i := range pl.Processes {
-		if pl.Processes[i].Role == role {
-			return &pl.Processes[i]
-		}
-	}
-	return nil
-}
 
 // pinnedRole is one planned pinned thread: its CPU and what it is.
 type pinnedRole struct {
@@ -151,7 +20,7 @@ type pinnedRole struct {
 var stageNames = []string{"sequence", "resolve", "persist", "release"}
 
 // serverPins lists the server's planned pinned threads.
-func (pp PlacementPlan) serverPins() []pinnedRole {
+func serverPins(pp artifacts.PlacementPlan) []pinnedRole {
 	var out []pinnedRole
 	for i, c := range pp.IOCPUs {
 		out = append(out, pinnedRole{c, fmt.Sprintf("I/O loop %d", i)})
@@ -172,7 +41,7 @@ func (pp PlacementPlan) serverPins() []pinnedRole {
 }
 
 // pipelinePins lists bench_pipeline's planned pinned threads.
-func (pp PlacementPlan) pipelinePins() []pinnedRole {
+func pipelinePins(pp artifacts.PlacementPlan) []pinnedRole {
 	var out []pinnedRole
 	if pp.ProducerCPU != nil {
 		out = append(out, pinnedRole{*pp.ProducerCPU, "producer"})
@@ -196,7 +65,7 @@ const IdleSleepMaxPerS = 100
 // planned CPU) slept at most IdleSleepMaxPerS times a second over the idle
 // window. It returns the rates in words and the problems; "" and none when
 // nothing is pinned.
-func VerifyIdleSleeps(pl *Placement) (string, []string) {
+func VerifyIdleSleeps(pl *artifacts.Placement) (string, []string) {
 	var stageCPUs []int
 	for _, cpus := range pl.Plan.PipelineCPUs {
 		stageCPUs = append(stageCPUs, cpus...)
@@ -211,14 +80,14 @@ func VerifyIdleSleeps(pl *Placement) (string, []string) {
 	if idle.Start.Error != "" || idle.End.Error != "" {
 		return "", []string{fmt.Sprintf("threads around the idle window not read: %s", strings.Trim(idle.Start.Error+"; "+idle.End.Error, "; "))}
 	}
-	start := map[int]ThreadPlacement{}
+	start := map[int]artifacts.ThreadPlacement{}
 	for _, th := range idle.Start.Threads {
 		start[th.TID] = th
 	}
 	var rates, problems []string
 	for _, cpu := range stageCPUs {
 		want := affinity.FormatCPUList([]int{cpu})
-		i := slices.IndexFunc(idle.End.Threads, func(th ThreadPlacement) bool { return th.AllowedCPUs == want })
+		i := slices.IndexFunc(idle.End.Threads, func(th artifacts.ThreadPlacement) bool { return th.AllowedCPUs == want })
 		if i < 0 {
 			problems = append(problems, fmt.Sprintf("no thread pinned to stage CPU %d at the end of the idle window", cpu))
 			continue
@@ -292,7 +161,7 @@ func (r PinningResult) Summary() string {
 // gives every thread a CPU of its own). bench_pipeline's stage threads end
 // with each case and new ones start, so there each planned CPU must be held
 // by at least one thread, and every pinned thread by a planned one.
-func VerifyPinning(pl *Placement) PinningResult {
+func VerifyPinning(pl *artifacts.Placement) PinningResult {
 	var res PinningResult
 	all, err := affinity.ParseCPUList(pl.Plan.AllowedCPUs)
 	if err != nil {
@@ -300,9 +169,9 @@ func VerifyPinning(pl *Placement) PinningResult {
 		return res
 	}
 	allText := affinity.FormatCPUList(all)
-	proc, pins, exact := pl.Process(RoleServer), pl.Plan.serverPins(), true
+	proc, pins, exact := pl.Process(artifacts.RoleServer), serverPins(pl.Plan), true
 	if proc == nil {
-		proc, pins, exact = pl.Process(RolePipeline), pl.Plan.pipelinePins(), false
+		proc, pins, exact = pl.Process(artifacts.RolePipeline), pipelinePins(pl.Plan), false
 	}
 	if proc == nil {
 		res.Problems = append(res.Problems, "no server or bench_pipeline threads were read")
@@ -342,14 +211,14 @@ func VerifyPinning(pl *Placement) PinningResult {
 		}
 	}
 	sort.Slice(res.Pinned, func(i, j int) bool { return res.Pinned[i].CPU < res.Pinned[j].CPU })
-	if client := pl.Process(RoleClient); client != nil {
+	if client := pl.Process(artifacts.RoleClient); client != nil {
 		res.Client, res.Problems = verifyClient(client, pl.Plan.LoadCPUs, all, res.Problems)
 	}
 	return res
 }
 
 // verifyClient checks load_tester: every thread on the planned set.
-func verifyClient(client *ProcessThreads, load, all []int, problems []string) (string, []string) {
+func verifyClient(client *artifacts.ProcessThreads, load, all []int, problems []string) (string, []string) {
 	want, where := all, "the whole set"
 	if len(load) > 0 {
 		want, where = load, "its planned CPUs"
@@ -374,7 +243,7 @@ func verifyClient(client *ProcessThreads, load, all []int, problems []string) (s
 // VerifyLoops checks that every one of the server's IOThreads event loops
 // accepted connections and served requests. It returns the counts in
 // words and the problems.
-func VerifyLoops(pl *Placement) (string, []string) {
+func VerifyLoops(pl *artifacts.Placement) (string, []string) {
 	if pl.MetricsError != "" {
 		return "", []string{"per-loop counts not read: " + pl.MetricsError}
 	}
@@ -405,7 +274,7 @@ func VerifyLoops(pl *Placement) (string, []string) {
 func PlannedGOMAXPROCS(ioThreads, releaseThreads int, strategy string, pinnedThreads int) int {
 	want := max(1, ioThreads)
 	if strategy != "WaitIfStageEmpty" {
-		want += ServerStageThreads(releaseThreads)
+		want += plan.ServerStageThreads(releaseThreads)
 	}
 	if pinnedThreads > 0 {
 		want = affinity.GOMAXPROCSFor(pinnedThreads, want)

@@ -14,8 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
-	"weaseldb/server/pipeline/pipebench"
 )
 
 // PlotDPI and the sizes below fix every PNG's pixel size, so tests can check it.
@@ -243,7 +243,7 @@ func plotLatencyOverTime(path string, log *HdrLog, u latencyUnit, artifact strin
 }
 
 // waitStrategyCases picks the bench_pipeline cases that compare wait strategies.
-func waitStrategyCases(pb *pipebench.JSONOutput) []int {
+func waitStrategyCases(pb *artifacts.PipelineBench) []int {
 	var idx []int
 	for i, c := range pb.Cases {
 		if isWaitStrategyFamily(c.Family) {
@@ -254,7 +254,7 @@ func waitStrategyCases(pb *pipebench.JSONOutput) []int {
 }
 
 // caseLabel names a bench_pipeline case in the report's table.
-func caseLabel(c pipebench.JSONCase) string {
+func caseLabel(c artifacts.PipelineCase) string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -263,7 +263,7 @@ func caseLabel(c pipebench.JSONCase) string {
 
 // shortLabel names a case on a plot axis: the strategy for the pipeline,
 // the implementation for the baselines it is compared with.
-func shortLabel(c pipebench.JSONCase) string {
+func shortLabel(c artifacts.PipelineCase) string {
 	hasStrategy := c.Strategy != "" && c.Strategy != "-"
 	switch {
 	case hasStrategy && (c.Impl == "" || c.Impl == "pipeline"):
@@ -278,7 +278,7 @@ func shortLabel(c pipebench.JSONCase) string {
 
 // plotWaitStrategies draws items/s and CPU per item for the wait-strategy
 // cases of bench_pipeline, side by side.
-func plotWaitStrategies(path string, pb *pipebench.JSONOutput, idx []int) error {
+func plotWaitStrategies(path string, pb *artifacts.PipelineBench, idx []int) error {
 	labels := make([]string, len(idx))
 	rate := make(plotter.Values, len(idx))
 	cpu := make(plotter.Values, len(idx))

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
 )
 
@@ -148,7 +149,7 @@ func (w *writer) collect() {
 // workNs is the CPU work of one /ok request of a setup: the median timed
 // cost, scaled when the server spins another count than was timed (the cost
 // is linear). 0 when not measured.
-func (w *writer) workNs(s Setup) float64 {
+func (w *writer) workNs(s artifacts.Setup) float64 {
 	c := w.cal
 	if c.timed == nil {
 		return 0
@@ -161,7 +162,7 @@ func (w *writer) workNs(s Setup) float64 {
 }
 
 // workSource is workNs as a printable source.
-func (w *writer) workSource(s Setup) *source {
+func (w *writer) workSource(s artifacts.Setup) *source {
 	c := w.cal
 	if c.timed == nil {
 		return nil

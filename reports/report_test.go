@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
-	"weaseldb/server/pipeline/pipebench"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures' golden_report.md")
@@ -325,8 +325,8 @@ func matchingLines(md string, re *regexp.Regexp) [][]string {
 // TestPipelineTableMatchesArtifact checks every bench_pipeline row of the report.
 func TestPipelineTableMatchesArtifact(t *testing.T) {
 	md, _ := render(t, recordedRun)
-	var pb pipebench.JSONOutput
-	readArtifact(t, recordedRun, PipelineBenchFile, &pb)
+	var pb artifacts.PipelineBench
+	readArtifact(t, recordedRun, artifacts.PipelineBenchFile, &pb)
 	rowRE := regexp.MustCompile("^\\|.*\\| ([0-9.,]+) \\| ([0-9.,]+) \\| ([0-9.,]+) \\| `cases\\[(\\d+)\\]` \\|$")
 	seen := 0
 	for _, m := range matchingLines(md, rowRE) {
@@ -428,7 +428,7 @@ func editJSON(t *testing.T, dir, name string, edit func(doc map[string]any)) {
 }
 
 func TestOptionalArtifactsMissing(t *testing.T) {
-	dir := copyRun(t, recordedRun, CPUWorkFile, CPUWorkTargetFile, ServerCPULoaded, ServerCPUIdle, PipelineBenchFile, HdrLogFile, WaitStrategiesFile)
+	dir := copyRun(t, recordedRun, artifacts.CPUWorkFile, artifacts.CPUWorkTargetFile, artifacts.ServerCPULoaded, artifacts.ServerCPUIdle, artifacts.PipelineBenchFile, artifacts.HdrLogFile, artifacts.WaitStrategiesFile)
 	md, res := render(t, dir)
 	for _, want := range []string{"_Not measured: no run of this report measured the server idle._", "Not measured: `bench_pipeline.json` is not in this run",
 		"No HdrHistogram interval log", "**CPU work efficiency**: not measured", "The spin work was not timed in this run"} {
@@ -444,7 +444,7 @@ func TestOptionalArtifactsMissing(t *testing.T) {
 
 func TestFailedStepsAreFlagged(t *testing.T) {
 	dir := copyRun(t, recordedRun)
-	editJSON(t, dir, ManifestFile, func(m map[string]any) {
+	editJSON(t, dir, artifacts.ManifestFile, func(m map[string]any) {
 		for _, step := range m["steps"].([]any) {
 			if step := step.(map[string]any); step["name"] == "bench_pipeline" {
 				step["exit_code"] = 124.0
@@ -467,10 +467,10 @@ func TestLoadRunErrors(t *testing.T) {
 		corrupt string
 		wantErr string
 	}{
-		{"no manifest", recordedRun, []string{ManifestFile}, "", "manifest.json"},
-		{"no load result", recordedRun, []string{LoadFile}, "", "load.json"},
-		{"corrupt load result", recordedRun, nil, LoadFile, "decode artifact load.json"},
-		{"corrupt setups.json", setupsRun, nil, SetupsFile, "decode artifact setups.json"},
+		{"no manifest", recordedRun, []string{artifacts.ManifestFile}, "", "manifest.json"},
+		{"no load result", recordedRun, []string{artifacts.LoadFile}, "", "load.json"},
+		{"corrupt load result", recordedRun, nil, artifacts.LoadFile, "decode artifact load.json"},
+		{"corrupt setups.json", setupsRun, nil, artifacts.SetupsFile, "decode artifact setups.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -507,11 +507,11 @@ func TestDamagedArtifactCostsOnlyItsOwnFigures(t *testing.T) {
 			[]string{"**Fitted setup, round 3 cannot be read**", "fitted-r3.load.hlog"}},
 		{"a calibration corrupt", setupsRun, nil, "rounds/r2.cpu_work_target.json",
 			[]string{"**The calibration of round 2 cannot be read** (what could be read is used): decode artifact rounds/r2.cpu_work_target.json"}},
-		{"the wait-strategy comparison corrupt", setupsRun, nil, WaitStrategiesFile,
+		{"the wait-strategy comparison corrupt", setupsRun, nil, artifacts.WaitStrategiesFile,
 			[]string{"decode artifact wait_strategies.json"}},
-		{"a single run's calibration corrupt", recordedRun, nil, CPUWorkFile,
+		{"a single run's calibration corrupt", recordedRun, nil, artifacts.CPUWorkFile,
 			[]string{"decode artifact cpu_work.json"}},
-		{"a single run's hdr log corrupt", recordedRun, nil, HdrLogFile,
+		{"a single run's hdr log corrupt", recordedRun, nil, artifacts.HdrLogFile,
 			[]string{"load.hlog"}},
 	}
 	for _, tt := range tests {

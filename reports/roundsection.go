@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"weaseldb/artifacts"
 )
 
 // RoundsPNG is the plot of every round's throughput, setup by setup.
@@ -17,13 +19,13 @@ func (w *writer) roundsSection() error {
 	if w.run.Setups == nil {
 		w.p("This run has one load result (`%s`), not rounds of `report setups`: no spread over rounds can be given.\n\n", w.setups[0].view.Rounds[0].LoadName)
 	} else {
-		w.p("Every run in the order it ran (`%s` runs). Each is a fresh server; req/s, p99 and the request accounting come from the run's load result, the CPU figures from its sample (the server's CPU over the measured window less 0.5 s at each end, the whole machine's beside it, the resolve stage's busy share from two `/metrics` scrapes around that window).\n\n", SetupsFile)
+		w.p("Every run in the order it ran (`%s` runs). Each is a fresh server; req/s, p99 and the request accounting come from the run's load result, the CPU figures from its sample (the server's CPU over the measured window less 0.5 s at each end, the whole machine's beside it, the resolve stage's busy share from two `/metrics` scrapes around that window).\n\n", artifacts.SetupsFile)
 	}
 	w.p("| round | setup | req/s | p99 µs | server CPU cores | machine busy cores | resolve busy %% | load tester CPU %% | accounting | artifacts |\n")
 	w.p("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range w.runOrder() {
 		v := r.view
-		if r.Status != StatusMeasured {
+		if r.Status != artifacts.StatusMeasured {
 			w.p("| %d.%d | %s | **%s**: %s | | | | | | | |\n", r.Number, r.Order, v.Setup.Name, r.Status, r.Reason)
 			continue
 		}
@@ -97,7 +99,7 @@ func (w *writer) calibrationSection() error {
 	w.p("Once a round, between the runs: `bench_cpu_work %d` times the server's spin work (the measuring thread's CPU time per call, median of its timed runs), and `bench_cpu_work --target` searches the count that costs the target, repeating its search until two passes agree within 5%% (at most 6 passes). The cost per iteration of the two should match: it is linear in the count.\n\n", c.timedIters)
 	w.p("| round | timed: ns per call (min–max) | ns per iteration | calibrated iterations | its passes | ns per iteration | artifacts |\n|---|---|---|---|---|---|---|\n")
 	for _, cal := range c.cals {
-		if cal.Status != StatusMeasured && cal.Timed == nil && cal.Target == nil {
+		if cal.Status != artifacts.StatusMeasured && cal.Timed == nil && cal.Target == nil {
 			w.p("| %d | **%s**: %s | | | | | |\n", cal.Round, cal.Status, cal.Reason)
 			continue
 		}
@@ -121,7 +123,7 @@ func (w *writer) calibrationSection() error {
 }
 
 // describeCalibrationPasses lists a calibration's passes and whether two agreed.
-func describeCalibrationPasses(t *CPUWork) string {
+func describeCalibrationPasses(t *artifacts.CPUWork) string {
 	if len(t.TargetPasses) == 0 {
 		return "one pass (a bench_cpu_work that did not repeat its search)"
 	}

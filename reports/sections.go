@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+
+	"weaseldb/artifacts"
 )
 
 // architecture shows each setup's threads and how many want a core.
@@ -28,9 +30,9 @@ func (w *writer) architecture() error {
 	for _, n := range w.setups {
 		s := n.view.Setup
 		if busy := threadsWantingACore(s); cores > 0 && busy > cores {
-			w.p("- **%s is oversubscribed:** about %d threads that want a core compete for %d cores (`%s` machine.cores); this lowers throughput and inflates tail latency, and its numbers must be read that way.\n", capitalize(s.Title), busy, cores, ManifestFile)
+			w.p("- **%s is oversubscribed:** about %d threads that want a core compete for %d cores (`%s` machine.cores); this lowers throughput and inflates tail latency, and its numbers must be read that way.\n", capitalize(s.Title), busy, cores, artifacts.ManifestFile)
 		}
-		if s.Cores == CoresShared && Spins(s.WaitStrategy) {
+		if s.Cores == artifacts.CoresShared && artifacts.Spins(s.WaitStrategy) {
 			w.p("- **%s spins on shared cores:** %s keeps a pipeline thread busy while it waits for upstream, taking CPU the I/O loops and the load tester need.\n", capitalize(s.Title), s.WaitStrategy)
 		}
 	}
@@ -42,16 +44,16 @@ func (w *writer) architecture() error {
 // load: the I/O loops and the load tester's network threads, and the
 // pipeline's threads when its wait strategy spins (with one that parks, the
 // stages run on the loops' Ps: GOMAXPROCS = io_threads, docs/weaseldb.md).
-func threadsWantingACore(s Setup) int {
+func threadsWantingACore(s artifacts.Setup) int {
 	n := s.IOThreads + s.LoadThreads
-	if Spins(s.WaitStrategy) {
+	if artifacts.Spins(s.WaitStrategy) {
 		n += 3 + s.ReleaseThreads
 	}
 	return n
 }
 
-func coresOf(s Setup) string {
-	if s.Cores == CoresDedicated {
+func coresOf(s artifacts.Setup) string {
+	if s.Cores == artifacts.CoresDedicated {
 		return "dedicated: " + s.CPUPlan
 	}
 	return "shared (nothing pinned)"
@@ -164,10 +166,10 @@ func (w *writer) pipelineBench() error {
 	w.p("### Pipeline micro-benchmarks (bench_pipeline)\n\n")
 	pb := w.run.Pipeline
 	if pb == nil {
-		w.p("_Not measured: `%s` is not in this run._\n\n", PipelineBenchFile)
+		w.p("_Not measured: `%s` is not in this run._\n\n", artifacts.PipelineBenchFile)
 		return nil
 	}
-	w.p("Every row is one case of `%s`; the Field column names it, and the numbers are that case's fields.\n\n", PipelineBenchFile)
+	w.p("Every row is one case of `%s`; the Field column names it, and the numbers are that case's fields.\n\n", artifacts.PipelineBenchFile)
 	w.p("| family | case | strategy | stages | batch | spin iters | ns/item | items/s | CPU ns/item | field |\n")
 	w.p("|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, c := range pb.Cases {
@@ -176,7 +178,7 @@ func (w *writer) pipelineBench() error {
 	}
 	w.p("\n")
 	if len(pb.Idle) > 0 {
-		w.p("Idle CPU of a pipeline with nothing to do, per strategy (`%s` `idle`):\n\n| strategy | idle CPU | field |\n|---|---|---|\n", PipelineBenchFile)
+		w.p("Idle CPU of a pipeline with nothing to do, per strategy (`%s` `idle`):\n\n| strategy | idle CPU | field |\n|---|---|---|\n", artifacts.PipelineBenchFile)
 		for i, s := range pb.Idle {
 			w.p("| %s | %s%% of one core | `idle[%d]` |\n", s.Strategy, FormatNumber(s.CoreFraction*100, 2), i)
 		}
@@ -185,7 +187,7 @@ func (w *writer) pipelineBench() error {
 	if idx := waitStrategyCases(pb); len(idx) > 0 {
 		return w.image(WaitStrategiesPNG, "Wait strategy comparison", func(p string) error { return plotWaitStrategies(p, pb, idx) })
 	}
-	w.p("_No wait-strategy family in `%s`: no comparison plot._\n\n", PipelineBenchFile)
+	w.p("_No wait-strategy family in `%s`: no comparison plot._\n\n", artifacts.PipelineBenchFile)
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"weaseldb/artifacts"
 )
 
 // Issue 24 (8.1): "10 threads × 2000 connections" read as 20,000
@@ -87,14 +89,14 @@ func TestConnectThreadsExplained(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyRun(t, setupsRun)
-			threads := map[string]float64{SetupSeed: tc.seed, SetupFitted: tc.fitted}
-			editJSON(t, dir, SetupsFile, func(doc map[string]any) {
+			threads := map[string]float64{artifacts.SetupSeed: tc.seed, artifacts.SetupFitted: tc.fitted}
+			editJSON(t, dir, artifacts.SetupsFile, func(doc map[string]any) {
 				for _, s := range doc["setups"].([]any) {
 					s := s.(map[string]any)
 					s["connect_threads"] = threads[s["name"].(string)]
 				}
 			})
-			for _, setup := range []string{SetupSeed, SetupFitted} {
+			for _, setup := range []string{artifacts.SetupSeed, artifacts.SetupFitted} {
 				for _, r := range []string{"1", "2", "3"} {
 					editJSON(t, dir, "rounds/"+setup+"-r"+r+".load.json", func(doc map[string]any) {
 						doc["config"].(map[string]any)["connect_threads"] = threads[setup]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
 )
 
@@ -103,17 +104,17 @@ func TestCalibrationDisagreementInSummary(t *testing.T) {
 // A failed run and a failed calibration are named in the Summary and the tables.
 func TestFailedRunIsShown(t *testing.T) {
 	dir := copyRun(t, setupsRun, "rounds/seed-r3.load.json", "rounds/seed-r3.sample.json")
-	editJSON(t, dir, SetupsFile, func(doc map[string]any) {
+	editJSON(t, dir, artifacts.SetupsFile, func(doc map[string]any) {
 		for _, r := range doc["runs"].([]any) {
 			if r := r.(map[string]any); r["setup"] == "seed" && r["round"] == 3.0 {
-				r["status"], r["reason"] = StatusFailed, "weaseldb exited with status 1 before it was ready"
+				r["status"], r["reason"] = artifacts.StatusFailed, "weaseldb exited with status 1 before it was ready"
 				delete(r, "load")
 				delete(r, "sample")
 				delete(r, "hdr_log")
 			}
 		}
 		cal := doc["calibrations"].([]any)[0].(map[string]any)
-		cal["status"], cal["reason"] = StatusFailed, "bench_cpu_work: exit status 1"
+		cal["status"], cal["reason"] = artifacts.StatusFailed, "bench_cpu_work: exit status 1"
 	})
 	md, _ := render(t, dir)
 	sum := section(t, md, "## Summary")
@@ -132,7 +133,7 @@ func TestFailedRunIsShown(t *testing.T) {
 // A merged result (load_tester merge) renders wherever a single one does:
 // the instances are listed and the Summary says it is merged.
 func TestMergedResultRendered(t *testing.T) {
-	for _, tc := range []struct{ src, load string }{{setupsRun, "rounds/fitted-r3.load.json"}, {recordedRun, LoadFile}} {
+	for _, tc := range []struct{ src, load string }{{setupsRun, "rounds/fitted-r3.load.json"}, {recordedRun, artifacts.LoadFile}} {
 		dir := copyRun(t, tc.src)
 		editJSON(t, dir, tc.load, func(doc map[string]any) {
 			doc["instance"] = "merged"
@@ -162,7 +163,7 @@ func TestRoundsTableMatchesArtifacts(t *testing.T) {
 	}
 	for _, m := range rows {
 		var load loadtester.Result
-		var sample ServerSample
+		var sample artifacts.ServerSample
 		readArtifact(t, setupsRun, m[11], &load)
 		readArtifact(t, setupsRun, m[12], &sample)
 		want := []float64{load.RequestsPerSec, float64(load.Latency.P99) / 1e3, sample.Loaded.CoreFraction, sample.Loaded.MachineBusyCores,

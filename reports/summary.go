@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"weaseldb/artifacts"
 )
 
 // disagreeLimitPct is how far the calibration's cost per iteration may be
@@ -82,7 +84,7 @@ func (w *writer) setupsTable(leading ...string) func(cells []string, cell func(n
 func (w *writer) summaryTable() {
 	table := w.setupsTable("")
 	row := func(label string, cell func(n *setupNumbers) string) { table([]string{label}, cell) }
-	row("setup", func(n *setupNumbers) string { return n.view.Setup.Describe() })
+	row("setup", func(n *setupNumbers) string { return DescribeSetup(n.view.Setup) })
 	row("throughput", w.throughputCell)
 	row("what bounded it", w.boundCell)
 	row("CPU work efficiency (the seed: "+w.cite(seedEfficiency())+")", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
@@ -236,9 +238,9 @@ func (w *writer) summaryWarnings() {
 		title := capitalize(n.view.Setup.Title)
 		for _, r := range n.view.Rounds {
 			switch {
-			case r.Status == StatusUnreadable:
+			case r.Status == artifacts.StatusUnreadable:
 				lines = append(lines, fmt.Sprintf("**%s, round %d cannot be read** and is left out of the figures above: %s.", title, r.Number, r.Reason))
-			case r.Status != StatusMeasured:
+			case r.Status != artifacts.StatusMeasured:
 				lines = append(lines, fmt.Sprintf("**%s, round %d was not measured** (%s): %s.", title, r.Number, r.Status, r.Reason))
 			case !r.Load.Clean():
 				excluded := "and is left out of the figures above"
@@ -258,8 +260,8 @@ func (w *writer) summaryWarnings() {
 	}
 	for _, cal := range w.cal.cals {
 		switch cal.Status {
-		case StatusMeasured:
-		case StatusUnreadable:
+		case artifacts.StatusMeasured:
+		case artifacts.StatusUnreadable:
 			lines = append(lines, fmt.Sprintf("**The calibration of round %d cannot be read** (what could be read is used): %s.", cal.Round, cal.Reason))
 		default:
 			lines = append(lines, fmt.Sprintf("**The calibration of round %d failed**: %s.", cal.Round, cal.Reason))

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"weaseldb/artifacts"
 )
 
 // WaitCoresPNG is the plot of the server runs across wait strategies, shared
@@ -23,20 +25,20 @@ func (w *writer) waitStrategiesSection() error {
 	w.p("### Wait strategies on shared and dedicated cores\n\n")
 	ws := w.run.WaitStrategies
 	if ws == nil || len(ws.Runs) == 0 {
-		w.p("_Not run: this run has no `%s` (server runs across wait strategies on shared and dedicated cores; `scripts/compare_wait_strategies.sh`)._\n\n", WaitStrategiesFile)
+		w.p("_Not run: this run has no `%s` (server runs across wait strategies on shared and dedicated cores; `scripts/compare_wait_strategies.sh`)._\n\n", artifacts.WaitStrategiesFile)
 		return nil
 	}
 	w.p("Each wait strategy of the commit pipeline, on shared cores (nothing pinned) and on dedicated cores (each hot thread pinned to a CPU of its own), planned from the CPUs this process could use (%s). ", ws.AllowedCPUs)
 	w.p("Server runs: %s s of `load_tester` load on `/ok` (%d connections over the unix socket) after %s s of warm-up, then %s s idle with %d keep-alive connections open. ",
 		FormatNumber(ws.DurationS, 1), ws.Concurrency, FormatNumber(ws.WarmupS, 1), FormatNumber(ws.IdleS, 1), ws.IdleConns)
-	w.p("Every number is a field of `%s` (the row's Field column); CPU is the kernel's accounting of the whole process (all threads).\n\n", WaitStrategiesFile)
+	w.p("Every number is a field of `%s` (the row's Field column); CPU is the kernel's accounting of the whole process (all threads).\n\n", artifacts.WaitStrategiesFile)
 	if ws.Note != "" {
 		w.p("%s\n\n", ws.Note)
 	}
 	w.waitServerTable(ws)
 	w.waitPipelineTable(ws)
 	w.waitNotMeasured(ws)
-	idx := ws.measuredRuns(BenchServer)
+	idx := measuredRuns(ws, artifacts.BenchServer)
 	if len(idx) == 0 {
 		w.p("_No server run was measured: no plot._\n\n")
 		return nil
@@ -45,8 +47,8 @@ func (w *writer) waitStrategiesSection() error {
 		func(p string) error { return plotWaitCores(p, ws, idx) })
 }
 
-func (w *writer) waitServerTable(ws *WaitStrategies) {
-	idx := ws.measuredRuns(BenchServer)
+func (w *writer) waitServerTable(ws *artifacts.WaitStrategies) {
+	idx := measuredRuns(ws, artifacts.BenchServer)
 	if len(idx) == 0 {
 		return
 	}
@@ -69,8 +71,8 @@ func (w *writer) waitServerTable(ws *WaitStrategies) {
 	}
 }
 
-func (w *writer) waitPipelineTable(ws *WaitStrategies) {
-	idx := ws.measuredRuns(BenchPipeline)
+func (w *writer) waitPipelineTable(ws *artifacts.WaitStrategies) {
+	idx := measuredRuns(ws, artifacts.BenchPipeline)
 	if len(idx) == 0 {
 		return
 	}
@@ -85,10 +87,10 @@ func (w *writer) waitPipelineTable(ws *WaitStrategies) {
 }
 
 // waitNotMeasured lists skipped and failed runs with their reasons.
-func (w *writer) waitNotMeasured(ws *WaitStrategies) {
+func (w *writer) waitNotMeasured(ws *artifacts.WaitStrategies) {
 	var lines []string
 	for i, r := range ws.Runs {
-		if r.Status == StatusMeasured {
+		if r.Status == artifacts.StatusMeasured {
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("- %s %s, %s cores: **%s**: %s (`runs[%d]`)", r.Bench, r.Strategy, r.Cores, r.Status, r.Reason, i))
@@ -97,13 +99,13 @@ func (w *writer) waitNotMeasured(ws *WaitStrategies) {
 		return
 	}
 	w.p("Not measured (nothing is estimated in their place):\n\n%s\n\n", strings.Join(lines, "\n"))
-	if len(ws.measuredRuns(BenchServer)) > 0 && !ws.hasMeasured(CoresDedicated) {
+	if len(measuredRuns(ws, artifacts.BenchServer)) > 0 && !hasMeasured(ws, artifacts.CoresDedicated) {
 		w.p("Only shared cores were measured: there the spinning strategies (`WaitIfUpstreamIdle`, `Never`) compete with the load tester and with each other for the same CPUs, while they are meant for dedicated cores.\n\n")
 	}
 }
 
-func coresLabel(r WaitRun) string {
-	if r.Cores == CoresDedicated && r.CPUPlan != "" {
+func coresLabel(r artifacts.WaitRun) string {
+	if r.Cores == artifacts.CoresDedicated && r.CPUPlan != "" {
 		return fmt.Sprintf("dedicated (%s)", r.CPUPlan)
 	}
 	return r.Cores
@@ -126,7 +128,7 @@ func optInt(n int) string {
 
 // plotWaitCores draws the server runs' req/s and CPU per request per
 // strategy, a bar per kind of cores side by side.
-func plotWaitCores(path string, ws *WaitStrategies, idx []int) error {
+func plotWaitCores(path string, ws *artifacts.WaitStrategies, idx []int) error {
 	var strategies []string
 	for _, i := range idx {
 		if !slices.Contains(strategies, ws.Runs[i].Strategy) {
@@ -137,7 +139,7 @@ func plotWaitCores(path string, ws *WaitStrategies, idx []int) error {
 	series := []struct {
 		cores string
 		color color.Color
-	}{{CoresShared, colorBlue}, {CoresDedicated, colorOrange}}
+	}{{artifacts.CoresShared, colorBlue}, {artifacts.CoresDedicated, colorOrange}}
 	rate := plot.New()
 	rate.Title.Text = "Server throughput (wait_strategies.json)"
 	rate.Y.Label.Text = "thousand req/s"

@@ -18,10 +18,12 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
+	"weaseldb/internal/placement"
+	"weaseldb/pipebench"
 	"weaseldb/server/pipeline"
-	"weaseldb/server/pipeline/pipebench"
 )
 
 type options struct {
@@ -50,7 +52,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&families, "families", strings.Join(allFamilies(), ","), "comma-separated families to run")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
 	var cpus string
-	fs.StringVar(&cpus, "cpus", "", "pin threads: `P,S0,S1` = the producer's CPU, then stage 0's and stage 1's (checked against the allowed set; a CPU may repeat)")
+	fs.StringVar(&cpus, "cpus", "", "pin threads: `P,S0,S1` = the producer's CPU, then stage 0's and stage 1's (checked against the allowed set; a CPU may repeat); auto = dedicated cores by the placement rule the gate and the report use")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench_pipeline [--quick] [--json FILE] [flags]\n\n")
 		fmt.Fprintf(stderr, "Runs the ThreadPipeline benchmark families and the same cases over Go channels\n(one item per send, and slices of the batch size), prints a table, and measures\neach wait strategy's idle CPU.\n\nflags:\n")
@@ -75,7 +77,17 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if len(o.families) == 0 {
 		return o, errors.New("--families: name at least one family")
 	}
-	if cpus != "" {
+	if cpus == "auto" {
+		allowed, err := affinity.AllowedCPUs()
+		if err != nil {
+			return o, err
+		}
+		list, err := autoCPUs(allowed, maxStages(o.families))
+		if err != nil {
+			return o, fmt.Errorf("--cpus auto: %w", err)
+		}
+		o.cpus = list
+	} else if cpus != "" {
 		list, err := affinity.ParseCPUList(cpus)
 		if err != nil {
 			return o, fmt.Errorf("--cpus: %w", err)
@@ -109,6 +121,25 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// autoCPUs places the producer and one thread per stage on dedicated
+// cores by internal/placement, the rule the gate and the report use, so a
+// standalone run pins its threads where the report's wait-strategy
+// comparison does. It fails, saying how many CPUs it needs, where the
+// allowed set is too small: spinning stages on shared cores measure the
+// contention, not the pipeline.
+func autoCPUs(allowed []int, stages int) ([]int, error) {
+	need := placement.Need{Producer: true, StageThreads: slices.Repeat([]int{1}, stages)}
+	p, err := placement.PlaceDedicated(allowed, need)
+	if err != nil {
+		return nil, err
+	}
+	list := []int{p.ProducerCPU}
+	for _, s := range p.StageCPUs {
+		list = append(list, s...)
+	}
+	return list, nil
 }
 
 // maxStages is the most stages any chosen family's cases use.
@@ -214,18 +245,18 @@ func familyTitle(c pipebench.Case) string {
 }
 
 func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResult) error {
-	out := pipebench.JSONOutput{
+	out := artifacts.PipelineBench{
 		Version:    1,
 		Quick:      o.quick,
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		NumCPU:     runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
 		CPUs:       o.cpus,
-		Cases:      []pipebench.JSONCase{},
-		Idle:       []pipebench.JSONIdle{},
+		Cases:      []artifacts.PipelineCase{},
+		Idle:       []artifacts.PipelineIdle{},
 	}
 	for _, r := range results {
-		out.Cases = append(out.Cases, pipebench.JSONCase{
+		out.Cases = append(out.Cases, artifacts.PipelineCase{
 			Family: r.Family, Name: r.Name, Impl: string(r.Impl), Strategy: r.StrategyName(),
 			Stages: r.Stages, Batch: r.Batch, SpinIters: r.SpinIters,
 			NsPerItem: r.NsPerItem, ItemsPerSec: r.ItemsPerSec, CPUNsPerItem: r.CPUNsPerItem,
@@ -234,7 +265,7 @@ func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResul
 		})
 	}
 	for _, r := range idle {
-		out.Idle = append(out.Idle, pipebench.JSONIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
+		out.Idle = append(out.Idle, artifacts.PipelineIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
 	}
 	return benchmain.WriteJSON(o.jsonPath, out)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"weaseldb/artifacts"
 	"weaseldb/internal/benchmain"
 	"weaseldb/reports"
 )
@@ -32,7 +33,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	cs := reports.CheckRun(r, o)
 	if *out == "" {
-		*out = filepath.Join(*runDir, reports.ChecksFile)
+		*out = filepath.Join(*runDir, artifacts.ChecksFile)
 	}
 	if err := benchmain.WriteJSON(*out, cs); err != nil {
 		return err

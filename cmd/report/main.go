@@ -1,7 +1,8 @@
 // Command report writes the threading performance report from the artifacts
 // of one run, and runs the measurements the reproduction script needs
 // (setups, wait-strategies, manifest). Flags and wiring only: the logic is
-// in reports (the generator) and reports/runner (the runs). See
+// in reports (the generator, a pure renderer of artifacts) and bench (the
+// runs, the sampling and the machine's description). See
 // docs/report.md.
 package main
 
@@ -15,9 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/bench"
 	"weaseldb/internal/serverproc"
 	"weaseldb/reports"
-	"weaseldb/reports/runner"
 )
 
 const usage = `usage:
@@ -48,7 +49,7 @@ func main() {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 		// --help printed the usage: not a failure.
-	case errors.Is(err, runner.ErrInterrupted):
+	case errors.Is(err, bench.ErrInterrupted):
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(130)
 	default:
@@ -81,7 +82,7 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // commonFlags registers the flags every measuring subcommand shares.
-func commonFlags(fs *flag.FlagSet, c *runner.Common, tools string, idleS float64, idleWhen string) {
+func commonFlags(fs *flag.FlagSet, c *bench.Common, tools string, idleS float64, idleWhen string) {
 	fs.StringVar(&c.Bin, "bin", "build", "directory holding "+tools)
 	fs.StringVar(&c.RunDir, "run", "", "run directory: the results and every raw artifact go here")
 	fs.Float64Var(&c.WarmupS, "warmup", 1, "seconds of load before the measured window, excluded from every figure")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"weaseldb/artifacts"
 	"weaseldb/reports"
 )
 
@@ -33,12 +34,12 @@ func TestGenerateCommand(t *testing.T) {
 // what the damaged file held, and the command fails naming the file.
 func TestGenerateWithADamagedArtifact(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{reports.ManifestFile, reports.LoadFile, reports.CPUWorkFile} {
+	for _, name := range []string{artifacts.ManifestFile, artifacts.LoadFile, artifacts.CPUWorkFile} {
 		data, err := os.ReadFile(filepath.Join(recordedRun, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == reports.CPUWorkFile {
+		if name == artifacts.CPUWorkFile {
 			data = data[:len(data)/2] // cut short, as by a full disk
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -104,8 +105,8 @@ func TestManifestCommand(t *testing.T) {
 	if err := run(t.Context(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	var m reports.Manifest
-	data, err := os.ReadFile(filepath.Join(dir, reports.ManifestFile))
+	var m artifacts.Manifest
+	data, err := os.ReadFile(filepath.Join(dir, artifacts.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}

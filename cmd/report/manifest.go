@@ -6,14 +6,15 @@ import (
 	"io"
 	"path/filepath"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench"
 	"weaseldb/internal/benchmain"
-	"weaseldb/reports"
 )
 
 // manifest is `report manifest`: the run's machine, config and steps.
 func manifest(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report manifest", stderr)
-	var o reports.ManifestOptions
+	var o bench.ManifestOptions
 	runDir := fs.String("run", "", "run directory")
 	fs.StringVar(&o.Config, "config", "", "the TOML config the seed's servers read")
 	fs.StringVar(&o.ConfigSource, "config-source", "", "the config it was adjusted from, if any")
@@ -38,12 +39,12 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("manifest: --virtual takes tcg or kvm, got %q", o.VirtualAccel)
 	}
-	m, err := reports.BuildManifest(o)
+	m, err := bench.BuildManifest(o)
 	if err != nil {
 		return err
 	}
 	if *out == "" {
-		*out = filepath.Join(*runDir, reports.ManifestFile)
+		*out = filepath.Join(*runDir, artifacts.ManifestFile)
 	}
 	if err := benchmain.WriteJSON(*out, m); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"weaseldb/artifacts"
 	"weaseldb/reports"
 )
 
@@ -77,7 +78,7 @@ func TestGenerateVirtualRunIsAFunctionalCheck(t *testing.T) {
 
 // A failed check: the functional report is written, and the command fails.
 func TestGenerateVirtualRunWithAFailedCheck(t *testing.T) {
-	dir := copyDir(t, recordedManycoreRun, reports.ChecksFile)
+	dir := copyDir(t, recordedManycoreRun, artifacts.ChecksFile)
 	path := filepath.Join(dir, "ws_server_Never_dedicated.load.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -105,13 +106,13 @@ func TestGenerateVirtualRunWithAFailedCheck(t *testing.T) {
 // `report check` writes checks.json and exits 1 when a check fails: here,
 // a run held to more CPUs than it had.
 func TestCheckCommand(t *testing.T) {
-	dir := copyDir(t, recordedManycoreRun, reports.ChecksFile)
+	dir := copyDir(t, recordedManycoreRun, artifacts.ChecksFile)
 	var stdout, stderr bytes.Buffer
 	if err := run(t.Context(), []string{"check", "--run", dir, "--cpus", "16", "--require-dedicated"}, &stdout, &stderr); err != nil {
 		t.Fatalf("check: %v\n%s", err, stdout.String())
 	}
-	var cs reports.Checks
-	data, err := os.ReadFile(filepath.Join(dir, reports.ChecksFile))
+	var cs artifacts.Checks
+	data, err := os.ReadFile(filepath.Join(dir, artifacts.ChecksFile))
 	if err != nil || json.Unmarshal(data, &cs) != nil || !cs.Passed {
 		t.Fatalf("checks.json: %v %+v", err, cs.FailedChecks())
 	}
@@ -142,8 +143,8 @@ func TestManifestVirtual(t *testing.T) {
 	if err := run(t.Context(), append(base, "--virtual", "tcg", "--host-cpus", "2", "--host-cpu-model", "AMD EPYC"), &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	var m reports.Manifest
-	data, err := os.ReadFile(filepath.Join(dir, reports.ManifestFile))
+	var m artifacts.Manifest
+	data, err := os.ReadFile(filepath.Join(dir, artifacts.ManifestFile))
 	if err != nil || json.Unmarshal(data, &m) != nil {
 		t.Fatal(err)
 	}

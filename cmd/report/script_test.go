@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/artifacts"
 	"weaseldb/reports"
 )
 
@@ -86,10 +87,10 @@ func fakeBin(t *testing.T) string {
 	return bin
 }
 
-func readManifest(t *testing.T, runDir string) reports.Manifest {
+func readManifest(t *testing.T, runDir string) artifacts.Manifest {
 	t.Helper()
-	var m reports.Manifest
-	data, err := os.ReadFile(filepath.Join(runDir, reports.ManifestFile))
+	var m artifacts.Manifest
+	data, err := os.ReadFile(filepath.Join(runDir, artifacts.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func serversGone(t *testing.T, runDir string) {
 	t.Helper()
 	samples, _ := filepath.Glob(filepath.Join(runDir, "rounds", "*.sample.json"))
 	for _, path := range samples {
-		var s reports.ServerSample
+		var s artifacts.ServerSample
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +123,7 @@ func serversGone(t *testing.T, runDir string) {
 	}
 }
 
-func stepNames(m reports.Manifest) string {
+func stepNames(m artifacts.Manifest) string {
 	var names []string
 	for _, s := range m.Steps {
 		names = append(names, s.Name)
@@ -264,7 +265,7 @@ func TestScriptRealBinaries(t *testing.T) {
 	}
 	for _, v := range run.Views {
 		for _, rd := range v.Rounds {
-			if rd.Status != reports.StatusMeasured || rd.Load.Requests <= 0 || rd.Loaded == nil || rd.Sample.StageBusy == nil {
+			if rd.Status != artifacts.StatusMeasured || rd.Load.Requests <= 0 || rd.Loaded == nil || rd.Sample.StageBusy == nil {
 				t.Errorf("%s round %d: %s %q", v.Setup.Name, rd.Number, rd.Status, rd.Reason)
 			}
 		}

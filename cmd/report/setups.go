@@ -5,13 +5,13 @@ import (
 	"io"
 	"time"
 
-	"weaseldb/reports/runner"
+	"weaseldb/bench"
 )
 
-// setups is `report setups`: flags here, the rounds in reports/runner.
+// setups is `report setups`: flags here, the rounds in reports/bench.
 func setups(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report setups", stderr)
-	o := &runner.SetupsOptions{}
+	o := &bench.SetupsOptions{}
 	commonFlags(fs, &o.Common, "weaseldb, load_tester and bench_cpu_work", 5, "after each setup's last round")
 	fs.StringVar(&o.Config, "config", "", "the seed's server config (its threads, wait strategy and work per request)")
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds; each calibrates, then runs both setups, the first alternating")
@@ -28,5 +28,5 @@ func setups(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	return runner.Setups(ctx, o, stdout, stderr)
+	return bench.Setups(ctx, o, stdout, stderr)
 }

@@ -5,15 +5,15 @@ import (
 	"io"
 	"strings"
 
-	"weaseldb/reports"
-	"weaseldb/reports/runner"
+	"weaseldb/artifacts"
+	"weaseldb/bench"
 )
 
 // waitStrategies is `report wait-strategies`: flags here, the comparison in
-// reports/runner.
+// reports/bench.
 func waitStrategies(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report wait-strategies", stderr)
-	o := &runner.WaitOptions{}
+	o := &bench.WaitOptions{}
 	commonFlags(fs, &o.Common, "weaseldb, load_tester and bench_pipeline", 3, "after each server run's load")
 	fs.Float64Var(&o.DurationS, "duration", 5, "seconds of measured load per server run (at least 2)")
 	fs.IntVar(&o.Concurrency, "concurrency", 100, "load_tester connections")
@@ -22,10 +22,10 @@ func waitStrategies(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.IntVar(&o.IOThreads, "io-threads", 1, "server io_threads")
 	fs.IntVar(&o.Release, "release-threads", 1, "server pipeline_release_threads")
 	fs.IntVar(&o.OkIterations, "ok-iterations", 0, "server ok_resolve_iterations (spin work per /ok)")
-	fs.StringVar(&o.Strategies, "strategies", strings.Join(reports.WaitStrategyNames, ","), "wait strategies, comma-separated")
+	fs.StringVar(&o.Strategies, "strategies", strings.Join(artifacts.WaitStrategyNames, ","), "wait strategies, comma-separated")
 	fs.StringVar(&o.Cores, "cores", "shared,dedicated", "kinds of cores: shared, dedicated or both")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	return runner.WaitStrategies(ctx, o, stdout, stderr)
+	return bench.WaitStrategies(ctx, o, stdout, stderr)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"weaseldb/reports"
+	"weaseldb/artifacts"
 )
 
 func TestWaitStrategiesFlags(t *testing.T) {
@@ -79,8 +79,8 @@ func TestWaitStrategiesRealBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
-	var ws reports.WaitStrategies
-	data, err := os.ReadFile(filepath.Join(dir, reports.WaitStrategiesFile))
+	var ws artifacts.WaitStrategies
+	data, err := os.ReadFile(filepath.Join(dir, artifacts.WaitStrategiesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,15 +92,15 @@ func TestWaitStrategiesRealBinaries(t *testing.T) {
 	}
 	for _, r := range ws.Runs {
 		switch {
-		case r.Status == reports.StatusSkipped:
-			if r.Cores != reports.CoresDedicated || r.CPUsNeeded == 0 {
+		case r.Status == artifacts.StatusSkipped:
+			if r.Cores != artifacts.CoresDedicated || r.CPUsNeeded == 0 {
 				t.Errorf("skipped run %+v", r)
 			}
-		case r.Status != reports.StatusMeasured:
+		case r.Status != artifacts.StatusMeasured:
 			t.Errorf("%s %s %s: %s: %s", r.Bench, r.Strategy, r.Cores, r.Status, r.Reason)
 		case r.Throughput == nil || *r.Throughput <= 0 || r.CPUNsPerOp == nil || r.IdleCoreFraction == nil:
 			t.Errorf("%s %s: figures missing: %+v", r.Bench, r.Cores, r)
-		case r.Bench == reports.BenchServer && (r.P99Ns == nil || r.Reason != ""):
+		case r.Bench == artifacts.BenchServer && (r.P99Ns == nil || r.Reason != ""):
 			t.Errorf("server run: p99 %v, reason %q", r.P99Ns, r.Reason)
 		}
 	}

@@ -31,10 +31,6 @@ func MachineSteal() (time.Duration, error) { return procRoot(procfs.DefaultMount
 // than this process is allowed to use.
 func MachineCPUs() (int, error) { return procRoot(procfs.DefaultMountPoint).machineCPUs() }
 
-// CPUModel returns the first CPU's model name from /proc/cpuinfo, or "" when
-// the kernel does not say (some arm64 kernels) or /proc cannot be read.
-func CPUModel() string { return procRoot(procfs.DefaultMountPoint).cpuModel() }
-
 // procRoot is a /proc mount point: the real one, or a directory a test
 // filled with files of its own.
 type procRoot string
@@ -115,16 +111,4 @@ func (root procRoot) machineCPUs() (int, error) {
 		return 0, fmt.Errorf("procstat: %s/stat has no per-CPU lines", root)
 	}
 	return len(st.CPU), nil
-}
-
-func (root procRoot) cpuModel() string {
-	fs, err := root.fs()
-	if err != nil {
-		return ""
-	}
-	info, err := fs.CPUInfo()
-	if err != nil || len(info) == 0 {
-		return ""
-	}
-	return info[0].ModelName
 }

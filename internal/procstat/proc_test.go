@@ -129,19 +129,6 @@ func TestMachineCPUs(t *testing.T) {
 	}
 }
 
-func TestCPUModel(t *testing.T) {
-	const x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n"
-	if got := fakeProc(t, map[string]string{"cpuinfo": x86}).cpuModel(); got != "AMD EPYC 7B13" {
-		t.Errorf("model %q, want AMD EPYC 7B13", got)
-	}
-	if got := fakeProc(t, map[string]string{"cpuinfo": "garbage"}).cpuModel(); got != "" {
-		t.Errorf("model of a garbled cpuinfo %q, want empty", got)
-	}
-	if got := fakeProc(t, nil).cpuModel(); got != "" {
-		t.Errorf("model without cpuinfo %q, want empty", got)
-	}
-}
-
 // The real /proc: this machine's figures exist and are sane.
 func TestRealProc(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
@@ -157,5 +144,7 @@ func TestRealProc(t *testing.T) {
 	if n, err := MachineCPUs(); n < 1 || err != nil {
 		t.Fatalf("MachineCPUs = %d, %v", n, err)
 	}
-	_ = CPUModel() // may be empty (arm64); must not fail
+	if n, err := ReadCPUName(); err != nil || (n.Model == "") != (n.Source == "") {
+		t.Fatalf("ReadCPUName = %+v, %v", n, err)
+	}
 }

@@ -1,9 +1,12 @@
 // Package procstat reads the kernel's CPU accounting for this process, for
 // another process, for the calling OS thread and for the whole machine.
 // Benchmarks, tests and the report use it to give CPU per item and idle CPU
-// from what the kernel measured, not from wall-clock guesses. It is the
-// tree's one reader of /proc: every /proc file goes through
-// github.com/prometheus/procfs (proc.go); this file holds the system calls.
+// from what the kernel measured, not from wall-clock guesses. It also names
+// the machine's CPU (cpuinfo.go: the gate's machine description and the
+// report's manifest read it here). It is the tree's one reader of /proc:
+// every /proc file goes through github.com/prometheus/procfs (proc.go) but
+// /proc/cpuinfo, which cpuinfo.go parses itself; this file holds the
+// system calls.
 package procstat
 
 import (

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/internal/stats"
 )
 
 // Stats is the cost of one SpendCPUCycles(Iterations) call over Runs timed runs
@@ -94,10 +95,10 @@ func MeasureInterleaved(iterations []int, runs int, runTime time.Duration) ([]St
 			Iterations:   n,
 			Runs:         runs,
 			CallsPerRun:  calls[k],
-			MedianNs:     median(cpu[k]),
+			MedianNs:     stats.Median(cpu[k]),
 			MinNs:        cpu[k][0],
 			MaxNs:        cpu[k][runs-1],
-			WallMedianNs: median(wall[k]),
+			WallMedianNs: stats.Median(wall[k]),
 			WallMinNs:    wall[k][0],
 		}
 	}
@@ -119,14 +120,6 @@ func callsFor(iterations int, runTime time.Duration) int {
 		}
 		trial *= 4
 	}
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // IterationsFor finds the iteration count whose call costs about target on

@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/serverproc"
-	"weaseldb/reports"
 	"weaseldb/server/config"
 )
 
@@ -25,7 +26,7 @@ func builtBinaries(t *testing.T, names ...string) string {
 	if testing.Short() {
 		t.Skip("-short: skipping a run of the real binaries")
 	}
-	build, err := filepath.Abs("../../build")
+	build, err := filepath.Abs("../build")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +42,10 @@ func builtBinaries(t *testing.T, names ...string) string {
 // own parser, shared and dedicated.
 func TestServerConfigIsValid(t *testing.T) {
 	o := &WaitOptions{IOThreads: 1, Release: 2, OkIterations: 10}
-	plan := reports.PlanWaitStrategies([]int{0, 1, 2, 3, 4, 5, 6, 7, 8}, reports.WaitPlanParams{
+	runs := plan.WaitStrategies([]int{0, 1, 2, 3, 4, 5, 6, 7, 8}, plan.WaitParams{
 		Strategies: []string{"Never"}, PipelineStages: 2, IOThreads: 1, ReleaseThreads: 2, LoadThreads: 1, Dedicated: true})
-	for _, p := range plan {
-		if p.Bench != reports.BenchServer {
+	for _, p := range runs {
+		if p.Bench != artifacts.BenchServer {
 			continue
 		}
 		data, err := serverproc.EncodeConfig(serverConfig(p, o, "/tmp/x/weaseldb.sock"))
@@ -58,7 +59,7 @@ func TestServerConfigIsValid(t *testing.T) {
 		if cfg.Commit.PipelineWaitStrategy != "Never" || cfg.Commit.PipelineReleaseThreads != 2 || cfg.Benchmark.OkResolveIterations != 10 {
 			t.Errorf("%s: config %+v", p.Cores, cfg.Commit)
 		}
-		if p.Cores == reports.CoresDedicated && (len(cfg.Server.IOCPUs) != 1 || len(cfg.Commit.PipelineCPUs) != 4 || len(cfg.Commit.PipelineCPUs[3]) != 2) {
+		if p.Cores == artifacts.CoresDedicated && (len(cfg.Server.IOCPUs) != 1 || len(cfg.Commit.PipelineCPUs) != 4 || len(cfg.Commit.PipelineCPUs[3]) != 2) {
 			t.Errorf("dedicated config lost its CPUs: io %v pipeline %v", cfg.Server.IOCPUs, cfg.Commit.PipelineCPUs)
 		}
 	}
@@ -75,20 +76,20 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := allowed[0], allowed[len(allowed)-1]
-	dedicated := reports.WaitRun{Strategy: "WaitIfStageEmpty", Cores: reports.CoresDedicated, Status: reports.StatusMeasured}
-	pipe, srv := reports.PlannedRun{WaitRun: dedicated}, reports.PlannedRun{WaitRun: dedicated}
-	pipe.Bench, pipe.ProducerCPU, pipe.StageCPUs = reports.BenchPipeline, a, []int{b, a}
-	srv.Bench, srv.IOCPUs, srv.PipelineCPUs, srv.LoadCPUs = reports.BenchServer, []int{a}, [][]int{{b}, {a}, {b}, {a}}, []int{b}
+	dedicated := artifacts.WaitRun{Strategy: "WaitIfStageEmpty", Cores: artifacts.CoresDedicated, Status: artifacts.StatusMeasured}
+	pipe, srv := plan.PlannedRun{WaitRun: dedicated}, plan.PlannedRun{WaitRun: dedicated}
+	pipe.Bench, pipe.ProducerCPU, pipe.StageCPUs = artifacts.BenchPipeline, a, []int{b, a}
+	srv.Bench, srv.IOCPUs, srv.PipelineCPUs, srv.LoadCPUs = artifacts.BenchServer, []int{a}, [][]int{{b}, {a}, {b}, {a}}, []int{b}
 	dir := t.TempDir()
 	o := &WaitOptions{Common: Common{Bin: build, RunDir: dir, IdleS: 1, IdleConns: 5, ReadyTimeout: 15 * time.Second},
 		DurationS: 2, Concurrency: 10, LoadThreads: 1, IOThreads: 1, Release: 1}
-	r := &waitRunner{o: o, ws: &reports.WaitStrategies{}, t: Tools{Bin: build, RunDir: dir, Log: io.Discard}}
-	r.runAll([]reports.PlannedRun{pipe, srv})
+	r := &waitRunner{o: o, ws: &artifacts.WaitStrategies{}, t: Tools{Bin: build, RunDir: dir, Log: io.Discard}}
+	r.runAll([]plan.PlannedRun{pipe, srv})
 	if len(r.ws.Runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(r.ws.Runs))
 	}
 	for _, run := range r.ws.Runs {
-		if run.Status != reports.StatusMeasured || run.Throughput == nil || *run.Throughput <= 0 {
+		if run.Status != artifacts.StatusMeasured || run.Throughput == nil || *run.Throughput <= 0 {
 			t.Errorf("%s on dedicated cores: %s %q", run.Bench, run.Status, run.Reason)
 		}
 	}
@@ -110,17 +111,17 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 // recorded of its threads: every pinned thread where the hand-made plan put
 // it (which reuses CPUs a and b, so the counts per CPU, not one thread per
 // CPU), load_tester on its CPU, the loop's counts, the idle readings.
-func checkDedicatedPlacement(t *testing.T, dir string, runs []reports.WaitRun, a, b int) {
+func checkDedicatedPlacement(t *testing.T, dir string, runs []artifacts.WaitRun, a, b int) {
 	t.Helper()
-	read := func(name string) *reports.Placement {
-		var pl reports.Placement
+	read := func(name string) *artifacts.Placement {
+		var pl artifacts.Placement
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || json.Unmarshal(data, &pl) != nil {
 			t.Fatalf("threads artifact %q: %v", name, err)
 		}
 		return &pl
 	}
-	pinnedOn := func(p *reports.ProcessThreads) map[int]int {
+	pinnedOn := func(p *artifacts.ProcessThreads) map[int]int {
 		out := map[int]int{}
 		for _, th := range p.Threads {
 			if cpus, err := affinity.ParseCPUList(th.AllowedCPUs); err == nil && len(cpus) == 1 {
@@ -133,11 +134,11 @@ func checkDedicatedPlacement(t *testing.T, dir string, runs []reports.WaitRun, a
 		return out
 	}
 	pipe := read(runs[0].Threads)
-	if p := pipe.Process(reports.RolePipeline); p == nil || p.Polls < 1 || len(pinnedOn(p)) == 0 {
+	if p := pipe.Process(artifacts.RolePipeline); p == nil || p.Polls < 1 || len(pinnedOn(p)) == 0 {
 		t.Errorf("bench_pipeline's threads were not read while it ran: %+v", pipe.Processes)
 	}
 	srv := read(runs[1].Threads)
-	server := srv.Process(reports.RoleServer)
+	server := srv.Process(artifacts.RoleServer)
 	if server == nil {
 		t.Fatalf("no server threads in %s", runs[1].Threads)
 	}
@@ -148,7 +149,7 @@ func checkDedicatedPlacement(t *testing.T, dir string, runs []reports.WaitRun, a
 	if got := pinnedOn(server); got[a] != want[a] || got[b] != want[b] {
 		t.Errorf("server threads pinned per CPU %v, want %v", got, want)
 	}
-	client := srv.Process(reports.RoleClient)
+	client := srv.Process(artifacts.RoleClient)
 	if client == nil || len(client.Threads) == 0 {
 		t.Fatalf("load_tester's threads were not read: %+v", srv.Processes)
 	}
@@ -173,7 +174,7 @@ func TestWaitStrategiesInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	o := &WaitOptions{Common: Common{Bin: t.TempDir(), RunDir: dir, WarmupS: 1, IdleS: 1, IdleConns: 5, ReadyTimeout: 15 * time.Second},
 		DurationS: 2, Concurrency: 10, LoadThreads: 1, IOThreads: 1, Release: 1, OkIterations: 10,
-		Cores: reports.CoresShared, Strategies: "WaitIfStageEmpty"}
+		Cores: artifacts.CoresShared, Strategies: "WaitIfStageEmpty"}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var errOut strings.Builder
@@ -181,8 +182,8 @@ func TestWaitStrategiesInterrupted(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("error %v, want ErrInterrupted", err)
 	}
-	var ws reports.WaitStrategies
-	data, readErr := os.ReadFile(filepath.Join(dir, reports.WaitStrategiesFile))
+	var ws artifacts.WaitStrategies
+	data, readErr := os.ReadFile(filepath.Join(dir, artifacts.WaitStrategiesFile))
 	if readErr != nil || json.Unmarshal(data, &ws) != nil || len(ws.Runs) != 0 {
 		t.Fatalf("wait_strategies.json %s (%v), want it written with no runs", data, readErr)
 	}

@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"weaseldb/reports"
+	"weaseldb/artifacts"
 )
 
 // idleCPU opens conns keep-alive connections (one request each, so each is
@@ -17,7 +17,7 @@ import (
 // strategy's spins to expire, and samples the server's CPU over window
 // (atStart and atEnd, when set, run as it opens and once it closed). note
 // says how many connections could not be opened, if any.
-func idleCPU(ctx context.Context, pid int, socket string, conns int, window time.Duration, atStart, atEnd func()) (idle *reports.CPUSample, note string, err error) {
+func idleCPU(ctx context.Context, pid int, socket string, conns int, window time.Duration, atStart, atEnd func()) (idle *artifacts.CPUSample, note string, err error) {
 	var open []net.Conn
 	defer func() {
 		for _, c := range open {
@@ -36,7 +36,7 @@ func idleCPU(ctx context.Context, pid int, socket string, conns int, window time
 			break
 		}
 	}
-	idle, err = reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "idle", Delay: time.Second, Window: window,
+	idle, err = SampleCPU(ctx, SampleOptions{Pid: pid, Phase: "idle", Delay: time.Second, Window: window,
 		AtStart: atStart, AtEnd: atEnd})
 	return idle, note, err
 }

@@ -1,4 +1,4 @@
-package reports
+package bench
 
 import (
 	"fmt"
@@ -11,13 +11,14 @@ import (
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
 
+	"weaseldb/artifacts"
 	"weaseldb/internal/procstat"
 )
 
 // DescribeMachine records the machine this process runs on. GOMAXPROCS is this
 // process's: the other binaries of the run start in the same environment.
-func DescribeMachine() Machine {
-	m := Machine{
+func DescribeMachine() artifacts.Machine {
+	m := artifacts.Machine{
 		CPUModel:      procstat.CPUModel(),
 		Cores:         runtime.NumCPU(),
 		GoVersion:     runtime.Version(),
@@ -35,17 +36,17 @@ func DescribeMachine() Machine {
 }
 
 // ReadConfigRecord decodes a server TOML config as is, for the manifest.
-func ReadConfigRecord(path string) (ConfigRecord, error) {
+func ReadConfigRecord(path string) (artifacts.ConfigRecord, error) {
 	values := map[string]any{}
 	if _, err := toml.DecodeFile(path, &values); err != nil {
-		return ConfigRecord{}, fmt.Errorf("read config %s: %w", path, err)
+		return artifacts.ConfigRecord{}, fmt.Errorf("read config %s: %w", path, err)
 	}
-	return ConfigRecord{Path: path, Values: values}, nil
+	return artifacts.ConfigRecord{Path: path, Values: values}, nil
 }
 
 // ReadSteps parses the script's step log: one line per command,
 // "name<TAB>exit code<TAB>wall seconds<TAB>command".
-func ReadSteps(path string) ([]Step, error) {
+func ReadSteps(path string) ([]artifacts.Step, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read steps: %w", err)
@@ -53,8 +54,8 @@ func ReadSteps(path string) ([]Step, error) {
 	return parseSteps(path, data)
 }
 
-func parseSteps(path string, data []byte) ([]Step, error) {
-	var steps []Step
+func parseSteps(path string, data []byte) ([]artifacts.Step, error) {
+	var steps []artifacts.Step
 	for i, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 		if line == "" {
 			continue
@@ -71,7 +72,7 @@ func parseSteps(path string, data []byte) ([]Step, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read steps %s line %d: wall time: %w", path, i+1, err)
 		}
-		steps = append(steps, Step{Name: parts[0], ExitCode: code, WallS: wall, Command: parts[3]})
+		steps = append(steps, artifacts.Step{Name: parts[0], ExitCode: code, WallS: wall, Command: parts[3]})
 	}
 	return steps, nil
 }
@@ -92,17 +93,17 @@ type ManifestOptions struct {
 }
 
 // BuildManifest describes the run: this machine, the config, the steps.
-func BuildManifest(o ManifestOptions) (Manifest, error) {
+func BuildManifest(o ManifestOptions) (artifacts.Manifest, error) {
 	cfg, err := ReadConfigRecord(o.Config)
 	if err != nil {
-		return Manifest{}, err
+		return artifacts.Manifest{}, err
 	}
 	cfg.Source = o.ConfigSource
 	steps, err := ReadSteps(o.Steps)
 	if err != nil {
-		return Manifest{}, err
+		return artifacts.Manifest{}, err
 	}
-	m := Manifest{Version: 1, StartedAt: o.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339),
+	m := artifacts.Manifest{Version: 1, StartedAt: o.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339),
 		DurationS: o.DurationS, Quick: o.Quick, Machine: DescribeMachine(), Config: cfg, Steps: steps,
 		NofileLimit: o.Nofile}
 	if o.VirtualAccel != "" {
@@ -114,8 +115,8 @@ func BuildManifest(o ManifestOptions) (Manifest, error) {
 
 // DescribeVirtual records a run in a QEMU guest: emulated under TCG,
 // hardware-virtualized under KVM; either way a functional check.
-func DescribeVirtual(accel string, guestCPUs, hostCPUs int, hostModel string, steal time.Duration, stealErr error) *VirtualMachine {
-	v := &VirtualMachine{Hypervisor: "qemu", Accel: accel, Emulated: accel == "tcg", GuestCPUs: guestCPUs,
+func DescribeVirtual(accel string, guestCPUs, hostCPUs int, hostModel string, steal time.Duration, stealErr error) *artifacts.VirtualMachine {
+	v := &artifacts.VirtualMachine{Hypervisor: "qemu", Accel: accel, Emulated: accel == "tcg", GuestCPUs: guestCPUs,
 		HostCPUs: hostCPUs, HostCPUModel: hostModel, StealS: steal.Seconds()}
 	switch {
 	case stealErr != nil:

@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/serverproc"
 	"weaseldb/reports"
-	"weaseldb/server/pipeline/pipebench"
 )
 
 // WaitStrategies runs the comparison: bench_pipeline's wait-strategy family
@@ -33,28 +34,28 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
-	plan := reports.PlanWaitStrategies(allowed, p)
-	ws := &reports.WaitStrategies{
-		Version: reports.WaitStrategiesVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Simulated: o.AllowedCPUs != "",
+	runs := plan.WaitStrategies(allowed, p)
+	ws := &artifacts.WaitStrategies{
+		Version: artifacts.WaitStrategiesVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Simulated: o.AllowedCPUs != "",
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns, Concurrency: o.Concurrency,
 		IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads, RequestsPerConn: o.RequestsPerConn,
 	}
 	if o.Plan {
-		fmt.Fprint(stdout, reports.FormatWaitPlan(ws, plan))
+		fmt.Fprint(stdout, plan.FormatWaitPlan(ws, runs))
 		return nil
 	}
 	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
 	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
-	r.runAll(plan)
+	r.runAll(runs)
 	fmt.Fprint(stdout, reports.FormatWaitTable(ws))
 	fmt.Fprint(stdout, reports.FormatWaitSkipped(ws))
 	if err := r.save(); err != nil {
 		return err
 	}
 	if r.t.interrupted() {
-		return fmt.Errorf("wait-strategies: %w after %d run(s); what they measured is in %s", ErrInterrupted, len(r.ws.Runs), r.t.Path(reports.WaitStrategiesFile))
+		return fmt.Errorf("wait-strategies: %w after %d run(s); what they measured is in %s", ErrInterrupted, len(r.ws.Runs), r.t.Path(artifacts.WaitStrategiesFile))
 	}
 	return nil
 }
@@ -62,13 +63,13 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 // waitRunner executes a plan and records each run in ws.
 type waitRunner struct {
 	o  *WaitOptions
-	ws *reports.WaitStrategies
+	ws *artifacts.WaitStrategies
 	t  Tools
 }
 
 // save writes wait_strategies.json; called after every run, so an
 // interrupted comparison keeps what it measured.
-func (r *waitRunner) save() error { return r.t.WriteJSON(reports.WaitStrategiesFile, r.ws) }
+func (r *waitRunner) save() error { return r.t.WriteJSON(artifacts.WaitStrategiesFile, r.ws) }
 
 func (r *waitRunner) saveOrLog() {
 	if err := r.save(); err != nil {
@@ -76,12 +77,12 @@ func (r *waitRunner) saveOrLog() {
 	}
 }
 
-func (r *waitRunner) runAll(plan []reports.PlannedRun) {
+func (r *waitRunner) runAll(runs []plan.PlannedRun) {
 	// bench_pipeline runs every strategy in one invocation per kind of cores.
-	for _, cores := range []string{reports.CoresShared, reports.CoresDedicated} {
-		var group []reports.PlannedRun
-		for _, p := range plan {
-			if p.Bench == reports.BenchPipeline && p.Cores == cores {
+	for _, cores := range []string{artifacts.CoresShared, artifacts.CoresDedicated} {
+		var group []plan.PlannedRun
+		for _, p := range runs {
+			if p.Bench == artifacts.BenchPipeline && p.Cores == cores {
 				group = append(group, p)
 			}
 		}
@@ -90,15 +91,15 @@ func (r *waitRunner) runAll(plan []reports.PlannedRun) {
 			r.saveOrLog()
 		}
 	}
-	for _, p := range plan {
-		if p.Bench != reports.BenchServer {
+	for _, p := range runs {
+		if p.Bench != artifacts.BenchServer {
 			continue
 		}
 		if r.t.interrupted() {
 			return
 		}
 		run := p.WaitRun
-		if run.Status == reports.StatusMeasured {
+		if run.Status == artifacts.StatusMeasured {
 			run = r.serverRun(p)
 		} else {
 			r.t.Logf("server %s on %s cores: %s: %s", p.Strategy, p.Cores, p.Status, p.Reason)
@@ -109,19 +110,19 @@ func (r *waitRunner) runAll(plan []reports.PlannedRun) {
 }
 
 // failed marks a run failed with the reason.
-func failed(run reports.WaitRun, err error) reports.WaitRun {
-	run.Status, run.Reason = reports.StatusFailed, err.Error()
+func failed(run artifacts.WaitRun, err error) artifacts.WaitRun {
+	run.Status, run.Reason = artifacts.StatusFailed, err.Error()
 	return run
 }
 
 // pipelineRuns runs bench_pipeline's wait_strategy family once and splits
 // its cases into one run per planned strategy.
-func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun {
-	out := make([]reports.WaitRun, len(group))
+func (r *waitRunner) pipelineRuns(group []plan.PlannedRun) []artifacts.WaitRun {
+	out := make([]artifacts.WaitRun, len(group))
 	var todo []int
 	for i, p := range group {
 		out[i] = p.WaitRun
-		if p.Status == reports.StatusMeasured {
+		if p.Status == artifacts.StatusMeasured {
 			todo = append(todo, i)
 		} else {
 			r.t.Logf("bench_pipeline %s on %s cores: %s: %s", p.Strategy, p.Cores, p.Status, p.Reason)
@@ -134,28 +135,28 @@ func (r *waitRunner) pipelineRuns(group []reports.PlannedRun) []reports.WaitRun 
 	cores := first.Cores
 	name := "ws_pipeline_" + cores
 	args := []string{"--quick", "--families", "wait_strategy", "--json", r.t.Path(name + ".json")}
-	pl := &reports.Placement{Version: reports.PlacementVersion, Plan: reports.PlacementPlan{AllowedCPUs: r.ws.AllowedCPUs}}
-	if cores == reports.CoresDedicated {
+	pl := &artifacts.Placement{Version: artifacts.PlacementVersion, Plan: artifacts.PlacementPlan{AllowedCPUs: r.ws.AllowedCPUs}}
+	if cores == artifacts.CoresDedicated {
 		args = append(args, "--cpus", first.PipelineCPUsFlag())
 		producer := first.ProducerCPU
 		pl.Plan.ProducerCPU, pl.Plan.StageCPUs = &producer, first.StageCPUs
 	}
 	// bench_pipeline's stage threads come and go with its cases: its
 	// threads are read every pollInterval while it runs.
-	var polled reports.ProcessThreads
+	var polled artifacts.ProcessThreads
 	stop, polling := make(chan struct{}), make(chan struct{})
 	onStart := func(pid int) {
-		polled = reports.ProcessThreads{Role: reports.RolePipeline, Pid: pid}
+		polled = artifacts.ProcessThreads{Role: artifacts.RolePipeline, Pid: pid}
 		go func() { defer close(polling); pollThreads(pid, stop, &polled) }()
 	}
 	err := r.t.command(2*time.Minute, name, nil, onStart, "bench_pipeline", args...)
 	close(stop)
 	if polled.Pid != 0 {
 		<-polling
-		pl.Processes = []reports.ProcessThreads{polled}
+		pl.Processes = []artifacts.ProcessThreads{polled}
 	}
 	threads := r.writePlacement(name, pl)
-	var pb pipebench.JSONOutput
+	var pb artifacts.PipelineBench
 	if err == nil {
 		err = r.t.ReadJSON(name+".json", &pb)
 	}
@@ -175,9 +176,9 @@ const pollInterval = 200 * time.Millisecond
 
 // pollThreads reads process pid's threads into dst every pollInterval until
 // stop is closed or the process is gone.
-func pollThreads(pid int, stop <-chan struct{}, dst *reports.ProcessThreads) {
+func pollThreads(pid int, stop <-chan struct{}, dst *artifacts.ProcessThreads) {
 	for {
-		read := reports.ReadThreads(dst.Role, pid)
+		read := ReadThreads(dst.Role, pid)
 		if read.Error != "" && len(dst.Threads) > 0 {
 			return // it ended
 		}
@@ -192,7 +193,7 @@ func pollThreads(pid int, stop <-chan struct{}, dst *reports.ProcessThreads) {
 
 // writePlacement writes a run's Placement as <name>.threads.json and
 // returns that name ("" when it could not be written, which is logged).
-func (r *waitRunner) writePlacement(name string, pl *reports.Placement) string {
+func (r *waitRunner) writePlacement(name string, pl *artifacts.Placement) string {
 	file := name + ".threads.json"
 	if err := r.t.WriteJSON(file, pl); err != nil {
 		r.t.Logf("%v", err)
@@ -202,13 +203,13 @@ func (r *waitRunner) writePlacement(name string, pl *reports.Placement) string {
 }
 
 // serverPlan is the Placement plan of a server run.
-func serverPlan(p reports.PlannedRun, allowed string, ioThreads int) reports.PlacementPlan {
-	return reports.PlacementPlan{AllowedCPUs: allowed, IOThreads: ioThreads,
+func serverPlan(p plan.PlannedRun, allowed string, ioThreads int) artifacts.PlacementPlan {
+	return artifacts.PlacementPlan{AllowedCPUs: allowed, IOThreads: ioThreads,
 		IOCPUs: p.IOCPUs, PipelineCPUs: p.PipelineCPUs, LoadCPUs: p.LoadCPUs}
 }
 
 // pipelineFigures copies one strategy's case and idle CPU out of bench_pipeline's result.
-func pipelineFigures(run reports.WaitRun, pb *pipebench.JSONOutput, artifact string) reports.WaitRun {
+func pipelineFigures(run artifacts.WaitRun, pb *artifacts.PipelineBench, artifact string) artifacts.WaitRun {
 	run.Artifact, run.Unit = artifact, "items/s"
 	for _, c := range pb.Cases {
 		if c.Family == "wait_strategy" && c.Impl == "pipeline" && c.Strategy == run.Strategy {
@@ -227,7 +228,7 @@ func pipelineFigures(run reports.WaitRun, pb *pipebench.JSONOutput, artifact str
 }
 
 // serverConfig is the config document the server of one run reads.
-func serverConfig(p reports.PlannedRun, o *WaitOptions, socket string) map[string]any {
+func serverConfig(p plan.PlannedRun, o *WaitOptions, socket string) map[string]any {
 	server := map[string]any{"interfaces": []map[string]any{serverproc.UnixInterface(socket)}, "io_threads": o.IOThreads}
 	if len(p.IOCPUs) > 0 {
 		server["io_cpus"] = p.IOCPUs
@@ -243,7 +244,7 @@ func serverConfig(p reports.PlannedRun, o *WaitOptions, socket string) map[strin
 // serverRun starts weaseldb with the run's strategy (and CPUs), loads it with
 // load_tester while sampling its CPU, then measures its idle CPU with
 // keep-alive connections open, and stops it.
-func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
+func (r *waitRunner) serverRun(p plan.PlannedRun) artifacts.WaitRun {
 	run := p.WaitRun
 	run.Unit = "req/s"
 	name := fmt.Sprintf("ws_server_%s_%s", p.Strategy, p.Cores)
@@ -264,7 +265,7 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	defer srv.Stop(serverStopGrace)
 	run.GOMAXPROCS = serverGOMAXPROCS(srv)
 	r.t.Logf("%s: server pid %d ready (GOMAXPROCS %d)", name, srv.Pid(), run.GOMAXPROCS)
-	pl := &reports.Placement{Version: reports.PlacementVersion, Plan: serverPlan(p, r.ws.AllowedCPUs, r.o.IOThreads)}
+	pl := &artifacts.Placement{Version: artifacts.PlacementVersion, Plan: serverPlan(p, r.ws.AllowedCPUs, r.o.IOThreads)}
 	run, err = r.loadServer(run, p, srv.Pid(), socket, name, pl)
 	if err != nil {
 		run.Threads = r.writePlacement(name, pl)
@@ -276,12 +277,12 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 	}
 	// The server's threads as the idle window opens and closes: how often
 	// each slept with nothing to do.
-	pl.Idle = &reports.IdleThreads{}
+	pl.Idle = &artifacts.IdleThreads{}
 	var idleStart time.Time
 	idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS),
-		func() { idleStart = time.Now(); pl.Idle.Start = reports.ReadThreads(reports.RoleServer, srv.Pid()) },
+		func() { idleStart = time.Now(); pl.Idle.Start = ReadThreads(artifacts.RoleServer, srv.Pid()) },
 		func() {
-			pl.Idle.End = reports.ReadThreads(reports.RoleServer, srv.Pid())
+			pl.Idle.End = ReadThreads(artifacts.RoleServer, srv.Pid())
 			pl.Idle.WindowS = time.Since(idleStart).Seconds()
 		})
 	run.Threads = r.writePlacement(name, pl)
@@ -300,7 +301,7 @@ func (r *waitRunner) serverRun(p reports.PlannedRun) reports.WaitRun {
 
 // loadServer runs load_tester against the server and measures the server's
 // CPU over the middle of the measured window.
-func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid int, socket, name string, pl *reports.Placement) (reports.WaitRun, error) {
+func (r *waitRunner) loadServer(run artifacts.WaitRun, p plan.PlannedRun, pid int, socket, name string, pl *artifacts.Placement) (artifacts.WaitRun, error) {
 	args := []string{"--unix-socket", socket, "--path", "/ok", "--concurrency", fmt.Sprint(r.o.Concurrency),
 		"--network-threads", fmt.Sprint(r.o.LoadThreads), "--duration", fmt.Sprint(r.o.DurationS),
 		"--warmup", fmt.Sprint(r.o.WarmupS), "--quiet", "--max-errors", "1000000000"}
@@ -309,7 +310,7 @@ func (r *waitRunner) loadServer(run reports.WaitRun, p reports.PlannedRun, pid i
 	}
 	args = append(args, r.o.slowMachineArgs()...)
 	timeout := seconds(r.o.WarmupS+r.o.DurationS+r.o.DrainS) + 30*time.Second
-	var cpu *reports.CPUSample
+	var cpu *artifacts.CPUSample
 	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
 	lf, err := r.t.loadWhile(name+".load", args, p.LoadCPUs, timeout, withThreads(sampleDuring(pid, win, &cpu), pid, win, pl))
 	if err != nil {

@@ -1,12 +1,12 @@
-package runner
+package bench
 
 import (
 	"errors"
 	"fmt"
 	"time"
 
+	"weaseldb/artifacts"
 	"weaseldb/internal/serverproc"
-	"weaseldb/reports"
 	"weaseldb/server/config"
 )
 
@@ -56,23 +56,23 @@ func (o *SetupsOptions) Validate() error {
 // seedSetup reads the seed's config: its thread counts, wait strategy and
 // work per request, with the seed's load beside them. doc is the config as
 // written, for the runs' own copies.
-func (o *SetupsOptions) seedSetup() (reports.Setup, map[string]any, error) {
+func (o *SetupsOptions) seedSetup() (artifacts.Setup, map[string]any, error) {
 	cfg, err := config.Load(o.Config)
 	if err != nil {
-		return reports.Setup{}, nil, fmt.Errorf("setups: --config: %w", err)
+		return artifacts.Setup{}, nil, fmt.Errorf("setups: --config: %w", err)
 	}
 	doc, err := readConfigDoc(o.Config)
 	if err != nil {
-		return reports.Setup{}, nil, fmt.Errorf("setups: --config: %w", err)
+		return artifacts.Setup{}, nil, fmt.Errorf("setups: --config: %w", err)
 	}
-	s := reports.Setup{Name: reports.SetupSeed, Title: "the seed's setup",
+	s := artifacts.Setup{Name: artifacts.SetupSeed, Title: "the seed's setup",
 		IOThreads: cfg.Server.IOThreads, ReleaseThreads: cfg.Commit.PipelineReleaseThreads,
 		WaitStrategy: cfg.Commit.PipelineWaitStrategy, OkIterations: cfg.Benchmark.OkResolveIterations,
 		LoadThreads: o.NetworkThreads, ConnectThreads: o.ConnectThreads, Connections: o.Connections,
-		RequestsPerConn: o.RequestsPerConn, Cores: reports.CoresShared,
+		RequestsPerConn: o.RequestsPerConn, Cores: artifacts.CoresShared,
 		Why: fmt.Sprintf("the seed's: %s as it is, the seed's load-tester flags, nothing pinned", o.Config)}
 	if len(cfg.Server.IOCPUs) > 0 || len(cfg.Commit.PipelineCPUs) > 0 {
-		s.Cores, s.IOCPUs, s.PipelineCPUs = reports.CoresDedicated, cfg.Server.IOCPUs, cfg.Commit.PipelineCPUs
+		s.Cores, s.IOCPUs, s.PipelineCPUs = artifacts.CoresDedicated, cfg.Server.IOCPUs, cfg.Commit.PipelineCPUs
 		s.CPUPlan = "as pinned by " + o.Config
 	}
 	return s, doc, nil
@@ -81,12 +81,12 @@ func (o *SetupsOptions) seedSetup() (reports.Setup, map[string]any, error) {
 // setupConfig is the config document a setup's servers read: the seed's
 // config with a unix socket as its only listener (no fixed TCP port to
 // collide on) and, for the fitted setup, its own threads and pinning.
-func setupConfig(seedDoc map[string]any, s reports.Setup, socket string) (map[string]any, error) {
+func setupConfig(seedDoc map[string]any, s artifacts.Setup, socket string) (map[string]any, error) {
 	doc := cloneDoc(seedDoc)
 	if err := serverproc.SetInterfaces(doc, serverproc.UnixInterface(socket)); err != nil {
 		return nil, err
 	}
-	if s.Name == reports.SetupSeed {
+	if s.Name == artifacts.SetupSeed {
 		return doc, nil
 	}
 	server := doc["server"].(map[string]any) // SetInterfaces made it a table

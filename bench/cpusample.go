@@ -1,10 +1,11 @@
-package reports
+package bench
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"weaseldb/artifacts"
 	"weaseldb/internal/procstat"
 )
 
@@ -28,12 +29,12 @@ type cpuReader func(pid int) (time.Duration, error)
 // kernel's accounting (/proc/<pid>/stat, 10 ms resolution, read by
 // internal/procstat), and the whole machine's busy CPU over the same window.
 // It fails if the process goes away before the window closes. It is the
-// tree's one CPU sampler: the report's runs use it too.
-func SampleCPU(ctx context.Context, opts SampleOptions) (*CPUSample, error) {
+// tree's one CPU sampler: every server run of the report's is sampled by it.
+func SampleCPU(ctx context.Context, opts SampleOptions) (*artifacts.CPUSample, error) {
 	return sampleCPU(ctx, opts, procstat.PidCPU)
 }
 
-func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSample, error) {
+func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*artifacts.CPUSample, error) {
 	if opts.Window <= 0 {
 		return nil, fmt.Errorf("cpu sample: window %v must be positive", opts.Window)
 	}
@@ -52,8 +53,8 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 		return nil, fmt.Errorf("cpu sample pid %d at start: %w", opts.Pid, err)
 	}
 	busy0, busyErr := procstat.MachineBusy()
-	s := &CPUSample{Version: 1, Pid: opts.Pid, Phase: opts.Phase, DelayS: opts.Delay.Seconds(),
-		ResolutionS: procstat.ClockTick.Seconds(), Samples: []CPUSeries{{TS: 0, CPUS: 0}}}
+	s := &artifacts.CPUSample{Version: 1, Pid: opts.Pid, Phase: opts.Phase, DelayS: opts.Delay.Seconds(),
+		ResolutionS: procstat.ClockTick.Seconds(), Samples: []artifacts.CPUSeries{{TS: 0, CPUS: 0}}}
 	end := start.Add(opts.Window)
 	for {
 		next := time.Now().Add(opts.Interval)
@@ -68,7 +69,7 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 			return nil, fmt.Errorf("cpu sample pid %d after %.1f s: %w", opts.Pid, time.Since(start).Seconds(), err)
 		}
 		elapsed := time.Since(start)
-		s.Samples = append(s.Samples, CPUSeries{TS: elapsed.Seconds(), CPUS: (cpu - cpu0).Seconds()})
+		s.Samples = append(s.Samples, artifacts.CPUSeries{TS: elapsed.Seconds(), CPUS: (cpu - cpu0).Seconds()})
 		if !time.Now().Before(end) {
 			s.WindowS = elapsed.Seconds()
 			s.CPUS = (cpu - cpu0).Seconds()
@@ -85,6 +86,7 @@ func sampleCPU(ctx context.Context, opts SampleOptions, read cpuReader) (*CPUSam
 	}
 }
 
+// sleepCtx waits d, or less when ctx ends (then its error).
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

@@ -1,19 +1,20 @@
-package runner
+package bench
 
 import (
 	"fmt"
 	"strings"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
 	"weaseldb/reports"
 )
 
 // formatSetupsPlan shows both setups and the order of the runs.
-func formatSetupsPlan(ss *reports.Setups) string {
+func formatSetupsPlan(ss *artifacts.Setups) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "allowed CPUs %s; %d rounds of %g s (after %g s of warm-up) per run\n", ss.AllowedCPUs, ss.Rounds, ss.DurationS, ss.WarmupS)
 	for _, s := range ss.Setups {
-		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, s.Describe(), s.Why)
+		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, reports.DescribeSetup(s), s.Why)
 	}
 	for round := 1; round <= ss.Rounds; round++ {
 		names := []string{"calibrate"}
@@ -32,7 +33,7 @@ func (r *setupsRunner) summary() string {
 	fmt.Fprintf(&b, "%-7s %5s  %14s  %s\n", "setup", "round", "req/s", "accounting")
 	for _, run := range r.ss.Runs {
 		fmt.Fprintf(&b, "%-7s %5d  ", run.Setup, run.Round)
-		if run.Status != reports.StatusMeasured {
+		if run.Status != artifacts.StatusMeasured {
 			fmt.Fprintf(&b, "%14s  %s: %s\n", "-", run.Status, run.Reason)
 			continue
 		}

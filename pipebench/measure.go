@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/internal/stats"
 	"weaseldb/server/pipeline"
 )
 
@@ -78,21 +79,13 @@ func Measure(c Case, o Options) (Result, error) {
 	res := Result{
 		Case:         c,
 		Runs:         o.Runs,
-		NsPerItem:    median(wall),
+		NsPerItem:    stats.Median(wall),
 		NsPerItemMin: wall[0],
 		NsPerItemMax: wall[len(wall)-1],
-		CPUNsPerItem: median(cpu),
+		CPUNsPerItem: stats.Median(cpu),
 	}
 	res.ItemsPerSec = 1e9 / res.NsPerItem
 	return res, nil
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // SetRatios fills RatioToFirst: each result against the first result of its

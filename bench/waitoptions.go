@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"errors"
@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"weaseldb/reports"
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 )
 
 // WaitOptions are the settings of `report wait-strategies`; its flags fill
@@ -45,19 +46,19 @@ func (o *WaitOptions) Validate() error {
 }
 
 // params turns the options into the planner's input.
-func (o *WaitOptions) params() (reports.WaitPlanParams, error) {
-	p := reports.WaitPlanParams{PipelineStages: 2, IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads}
+func (o *WaitOptions) params() (plan.WaitParams, error) {
+	p := plan.WaitParams{PipelineStages: 2, IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads}
 	for _, s := range strings.Split(o.Strategies, ",") {
 		s = strings.TrimSpace(s)
-		if !slices.Contains(reports.WaitStrategyNames, s) {
-			return p, fmt.Errorf("wait-strategies: unknown strategy %q (allowed: %s)", s, strings.Join(reports.WaitStrategyNames, ", "))
+		if !slices.Contains(artifacts.WaitStrategyNames, s) {
+			return p, fmt.Errorf("wait-strategies: unknown strategy %q (allowed: %s)", s, strings.Join(artifacts.WaitStrategyNames, ", "))
 		}
 		p.Strategies = append(p.Strategies, s)
 	}
 	for _, c := range strings.Split(o.Cores, ",") {
 		switch strings.TrimSpace(c) {
-		case reports.CoresShared:
-		case reports.CoresDedicated:
+		case artifacts.CoresShared:
+		case artifacts.CoresDedicated:
 			p.Dedicated = true
 		default:
 			return p, fmt.Errorf("wait-strategies: --cores takes shared and/or dedicated, got %q", c)

@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"weaseldb/reports"
+	"weaseldb/artifacts"
 )
 
 // stageBusyMetric is the server's counter of the time each commit stage
@@ -28,9 +28,9 @@ const (
 
 // serverMetrics is what one scrape of /metrics gives the runner.
 type serverMetrics struct {
-	stageBusy map[string]float64   // busy seconds so far, by stage name
-	loops     []reports.LoopServed // by loop index
-	loopsErr  error                // why loops is missing
+	stageBusy map[string]float64     // busy seconds so far, by stage name
+	loops     []artifacts.LoopServed // by loop index
+	loopsErr  error                  // why loops is missing
 }
 
 // scrapeStageBusy reads the server's /metrics over its unix socket and
@@ -48,7 +48,7 @@ func scrapeStageBusy(ctx context.Context, socket string) (map[string]float64, er
 
 // scrapeLoops reads each event loop's accepted connections and routed
 // requests from the server's /metrics.
-func scrapeLoops(ctx context.Context, socket string) ([]reports.LoopServed, error) {
+func scrapeLoops(ctx context.Context, socket string) ([]artifacts.LoopServed, error) {
 	m, err := scrapeMetrics(ctx, socket)
 	if err != nil {
 		return nil, err
@@ -112,8 +112,8 @@ func scrapeMetrics(ctx context.Context, socket string) (*serverMetrics, error) {
 
 // loopCounts turns the per-loop counts (by loop label) into one row per
 // loop, in loop order; an error when the loops do not number 0..n-1.
-func loopCounts(accepted, requests map[string]float64) ([]reports.LoopServed, error) {
-	out := make([]reports.LoopServed, len(accepted))
+func loopCounts(accepted, requests map[string]float64) ([]artifacts.LoopServed, error) {
+	out := make([]artifacts.LoopServed, len(accepted))
 	for i := range out {
 		key := strconv.Itoa(i)
 		a, okA := accepted[key]
@@ -121,7 +121,7 @@ func loopCounts(accepted, requests map[string]float64) ([]reports.LoopServed, er
 		if !okA || !okR || len(requests) != len(accepted) {
 			return nil, fmt.Errorf("GET /metrics: loops %v and %v do not number 0..%d", sortedKeys(accepted), sortedKeys(requests), len(accepted)-1)
 		}
-		out[i] = reports.LoopServed{Loop: i, Accepted: int64(a), Requests: int64(r)}
+		out[i] = artifacts.LoopServed{Loop: i, Accepted: int64(a), Requests: int64(r)}
 	}
 	return out, nil
 }

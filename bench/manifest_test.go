@@ -1,4 +1,4 @@
-package reports
+package bench
 
 import (
 	"os"
@@ -6,19 +6,21 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"weaseldb/artifacts"
 )
 
 func TestParseSteps(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    []Step
+		want    []artifacts.Step
 		wantErr string
 	}{
 		{"empty", "", nil, ""},
 		{"two steps", "build\t0\t3.2\tmake build\nload\t1\t20.5\tbuild/load_tester --duration 20\n",
-			[]Step{{Name: "build", Command: "make build", ExitCode: 0, WallS: 3.2}, {Name: "load", Command: "build/load_tester --duration 20", ExitCode: 1, WallS: 20.5}}, ""},
-		{"tab in command", "x\t0\t1\ta\tb", []Step{{Name: "x", Command: "a\tb", WallS: 1}}, ""},
+			[]artifacts.Step{{Name: "build", Command: "make build", ExitCode: 0, WallS: 3.2}, {Name: "load", Command: "build/load_tester --duration 20", ExitCode: 1, WallS: 20.5}}, ""},
+		{"tab in command", "x\t0\t1\ta\tb", []artifacts.Step{{Name: "x", Command: "a\tb", WallS: 1}}, ""},
 		{"too few fields", "build\t0\tmake", nil, "want 4 tab-separated fields"},
 		{"bad exit", "build\tzero\t1\tmake", nil, "exit code"},
 		{"bad wall", "build\t0\tlong\tmake", nil, "wall time"},

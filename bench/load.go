@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"weaseldb/artifacts"
 	"weaseldb/loadtester"
-	"weaseldb/reports"
 )
 
 // cpuWindow is a span of a load run over which the server is measured.
@@ -33,9 +33,9 @@ func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.D
 	client := func() int { return int(clientPid.Load()) }
 	measured := make(chan error, 1)
 	go func() { measured <- measure(ctx, client) }()
-	args = append(args, "--json", t.Path(name+".json"))
 	onStart := func(pid int) { clientPid.Store(int64(pid)) }
-	if err := t.command(timeout, name, cpus, onStart, "load_tester", args...); err != nil {
+	res, err := t.load(timeout, name, cpus, onStart, args)
+	if err != nil {
 		cancel()
 		<-measured
 		return nil, err
@@ -46,14 +46,14 @@ func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.D
 		}
 		return nil, fmt.Errorf("measuring the server under load: %w", err)
 	}
-	return loadtester.ReadResult(t.Path(name + ".json"))
+	return res, nil
 }
 
 // sampleDuring returns a measure function for loadWhile that samples process
 // pid's CPU over win into *dst.
-func sampleDuring(pid int, win cpuWindow, dst **reports.CPUSample) func(context.Context, func() int) error {
+func sampleDuring(pid int, win cpuWindow, dst **artifacts.CPUSample) func(context.Context, func() int) error {
 	return func(ctx context.Context, client func() int) error {
-		s, err := reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length})
+		s, err := SampleCPU(ctx, SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length})
 		*dst = s
 		return err
 	}
@@ -63,7 +63,7 @@ func sampleDuring(pid int, win cpuWindow, dst **reports.CPUSample) func(context.
 // threads (pid) and load_tester's into pl in the middle of win, on a clock
 // of its own: a slow /metrics scrape at the window's edge must not push it
 // past the load's end. It returns once both are done.
-func withThreads(measure func(context.Context, func() int) error, pid int, win cpuWindow, pl *reports.Placement) func(context.Context, func() int) error {
+func withThreads(measure func(context.Context, func() int) error, pid int, win cpuWindow, pl *artifacts.Placement) func(context.Context, func() int) error {
 	return func(ctx context.Context, client func() int) error {
 		read := make(chan struct{})
 		go func() {
@@ -79,21 +79,9 @@ func withThreads(measure func(context.Context, func() int) error, pid int, win c
 }
 
 // readPlacement reads the server's threads and load_tester's (when it runs).
-func readPlacement(pl *reports.Placement, server, client int) {
-	pl.Processes = append(pl.Processes, reports.ReadThreads(reports.RoleServer, server))
+func readPlacement(pl *artifacts.Placement, server, client int) {
+	pl.Processes = append(pl.Processes, ReadThreads(artifacts.RoleServer, server))
 	if client > 0 {
-		pl.Processes = append(pl.Processes, reports.ReadThreads(reports.RoleClient, client))
-	}
-}
-
-// sleepCtx waits d, or less when ctx ends (then its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+		pl.Processes = append(pl.Processes, ReadThreads(artifacts.RoleClient, client))
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"bytes"
@@ -16,14 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/internal/serverproc"
 	"weaseldb/internal/syncbuf"
 	"weaseldb/loadtester"
-	"weaseldb/reports"
 	"weaseldb/server/config"
 )
 
-const seedConfig = "../../testdata/test_benchmark_config.toml"
+const seedConfig = "../testdata/test_benchmark_config.toml"
 
 func seedOptions(dir, bin string) *SetupsOptions {
 	return &SetupsOptions{Common: Common{Bin: bin, RunDir: dir, WarmupS: 0.5, IdleS: 1, IdleConns: 5, ReadyTimeout: 15 * time.Second},
@@ -43,8 +44,8 @@ func TestSetupConfigsAreValid(t *testing.T) {
 		t.Fatalf("seed setup %+v", seed)
 	}
 	for _, allowed := range [][]int{{0, 1}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}} {
-		fitted := reports.FitSetup(allowed, seed)
-		for _, s := range []reports.Setup{seed, fitted} {
+		fitted := plan.FitSetup(allowed, seed)
+		for _, s := range []artifacts.Setup{seed, fitted} {
 			d, err := setupConfig(doc, s, "/tmp/x/"+s.Name+".sock")
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +77,7 @@ func TestSetupConfigsAreValid(t *testing.T) {
 }
 
 func TestOrderAlternates(t *testing.T) {
-	setups := []reports.Setup{{Name: "seed"}, {Name: "fitted"}}
+	setups := []artifacts.Setup{{Name: "seed"}, {Name: "fitted"}}
 	for round, want := range map[int]string{1: "seed,fitted", 2: "fitted,seed", 3: "seed,fitted"} {
 		var names []string
 		for _, s := range order(setups, round) {
@@ -140,16 +141,16 @@ func TestSetupsRecordFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "3 problem(s)") || !strings.Contains(err.Error(), "weaseldb: bad config") {
 		t.Fatalf("error %v, want one naming the calibration and both runs", err)
 	}
-	var ss reports.Setups
-	data, _ := os.ReadFile(filepath.Join(dir, reports.SetupsFile))
+	var ss artifacts.Setups
+	data, _ := os.ReadFile(filepath.Join(dir, artifacts.SetupsFile))
 	if err := json.Unmarshal(data, &ss); err != nil {
 		t.Fatal(err)
 	}
-	if len(ss.Runs) != 2 || len(ss.Calibrations) != 1 || ss.Calibrations[0].Status != reports.StatusFailed {
+	if len(ss.Runs) != 2 || len(ss.Calibrations) != 1 || ss.Calibrations[0].Status != artifacts.StatusFailed {
 		t.Fatalf("setups.json %+v", ss)
 	}
 	for _, r := range ss.Runs {
-		if r.Status != reports.StatusFailed || r.Load != "" || !strings.Contains(r.Reason, "before it was ready") {
+		if r.Status != artifacts.StatusFailed || r.Load != "" || !strings.Contains(r.Reason, "before it was ready") {
 			t.Errorf("run %+v", r)
 		}
 	}
@@ -165,8 +166,8 @@ func TestSetupsRealBinaries(t *testing.T) {
 	if err := Setups(t.Context(), seedOptions(dir, build), &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
-	var ss reports.Setups
-	data, err := os.ReadFile(filepath.Join(dir, reports.SetupsFile))
+	var ss artifacts.Setups
+	data, err := os.ReadFile(filepath.Join(dir, artifacts.SetupsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestSetupsRealBinaries(t *testing.T) {
 	var order []string
 	for _, r := range ss.Runs {
 		order = append(order, r.Setup)
-		if r.Status != reports.StatusMeasured || r.Reason != "" {
+		if r.Status != artifacts.StatusMeasured || r.Reason != "" {
 			t.Errorf("%s round %d: %s %q", r.Setup, r.Round, r.Status, r.Reason)
 			continue
 		}
@@ -184,7 +185,7 @@ func TestSetupsRealBinaries(t *testing.T) {
 		if err != nil || lf.Requests == 0 {
 			t.Errorf("%s round %d: load %v, %v", r.Setup, r.Round, lf, err)
 		}
-		var s reports.ServerSample
+		var s artifacts.ServerSample
 		if data, err := os.ReadFile(filepath.Join(dir, r.Sample)); err != nil || json.Unmarshal(data, &s) != nil {
 			t.Fatalf("%s: %v", r.Sample, err)
 		}
@@ -203,7 +204,7 @@ func TestSetupsRealBinaries(t *testing.T) {
 	}
 	for _, c := range ss.Calibrations {
 		// Passes that never agreed are this machine's noise, recorded as such.
-		if c.Status != reports.StatusMeasured || (c.Reason != "" && !strings.Contains(c.Reason, "agreed")) {
+		if c.Status != artifacts.StatusMeasured || (c.Reason != "" && !strings.Contains(c.Reason, "agreed")) {
 			t.Errorf("calibration %+v", c)
 		}
 	}
@@ -264,12 +265,12 @@ func TestSetupsInterruptedStopsItsServer(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("server pid %d still exists after the interrupt (kill 0: %v)", pid, err)
 	}
-	var ss reports.Setups
-	data, readErr := os.ReadFile(filepath.Join(dir, reports.SetupsFile))
+	var ss artifacts.Setups
+	data, readErr := os.ReadFile(filepath.Join(dir, artifacts.SetupsFile))
 	if readErr != nil || json.Unmarshal(data, &ss) != nil {
 		t.Fatalf("setups.json: %v", readErr)
 	}
-	if len(ss.Runs) != 1 || ss.Runs[0].Status != reports.StatusFailed || !strings.Contains(ss.Runs[0].Reason, "interrupted") {
+	if len(ss.Runs) != 1 || ss.Runs[0].Status != artifacts.StatusFailed || !strings.Contains(ss.Runs[0].Reason, "interrupted") {
 		t.Errorf("runs %+v, want the one cut run, failed: interrupted", ss.Runs)
 	}
 	if strings.Contains(errOut.String(), "round 2") {

@@ -1,11 +1,15 @@
-// Package runner runs the harness's binaries for the threading report and
-// records what each run measured in the run directory: weaseldb under
-// load_tester with its CPU sampled, bench_pipeline, bench_cpu_work. It holds
-// the logic of `report wait-strategies` (the wait-strategy comparison,
-// wait_strategies.json); cmd/report keeps the flags. Servers are started and
-// stopped through internal/serverproc, CPU is sampled with
-// reports.SampleCPU, and configs are written with the TOML encoder.
-package runner
+// Package bench runs the report's benchmarks and records what each run
+// measured in the run directory (the schemas are package artifacts'; package
+// reports renders them): weaseldb under load_tester with its CPU sampled and
+// its threads read back, bench_pipeline, bench_cpu_work. It holds the logic
+// of `report setups` (setups.json), `report wait-strategies`
+// (wait_strategies.json) and `report manifest` (the machine, the config,
+// the script's steps); cmd/report keeps the flags. The runs are planned by
+// bench/plan, servers are started and stopped through internal/serverproc,
+// load_tester and the other tools run through internal/loadrun, CPU is
+// sampled with SampleCPU (the tree's one CPU sampler, on internal/procstat),
+// and configs are written with the TOML encoder.
+package bench
 
 import (
 	"context"
@@ -14,14 +18,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
-	"weaseldb/internal/serverproc"
+	"weaseldb/internal/loadrun"
+	"weaseldb/loadtester"
 )
 
 // Common are the settings every measuring subcommand shares (`report
@@ -43,13 +47,14 @@ type Common struct {
 	Plan            bool   // print the plan, run nothing
 }
 
-// Tools runs the binaries of one directory and keeps their output in the run
-// directory. It is used from one goroutine at a time.
 // ErrInterrupted is returned by a run whose context was cancelled (SIGINT or
 // SIGTERM to the command): every tool it ran was stopped, every server it
-// started was stopped, and what was measured before is kept.
-var ErrInterrupted = errors.New("interrupted")
+// started was stopped, and what was measured before is kept. It is
+// loadrun's: a tool stopped by the interrupt says so in the same words.
+var ErrInterrupted = loadrun.ErrInterrupted
 
+// Tools runs the binaries of one directory and keeps their output in the run
+// directory. It is used from one goroutine at a time.
 type Tools struct {
 	// Ctx, cancelled on an interrupt, stops every command the Tools run;
 	// nil is never cancelled.
@@ -65,7 +70,6 @@ func (t *Tools) Logf(format string, args ...any) {
 	fmt.Fprintf(t.Log, "=== "+t.Prefix+": "+format+"\n", args...)
 }
 
-// Path is the file name in the run directory.
 func (t *Tools) ctx() context.Context {
 	if t.Ctx == nil {
 		return context.Background()
@@ -76,10 +80,11 @@ func (t *Tools) ctx() context.Context {
 // interrupted tells whether the run was interrupted: no step may start.
 func (t *Tools) interrupted() bool { return t.ctx().Err() != nil }
 
+// Path is the file name in the run directory.
 func (t *Tools) Path(name string) string { return filepath.Join(t.RunDir, name) }
 
 // Command runs one tool of Bin to completion, pinned to cpus when any are
-// given, its output in RUN/<name>.log; it is killed after timeout.
+// given, its output in RUN/<name>.log; it is stopped after timeout.
 func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool string, args ...string) error {
 	return t.command(timeout, name, cpus, nil, tool, args...)
 }
@@ -87,38 +92,64 @@ func (t *Tools) Command(timeout time.Duration, name string, cpus []int, tool str
 // command is Command with onStart, when set, told the tool's pid once it
 // started (on the calling goroutine, before it waits for the tool).
 func (t *Tools) command(timeout time.Duration, name string, cpus []int, onStart func(pid int), tool string, args ...string) error {
-	path := filepath.Join(t.Bin, tool)
-	logFile, err := os.Create(t.Path(name + ".log"))
+	c, logFile, err := t.toolCommand(timeout, name, cpus, onStart, tool, args)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	ctx, cancel := context.WithTimeout(t.ctx(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// SIGINT first, as a terminal's Ctrl-C would: load_tester then writes
-	// what it measured, marked interrupted. SIGKILL after WaitDelay.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 5 * time.Second
-	t.Logf("%s: %s %s", name, path, strings.Join(args, " "))
-	err = serverproc.StartOn(cmd, cpus)
-	if err == nil {
-		if onStart != nil {
-			onStart(cmd.Process.Pid)
-		}
-		err = cmd.Wait()
-	}
-	if err != nil {
-		switch {
-		case t.interrupted():
-			return fmt.Errorf("%s: %w (log %s.log)", tool, ErrInterrupted, name)
-		case ctx.Err() != nil:
-			return fmt.Errorf("%s: ran past %v (log %s.log)", tool, timeout, name)
-		}
-		return fmt.Errorf("%s: %w (log %s.log)", tool, err, name)
+	t.Logf("%s: %s %s", name, c.Binary, strings.Join(c.Args, " "))
+	if err := loadrun.Exec(t.ctx(), c); err != nil {
+		return toolError(err, tool, name, timeout)
 	}
 	return nil
+}
+
+// load runs load_tester (internal/loadrun) like command, its result in
+// RUN/<name>.json, and reads that result back.
+func (t *Tools) load(timeout time.Duration, name string, cpus []int, onStart func(pid int), args []string) (*loadtester.Result, error) {
+	c, logFile, err := t.toolCommand(timeout, name, cpus, onStart, "load_tester", args)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	s := loadrun.Spec{Command: c, JSONPath: t.Path(name + ".json")}
+	t.Logf("%s: %s %s", name, c.Binary, strings.Join(s.Argv(), " "))
+	res, err := loadrun.Run(t.ctx(), s)
+	if err != nil {
+		return nil, toolError(err, "load_tester", name, timeout)
+	}
+	return res, nil
+}
+
+// toolCommand is the loadrun command of one tool of Bin, its output in
+// RUN/<name>.log (the caller closes it).
+func (t *Tools) toolCommand(timeout time.Duration, name string, cpus []int, onStart func(pid int), tool string, args []string) (loadrun.Command, *os.File, error) {
+	logFile, err := os.Create(t.Path(name + ".log"))
+	if err != nil {
+		return loadrun.Command{}, nil, err
+	}
+	return loadrun.Command{Binary: filepath.Join(t.Bin, tool), Args: args, CPUs: cpus, Timeout: timeout,
+		Output: logFile, OnStart: onStart}, logFile, nil
+}
+
+// toolError words a failed run of tool for the run's records: the tool,
+// what happened, and where its log is. An error reading a result is
+// returned as it is: it names the file.
+func toolError(err error, tool, name string, timeout time.Duration) error {
+	var timedOut *loadrun.TimeoutError
+	var exit *loadrun.ExitError
+	var failed *loadrun.RunError
+	switch {
+	case errors.Is(err, loadrun.ErrInterrupted):
+		return fmt.Errorf("%s: %w (log %s.log)", tool, ErrInterrupted, name)
+	case errors.As(err, &timedOut):
+		return fmt.Errorf("%s: ran past %v (log %s.log)", tool, timeout, name)
+	case errors.As(err, &exit):
+		return fmt.Errorf("%s: %w (log %s.log)", tool, exit.Err, name)
+	case errors.As(err, &failed):
+		return fmt.Errorf("%s: %w (log %s.log)", tool, failed.Err, name)
+	}
+	return err
 }
 
 // ReadJSON decodes a file of the run directory.

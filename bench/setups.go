@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/artifacts"
+	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
-	"weaseldb/reports"
 )
 
 // roundsDir holds every run's artifacts, under the run directory.
@@ -38,11 +39,11 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("setups: %w", err)
 	}
-	fitted := reports.FitSetup(allowed, seed)
-	ss := &reports.Setups{Version: reports.SetupsVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Rounds: o.Rounds,
+	fitted := plan.FitSetup(allowed, seed)
+	ss := &artifacts.Setups{Version: artifacts.SetupsVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Rounds: o.Rounds,
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns,
 		WorkIterations: o.WorkIterations, WorkTargetNs: float64(o.WorkTarget.Nanoseconds()),
-		Setups: []reports.Setup{seed, fitted}}
+		Setups: []artifacts.Setup{seed, fitted}}
 	if o.Plan {
 		fmt.Fprint(stdout, formatSetupsPlan(ss))
 		return nil
@@ -67,7 +68,7 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	if r.t.interrupted() {
-		return fmt.Errorf("setups: %w after %d run(s); what they measured is in %s", ErrInterrupted, len(r.ss.Runs), r.t.Path(reports.SetupsFile))
+		return fmt.Errorf("setups: %w after %d run(s); what they measured is in %s", ErrInterrupted, len(r.ss.Runs), r.t.Path(artifacts.SetupsFile))
 	}
 	return r.problems()
 }
@@ -77,30 +78,30 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 func (r *setupsRunner) problems() error {
 	var bad []string
 	for _, c := range r.ss.Calibrations {
-		if c.Status != reports.StatusMeasured {
+		if c.Status != artifacts.StatusMeasured {
 			bad = append(bad, fmt.Sprintf("calibration of round %d: %s", c.Round, c.Reason))
 		}
 	}
 	for _, run := range r.ss.Runs {
-		if run.Status != reports.StatusMeasured || run.Reason != "" {
+		if run.Status != artifacts.StatusMeasured || run.Reason != "" {
 			bad = append(bad, fmt.Sprintf("%s round %d: %s", run.Setup, run.Round, run.Reason))
 		}
 	}
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("setups: %d problem(s), recorded in %s: %s", len(bad), reports.SetupsFile, strings.Join(bad, "; "))
+	return fmt.Errorf("setups: %d problem(s), recorded in %s: %s", len(bad), artifacts.SetupsFile, strings.Join(bad, "; "))
 }
 
 // setupsRunner runs the rounds and records them in ss; one goroutine.
 type setupsRunner struct {
 	o       *SetupsOptions
-	ss      *reports.Setups
+	ss      *artifacts.Setups
 	t       Tools
 	sockets map[string]string // setup name -> its servers' unix socket
 }
 
-func (r *setupsRunner) save() error { return r.t.WriteJSON(reports.SetupsFile, r.ss) }
+func (r *setupsRunner) save() error { return r.t.WriteJSON(artifacts.SetupsFile, r.ss) }
 
 func (r *setupsRunner) saveOrLog() {
 	if err := r.save(); err != nil {
@@ -109,7 +110,7 @@ func (r *setupsRunner) saveOrLog() {
 }
 
 // writeConfig writes the config every server of the setup reads.
-func (r *setupsRunner) writeConfig(s *reports.Setup, seedDoc map[string]any, sockDir string) error {
+func (r *setupsRunner) writeConfig(s *artifacts.Setup, seedDoc map[string]any, sockDir string) error {
 	socket := filepath.Join(sockDir, s.Name+".sock")
 	doc, err := setupConfig(seedDoc, *s, socket)
 	if err != nil {
@@ -126,11 +127,11 @@ func (r *setupsRunner) writeConfig(s *reports.Setup, seedDoc map[string]any, soc
 
 // order is the setups of one round, in the order they run: the seed's first
 // in odd rounds, the fitted one first in even rounds.
-func order(setups []reports.Setup, round int) []reports.Setup {
+func order(setups []artifacts.Setup, round int) []artifacts.Setup {
 	if round%2 == 1 {
 		return setups
 	}
-	out := make([]reports.Setup, 0, len(setups))
+	out := make([]artifacts.Setup, 0, len(setups))
 	for i := len(setups) - 1; i >= 0; i-- {
 		out = append(out, setups[i])
 	}
@@ -152,8 +153,8 @@ func (r *setupsRunner) runRounds() {
 }
 
 // calibrate times the configured work and calibrates the target, once each.
-func (r *setupsRunner) calibrate(round int) reports.CalibrationRun {
-	c := reports.CalibrationRun{Round: round, Status: reports.StatusMeasured,
+func (r *setupsRunner) calibrate(round int) artifacts.CalibrationRun {
+	c := artifacts.CalibrationRun{Round: round, Status: artifacts.StatusMeasured,
 		Timed:  fmt.Sprintf("%s/r%d.cpu_work.json", roundsDir, round),
 		Target: fmt.Sprintf("%s/r%d.cpu_work_target.json", roundsDir, round)}
 	var problems []string
@@ -167,7 +168,7 @@ func (r *setupsRunner) calibrate(round int) reports.CalibrationRun {
 	// moved, which the report shows with its spread, not a failure.
 	if err := r.t.Command(2*time.Minute, strings.TrimSuffix(c.Target, ".json"), nil, "bench_cpu_work",
 		"--target", r.o.WorkTarget.String(), "--json", r.t.Path(c.Target)); err != nil {
-		var cw reports.CPUWork
+		var cw artifacts.CPUWork
 		switch readErr := r.t.ReadJSON(c.Target, &cw); {
 		case readErr == nil && cw.TargetAgreed != nil && !*cw.TargetAgreed:
 			c.Reason = fmt.Sprintf("no two calibration passes agreed within 5%% (%d passes)", len(cw.TargetPasses))
@@ -179,7 +180,7 @@ func (r *setupsRunner) calibrate(round int) reports.CalibrationRun {
 		}
 	}
 	if len(problems) > 0 {
-		c.Status, c.Reason = reports.StatusFailed, strings.Join(problems, "; ")
+		c.Status, c.Reason = artifacts.StatusFailed, strings.Join(problems, "; ")
 	}
 	if c.Reason != "" {
 		r.t.Logf("calibration of round %d: %s", round, c.Reason)
@@ -189,11 +190,11 @@ func (r *setupsRunner) calibrate(round int) reports.CalibrationRun {
 
 // run is one run of one setup: a fresh server, the load while the server is
 // measured, its idle CPU after the last round, and a clean stop.
-func (r *setupsRunner) run(s reports.Setup, round, ord int) reports.SetupRun {
+func (r *setupsRunner) run(s artifacts.Setup, round, ord int) artifacts.SetupRun {
 	base := fmt.Sprintf("%s/%s-r%d", roundsDir, s.Name, round)
-	run := reports.SetupRun{Setup: s.Name, Round: round, Order: ord, Status: reports.StatusMeasured}
-	fail := func(err error) reports.SetupRun {
-		run.Status, run.Reason = reports.StatusFailed, err.Error()
+	run := artifacts.SetupRun{Setup: s.Name, Round: round, Order: ord, Status: artifacts.StatusMeasured}
+	fail := func(err error) artifacts.SetupRun {
+		run.Status, run.Reason = artifacts.StatusFailed, err.Error()
 		r.t.Logf("%s round %d: %v", s.Name, round, err)
 		return run
 	}
@@ -202,10 +203,10 @@ func (r *setupsRunner) run(s reports.Setup, round, ord int) reports.SetupRun {
 		return fail(err)
 	}
 	defer srv.Stop(serverStopGrace)
-	sample := &reports.ServerSample{Version: 1, GOMAXPROCS: serverGOMAXPROCS(srv)}
+	sample := &artifacts.ServerSample{Version: 1, GOMAXPROCS: serverGOMAXPROCS(srv)}
 	r.t.Logf("%s round %d: server pid %d ready (GOMAXPROCS %d)", s.Name, round, srv.Pid(), sample.GOMAXPROCS)
 	socket := r.sockets[s.Name]
-	pl := &reports.Placement{Version: reports.PlacementVersion, Plan: reports.PlacementPlan{AllowedCPUs: r.ss.AllowedCPUs,
+	pl := &artifacts.Placement{Version: artifacts.PlacementVersion, Plan: artifacts.PlacementPlan{AllowedCPUs: r.ss.AllowedCPUs,
 		IOThreads: s.IOThreads, IOCPUs: s.IOCPUs, PipelineCPUs: s.PipelineCPUs, LoadCPUs: s.LoadCPUs}}
 	run.Threads = base + ".threads.json"
 	lf, err := r.t.loadWhile(base+".load", r.loadArgs(s, socket, base), s.LoadCPUs, r.loadTimeout(),
@@ -245,7 +246,7 @@ func (r *setupsRunner) run(s reports.Setup, round, ord int) reports.SetupRun {
 
 // writePlacement writes a run's threads artifact (run.Threads), or logs why
 // it could not and forgets it.
-func (r *setupsRunner) writePlacement(run *reports.SetupRun, pl *reports.Placement) {
+func (r *setupsRunner) writePlacement(run *artifacts.SetupRun, pl *artifacts.Placement) {
 	if err := r.t.WriteJSON(run.Threads, pl); err != nil {
 		r.t.Logf("%v", err)
 		run.Threads = ""
@@ -253,7 +254,7 @@ func (r *setupsRunner) writePlacement(run *reports.SetupRun, pl *reports.Placeme
 }
 
 // loadArgs are load_tester's flags for one run of a setup.
-func (r *setupsRunner) loadArgs(s reports.Setup, socket, base string) []string {
+func (r *setupsRunner) loadArgs(s artifacts.Setup, socket, base string) []string {
 	args := []string{"--unix-socket", socket, "--path", "/ok",
 		"--concurrency", fmt.Sprint(s.Connections), "--requests-per-conn", fmt.Sprint(s.RequestsPerConn),
 		"--connect-threads", fmt.Sprint(s.ConnectThreads), "--network-threads", fmt.Sprint(s.LoadThreads),
@@ -273,14 +274,14 @@ func (r *setupsRunner) loadTimeout() time.Duration {
 // measureServer samples the server's CPU over the measured window and
 // scrapes its stage busy counters at the window's edges, into sample, and
 // each loop's counts at the end into pl (read again after the load).
-func (r *setupsRunner) measureServer(pid int, socket string, sample *reports.ServerSample, pl *reports.Placement) func(context.Context, func() int) error {
+func (r *setupsRunner) measureServer(pid int, socket string, sample *artifacts.ServerSample, pl *artifacts.Placement) func(context.Context, func() int) error {
 	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
 	return func(ctx context.Context, client func() int) error {
 		var before map[string]float64
 		var after *serverMetrics
 		var errBefore, errAfter error
 		var t0, t1 time.Time
-		s, err := reports.SampleCPU(ctx, reports.SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length,
+		s, err := SampleCPU(ctx, SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length,
 			AtStart: func() { before, errBefore = scrapeStageBusy(ctx, socket); t0 = time.Now() },
 			AtEnd:   func() { t1 = time.Now(); after, errAfter = scrapeMetrics(ctx, socket) }})
 		switch {
