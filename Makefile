@@ -69,7 +69,7 @@ lint:
 
 # The main job: the threading report with short defaults: the seed's setup
 # and the fitted one, 5 interleaved rounds of 4 s each (20 s of load per
-# setup), well under 3 minutes in all.
+# setup), then the rate curve (RATE_CURVE=0 skips it): about 3 minutes in all.
 report: build
 	DURATION=$${DURATION:-20} ROUNDS=$${ROUNDS:-5} SKIP_BUILD=1 scripts/reproduce_threading_report.sh
 
