@@ -14,10 +14,10 @@
 #                 16-deep /ok costs ~0.4 us, and SpinFor's own ~85 ns (two
 #                 clock reads) would already slow it by ~20%
 #   commit        commit_resolve_spin_ns  busy-wait per POST /v1/commit
-#   status        none: no knob slows GET /v1/status alone (A/A only)
-# ok and commit are slowed in the same gate runs (--only ok,commit: their
-# knobs touch different routes); ok_pipelined in runs of its own (its knob
-# and ok's share GET /ok).
+#   status        status_resolve_spin_ns  busy-wait per GET /v1/status
+# ok, commit and status are slowed in the same gate runs (--only
+# ok,commit,status: their knobs touch different routes); ok_pipelined in
+# runs of its own (its knob and ok's share GET /ok).
 #
 # The knob is fitted, not modelled: a spin of s ns measured about
 # 85 ns + 1.2 s a request, not s. First a short A/A run gives each
@@ -64,10 +64,10 @@ SERVER="$BUILD_DIR/weaseldb"
 read -r -a extra_args <<<"$GATE_ARGS"
 
 # The knob of each scenario, and the groups slowed together.
-declare -A KNOB=([ok]=ok_resolve_spin_ns [ok_pipelined]=ok_resolve_iterations [commit]=commit_resolve_spin_ns)
+declare -A KNOB=([ok]=ok_resolve_spin_ns [ok_pipelined]=ok_resolve_iterations [commit]=commit_resolve_spin_ns [status]=status_resolve_spin_ns)
 # A first guess of ns of extra cost per knob unit (the fit replaces it).
-declare -A PRIOR=([ok_resolve_spin_ns]=1.2 [ok_resolve_iterations]=0.4 [commit_resolve_spin_ns]=1.2)
-GROUPS_=("ok,commit" "ok_pipelined")
+declare -A PRIOR=([ok_resolve_spin_ns]=1.2 [ok_resolve_iterations]=0.4 [commit_resolve_spin_ns]=1.2 [status_resolve_spin_ns]=1.2)
+GROUPS_=("ok,commit,status" "ok_pipelined")
 
 for bin in "$GATE" "$SERVER" "$BUILD_DIR/load_tester"; do
   [ -x "$bin" ] || { echo "gate_power: $bin missing (run make build)" >&2; exit 1; }

@@ -112,6 +112,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		OkResolveIterations: cfg.Benchmark.OkResolveIterations,
 		OkResolveSpin:       time.Duration(cfg.Benchmark.OkResolveSpinNs),
 		CommitResolveSpin:   time.Duration(cfg.Benchmark.CommitResolveSpinNs),
+		StatusResolveSpin:   time.Duration(cfg.Benchmark.StatusResolveSpinNs),
 		DirectWrites:        direct,
 		Metrics:             s.Metrics,
 		SpinBeforePark:      spin,

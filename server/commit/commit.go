@@ -97,6 +97,9 @@ type Options struct {
 	// the resolve stage (benchmark.commit_resolve_spin_ns): a known slowdown
 	// of the commit path alone, for measuring the regression gate on it.
 	CommitResolveSpin time.Duration
+	// StatusResolveSpin is the same per GET /v1/status
+	// (benchmark.status_resolve_spin_ns), for the gate's status scenario.
+	StatusResolveSpin time.Duration
 	// SpinBeforePark is the pipeline's spin before a stage parks (see
 	// pipeline.Options); 0: the pipeline's default, negative: park at once.
 	SpinBeforePark time.Duration
@@ -341,7 +344,8 @@ func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int
 // resolve checks the preconditions of commits; /ok spends its spin work
 // here, and so does every commit when benchmark.commit_resolve_spin_ns is
 // set (duplicates and commits refused by the sequence stage included: the
-// knob is a cost per request of the route). It must never block.
+// knob is a cost per request of the route), and every status lookup when
+// benchmark.status_resolve_spin_ns is. It must never block.
 func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
@@ -354,6 +358,10 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			}
 			if cp.opt.OkResolveSpin > 0 {
 				cp.opt.spinFor(cp.opt.OkResolveSpin)
+			}
+		case KindStatus:
+			if cp.opt.StatusResolveSpin > 0 {
+				cp.opt.spinFor(cp.opt.StatusResolveSpin)
 			}
 		case KindCommit:
 			if cp.opt.CommitResolveSpin > 0 {

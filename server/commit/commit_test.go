@@ -146,7 +146,7 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 // POST /v1/commit alone (the gate's commit scenario), and ok_resolve_spin_ns
 // must leave commits alone. The spins are counted, not timed.
 func TestResolveSpinKnobsPerRoute(t *testing.T) {
-	const okSpin, commitSpin = 3 * time.Microsecond, 5 * time.Microsecond
+	const okSpin, commitSpin, statusSpin = 3 * time.Microsecond, 5 * time.Microsecond, 7 * time.Microsecond
 	ok := Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
 	status := func() Entry {
 		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
@@ -156,26 +156,29 @@ func TestResolveSpinKnobsPerRoute(t *testing.T) {
 		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
 	}
 	tests := []struct {
-		name          string
-		okSpin, cSpin time.Duration
-		entries       []Entry
-		want          map[time.Duration]int
+		name                  string
+		okSpin, cSpin, stSpin time.Duration
+		entries               []Entry
+		want                  map[time.Duration]int
 	}{
-		{"off by default", 0, 0, []Entry{ok, commit("request-0000000000000001"), status()}, map[time.Duration]int{}},
-		{"commit knob: every commit, duplicates included, nothing else", 0, commitSpin,
+		{"off by default", 0, 0, 0, []Entry{ok, commit("request-0000000000000001"), status()}, map[time.Duration]int{}},
+		{"commit knob: every commit, duplicates included, nothing else", 0, commitSpin, 0,
 			[]Entry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
 			map[time.Duration]int{commitSpin: 3}},
-		{"ok knob leaves commits alone", okSpin, 0, []Entry{ok, commit("request-0000000000000002"), status(), ok},
+		{"ok knob leaves commits alone", okSpin, 0, 0, []Entry{ok, commit("request-0000000000000002"), status(), ok},
 			map[time.Duration]int{okSpin: 2}},
-		{"both", okSpin, commitSpin, []Entry{ok, commit("request-0000000000000003"), status()},
-			map[time.Duration]int{okSpin: 1, commitSpin: 1}},
+		{"status knob: every lookup, nothing else", 0, 0, statusSpin,
+			[]Entry{ok, status(), commit("request-0000000000000004"), status()},
+			map[time.Duration]int{statusSpin: 2}},
+		{"all three", okSpin, commitSpin, statusSpin, []Entry{ok, commit("request-0000000000000003"), status()},
+			map[time.Duration]int{okSpin: 1, commitSpin: 1, statusSpin: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			got := map[time.Duration]int{}
 			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
-				OkResolveSpin: tt.okSpin, CommitResolveSpin: tt.cSpin,
+				OkResolveSpin: tt.okSpin, CommitResolveSpin: tt.cSpin, StatusResolveSpin: tt.stSpin,
 				spinFor: func(d time.Duration) { mu.Lock(); got[d]++; mu.Unlock() }})
 			if err != nil {
 				t.Fatal(err)

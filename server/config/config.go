@@ -124,6 +124,10 @@ type BenchmarkConfig struct {
 	// commit scenario (scripts/gate_power.sh). Off (0) by default; no
 	// production config has a reason to set it.
 	CommitResolveSpinNs int64
+	// StatusResolveSpinNs is the same busy-wait for every GET /v1/status,
+	// in the resolve stage after its lookup: it slows the status path
+	// alone, for the gate's status scenario. Off (0) by default.
+	StatusResolveSpinNs int64
 }
 
 // Config is the whole effective configuration.

@@ -86,6 +86,7 @@ var schema = []section{
 		{"ok_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.OkResolveIterations })},
 		{"ok_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.OkResolveSpinNs })},
 		{"commit_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.CommitResolveSpinNs })},
+		{"status_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.StatusResolveSpinNs })},
 	}},
 }
 

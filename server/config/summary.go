@@ -50,6 +50,7 @@ func (c Config) Summary() string {
 	line("  ok_resolve_iterations         = %d", c.Benchmark.OkResolveIterations)
 	line("  ok_resolve_spin_ns            = %d ns", c.Benchmark.OkResolveSpinNs)
 	line("  commit_resolve_spin_ns        = %d ns", c.Benchmark.CommitResolveSpinNs)
+	line("  status_resolve_spin_ns        = %d ns", c.Benchmark.StatusResolveSpinNs)
 	return b.String()
 }
 

@@ -22,6 +22,7 @@ const (
 	MinOkResolveIterations, MaxOkResolveIterations = 0, 100_000_000
 	MinOkResolveSpinNs, MaxOkResolveSpinNs         = 0, 1_000_000_000
 	MinCommitResolveSpinNs, MaxCommitResolveSpinNs = 0, 1_000_000_000
+	MinStatusResolveSpinNs, MaxStatusResolveSpinNs = 0, 1_000_000_000
 	MaxTimeoutSeconds                              = 86400 // a day
 	MinMaxConnections, MaxMaxConnections           = 0, 1 << 24
 	MaxPort                                        = 65535
@@ -76,6 +77,7 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "benchmark.ok_resolve_iterations", int64(c.Benchmark.OkResolveIterations), MinOkResolveIterations, MaxOkResolveIterations)
 	checkRange(l, "benchmark.ok_resolve_spin_ns", c.Benchmark.OkResolveSpinNs, MinOkResolveSpinNs, MaxOkResolveSpinNs)
 	checkRange(l, "benchmark.commit_resolve_spin_ns", c.Benchmark.CommitResolveSpinNs, MinCommitResolveSpinNs, MaxCommitResolveSpinNs)
+	checkRange(l, "benchmark.status_resolve_spin_ns", c.Benchmark.StatusResolveSpinNs, MinStatusResolveSpinNs, MaxStatusResolveSpinNs)
 }
 
 func checkRange(l *errorList, key string, v, lo, hi int64) {
