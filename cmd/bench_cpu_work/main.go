@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,9 @@ type options struct {
 	jsonPath   string
 }
 
-func main() { benchmain.Main("bench_cpu_work", parseArgs, run) }
+func main() {
+	os.Exit(benchmain.Run("bench_cpu_work", os.Args[1:], os.Stdout, os.Stderr, parseArgs, run))
+}
 
 // parseArgs accepts flags before, between and after the iteration counts.
 func parseArgs(args []string, stderr io.Writer) (options, error) {

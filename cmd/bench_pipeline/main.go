@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -35,7 +36,9 @@ type options struct {
 	jsonPath string
 }
 
-func main() { benchmain.Main("bench_pipeline", parseArgs, run) }
+func main() {
+	os.Exit(benchmain.Run("bench_pipeline", os.Args[1:], os.Stdout, os.Stderr, parseArgs, run))
+}
 
 func allFamilies() []string {
 	return []string{pipebench.FamilySingleStage, pipebench.FamilyBatch, pipebench.FamilyBatchSpin, pipebench.FamilyWaitStrategy}

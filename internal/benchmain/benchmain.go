@@ -1,6 +1,7 @@
 // Package benchmain is the body the benchmark commands (cmd/bench_cpu_work,
-// cmd/bench_pipeline) share: parse the flags, run, exit with the status the
-// tree's tools use, and write the result as indented JSON (the report's
+// cmd/bench_pipeline) share: call their flag parser, run, and return the
+// exit status the tree's tools use (their mains exit with it), and write
+// the result as indented JSON (the report's
 // command and its runner write their JSON files with WriteJSON too).
 package benchmain
 
@@ -19,11 +20,6 @@ const (
 	ExitFailed  = 1 // it ran and failed
 	ExitBadArgs = 2 // the flags were refused
 )
-
-// Main runs a benchmark command and exits the process with Run's status.
-func Main[O any](name string, parse func(args []string, stderr io.Writer) (O, error), run func(O, io.Writer) error) {
-	os.Exit(Run(name, os.Args[1:], os.Stdout, os.Stderr, parse, run))
-}
 
 // Run parses args and runs the benchmark: ExitOK after --help (parse printed
 // the usage), ExitBadArgs with "name: reason" when parse refuses the flags,
