@@ -14,7 +14,7 @@ import (
 	"weaseldb/loadtester"
 )
 
-// The seed report's published figures (shared/seeds, threading_performance_report.md):
+// The seed report's published figures (the seed's threading performance report):
 // the C++ server on a larger machine, 8 I/O threads, a load tester of 2000
 // connections in all over 10 network threads and 8 connect threads. The
 // seed's own reproduce_threading_report.sh runs that load tester with 2
@@ -33,7 +33,7 @@ const (
 	SeedRequestsPerConn      = 500
 	SeedRunSeconds           = 30
 	seedArtifact             = "seed report"
-	seedReportReference      = "shared/seeds threading_performance_report.md (reproduce_threading_report.sh where the field names it)"
+	seedReportReference      = "the seed's threading performance report (reproduce_threading_report.sh where the field names it)"
 )
 
 // Options says where the report goes.

@@ -267,7 +267,7 @@ func checkTraces(t *testing.T, dir, md string) {
 	t.Helper()
 	rows := parseSources(t, md)
 	m := newRunModel(t, dir)
-	// The seed report's figures, as shared/seeds prints them.
+	// The seed report's figures, as the seed report prints them.
 	seed := map[string]float64{"Seed throughput": 825000, "Seed CPU work efficiency": 61, "Seed I/O threads": 8,
 		"Seed theoretical maximum CPU time per request": 1212, "Seed CPU work per request": 740, "Seed spin iterations per request": 4000,
 		"Seed load per run": 30, "Seed load tester connections, in all": 2000, "Seed load tester network threads": 10,

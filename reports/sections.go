@@ -10,7 +10,7 @@ import (
 func (w *writer) architecture() error {
 	cores := w.machineCPUs()
 	w.p("### Threading Architecture\n\n")
-	w.p("The server's design (shared/DESIGN.md), with each setup's thread counts:\n\n")
+	w.p("The server's design (docs/weaseldb.md, \"How a request flows\"), with each setup's thread counts:\n\n")
 	w.p("```\n")
 	w.p("I/O loops (one epoll instance each; every listener in every loop, EPOLLEXCLUSIVE)\n")
 	w.p("  -> one batch push per read batch\n")

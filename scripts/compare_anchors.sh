@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side comparison of weaseldb's GET /ok with its two anchors
-# (docs/weaseldb.md, ../shared/ANCHORS.md): nginx with 1 worker answering
+# (docs/weaseldb.md, docs/anchors.md): nginx with 1 worker answering
 # `return 200`, and a minimal Go net/http server (cmd/nethttp_ok).
 # Load: wrk -t1 -c100 over loopback TCP, DURATION s per run, contenders
 # alternated (A B C A B C ...) ROUNDS times; medians, then the ratios.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Client CPU per request of load_tester, before and after a change: builds
 # the load_tester of a git ref ("before") and of the working tree ("after"),
-# and drives nginx (1 worker, `return 200`, as in shared/ANCHORS.md) with
+# and drives nginx (1 worker, `return 200`, the anchor of docs/anchors.md) with
 # each, unpipelined and 16 deep, in interleaved rounds (which build goes
 # first alternates by round). nginx runs on the first allowed CPU and both
 # clients on the second (taskset), so placement is not part of the

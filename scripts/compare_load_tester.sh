@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side comparison of build/load_tester with wrk against nginx
-# (1 worker, `return 200`), as in shared/ANCHORS.md: loopback TCP, one client
+# (1 worker, `return 200`), the anchor of docs/anchors.md: loopback TCP, one client
 # thread, 100 connections, unpipelined and 16-deep pipelined, alternating the
 # contenders (A B A B ...), medians over the rounds.
 #

@@ -1,5 +1,5 @@
 # Sourced by the comparison scripts: the nginx anchor exactly as
-# ../shared/ANCHORS.md runs it (1 worker, `return 200` with /ok's body).
+# docs/anchors.md describes it (1 worker, `return 200` with /ok's body).
 #
 # write_nginx_conf DIR PORT: writes DIR/nginx.conf with pid, logs and temp
 # paths inside DIR, listening on 127.0.0.1:PORT. Start it with
