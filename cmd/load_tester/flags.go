@@ -29,6 +29,11 @@ type options struct {
 	search     loadtester.SearchSpec
 }
 
+// outputs are the files the command writes.
+func (o options) outputs() loadtester.Outputs {
+	return loadtester.Outputs{JSON: o.jsonPath, Vegeta: o.vegeta, HDRLog: o.hdrLog}
+}
+
 // stringFlags are the flags read after parsing, as given.
 type stringFlags struct {
 	url, body, startAt, rateSteps, slo, workload string

@@ -2,7 +2,8 @@
 // throughput, latency percentiles, errors by kind and its own CPU use; its
 // merge subcommand adds the results of several instances. See
 // docs/load_tester.md and docs/distributed.md. This is the command line
-// (flags.go, outputs.go, merge.go): the engine is package loadtester.
+// (flags.go, steps.go, merge.go): the engine and its output writers are
+// package loadtester.
 package main
 
 import (
@@ -59,7 +60,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return stepsStatus(sr)
 	}
-	res, err := runLoad(ctx, o, stdout)
+	cfg, notes := o.cfg, io.Writer(nil)
+	if !o.quiet {
+		cfg.Progress, notes = stdout, stdout
+	}
+	res, err := loadtester.RunWithOutputs(ctx, cfg, o.outputs(), notes)
 	if res != nil {
 		res.PrintSummary(stdout)
 	}

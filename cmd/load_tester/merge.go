@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"weaseldb/loadtester"
 )
@@ -63,7 +61,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *vegetaOut != "" {
-		if err := mergeVegeta(*vegetaOut, inputs); err != nil {
+		if err := loadtester.MergeVegetaFiles(*vegetaOut, inputs); err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: %s\n", oneLine(err))
 			return exitFailure
 		}
@@ -74,13 +72,13 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	outcome, verdict, reason := loadtester.Verdict(res, *maxErrors)
 	fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
 	if *hdrOut != "" {
-		if err := writeFile(*hdrOut, "--hdr-log", func(w io.Writer) error { return loadtester.WriteHDRLog(w, res) }); err != nil {
+		if err := loadtester.WriteHDRLogFile(*hdrOut, res); err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: %s\n", oneLine(err))
 			return exitFailure
 		}
 	}
 	if *jsonOut != "" {
-		if err := writeJSON(*jsonOut, res); err != nil {
+		if err := loadtester.WriteJSONFile(*jsonOut, res); err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: %s\n", oneLine(err))
 			return exitFailure
 		}
@@ -89,37 +87,4 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester merge: %s\n", reason)
 	}
 	return outcomeStatus(outcome)
-}
-
-// mergeVegeta writes the instances' vegeta results as one attack to out.
-func mergeVegeta(out string, inputs []loadtester.MergeInput) error {
-	files := make([]string, len(inputs))
-	for i, in := range inputs {
-		path, err := vegetaFileOf(in)
-		if err != nil {
-			return err
-		}
-		files[i] = path
-	}
-	results, err := loadtester.MergeVegeta(files)
-	if err != nil {
-		return fmt.Errorf("--vegeta: %w", err)
-	}
-	return writeFile(out, "--vegeta", func(w io.Writer) error { return loadtester.EncodeVegeta(w, results) })
-}
-
-// vegetaFileOf finds an instance's vegeta results: where it wrote them, or
-// under the same name beside its JSON (where collected files usually land).
-func vegetaFileOf(in loadtester.MergeInput) (string, error) {
-	rec := in.Result.VegetaFile
-	if rec == "" {
-		return "", fmt.Errorf("--vegeta: %s was run without --vegeta", in.Path)
-	}
-	beside := filepath.Join(filepath.Dir(in.Path), filepath.Base(rec))
-	for _, p := range []string{beside, rec} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("--vegeta: %s's results %s not found (nor beside it as %s)", in.Path, rec, beside)
 }

@@ -5,17 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"weaseldb/loadtester"
 )
 
-// --rate-steps and --find-rate: one open-loop run per step (the engine's
-// StepRunner), a progress line per step, the table at the end, one JSON
-// document (rewritten after every step, so a run stopped half-way keeps
-// its finished steps) and one HDR interval log per step.
+// --rate-steps and --find-rate: their flags, and the run of the steps
+// (loadtester.StepRunner; RunStepsWithOutputs writes the JSON document and
+// one HDR interval log per step).
 
 // parseSteps reads the steps' flags into o and refuses what cannot go
 // together.
@@ -58,98 +54,21 @@ func (o *options) parseSteps(sf stringFlags, set map[string]bool) error {
 	return nil
 }
 
-// stepLogPath is step n's HDR log: FILE.hlog becomes FILE.step3.hlog.
-func stepLogPath(path string, n int) string {
-	ext := filepath.Ext(path)
-	return fmt.Sprintf("%s.step%d%s", strings.TrimSuffix(path, ext), n, ext)
-}
-
-// runSteps runs the steps and writes their outputs; the result is nil only
-// when no step could start.
+// runSteps runs the steps (loadtester.RunStepsWithOutputs writes their
+// outputs); the result is nil only when no step could start.
 func runSteps(ctx context.Context, o options, stdout io.Writer) (*loadtester.StepsResult, error) {
-	var hdrFile *os.File
-	var hdrLog *loadtester.HDRLog
-	var writeErr error
 	sr := &loadtester.StepRunner{Config: o.cfg, Objectives: o.objectives}
-	// Outputs that cannot be written fail the command before any load, as
-	// for a single run: the JSON starts as the empty document (rewritten
-	// after every step), the first step's log is created.
-	if o.jsonPath != "" {
-		if err := writeStepsJSON(o.jsonPath, sr.Document()); err != nil {
-			return nil, err
+	run := func(ctx context.Context, sr *loadtester.StepRunner) (*loadtester.StepsResult, error) {
+		if o.findRate {
+			return loadtester.FindRateSteps(ctx, sr, o.search)
 		}
+		return loadtester.RunSteps(ctx, sr, o.rateSteps)
 	}
-	if o.hdrLog != "" {
-		f, err := os.Create(stepLogPath(o.hdrLog, 1))
-		if err != nil {
-			return nil, fmt.Errorf("--hdr-log: %w", err)
-		}
-		f.Close()
+	var progress io.Writer
+	if !o.quiet {
+		progress = stdout
 	}
-	sr.Before = func(n int, rate float64, cfg *loadtester.Config) {
-		fmt.Fprintf(stdout, "step %d: --rate %g (warm-up %v, measured %v)\n", n, rate, cfg.Warmup, cfg.Duration)
-		if !o.quiet {
-			cfg.Progress = stdout
-		}
-		if o.hdrLog == "" {
-			return
-		}
-		f, err := os.Create(stepLogPath(o.hdrLog, n))
-		if err != nil {
-			writeErr = fmt.Errorf("--hdr-log: %w", err)
-			return
-		}
-		hdrFile, hdrLog = f, loadtester.NewHDRLog(f)
-		cfg.OnInterval = hdrLog.Interval
-	}
-	sr.After = func(n int, st *loadtester.Step) error {
-		fmt.Fprintln(stdout, st.Line())
-		if hdrLog != nil {
-			err := hdrLog.Finish(st.Result)
-			if cerr := hdrFile.Close(); err == nil {
-				err = cerr
-			}
-			hdrFile, hdrLog = nil, nil
-			if err != nil {
-				return fmt.Errorf("--hdr-log: %w", err)
-			}
-			st.HDRLog = stepLogPath(o.hdrLog, n)
-		}
-		if writeErr != nil {
-			return writeErr
-		}
-		if o.jsonPath != "" { // after every step: a run stopped later keeps these
-			doc := sr.Document()
-			doc.Steps = append(doc.Steps, *st)
-			return writeStepsJSON(o.jsonPath, doc)
-		}
-		return nil
-	}
-	var out *loadtester.StepsResult
-	var err error
-	if o.findRate {
-		out, err = loadtester.FindRateSteps(ctx, sr, o.search)
-	} else {
-		out, err = loadtester.RunSteps(ctx, sr, o.rateSteps)
-	}
-	if hdrFile != nil { // a step that never ran
-		hdrFile.Close()
-	}
-	if out == nil {
-		return nil, err
-	}
-	loadtester.PrintSteps(stdout, out)
-	if o.jsonPath != "" {
-		if werr := writeStepsJSON(o.jsonPath, out); werr != nil && err == nil {
-			err = werr
-		}
-	}
-	return out, err
-}
-
-// writeStepsJSON writes the steps document to path.
-func writeStepsJSON(path string, sr *loadtester.StepsResult) error {
-	return writeFile(path, "--json", func(w io.Writer) error { return loadtester.WriteSteps(w, sr) })
+	return loadtester.RunStepsWithOutputs(ctx, sr, run, o.outputs(), stdout, progress)
 }
 
 // stepsStatus is the exit status of steps that ran: a search that found
