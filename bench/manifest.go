@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/benchmain"
 	"weaseldb/internal/procstat"
 )
 
@@ -90,6 +92,27 @@ type ManifestOptions struct {
 	VirtualAccel string
 	HostCPUs     int
 	HostCPUModel string
+}
+
+// WriteManifest builds the run's manifest and writes it to out (default
+// runDir/manifest.json); it returns the path written.
+func WriteManifest(runDir, out string, o ManifestOptions) (string, error) {
+	switch o.VirtualAccel {
+	case "", "tcg", "kvm":
+	default:
+		return "", fmt.Errorf("manifest: --virtual takes tcg or kvm, got %q", o.VirtualAccel)
+	}
+	m, err := BuildManifest(o)
+	if err != nil {
+		return "", err
+	}
+	if out == "" {
+		out = filepath.Join(runDir, artifacts.ManifestFile)
+	}
+	if err := benchmain.WriteJSON(out, m); err != nil {
+		return "", err
+	}
+	return out, nil
 }
 
 // BuildManifest describes the run: this machine, the config, the steps.

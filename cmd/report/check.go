@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
-	"weaseldb/artifacts"
-	"weaseldb/internal/benchmain"
 	"weaseldb/reports"
 )
 
@@ -27,41 +24,16 @@ func check(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("check needs --run DIR")
 	}
-	r, err := reports.LoadRun(*runDir)
+	cs, path, err := reports.WriteChecks(*runDir, *out, o)
 	if err != nil {
 		return err
 	}
-	cs := reports.CheckRun(r, o)
-	if *out == "" {
-		*out = filepath.Join(*runDir, artifacts.ChecksFile)
-	}
-	if err := benchmain.WriteJSON(*out, cs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report check: %s (%s)\n", cs.Summary, *out)
+	fmt.Fprintf(stdout, "report check: %s (%s)\n", cs.Summary, path)
 	for _, c := range cs.FailedChecks() {
 		fmt.Fprintf(stdout, "  FAILED %s, %s: %s\n", c.Subject, c.Check, c.Detail)
 	}
 	if !cs.Passed {
 		return fmt.Errorf("check: %s", cs.Summary)
-	}
-	return nil
-}
-
-// functionalReport renders a run whose CPUs were virtual as a functional
-// check: RUN/manycore_report.md unless --out was given; exit 1 when a check
-// failed (after writing it).
-func functionalReport(r *reports.Run, runDir, out string, outSet bool, stdout io.Writer) error {
-	if !outSet {
-		out = filepath.Join(runDir, reports.FunctionalReportFile)
-	}
-	res, cs, err := reports.GenerateFunctional(r, reports.Options{OutPath: out, Command: fmt.Sprintf("report --run %s --out %s", runDir, out)})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: wrote %s: a functional check (the run's CPUs were virtual), %s\n", res.Markdown, cs.Summary)
-	if !cs.Passed {
-		return fmt.Errorf("%s: %s", runDir, cs.Summary)
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"weaseldb/bench"
@@ -118,25 +117,11 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("--run DIR is required")
 	}
-	r, err := reports.LoadRun(*runDir)
-	if err != nil {
-		return err
+	outSet := false
+	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	line, err := reports.Render(reports.RenderOptions{RunDir: *runDir, Out: *out, OutSet: outSet, Images: *images})
+	if line != "" {
+		fmt.Fprintln(stdout, line)
 	}
-	if r.IsFunctional() {
-		outSet := false
-		fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
-		return functionalReport(r, *runDir, *out, outSet, stdout)
-	}
-	cmd := fmt.Sprintf("report --run %s --out %s", *runDir, *out)
-	res, err := reports.Generate(r, reports.Options{OutPath: *out, ImageDir: *images, Command: cmd})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: wrote %s (%d figures, %d plots)\n", res.Markdown, len(res.Figures), len(res.Images))
-	if n := len(r.Unreadable); n > 0 {
-		// The report is written without them (and says so at its top), but
-		// a run with damaged artifacts is not a clean result.
-		return fmt.Errorf("%d artifact(s) of %s could not be read and are left out of the report: %s", n, *runDir, strings.Join(r.Unreadable, "; "))
-	}
-	return nil
+	return err
 }

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
-	"weaseldb/artifacts"
 	"weaseldb/bench"
-	"weaseldb/internal/benchmain"
 )
 
 // manifest is `report manifest`: the run's machine, config and steps.
@@ -34,21 +31,10 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("manifest needs --run, --config and --steps")
 	}
-	switch o.VirtualAccel {
-	case "", "tcg", "kvm":
-	default:
-		return fmt.Errorf("manifest: --virtual takes tcg or kvm, got %q", o.VirtualAccel)
-	}
-	m, err := bench.BuildManifest(o)
+	path, err := bench.WriteManifest(*runDir, *out, o)
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = filepath.Join(*runDir, artifacts.ManifestFile)
-	}
-	if err := benchmain.WriteJSON(*out, m); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: wrote %s\n", *out)
+	fmt.Fprintf(stdout, "report: wrote %s\n", path)
 	return nil
 }
