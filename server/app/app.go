@@ -107,17 +107,19 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		spin = -1
 	}
 	s.commit, err = commit.New(commit.Options{
-		WaitStrategy:        strategy,
-		ReleaseThreads:      cfg.Commit.PipelineReleaseThreads,
-		OkResolveIterations: cfg.Benchmark.OkResolveIterations,
-		OkResolveSpin:       time.Duration(cfg.Benchmark.OkResolveSpinNs),
-		CommitResolveSpin:   time.Duration(cfg.Benchmark.CommitResolveSpinNs),
-		StatusResolveSpin:   time.Duration(cfg.Benchmark.StatusResolveSpinNs),
-		DirectWrites:        direct,
-		Metrics:             s.Metrics,
-		SpinBeforePark:      spin,
-		StageCPUs:           cfg.Commit.PipelineCPUs,
-		Store:               s.store,
+		WaitStrategy:            strategy,
+		ReleaseThreads:          cfg.Commit.PipelineReleaseThreads,
+		OkResolveIterations:     cfg.Benchmark.OkResolveIterations,
+		OkResolveSpin:           time.Duration(cfg.Benchmark.OkResolveSpinNs),
+		CommitResolveSpin:       time.Duration(cfg.Benchmark.CommitResolveSpinNs),
+		StatusResolveSpin:       time.Duration(cfg.Benchmark.StatusResolveSpinNs),
+		CommitResolveIterations: cfg.Benchmark.CommitResolveIterations,
+		StatusResolveIterations: cfg.Benchmark.StatusResolveIterations,
+		DirectWrites:            direct,
+		Metrics:                 s.Metrics,
+		SpinBeforePark:          spin,
+		StageCPUs:               cfg.Commit.PipelineCPUs,
+		Store:                   s.store,
 		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
 			s.handlers[c.Loop().ID()].register(c, sub)
 		},

@@ -97,6 +97,12 @@ type Options struct {
 	// the resolve stage (benchmark.commit_resolve_spin_ns): a known slowdown
 	// of the commit path alone, for measuring the regression gate on it.
 	CommitResolveSpin time.Duration
+	// CommitResolveIterations and StatusResolveIterations spend the spin
+	// loop's iterations per commit and per status lookup
+	// (benchmark.*_resolve_iterations): a slowdown of a fixed instruction
+	// count, for the gate's cost tier.
+	CommitResolveIterations int
+	StatusResolveIterations int
 	// StatusResolveSpin is the same per GET /v1/status
 	// (benchmark.status_resolve_spin_ns), for the gate's status scenario.
 	StatusResolveSpin time.Duration
@@ -138,6 +144,9 @@ type Options struct {
 	// spinFor is the busy-wait of the benchmark knobs; nil means
 	// cpuwork.SpinFor. Tests count its calls instead of timing them.
 	spinFor func(time.Duration)
+	// spendIterations is the spin loop of the *_iterations knobs; nil
+	// means cpuwork.SpendCPUCycles. Tests count its calls.
+	spendIterations func(int)
 }
 
 // ErrClosed is Submit's answer once Close has begun: nothing is queued.
@@ -189,6 +198,9 @@ func New(opt Options) (*Pipeline, error) {
 	}
 	if opt.spinFor == nil {
 		opt.spinFor = cpuwork.SpinFor
+	}
+	if opt.spendIterations == nil {
+		opt.spendIterations = cpuwork.SpendCPUCycles
 	}
 	if opt.ResolveBatch < 0 {
 		return nil, fmt.Errorf("commit: resolve batch must be >= 0 (0: no limit), got %d", opt.ResolveBatch)
@@ -354,16 +366,22 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			shutdowns++
 		case KindOK:
 			if cp.opt.OkResolveIterations > 0 {
-				cpuwork.SpendCPUCycles(cp.opt.OkResolveIterations)
+				cp.opt.spendIterations(cp.opt.OkResolveIterations)
 			}
 			if cp.opt.OkResolveSpin > 0 {
 				cp.opt.spinFor(cp.opt.OkResolveSpin)
 			}
 		case KindStatus:
+			if cp.opt.StatusResolveIterations > 0 {
+				cp.opt.spendIterations(cp.opt.StatusResolveIterations)
+			}
 			if cp.opt.StatusResolveSpin > 0 {
 				cp.opt.spinFor(cp.opt.StatusResolveSpin)
 			}
 		case KindCommit:
+			if cp.opt.CommitResolveIterations > 0 {
+				cp.opt.spendIterations(cp.opt.CommitResolveIterations)
+			}
 			if cp.opt.CommitResolveSpin > 0 {
 				cp.opt.spinFor(cp.opt.CommitResolveSpin)
 			}

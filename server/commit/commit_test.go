@@ -204,6 +204,65 @@ func TestResolveSpinKnobsPerRoute(t *testing.T) {
 	}
 }
 
+// The iteration knobs (a fixed instruction count, for the gate's cost
+// tier) follow the same rule: each spends its iterations once per request
+// of its own route and never for another.
+func TestResolveIterationKnobsPerRoute(t *testing.T) {
+	const okIt, commitIt, statusIt = 3, 5, 7
+	ok := Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+	status := func() Entry {
+		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
+			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
+	}
+	commit := func(id string) Entry {
+		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
+	}
+	tests := []struct {
+		name            string
+		okIt, cIt, stIt int
+		entries         []Entry
+		want            map[int]int
+	}{
+		{"off by default", 0, 0, 0, []Entry{ok, commit("request-0000000000000001"), status()}, map[int]int{}},
+		{"commit knob: every commit, duplicates included, nothing else", 0, commitIt, 0,
+			[]Entry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
+			map[int]int{commitIt: 3}},
+		{"status knob: every lookup, nothing else", 0, 0, statusIt,
+			[]Entry{ok, status(), commit("request-0000000000000004"), status()}, map[int]int{statusIt: 2}},
+		{"all three", okIt, commitIt, statusIt, []Entry{ok, commit("request-0000000000000003"), status()},
+			map[int]int{okIt: 1, commitIt: 1, statusIt: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			got := map[int]int{}
+			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
+				OkResolveIterations: tt.okIt, CommitResolveIterations: tt.cIt, StatusResolveIterations: tt.stIt,
+				spendIterations: func(n int) { mu.Lock(); got[n]++; mu.Unlock() }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := make([]Entry, len(tt.entries))
+			for i, e := range tt.entries {
+				if e.Data != nil {
+					d := *e.Data
+					e.Data = &d
+				}
+				entries[i] = e
+			}
+			if err := cp.Submit(entries); err != nil {
+				t.Fatal(err)
+			}
+			cp.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("iterations %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // A zeroed Entry is a no-op in every stage: it neither ends the pipeline
 // (KindShutdown used to be Kind's zero value, so one zero slot stopped a
 // stage early and Close never returned) nor counts as a request.

@@ -128,6 +128,15 @@ type BenchmarkConfig struct {
 	// in the resolve stage after its lookup: it slows the status path
 	// alone, for the gate's status scenario. Off (0) by default.
 	StatusResolveSpinNs int64
+	// CommitResolveIterations and StatusResolveIterations are the same
+	// two-instruction spin loop as OkResolveIterations, per POST /v1/commit
+	// and per GET /v1/status. They cost a fixed number of instructions, so
+	// the gate's cost tier (instructions per request under callgrind) can
+	// measure a known slowdown of one route; the *_spin_ns knobs spin on the
+	// clock, which runs tens of times slower under valgrind and so costs a
+	// different number of instructions from run to run. Off (0) by default.
+	CommitResolveIterations int
+	StatusResolveIterations int
 }
 
 // Config is the whole effective configuration.

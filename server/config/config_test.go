@@ -67,6 +67,8 @@ var intKeys = []intKey{
 	{"benchmark", "ok_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.OkResolveSpinNs }},
 	{"benchmark", "commit_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.CommitResolveSpinNs }},
 	{"benchmark", "status_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.StatusResolveSpinNs }},
+	{"benchmark", "commit_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.CommitResolveIterations) }},
+	{"benchmark", "status_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.StatusResolveIterations) }},
 }
 
 func TestIntegerBounds(t *testing.T) {
@@ -382,7 +384,7 @@ func TestSummary(t *testing.T) {
 		"io_cpus                       = unpinned", "pipeline_cpus                 = [[0] [1] [2] [3]]",
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
-		"status_resolve_spin_ns        = 0 ns",
+		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {

@@ -87,6 +87,8 @@ var schema = []section{
 		{"ok_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.OkResolveSpinNs })},
 		{"commit_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.CommitResolveSpinNs })},
 		{"status_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.StatusResolveSpinNs })},
+		{"commit_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.CommitResolveIterations })},
+		{"status_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.StatusResolveIterations })},
 	}},
 }
 

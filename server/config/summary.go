@@ -51,6 +51,8 @@ func (c Config) Summary() string {
 	line("  ok_resolve_spin_ns            = %d ns", c.Benchmark.OkResolveSpinNs)
 	line("  commit_resolve_spin_ns        = %d ns", c.Benchmark.CommitResolveSpinNs)
 	line("  status_resolve_spin_ns        = %d ns", c.Benchmark.StatusResolveSpinNs)
+	line("  commit_resolve_iterations     = %d", c.Benchmark.CommitResolveIterations)
+	line("  status_resolve_iterations     = %d", c.Benchmark.StatusResolveIterations)
 	return b.String()
 }
 

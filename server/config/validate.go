@@ -23,6 +23,9 @@ const (
 	MinOkResolveSpinNs, MaxOkResolveSpinNs         = 0, 1_000_000_000
 	MinCommitResolveSpinNs, MaxCommitResolveSpinNs = 0, 1_000_000_000
 	MinStatusResolveSpinNs, MaxStatusResolveSpinNs = 0, 1_000_000_000
+	// The iteration knobs share the ok knob's range.
+	MinCommitResolveIterations, MaxCommitResolveIterations = 0, 100_000_000
+	MinStatusResolveIterations, MaxStatusResolveIterations = 0, 100_000_000
 	MaxTimeoutSeconds                              = 86400 // a day
 	MinMaxConnections, MaxMaxConnections           = 0, 1 << 24
 	MaxPort                                        = 65535
@@ -78,6 +81,8 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "benchmark.ok_resolve_spin_ns", c.Benchmark.OkResolveSpinNs, MinOkResolveSpinNs, MaxOkResolveSpinNs)
 	checkRange(l, "benchmark.commit_resolve_spin_ns", c.Benchmark.CommitResolveSpinNs, MinCommitResolveSpinNs, MaxCommitResolveSpinNs)
 	checkRange(l, "benchmark.status_resolve_spin_ns", c.Benchmark.StatusResolveSpinNs, MinStatusResolveSpinNs, MaxStatusResolveSpinNs)
+	checkRange(l, "benchmark.commit_resolve_iterations", int64(c.Benchmark.CommitResolveIterations), MinCommitResolveIterations, MaxCommitResolveIterations)
+	checkRange(l, "benchmark.status_resolve_iterations", int64(c.Benchmark.StatusResolveIterations), MinStatusResolveIterations, MaxStatusResolveIterations)
 }
 
 func checkRange(l *errorList, key string, v, lo, hi int64) {
