@@ -576,8 +576,14 @@ func (p *Parser) scanChunked(buf []byte) (done bool, err *Error) {
 	}
 }
 
-// chunkSize parses `1*HEXDIG [BWS ";" chunk-ext]`. Extensions are tolerated
-// (not interpreted) as long as they hold no control characters.
+// chunkSize parses a chunk-size line as RFC 9112 §7.1 writes it:
+//
+//	chunk-size [ chunk-ext ]
+//	chunk-ext     = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+//	chunk-ext-val = token / quoted-string
+//
+// Whitespace is allowed only where BWS stands: before a ';' or '=' and after
+// one, never at the end of the line. Extensions are checked, not kept.
 func chunkSize(line []byte) (int64, *Error) {
 	i := 0
 	var n int64
@@ -592,22 +598,87 @@ func chunkSize(line []byte) (int64, *Error) {
 		n = n<<4 | int64(d)
 		i++
 	}
-	if i == 0 {
+	if i == 0 || !chunkExtensions(line[i:]) {
 		return 0, errChunkSize
-	}
-	rest := line[i:]
-	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-		rest = rest[1:]
-	}
-	if len(rest) > 0 && rest[0] != ';' {
-		return 0, errChunkSize
-	}
-	for _, c := range rest {
-		if !isValueChar[c] {
-			return 0, errChunkSize
-		}
 	}
 	return n, nil
+}
+
+// chunkExtensions reports whether rest, the line after the chunk size, is a
+// well-formed (possibly empty) chunk-ext.
+func chunkExtensions(rest []byte) bool {
+	i := 0
+	for i < len(rest) {
+		i = skipBWS(rest, i)
+		if i == len(rest) || rest[i] != ';' {
+			return false // whitespace not followed by ';', or another byte
+		}
+		i = skipBWS(rest, i+1)
+		name := i
+		for i < len(rest) && isTokenChar[rest[i]] {
+			i++
+		}
+		if i == name {
+			return false // empty or non-token name
+		}
+		j := skipBWS(rest, i)
+		if j == len(rest) || rest[j] != '=' {
+			if j == len(rest) && j != i {
+				return false // trailing whitespace
+			}
+			i = j
+			continue
+		}
+		i = skipBWS(rest, j+1)
+		if i == len(rest) {
+			return false // '=' without a value
+		}
+		if rest[i] == '"' {
+			end, ok := quotedString(rest, i)
+			if !ok {
+				return false
+			}
+			i = end
+			continue
+		}
+		value := i
+		for i < len(rest) && isTokenChar[rest[i]] {
+			i++
+		}
+		if i == value {
+			return false
+		}
+	}
+	return true
+}
+
+func skipBWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// quotedString returns the index after the quoted-string that starts at
+// b[i] == '"' (RFC 9110 §5.6.4: qdtext is HTAB, SP, visible ASCII but '"'
+// and '\\', or obs-text; a quoted-pair is '\\' and HTAB, SP, VCHAR or
+// obs-text).
+func quotedString(b []byte, i int) (int, bool) {
+	for i++; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			i++
+			if i == len(b) || !isValueChar[b[i]] {
+				return 0, false
+			}
+		case !isValueChar[c]:
+			return 0, false
+		}
+	}
+	return 0, false // unterminated
 }
 
 // trailerLine checks the field syntax of a trailer; trailers are otherwise
