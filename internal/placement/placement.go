@@ -17,6 +17,10 @@
 //     disjoint halves of what is left (the server the lower half, rounded
 //     up), each process on its whole set, its threads placed by the
 //     kernel; with fewer than 2 CPUs left nothing is pinned.
+//
+// PlaceHot (hot.go) is the variant for small machines that keeps giving hot
+// threads CPUs of their own where this rule would share: bench_pipeline's
+// latency family uses it; the gate and the report keep this rule.
 package placement
 
 import (
@@ -66,6 +70,10 @@ type Plan struct {
 	LoadCPUs   []int
 	// Kept are the CPUs left for everything unpinned.
 	Kept []int
+	// Partial (PlaceHot only): there were fewer CPUs than threads, and the
+	// threads named in Shared share the lowest CPU; the others own theirs.
+	Partial bool
+	Shared  []string
 	// Why says what the rule did, for a report or a log.
 	Why string
 }
