@@ -794,6 +794,9 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if now >= t.win.closeAt { // the window has closed: nothing new is sent
 		return
 	}
+	if c.parser.close { // the response being read ends the connection: never reused
+		return
+	}
 	depth := t.r.cfg.Pipeline
 	want := depth - c.inflight
 	quotaLeft := math.MaxInt

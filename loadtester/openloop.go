@@ -114,7 +114,7 @@ func (p *pacer) arm(due, now int64) {
 
 // hasRoom reports whether c can take another request now.
 func (t *netThread) hasRoom(c *conn) bool {
-	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline {
+	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline || c.parser.close {
 		return false
 	}
 	q := t.r.cfg.RequestsPerConn

@@ -136,7 +136,9 @@ func (p *respParser) parseHeader(data []byte) (int, error) {
 		return 0, errMalformed
 	}
 	p.status, p.close = status, http10
-	contentLength, chunked, keepAlive := int64(-1), false, false
+	// te: Transfer-Encoding seen (with a coding); chunked: its final coding,
+	// over every line, is exactly "chunked" (RFC 9112 §6.3 rule 3).
+	contentLength, te, chunked, keepAlive := int64(-1), false, false, false
 	pos := eol + 1
 	for {
 		eol = bytes.IndexByte(data[pos:], '\n')
@@ -156,15 +158,18 @@ func (p *respParser) parseHeader(data []byte) (int, error) {
 		switch len(name) {
 		case len("content-length"):
 			if equalFoldASCII(name, "content-length") {
-				n, ok := parseDecimal(value)
-				if !ok {
-					return 0, errMalformed
+				n, ok := parseContentLength(value)
+				if !ok || contentLength >= 0 && n != contentLength {
+					contentLength = -2 // invalid: an error unless Transfer-Encoding frames the body
+				} else if contentLength != -2 {
+					contentLength = n
 				}
-				contentLength = n
 			}
 		case len("transfer-encoding"):
 			if equalFoldASCII(name, "transfer-encoding") {
-				chunked = hasSuffixFold(value, "chunked")
+				if final, ok := finalCoding(value); ok {
+					te, chunked = true, equalFoldASCII(final, "chunked")
+				}
 			}
 		case len("connection"):
 			if equalFoldASCII(name, "connection") {
@@ -176,22 +181,63 @@ func (p *respParser) parseHeader(data []byte) (int, error) {
 			}
 		}
 	}
-	if keepAlive && http10 {
+	if keepAlive && http10 && !te { // §6.1: HTTP/1.0 with Transfer-Encoding is never reused
 		p.close = false
 	}
+	// RFC 9112 §6.3, as it applies to a client, in its order.
 	switch {
 	case status >= 100 && status < 200 && status != 101:
 		p.state = stHeader // interim response: the final one follows
 	case p.headOnly || status == 204 || status == 304 || status == 101:
-		p.state, p.remaining = stBody, 0
-	case chunked:
-		p.state = stChunkSize
+		p.state, p.remaining = stBody, 0 // rule 1: no body, whatever the headers say
+	case te && chunked:
+		p.state = stChunkSize // rule 3: chunked is the final coding (it overrides Content-Length)
+	case te:
+		p.state, p.close = stUntilClose, true // rule 3: any other final coding: until the close
+	case contentLength == -2:
+		return 0, errMalformed // rule 4: an invalid or conflicting Content-Length
 	case contentLength >= 0:
-		p.state, p.remaining = stBody, contentLength
+		p.state, p.remaining = stBody, contentLength // rule 5
 	default:
-		p.state, p.close = stUntilClose, true
+		p.state, p.close = stUntilClose, true // rule 7: until the close
 	}
 	return pos, nil
+}
+
+// finalCoding is the last coding of a Transfer-Encoding line's list, OWS
+// trimmed, empty elements skipped (RFC 9110 §5.6.1); ok is false for a line
+// with none.
+func finalCoding(value []byte) (final []byte, ok bool) {
+	for len(value) > 0 {
+		comma := bytes.LastIndexByte(value, ',')
+		elem := trimSpace(value[comma+1:])
+		if len(elem) > 0 {
+			return elem, true
+		}
+		if comma < 0 {
+			break
+		}
+		value = value[:comma]
+	}
+	return nil, false
+}
+
+// parseContentLength reads a Content-Length value: a decimal, or a list of
+// the same decimal repeated (RFC 9112 §6.3 rule 4 lets a recipient take it
+// as that one value).
+func parseContentLength(value []byte) (int64, bool) {
+	if bytes.IndexByte(value, ',') < 0 {
+		return parseDecimal(value)
+	}
+	n := int64(-1)
+	for elem := range bytes.SplitSeq(value, []byte(",")) {
+		v, ok := parseDecimal(trimSpace(elem))
+		if !ok || n >= 0 && v != n {
+			return 0, false
+		}
+		n = v
+	}
+	return n, true
 }
 
 func tooLongIfFull(data []byte) error {
@@ -304,10 +350,6 @@ func equalFoldASCII(b []byte, lower string) bool {
 		}
 	}
 	return true
-}
-
-func hasSuffixFold(b []byte, lower string) bool {
-	return len(b) >= len(lower) && equalFoldASCII(b[len(b)-len(lower):], lower)
 }
 
 func containsFold(b []byte, lower string) bool {
