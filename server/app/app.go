@@ -115,6 +115,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		StatusResolveSpin:       time.Duration(cfg.Benchmark.StatusResolveSpinNs),
 		CommitResolveIterations: cfg.Benchmark.CommitResolveIterations,
 		StatusResolveIterations: cfg.Benchmark.StatusResolveIterations,
+		OkBodyBytes:             cfg.Benchmark.OkBodyBytes,
 		DirectWrites:            direct,
 		Metrics:                 s.Metrics,
 		SpinBeforePark:          spin,

@@ -88,8 +88,11 @@ type Options struct {
 	ReleaseThreads      int
 	OkResolveIterations int
 	OkResolveSpin       time.Duration // busy-wait per /ok on the clock (after the iterations)
-	LgSlotCount         int           // ring size 2^LgSlotCount; 0 means 16
-	DirectWrites        bool          // release threads may write to sockets themselves
+	// OkBodyBytes is the size of GET /ok's JSON body (see OKBody); 0 means
+	// the plain {"status":"ok"}.
+	OkBodyBytes  int
+	LgSlotCount  int  // ring size 2^LgSlotCount; 0 means 16
+	DirectWrites bool // release threads may write to sockets themselves
 	// OnError hears what goes wrong in a stage that does not stop it (a
 	// CPU it could not be pinned to); nil: nobody.
 	OnError func(error)
@@ -164,12 +167,11 @@ type Pipeline struct {
 	submitMu sync.RWMutex
 	stopped  bool   // guarded by submitMu
 	body     []byte // persist stage only: scratch for response bodies
+	// okBody is GET /ok's body and okResponse its answer for the common
+	// case (keep-alive, no request id): built once in New and shared
+	// read-only by every connection.
+	okBody, okResponse []byte
 }
-
-// okResponse is GET /ok's answer for the common case (keep-alive, no
-// request id): built once and shared read-only by every connection.
-var okBody = []byte(`{"status":"ok"}`)
-var okResponse = http1.AppendResponse(nil, 200, "application/json", okBody, nil, true)
 
 // BuildResponse is http1.AppendResponse, with the keep-alive header an
 // HTTP/1.0 client that asked to keep the connection needs
@@ -205,6 +207,13 @@ func New(opt Options) (*Pipeline, error) {
 	if opt.ResolveBatch < 0 {
 		return nil, fmt.Errorf("commit: resolve batch must be >= 0 (0: no limit), got %d", opt.ResolveBatch)
 	}
+	if opt.OkBodyBytes == 0 {
+		opt.OkBodyBytes = len(plainOKBody)
+	}
+	okBody, err := OKBody(opt.OkBodyBytes)
+	if err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
 	p, err := pipeline.NewWithOptions[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
 		pipeline.Options{SpinBeforePark: opt.SpinBeforePark})
 	if err != nil {
@@ -214,7 +223,8 @@ func New(opt Options) (*Pipeline, error) {
 	if st == nil {
 		st = store.New(store.Options{})
 	}
-	cp := &Pipeline{opt: opt, st: st, p: p}
+	cp := &Pipeline{opt: opt, st: st, p: p, okBody: okBody,
+		okResponse: http1.AppendResponse(nil, 200, "application/json", okBody, nil, true)}
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
@@ -407,9 +417,9 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 		case KindOK:
 			e.Status = 200
 			if e.KeepAlive && e.RequestID == nil && !e.HTTP10 {
-				e.Resp = okResponse
+				e.Resp = cp.okResponse
 			} else {
-				e.Resp = BuildResponse(nil, 200, "application/json", okBody, e.RequestID, e.KeepAlive, e.HTTP10)
+				e.Resp = BuildResponse(nil, 200, "application/json", cp.okBody, e.RequestID, e.KeepAlive, e.HTTP10)
 			}
 		case KindVersion:
 			body := append(cp.body[:0], `{"version":`...)

@@ -72,8 +72,13 @@ func grep(s, sub string) string {
 }
 
 func TestOkResponse(t *testing.T) {
-	if !strings.HasPrefix(string(okResponse), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(okResponse), "\r\n\r\n{\"status\":\"ok\"}") {
-		t.Fatalf("%q", okResponse)
+	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	if !strings.HasPrefix(string(cp.okResponse), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(cp.okResponse), "\r\n\r\n{\"status\":\"ok\"}") {
+		t.Fatalf("%q", cp.okResponse)
 	}
 }
 

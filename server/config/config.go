@@ -137,6 +137,11 @@ type BenchmarkConfig struct {
 	// different number of instructions from run to run. Off (0) by default.
 	CommitResolveIterations int
 	StatusResolveIterations int
+	// OkBodyBytes is the size of GET /ok's JSON body: the default is the
+	// plain {"status":"ok"} (15 bytes, the smallest), a larger one pads
+	// inside the JSON so that bandwidth-bound shapes can be measured. The
+	// body is built once at start, never per request.
+	OkBodyBytes int
 }
 
 // Config is the whole effective configuration.
@@ -178,7 +183,7 @@ func Default() Config {
 			KeepaliveIntervalSeconds: 30,
 			SlowConsumerGraceSeconds: 5,
 		},
-		Benchmark: BenchmarkConfig{OkResolveIterations: 0},
+		Benchmark: BenchmarkConfig{OkResolveIterations: 0, OkBodyBytes: MinOkBodyBytes},
 	}
 }
 

@@ -69,6 +69,7 @@ var intKeys = []intKey{
 	{"benchmark", "status_resolve_spin_ns", 0, 1_000_000_000, func(c Config) int64 { return c.Benchmark.StatusResolveSpinNs }},
 	{"benchmark", "commit_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.CommitResolveIterations) }},
 	{"benchmark", "status_resolve_iterations", 0, 100_000_000, func(c Config) int64 { return int64(c.Benchmark.StatusResolveIterations) }},
+	{"benchmark", "ok_body_bytes", 15, 16 << 20, func(c Config) int64 { return int64(c.Benchmark.OkBodyBytes) }},
 }
 
 func TestIntegerBounds(t *testing.T) {
@@ -385,6 +386,7 @@ func TestSummary(t *testing.T) {
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
+		"ok_body_bytes                 = 15 bytes",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {

@@ -89,6 +89,7 @@ var schema = []section{
 		{"status_resolve_spin_ns", int64Setter(func(c *Config) *int64 { return &c.Benchmark.StatusResolveSpinNs })},
 		{"commit_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.CommitResolveIterations })},
 		{"status_resolve_iterations", intSetter(func(c *Config) *int { return &c.Benchmark.StatusResolveIterations })},
+		{"ok_body_bytes", intSetter(func(c *Config) *int { return &c.Benchmark.OkBodyBytes })},
 	}},
 }
 

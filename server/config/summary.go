@@ -53,6 +53,7 @@ func (c Config) Summary() string {
 	line("  status_resolve_spin_ns        = %d ns", c.Benchmark.StatusResolveSpinNs)
 	line("  commit_resolve_iterations     = %d", c.Benchmark.CommitResolveIterations)
 	line("  status_resolve_iterations     = %d", c.Benchmark.StatusResolveIterations)
+	line("  ok_body_bytes                 = %d bytes", c.Benchmark.OkBodyBytes)
 	return b.String()
 }
 

@@ -26,9 +26,12 @@ const (
 	// The iteration knobs share the ok knob's range.
 	MinCommitResolveIterations, MaxCommitResolveIterations = 0, 100_000_000
 	MinStatusResolveIterations, MaxStatusResolveIterations = 0, 100_000_000
-	MaxTimeoutSeconds                              = 86400 // a day
-	MinMaxConnections, MaxMaxConnections           = 0, 1 << 24
-	MaxPort                                        = 65535
+	// benchmark.ok_body_bytes: {"status":"ok"} is the smallest body; the
+	// largest is a response that is still built once and kept in memory.
+	MinOkBodyBytes, MaxOkBodyBytes       = 15, 16 << 20
+	MaxTimeoutSeconds                    = 86400 // a day
+	MinMaxConnections, MaxMaxConnections = 0, 1 << 24
+	MaxPort                              = 65535
 	// MaxCPU is a sanity bound on a CPU number in a pinning list; the server
 	// checks the real allowed set (sched_getaffinity) at start.
 	MaxCPU = 65535
@@ -83,6 +86,10 @@ func (c *Config) validate(l *errorList) {
 	checkRange(l, "benchmark.status_resolve_spin_ns", c.Benchmark.StatusResolveSpinNs, MinStatusResolveSpinNs, MaxStatusResolveSpinNs)
 	checkRange(l, "benchmark.commit_resolve_iterations", int64(c.Benchmark.CommitResolveIterations), MinCommitResolveIterations, MaxCommitResolveIterations)
 	checkRange(l, "benchmark.status_resolve_iterations", int64(c.Benchmark.StatusResolveIterations), MinStatusResolveIterations, MaxStatusResolveIterations)
+	if v := c.Benchmark.OkBodyBytes; v < MinOkBodyBytes || v > MaxOkBodyBytes {
+		l.add("benchmark.ok_body_bytes", `must be between %d and %d bytes (%d: the body {"status":"ok"} itself, larger ones are padded inside the JSON), got %d`,
+			MinOkBodyBytes, MaxOkBodyBytes, MinOkBodyBytes, v)
+	}
 }
 
 func checkRange(l *errorList, key string, v, lo, hi int64) {
