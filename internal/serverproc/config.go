@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -51,8 +54,14 @@ func SetInterfaces(doc map[string]any, ifaces ...map[string]any) error {
 }
 
 // EncodeConfig renders a config document as TOML, through the encoder: the
-// server reads back exactly what was meant, whatever the values contain.
+// server reads back exactly what was meant, whatever the values contain. A
+// key or string that is not valid UTF-8 (a unix socket path of raw bytes,
+// say) is refused, naming where it is: TOML cannot hold it, and the encoder
+// would write it anyway as a file that does not parse.
 func EncodeConfig(doc map[string]any) ([]byte, error) {
+	if err := checkUTF8("", doc); err != nil {
+		return nil, fmt.Errorf("writing config: %w", err)
+	}
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(doc); err != nil {
 		return nil, fmt.Errorf("writing config: %w", err)
@@ -68,6 +77,54 @@ func WriteConfig(path string, doc map[string]any) error {
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkUTF8 walks a config document and returns an error naming the first
+// key or string value (in key order) that is not valid UTF-8.
+func checkUTF8(at string, v any) error {
+	switch v := v.(type) {
+	case string:
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("%s: %q is not valid UTF-8, which TOML requires", at, v)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			name := k
+			if at != "" {
+				name = at + "." + k
+			}
+			if !utf8.ValidString(k) {
+				return fmt.Errorf("key %q is not valid UTF-8, which TOML requires", name)
+			}
+			if err := checkUTF8(name, v[k]); err != nil {
+				return err
+			}
+		}
+	case []map[string]any:
+		for i, e := range v {
+			if err := checkUTF8(at+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := checkUTF8(at+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
+	case []string:
+		for i, e := range v {
+			if err := checkUTF8(at+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

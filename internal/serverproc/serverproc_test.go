@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -479,6 +480,41 @@ func TestConfigHelpers(t *testing.T) {
 	}
 }
 
+// TOML strings are UTF-8: a document holding anything else is refused with
+// where it is, rather than written as a file the server cannot parse.
+func TestEncodeConfigRefusesInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  map[string]any
+		want string // in the error; "" for no error
+	}{
+		{"valid path", map[string]any{"server": map[string]any{"interfaces": []map[string]any{UnixInterface("/tmp/é.sock")}}}, ""},
+		{"path", map[string]any{"server": map[string]any{"interfaces": []map[string]any{TCPInterface("x", 1), UnixInterface("/tmp/\xfc.sock")}}},
+			`server.interfaces[1].path: "/tmp/\xfc.sock" is not valid UTF-8`},
+		{"key", map[string]any{"x": map[string]any{"k\xff": 1}}, `key "x.k\xff" is not valid UTF-8`},
+		{"list", map[string]any{"a": []any{"ok", "\xc3"}}, `a[1]: "\xc3" is not valid UTF-8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := EncodeConfig(tc.doc)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ParseConfig(out); err != nil {
+					t.Fatalf("written config does not parse: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if err := WriteConfig(filepath.Join(t.TempDir(), "c.toml"), tc.doc); err == nil {
+				t.Error("WriteConfig wrote it")
+			}
+		})
+	}
+}
+
 func FuzzConfigRoundTrip(f *testing.F) {
 	f.Add([]byte("[server]\nio_threads = 1\n"), "/tmp/x.sock")
 	f.Add([]byte("server = 1"), "a\"b")
@@ -489,7 +525,12 @@ func FuzzConfigRoundTrip(f *testing.F) {
 		}
 		out, err := EncodeConfig(doc)
 		if err != nil {
-			return // e.g. invalid UTF-8 in a key the encoder refuses
+			// A parsed document is valid UTF-8 throughout, so only a path
+			// TOML cannot hold may be refused.
+			if utf8.ValidString(path) {
+				t.Fatalf("path %q refused: %v", path, err)
+			}
+			return
 		}
 		back, err := ParseConfig(out)
 		if err != nil {
