@@ -96,6 +96,11 @@ func run(args []string) int {
 	for _, a := range srv.Addrs() {
 		fmt.Printf("weaseldb: listening on %s\n", a)
 	}
+	if a := srv.AdminAddr(); a != "" {
+		// Not a "listening on" line: those are the main listeners, which
+		// supervisors (internal/serverproc) read back.
+		fmt.Printf("weaseldb: admin (pprof, metrics) on http://%s/debug/pprof/\n", a)
+	}
 	fmt.Printf("weaseldb: %s\n", srv.ConnectionLimit())
 	fmt.Printf("weaseldb: io_backend %s\n", srv.Backend())
 	fmt.Println("weaseldb: ready")

@@ -33,6 +33,7 @@ type Server struct {
 	connLimit ConnectionLimit
 	stopped   bool
 	yield     bool
+	admin     *admin // nil without server.admin_address
 }
 
 // Options are knobs for tests and benchmarks that the config file does not
@@ -154,6 +155,14 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		s.handlers[i].loop = l
 	}
 	s.Metrics.RegisterLoopStats(causeNames(), s.loopStats)
+	if cfg.Server.AdminAddress != "" {
+		if s.admin, err = newAdmin(cfg.Server.AdminAddress, s.Metrics); err != nil {
+			s.loops.Close()
+			s.commit.Close()
+			s.closeListeners()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -212,6 +221,18 @@ func (s *Server) TCPPort(i int) int { return s.listeners[i].Port() }
 // Start runs the event loops.
 func (s *Server) Start() {
 	s.loops.Start()
+	if s.admin != nil {
+		s.admin.start()
+	}
+}
+
+// AdminAddr is the admin listener's bound address ("127.0.0.1:6060"), or ""
+// without server.admin_address.
+func (s *Server) AdminAddr() string {
+	if s.admin == nil {
+		return ""
+	}
+	return s.admin.addr()
 }
 
 // Shutdown stops accepting, answers every request already read, writes
@@ -222,6 +243,9 @@ func (s *Server) Shutdown(timeout time.Duration) error {
 		return nil
 	}
 	s.stopped = true
+	if s.admin != nil {
+		s.admin.stop()
+	}
 	err := s.loops.Stop(timeout)
 	s.commit.Close()
 	s.store.Log.Close()

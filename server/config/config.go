@@ -81,6 +81,11 @@ type ServerConfig struct {
 	// io_uring (where unavailable the server says why and uses epoll;
 	// docs/io_uring.md has what was measured).
 	IOBackend string
+	// AdminAddress, "HOST:PORT", is a listener of its own (plain net/http)
+	// serving net/http/pprof under /debug/pprof/ and a copy of /metrics,
+	// for looking at a server under load. "" (the default): none. It has
+	// no authentication: bind it to loopback or a private network.
+	AdminAddress string
 }
 
 // CommitConfig is the [commit] section.

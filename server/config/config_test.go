@@ -243,6 +243,34 @@ func TestIOBackend(t *testing.T) {
 	}
 }
 
+func TestAdminAddress(t *testing.T) {
+	if Default().Server.AdminAddress != "" {
+		t.Fatalf("default admin_address %q, want off", Default().Server.AdminAddress)
+	}
+	for _, tc := range []struct{ addr, wantErr string }{
+		{"127.0.0.1:6060", ""},
+		{"[::1]:0", ""},
+		{":6060", ""},
+		{"localhost:65535", ""},
+		{"127.0.0.1", `server.admin_address: must be "" (off) or "HOST:PORT", got "127.0.0.1"`},
+		{"127.0.0.1:x", "with a port between 0 and 65535"},
+		{"127.0.0.1:65536", "with a port between 0 and 65535"},
+		{"127.0.0.1:-1", "with a port between 0 and 65535"},
+	} {
+		src := fmt.Sprintf("[server]\nadmin_address = %q\n", tc.addr)
+		cfg, err := Parse([]byte(src))
+		if tc.wantErr == "" {
+			if err != nil || cfg.Server.AdminAddress != tc.addr {
+				t.Fatalf("%s: cfg=%q err=%v", tc.addr, cfg.Server.AdminAddress, err)
+			}
+			continue
+		}
+		if _, msg := parseErrors(t, src); !strings.Contains(msg, tc.wantErr) {
+			t.Fatalf("%s: error %q, want %q", tc.addr, msg, tc.wantErr)
+		}
+	}
+}
+
 func TestErrorsTable(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -386,7 +414,7 @@ func TestSummary(t *testing.T) {
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
-		"ok_body_bytes                 = 15 bytes",
+		"ok_body_bytes                 = 15 bytes", "admin_address                 = off",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {

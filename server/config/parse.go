@@ -67,6 +67,7 @@ var schema = []section{
 		{"write_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.WriteTimeoutSeconds })},
 		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
 		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
+		{"admin_address", stringSetter(func(c *Config) *string { return &c.Server.AdminAddress })},
 	}},
 	{"commit", []field{
 		{"min_request_id_length", intSetter(func(c *Config) *int { return &c.Commit.MinRequestIDLength })},

@@ -21,6 +21,11 @@ func (c Config) Summary() string {
 	line("  max_request_size_bytes        = %d bytes", c.Server.MaxRequestSizeBytes)
 	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
 	line("  io_backend                    = %s", c.Server.IOBackend)
+	if c.Server.AdminAddress == "" {
+		line("  admin_address                 = off")
+	} else {
+		line("  admin_address                 = %s", c.Server.AdminAddress)
+	}
 	line("  header_timeout_seconds        = %s", seconds(c.Server.HeaderTimeoutSeconds))
 	line("  body_timeout_seconds          = %s", seconds(c.Server.BodyTimeoutSeconds))
 	line("  idle_timeout_seconds          = %s", seconds(c.Server.IdleTimeoutSeconds))

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -59,6 +61,7 @@ func (c *Config) validate(l *errorList) {
 	checkSeconds(l, "server.idle_timeout_seconds", c.Server.IdleTimeoutSeconds)
 	checkSeconds(l, "server.write_timeout_seconds", c.Server.WriteTimeoutSeconds)
 	checkRange(l, "server.max_connections", int64(c.Server.MaxConnections), MinMaxConnections, MaxMaxConnections)
+	validateAdminAddress(l, c.Server.AdminAddress)
 
 	checkRange(l, "commit.min_request_id_length", int64(c.Commit.MinRequestIDLength), MinMinRequestIDLength, MaxMinRequestIDLength)
 	checkRange(l, "commit.request_id_retention_hours", int64(c.Commit.RequestIDRetentionHours), MinRetentionHours, MaxRetentionHours)
@@ -193,5 +196,21 @@ func validatePipelineCPUs(l *errorList, stages [][]int, releaseThreads int) {
 			l.add(key, "must list one CPU per thread of stage %d (%d), got %d", s, want[s], len(cpus))
 		}
 		validateCPUList(l, key, cpus)
+	}
+}
+
+// validateAdminAddress accepts "" (off) or HOST:PORT with a port 0..65535
+// (0: an ephemeral one); an empty HOST means every interface.
+func validateAdminAddress(l *errorList, addr string) {
+	if addr == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		l.add("server.admin_address", `must be "" (off) or "HOST:PORT", got %q (%v)`, addr, err)
+		return
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > MaxPort {
+		l.add("server.admin_address", `must be "" (off) or "HOST:PORT" with a port between 0 and %d, got %q`, MaxPort, addr)
 	}
 }
