@@ -64,6 +64,9 @@ type Config struct {
 	// MaxErrors is how many failed + unfinished + dropped requests and
 	// other errors the run tolerates (Verdict).
 	MaxErrors int64 `json:"max_errors"`
+	// Thresholds (ParseThreshold) are judged against the result at the end
+	// of the run (Result.Thresholds).
+	Thresholds []Threshold `json:"thresholds,omitempty"`
 
 	// VegetaMax is how many per-request results Run keeps for WriteVegeta
 	// (0: none); beyond it, an even sample of the run (every k-th, k a

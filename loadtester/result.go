@@ -121,9 +121,11 @@ type Result struct {
 	ClientBoundReason string   `json:"client_bound_reason,omitempty"`
 	Interrupted       bool     `json:"interrupted"`
 	Warnings          []string `json:"warnings,omitempty"`
-	Config            any      `json:"config"`
-	Histogram         string   `json:"histogram"` // HdrHistogram V2 compressed, base64 ("HISTF...")
-	VegetaSampleEvery int      `json:"vegeta_sample_every,omitempty"`
+	// Thresholds: each --threshold judged against this result (threshold.go).
+	Thresholds        []ThresholdResult `json:"thresholds,omitempty"`
+	Config            any               `json:"config"`
+	Histogram         string            `json:"histogram"` // HdrHistogram V2 compressed, base64 ("HISTF...")
+	VegetaSampleEvery int               `json:"vegeta_sample_every,omitempty"`
 	hist              *hdrhistogram.Histogram
 	svcHist           *hdrhistogram.Histogram   // ReadResult: the service histogram, decoded
 	ivHists           []*hdrhistogram.Histogram // ReadResult: each interval's, decoded (nil if absent)
@@ -357,4 +359,5 @@ func (r *Result) PrintSummary(w io.Writer) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  WARNING: %s\n", warn)
 	}
+	PrintThresholds(w, r.Thresholds)
 }

@@ -95,7 +95,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if err := waitForStart(ctx, &cfg); err != nil {
 		if errors.Is(err, ErrInterrupted) {
-			return interruptedBeforeStart(cfg, kinds, table), err
+			res := interruptedBeforeStart(cfg, kinds, table)
+			res.Thresholds, _ = JudgeThresholds(res, cfg.Thresholds)
+			return res, err
 		}
 		return nil, err
 	}
@@ -126,7 +128,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		r.threads = append(r.threads, t)
 	}
-	return r.drive(ctx), nil
+	res := r.drive(ctx)
+	res.Thresholds, _ = JudgeThresholds(res, cfg.Thresholds)
+	return res, nil
 }
 
 // waitForStart sleeps until --start-at minus the warm-up, so the load starts

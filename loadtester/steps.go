@@ -317,9 +317,30 @@ func (st *Step) Line() string {
 			verdict = "  FAIL: " + strings.Join(st.FailReasons, "; ")
 		}
 	}
-	return fmt.Sprintf("step %d: asked %s/s, achieved %.0f/s, p50 %s, p99 %s, p99.9 %s, unfinished %d, dropped %d%s",
+	return fmt.Sprintf("step %d: asked %s/s, achieved %.0f/s, p50 %s, p99 %s, p99.9 %s, unfinished %d, dropped %d%s%s",
 		st.N, fmtRate(st.RateAsked), st.RateAchieved, fmtNs(st.Latency.P50), fmtNs(st.Latency.P99),
-		fmtNs(st.Latency.P999), st.Unfinished, st.Dropped, verdict)
+		fmtNs(st.Latency.P999), st.Unfinished, st.Dropped, verdict, st.thresholdsNote())
+}
+
+// thresholdsNote is "" without thresholds, else what they say of the step.
+func (st *Step) thresholdsNote() string {
+	if st.Result == nil || len(st.Result.Thresholds) == 0 {
+		return ""
+	}
+	if crossed := st.Result.CrossedThresholds(); crossed != "" {
+		return "  thresholds crossed: " + crossed
+	}
+	return "  thresholds ok"
+}
+
+// ThresholdsPass reports whether every step met its thresholds.
+func (sr *StepsResult) ThresholdsPass() bool {
+	for _, st := range sr.Steps {
+		if st.Result != nil && !st.Result.ThresholdsPass() {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *StepRunner) result() *StepsResult {
@@ -434,6 +455,7 @@ func PrintSteps(w io.Writer, sr *StepsResult) {
 		if st.ClientBound {
 			verdict += " (client-bound)"
 		}
+		verdict += st.thresholdsNote()
 		fmt.Fprintf(w, "%5d %9s %9.0f %9s %9s %9s %9s %9s %10d %8d %6.0fns  %s\n", st.N, fmtRate(st.RateAsked), st.RateAchieved,
 			fmtNs(st.Latency.P50), fmtNs(st.Latency.P99), fmtNs(st.Latency.P999), fmtNs(st.ServiceLatency.P50),
 			fmtNs(st.ServiceLatency.P99), st.Unfinished, st.Dropped, st.ClientCPUNsReq, verdict)

@@ -29,6 +29,21 @@ type options struct {
 	search     loadtester.SearchSpec
 }
 
+// thresholdFlag collects --threshold, each parsed as it is given, so a
+// malformed one is refused in one line naming it.
+type thresholdFlag struct{ ts *[]loadtester.Threshold }
+
+func (f thresholdFlag) String() string { return "" }
+
+func (f thresholdFlag) Set(v string) error {
+	t, err := loadtester.ParseThreshold(v)
+	if err != nil {
+		return err
+	}
+	*f.ts = append(*f.ts, t)
+	return nil
+}
+
 // outputs are the files the command writes.
 func (o options) outputs() loadtester.Outputs {
 	return loadtester.Outputs{JSON: o.jsonPath, Vegeta: o.vegeta, HDRLog: o.hdrLog}
@@ -81,7 +96,8 @@ that number modulo N, {{uuid}} a random UUID per request and {{run}} a run's
 own id (a workload also has {{answered:KIND}}; docs/load_tester.md). Exit
 status: 0 ok, 1 failure (target down, errors over --max-errors, --find-rate
 found no rate meeting --slo), 2 bad flags (or too few descriptors for
---concurrency), 130 interrupted.
+--concurrency), 99 a --threshold crossed (when nothing above applies),
+130 interrupted.
 
 Flags:
 `
@@ -128,6 +144,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&o.vegeta, "vegeta", "", "write results `FILE` in vegeta's encoding (for vegeta report/plot)")
 	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
+	fs.Var(thresholdFlag{&cfg.Thresholds}, "threshold", "judge the result at the end: `EXPR` METRIC OP LIMIT, METRIC one of p50, p90, p99, p99.9, max, mean (latency; corrected in rate mode), errors (a count, or % of due requests), rps; OP <, <=, >, >= (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99 (per step with --rate-steps)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines, only the summary")
 	fs.StringVar(&sf.workload, "workload", "", "send a weighted mix of requests described in the TOML `FILE` (replaces --path, --method, --body; see docs/load_tester.md)")
 	fs.StringVar(&sf.rateSteps, "rate-steps", "", "run one open-loop step per rate: `LIST` 10000,20000,40000 or STARTxFACTORxCOUNT 10000x2x4; a row per step (--json: one document, --hdr-log: one log per step)")

@@ -24,6 +24,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1   // target down, errors above --max-errors, an output not written
 	exitUsage       = 2   // bad flags, --start-at past, too few descriptors
+	exitThreshold   = 99  // a --threshold crossed (as k6 exits); 1 and 130 come first
 	exitInterrupted = 130 // SIGINT/SIGTERM: what was measured is still printed and written
 )
 
@@ -58,6 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if s := sr.Search; s != nil && s.Rate == 0 {
 			fmt.Fprintf(stderr, "load_tester: find-rate: %s\n", s.Certainty)
 		}
+		if !sr.ThresholdsPass() && !sr.Interrupted {
+			fmt.Fprintln(stderr, "load_tester: thresholds crossed in a step (table above)")
+		}
 		return stepsStatus(sr)
 	}
 	cfg, notes := o.cfg, io.Writer(nil)
@@ -79,7 +83,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if reason != "" {
 		fmt.Fprintf(stderr, "load_tester: %s\n", reason)
 	}
-	return outcomeStatus(outcome)
+	return thresholdStatus(outcomeStatus(outcome), res, stderr, "load_tester")
+}
+
+// thresholdStatus is status, or 99 when it is 0 and a threshold of res was
+// crossed (named in one line on stderr).
+func thresholdStatus(status int, res *loadtester.Result, stderr io.Writer, prog string) int {
+	crossed := res.CrossedThresholds()
+	if crossed == "" || res.Interrupted {
+		return status
+	}
+	fmt.Fprintf(stderr, "%s: thresholds crossed: %s\n", prog, crossed)
+	if status == exitOK {
+		return exitThreshold
+	}
+	return status
 }
 
 // exitStatus is the exit status of a run that ended in err.

@@ -20,7 +20,8 @@ Histograms are added (never percentiles averaged), counts summed per
 wall-clock interval. Prints the summary of a single run plus one row per
 instance; warns when windows do not overlap within one interval, configs
 differ or an instance was client-bound. Exit status as for a single run (1
-when failed + unfinished + dropped + other errors exceed --max-errors);
+when failed + unfinished + dropped + other errors exceed --max-errors, 99
+when a --threshold is crossed by the merged result);
 refuses (exit 2) no inputs, inputs of another schema version, and truncated
 or corrupt inputs. --vegeta merges the
 instances' own --vegeta files (found as recorded, or beside their JSON).
@@ -36,6 +37,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	hdrOut := fs.String("hdr-log", "", "write the merged HdrHistogram interval log to `FILE`")
 	vegetaOut := fs.String("vegeta", "", "write the instances' vegeta results, merged, to `FILE`")
 	maxErrors := fs.Int64("max-errors", 0, "failed + unfinished + dropped requests and other errors, over all instances, tolerated before the exit status is 1")
+	var thresholds []loadtester.Threshold
+	fs.Var(thresholdFlag{&thresholds}, "threshold", "judge the merged result: `EXPR` as for a run (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, mergeUsage)
@@ -67,6 +70,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 		res.VegetaFile = *vegetaOut
 	}
+	res.Thresholds, _ = loadtester.JudgeThresholds(res, thresholds)
 	res.PrintSummary(stdout)
 	res.PrintInstances(stdout)
 	outcome, verdict, reason := loadtester.Verdict(res, *maxErrors)
@@ -86,5 +90,5 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if reason != "" {
 		fmt.Fprintf(stderr, "load_tester merge: %s\n", reason)
 	}
-	return outcomeStatus(outcome)
+	return thresholdStatus(outcomeStatus(outcome), res, stderr, "load_tester merge")
 }

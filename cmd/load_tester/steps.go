@@ -79,6 +79,8 @@ func stepsStatus(sr *loadtester.StepsResult) int {
 		return exitInterrupted
 	case sr.Search != nil && sr.Search.Rate == 0:
 		return exitFailure
+	case !sr.ThresholdsPass():
+		return exitThreshold
 	}
 	return exitOK
 }
