@@ -15,6 +15,8 @@ type PipelineBench struct {
 	CPUs       []int          `json:"cpus"`
 	Cases      []PipelineCase `json:"cases"`
 	Idle       []PipelineIdle `json:"idle"`
+	// Clock: the latency family's clock cost (absent without that family).
+	Clock *PipelineClock `json:"clock,omitempty"`
 }
 
 // PipelineCase is one measured case.
@@ -35,6 +37,24 @@ type PipelineCase struct {
 	Items        int     `json:"items"`
 	Runs         int     `json:"runs"`
 	SlotCount    int     `json:"slot_count"`
+	// Cores is "dedicated" (each hot thread pinned to a CPU of its own) or
+	// "shared" (nothing pinned); Skipped is true for a case not measured
+	// (SkipReason says why; no figures then). CPUPlan says what ran where
+	// and what shared what; CaseGOMAXPROCS is the case's own GOMAXPROCS
+	// where the run sets one per case (the latency family).
+	Cores          string `json:"cores"`
+	Skipped        bool   `json:"skipped"`
+	SkipReason     string `json:"skip_reason,omitempty"`
+	CPUPlan        string `json:"cpu_plan,omitempty"`
+	CaseGOMAXPROCS int    `json:"case_gomaxprocs,omitempty"`
+	// The latency family's: Kind "one_way" or "round_trip", Rate "low" (an
+	// item every IntervalNs, the stage idle between) or "saturation";
+	// Truncated when the case's time limit ended it before its samples.
+	Kind             string           `json:"kind,omitempty"`
+	Rate             string           `json:"rate,omitempty"`
+	IntervalNs       int64            `json:"interval_ns,omitempty"`
+	Truncated        bool             `json:"truncated,omitempty"`
+	HandoffLatencyNs *PipelineLatency `json:"handoff_latency_ns,omitempty"`
 }
 
 // PipelineIdle is the CPU a pipeline used while it had nothing to do.

@@ -1,10 +1,13 @@
 package pipebench
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/procstat"
 	"weaseldb/server/pipeline"
 )
@@ -105,5 +108,49 @@ func TestMeasureIdleParks(t *testing.T) {
 	}
 	if res.CoreFraction > 0.25 {
 		t.Fatalf("idle WaitIfStageEmpty pipeline used %.0f%% of a core", 100*res.CoreFraction)
+	}
+}
+
+// BenchmarkLatencyLocking separates what pinning costs a hand-off from
+// what the CPU placement does: the latency family's low-rate one-way case
+// with b.N items, its goroutines free (GOMAXPROCS as is), locked to their
+// threads only (runtime.LockOSThread, no affinity), or pinned as the
+// family's dedicated cases pin them (the last two with GOMAXPROCS 3, as
+// those cases run). Reported: the hand-off's p50 and p99 in ns, and the
+// process's CPU per item.
+//
+//	go test -run '^$' -bench LatencyLocking -benchtime 300x ./pipebench
+func BenchmarkLatencyLocking(b *testing.B) {
+	allowed, err := affinity.AllowedCPUs()
+	if err != nil || len(allowed) < 2 {
+		b.Skip("needs 2 CPUs")
+	}
+	lock := func() error { runtime.LockOSThread(); return nil }
+	pin := func(cpu int) func() error { return func() error { return affinity.PinCurrentThread([]int{cpu}) } }
+	for _, s := range pipeline.Strategies() {
+		for _, v := range []struct {
+			name  string
+			hooks LatencyHooks
+			procs int
+		}{
+			{"free", LatencyHooks{}, 0},
+			{"locked", LatencyHooks{Driver: lock, Stage: lock}, 3},
+			{"pinned", LatencyHooks{Driver: pin(allowed[0]), Stage: pin(allowed[1]), Pinned: true}, 3},
+		} {
+			b.Run(fmt.Sprintf("strategy=%s/threads=%s", s, v.name), func(b *testing.B) {
+				c := LatencyCase{Name: b.Name(), Impl: ImplPipeline, Strategy: s, Kind: KindOneWay, Rate: RateLow,
+					Samples: b.N, Interval: DefaultLatencyInterval, MaxDuration: time.Hour, LgSlots: LatencyLgSlots}
+				if v.procs > 0 {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(v.procs))
+				}
+				res, err := MeasureLatency(c, v.hooks)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Hist.ValueAtQuantile(50)), "p50-ns")
+				b.ReportMetric(float64(res.Hist.ValueAtQuantile(99)), "p99-ns")
+				b.ReportMetric(float64(res.CPU.Nanoseconds())/float64(res.Measured), "cpu-ns/item")
+			})
+		}
 	}
 }

@@ -36,6 +36,9 @@ func TestParseArgs(t *testing.T) {
 		{"too few CPUs", []string{"--cpus", "0,0"}, "need 3 CPUs", 0, 0, 0, false},
 		{"unavailable CPU", []string{"--cpus", "0,0,100000"}, "not available to this process (allowed: ", 0, 0, 0, false},
 		{"bad CPU list", []string{"--cpus", "x"}, "bad CPU", 0, 0, 0, false},
+		{"latency", []string{"--families", "latency"}, "", 10, 2 * time.Second, 1, false},
+		{"latency needs 2 CPUs listed", []string{"--families", "latency", "--cpus", "0"}, "need 2 CPUs", 0, 0, 0, false},
+		{"bad latency samples", []string{"--families", "latency", "--latency-samples", "0"}, "--latency-samples must be at least 1", 0, 0, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,8 +102,9 @@ func TestRunWritesTableAndJSON(t *testing.T) {
 }
 
 // --cpus auto places the producer and the stages by the placement rule:
-// the highest CPUs, one each, the lowest kept; too few CPUs is an error
-// that says how many it needs.
+// the highest CPUs, one each, the lowest kept where that fits, else one
+// each and none kept; where some thread would share, an error that says
+// how many it needs.
 func TestAutoCPUs(t *testing.T) {
 	tests := []struct {
 		allowed string
@@ -110,8 +114,10 @@ func TestAutoCPUs(t *testing.T) {
 	}{
 		{"0-15", 2, []int{13, 14, 15}, ""},
 		{"0-3,8-11", 2, []int{9, 10, 11}, ""},
-		{"0-3", 3, nil, "needs 5 CPUs"},
-		{"0-1", 2, nil, "needs 4 CPUs"},
+		{"0-3", 3, []int{0, 1, 2, 3}, ""},
+		{"0-2", 2, []int{0, 1, 2}, ""},
+		{"0-3", 4, nil, "needs 5 CPUs (one per hot thread: the producer and 4 stages), this process may use 4 (0-3)"},
+		{"0-1", 2, nil, "needs 3 CPUs"},
 	}
 	for _, tt := range tests {
 		allowed, err := affinity.ParseCPUList(tt.allowed)

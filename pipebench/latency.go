@@ -1,0 +1,500 @@
+package pipebench
+
+// The latency family: single items handed from a producer to a stage, one
+// way (publish to pickup) and as a ping-pong round trip, after the LMAX
+// Disruptor's latency tests.
+//
+// Who owns what: MeasureLatency starts a driver goroutine (the producer, or
+// the ping side) and one stage goroutine (the consumer, or the pong side)
+// per measurement, so threads pinned by the hooks end with them. Each
+// histogram is written by one goroutine only (the stage's by the stage, the
+// round trip's by the driver) and read by MeasureLatency after that
+// goroutine has signalled it is done over a channel, which orders the reads
+// after the writes.
+
+import (
+	"fmt"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"weaseldb/internal/procstat"
+	"weaseldb/server/pipeline"
+)
+
+// FamilyLatency is the latency family's name.
+const FamilyLatency = "latency"
+
+// LatencyKind is what a latency case times.
+type LatencyKind string
+
+const (
+	// KindOneWay: from the producer's publish (its timestamp, taken just
+	// before Release) to the stage's pickup (a timestamp taken when Acquire
+	// returns): one hand-off.
+	KindOneWay LatencyKind = "one_way"
+	// KindRoundTrip: ping publishes to pipeline A, pong picks it up and
+	// publishes it to pipeline B, ping picks it up: two hand-offs, timed on
+	// one thread, so no clock is compared across CPUs.
+	KindRoundTrip LatencyKind = "round_trip"
+)
+
+// LatencyRate is how items are spaced.
+type LatencyRate string
+
+const (
+	// RateLow: one item per Interval, so the stage sits idle between items
+	// and a parking strategy has parked: the wake-up shows.
+	RateLow LatencyRate = "low"
+	// RateSaturation: items back to back (one way: as fast as the producer
+	// publishes, queueing in the ring included; round trip: the next ping
+	// as soon as the last pong is back).
+	RateSaturation LatencyRate = "saturation"
+)
+
+// Parameters of the latency family.
+const (
+	LatencyLgSlots = 8 // a ring of 256, as the wait_strategy family's
+	// DefaultLatencyInterval is 4x the pipeline's default IdleSpin (50 µs):
+	// a WaitIfUpstreamIdle stage has parked well before the next item, a
+	// WaitIfStageEmpty one (5 µs spin) long before.
+	DefaultLatencyInterval = 200 * time.Microsecond
+	DefaultLatencySamples  = 300 // measured items per low-rate case
+	// SaturationFactor: a saturation case measures this many times the
+	// low-rate samples (they cost microseconds, not an interval each).
+	SaturationFactor = 40
+	// DefaultLatencyMaxDuration ends a case early (Truncated) on a machine
+	// so busy that its samples would take longer.
+	DefaultLatencyMaxDuration = time.Second
+	latencyWarmup             = 100 // unrecorded items or round trips first
+	// LatencyHistMax is the histograms' highest trackable value; above it
+	// a value is clamped to it.
+	LatencyHistMax = int64(10 * time.Second)
+)
+
+const (
+	stopMark   = ^uint64(0) // ends a measurement
+	warmupMark = 0          // an item that is not recorded
+)
+
+// LatencyCase is one latency configuration. Cores are not part of it: the
+// caller measures each case with and without pinning hooks.
+type LatencyCase struct {
+	Name     string
+	Impl     Impl                  // ImplPipeline or ImplChannel
+	Strategy pipeline.WaitStrategy // pipeline only
+	Kind     LatencyKind
+	Rate     LatencyRate
+	Samples  int           // measured items (one way) or round trips
+	Interval time.Duration // RateLow: sleep between items; 0 at saturation
+	// MaxDuration ends the measured part early, if it is reached first.
+	MaxDuration time.Duration
+	LgSlots     int
+}
+
+// StrategyName is the case's strategy as the JSON shows it ("-" for channels).
+func (c LatencyCase) StrategyName() string {
+	if c.Impl != ImplPipeline {
+		return "-"
+	}
+	return c.Strategy.String()
+}
+
+// LatencyParams sizes the family; zero fields take the defaults.
+type LatencyParams struct {
+	Samples     int
+	Interval    time.Duration
+	MaxDuration time.Duration
+}
+
+// LatencyCases lists the family: per kind, per rate, each strategy of the
+// pipeline and then a channel (the hand-off a Go programmer would use).
+func LatencyCases(p LatencyParams) []LatencyCase {
+	if p.Samples < 1 {
+		p.Samples = DefaultLatencySamples
+	}
+	if p.Interval <= 0 {
+		p.Interval = DefaultLatencyInterval
+	}
+	if p.MaxDuration <= 0 {
+		p.MaxDuration = DefaultLatencyMaxDuration
+	}
+	var cases []LatencyCase
+	for _, kind := range []LatencyKind{KindOneWay, KindRoundTrip} {
+		for _, rate := range []LatencyRate{RateLow, RateSaturation} {
+			base := LatencyCase{Kind: kind, Rate: rate, Samples: p.Samples, Interval: p.Interval, MaxDuration: p.MaxDuration, LgSlots: LatencyLgSlots}
+			if rate == RateSaturation {
+				base.Samples, base.Interval = p.Samples*SaturationFactor, 0
+			}
+			for _, s := range pipeline.Strategies() {
+				c := base
+				c.Impl, c.Strategy = ImplPipeline, s
+				cases = append(cases, c)
+			}
+			c := base
+			c.Impl = ImplChannel
+			cases = append(cases, c)
+		}
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.Name = fmt.Sprintf("%s/impl=%s", FamilyLatency, c.Impl)
+		if c.Impl == ImplPipeline {
+			c.Name += "/strategy=" + c.Strategy.String()
+		}
+		c.Name += fmt.Sprintf("/kind=%s/rate=%s", c.Kind, c.Rate)
+	}
+	return cases
+}
+
+// LatencyHooks run first on the goroutines a measurement starts: the
+// driver (producer, or ping) and the stage (or pong). Both goroutines end
+// with the measurement, so a thread the hooks pin ends with them.
+type LatencyHooks struct {
+	Driver func() error
+	Stage  func() error
+	// Pinned: the hooks pin each goroutine to a CPU of its own, so the
+	// pipeline's unbounded spins must not yield (pipeline.MarkPinned).
+	Pinned bool
+}
+
+// LatencyResult is one measured case.
+type LatencyResult struct {
+	LatencyCase
+	Hist      *hdrhistogram.Histogram // ns: hand-off (one way) or round trip
+	Measured  int                     // items or round trips recorded
+	Wall      time.Duration           // the measured part
+	CPU       time.Duration           // the process's user+system CPU over it
+	Truncated bool                    // MaxDuration ended it before Samples
+}
+
+// NewLatencyHistogram is the histogram every latency case records into:
+// 1 ns to LatencyHistMax, 3 significant digits.
+func NewLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, LatencyHistMax, 3)
+}
+
+func record(h *hdrhistogram.Histogram, d int64) {
+	// A negative difference cannot come from one monotonic clock on one
+	// thread; across CPUs it would mean unsynchronised clocks: count it as
+	// 0 rather than lose it.
+	_ = h.RecordValue(min(max(d, 0), LatencyHistMax))
+}
+
+// MeasureLatency runs one case: warm-up items, then the measured ones.
+func MeasureLatency(c LatencyCase, h LatencyHooks) (LatencyResult, error) {
+	if c.Samples < 1 || c.LgSlots < 0 {
+		return LatencyResult{}, fmt.Errorf("pipebench: case %s: need samples >= 1", c.Name)
+	}
+	var l latencyRun
+	switch {
+	case c.Impl == ImplPipeline && c.Kind == KindOneWay:
+		l = &pipelineOneWay{}
+	case c.Impl == ImplPipeline && c.Kind == KindRoundTrip:
+		l = &pipelineRoundTrip{}
+	case c.Impl == ImplChannel && c.Kind == KindOneWay:
+		l = &channelOneWay{}
+	case c.Impl == ImplChannel && c.Kind == KindRoundTrip:
+		l = &channelRoundTrip{}
+	default:
+		return LatencyResult{}, fmt.Errorf("pipebench: case %s: no latency runner for impl %q kind %q", c.Name, c.Impl, c.Kind)
+	}
+	if err := l.init(c); err != nil {
+		return LatencyResult{}, fmt.Errorf("pipebench: case %s: %w", c.Name, err)
+	}
+	type outcome struct {
+		res LatencyResult
+		err error
+	}
+	out := make(chan outcome, 1)
+	go func() {
+		res, err := drive(c, h, l)
+		out <- outcome{res, err}
+	}()
+	o := <-out
+	if o.err != nil {
+		return LatencyResult{}, fmt.Errorf("pipebench: case %s: %w", c.Name, o.err)
+	}
+	return o.res, nil
+}
+
+// latencyRun is one implementation of one kind. The driver goroutine calls
+// send for every item (one way) or round (round trip) and stop at the end;
+// stage runs on the stage goroutine until it sees the stop.
+type latencyRun interface {
+	init(c LatencyCase) error
+	pinStage()  // on the stage goroutine, when pinned
+	pinDriver() // on the driver goroutine, when pinned
+	stage()
+	send(record bool) // one item or round trip
+	stop()
+	hist() *hdrhistogram.Histogram // read after stop returned
+}
+
+// drive is the driver goroutine: hooks, the stage goroutine, warm-up, the
+// measured part, stop.
+func drive(c LatencyCase, h LatencyHooks, l latencyRun) (LatencyResult, error) {
+	if h.Driver != nil {
+		if err := h.Driver(); err != nil {
+			return LatencyResult{}, fmt.Errorf("driver: %w", err)
+		}
+	}
+	if h.Pinned {
+		l.pinDriver()
+	}
+	ready := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if h.Stage != nil {
+			if err := h.Stage(); err != nil {
+				ready <- fmt.Errorf("stage: %w", err)
+				return
+			}
+		}
+		if h.Pinned {
+			l.pinStage()
+		}
+		ready <- nil
+		l.stage()
+	}()
+	if err := <-ready; err != nil {
+		<-done
+		return LatencyResult{}, err
+	}
+	for range latencyWarmup {
+		l.send(false)
+	}
+	cpu0, err := procstat.SelfCPU()
+	if err != nil {
+		l.stop()
+		<-done
+		return LatencyResult{}, err
+	}
+	start := time.Now()
+	deadline := start.Add(c.MaxDuration)
+	res := LatencyResult{LatencyCase: c}
+	for res.Measured < c.Samples {
+		if c.Interval > 0 {
+			time.Sleep(c.Interval)
+		}
+		l.send(true)
+		res.Measured++
+		if c.MaxDuration > 0 && res.Measured%64 == 0 && time.Now().After(deadline) {
+			res.Truncated = res.Measured < c.Samples
+			break
+		}
+	}
+	res.Wall = time.Since(start)
+	cpu1, err := procstat.SelfCPU()
+	l.stop()
+	<-done
+	if err != nil {
+		return LatencyResult{}, err
+	}
+	res.CPU = cpu1 - cpu0
+	res.Hist = l.hist()
+	if got := res.Hist.TotalCount(); got != int64(res.Measured) {
+		return LatencyResult{}, fmt.Errorf("recorded %d values for %d items", got, res.Measured)
+	}
+	return res, nil
+}
+
+// pipelineOneWay: the producer publishes one timestamped item at a time to
+// a one-stage pipeline; the stage records pickup minus publish.
+type pipelineOneWay struct {
+	p *pipeline.Pipeline[uint64]
+	h *hdrhistogram.Histogram
+}
+
+func (r *pipelineOneWay) init(c LatencyCase) (err error) {
+	r.h = NewLatencyHistogram()
+	r.p, err = pipeline.New[uint64](c.Strategy, []int{1}, c.LgSlots)
+	return err
+}
+
+func (r *pipelineOneWay) pinStage()  { r.p.MarkPinned(0, 0) }
+func (r *pipelineOneWay) pinDriver() {}
+
+func (r *pipelineOneWay) stage() {
+	for {
+		b := r.p.Acquire(0, 0, 0, true)
+		picked := now()
+		first, second := b.Slices()
+		stop := r.take(first, picked) || r.take(second, picked)
+		b.Release()
+		if stop {
+			return
+		}
+	}
+}
+
+func (r *pipelineOneWay) take(items []uint64, picked int64) bool {
+	for _, v := range items {
+		switch v {
+		case stopMark:
+			return true
+		case warmupMark:
+		default:
+			record(r.h, picked-int64(v))
+		}
+	}
+	return false
+}
+
+func (r *pipelineOneWay) push(v uint64, stamp bool) {
+	b := r.p.Push(1, true)
+	if stamp {
+		v = uint64(now())
+	}
+	*b.At(0) = v
+	b.Release()
+}
+
+func (r *pipelineOneWay) send(rec bool) {
+	if rec {
+		r.push(0, true)
+	} else {
+		r.push(warmupMark, false)
+	}
+}
+
+func (r *pipelineOneWay) stop()                         { r.push(stopMark, false) }
+func (r *pipelineOneWay) hist() *hdrhistogram.Histogram { return r.h }
+
+// pipelineRoundTrip: ping (the driver) publishes a timestamp to pipeline a;
+// pong (the stage goroutine, a's stage) publishes it on to pipeline b; ping,
+// b's stage, picks it up and records now minus the timestamp.
+type pipelineRoundTrip struct {
+	a, b *pipeline.Pipeline[uint64]
+	h    *hdrhistogram.Histogram
+}
+
+func (r *pipelineRoundTrip) init(c LatencyCase) (err error) {
+	r.h = NewLatencyHistogram()
+	if r.a, err = pipeline.New[uint64](c.Strategy, []int{1}, c.LgSlots); err != nil {
+		return err
+	}
+	r.b, err = pipeline.New[uint64](c.Strategy, []int{1}, c.LgSlots)
+	return err
+}
+
+func (r *pipelineRoundTrip) pinStage()  { r.a.MarkPinned(0, 0) }
+func (r *pipelineRoundTrip) pinDriver() { r.b.MarkPinned(0, 0) }
+
+func pushOne(p *pipeline.Pipeline[uint64], v uint64) {
+	b := p.Push(1, true)
+	*b.At(0) = v
+	b.Release()
+}
+
+func (r *pipelineRoundTrip) stage() {
+	for {
+		in := r.a.Acquire(0, 0, 0, true)
+		first, second := in.Slices()
+		stop := false
+		for _, run := range [][]uint64{first, second} {
+			for _, v := range run {
+				pushOne(r.b, v)
+				stop = stop || v == stopMark
+			}
+		}
+		in.Release()
+		if stop {
+			return
+		}
+	}
+}
+
+// back waits for the one item in flight to come back on b.
+func (r *pipelineRoundTrip) back() uint64 {
+	in := r.b.Acquire(0, 0, 0, true)
+	v := *in.At(0)
+	in.Release()
+	return v
+}
+
+func (r *pipelineRoundTrip) send(rec bool) {
+	sent := now()
+	pushOne(r.a, uint64(sent))
+	r.back()
+	if rec {
+		record(r.h, now()-sent)
+	}
+}
+
+func (r *pipelineRoundTrip) stop() {
+	pushOne(r.a, stopMark)
+	for r.back() != stopMark {
+	}
+}
+
+func (r *pipelineRoundTrip) hist() *hdrhistogram.Histogram { return r.h }
+
+// channelOneWay is pipelineOneWay over a buffered chan uint64 of the same
+// capacity: the send wakes a parked receiver (the Go runtime's goready).
+type channelOneWay struct {
+	ch chan uint64
+	h  *hdrhistogram.Histogram
+}
+
+func (r *channelOneWay) init(c LatencyCase) error {
+	r.h, r.ch = NewLatencyHistogram(), make(chan uint64, 1<<c.LgSlots)
+	return nil
+}
+
+func (r *channelOneWay) pinStage()  {}
+func (r *channelOneWay) pinDriver() {}
+
+func (r *channelOneWay) stage() {
+	for v := range r.ch {
+		picked := now()
+		if v != warmupMark {
+			record(r.h, picked-int64(v))
+		}
+	}
+}
+
+func (r *channelOneWay) send(rec bool) {
+	if rec {
+		r.ch <- uint64(now())
+	} else {
+		r.ch <- warmupMark
+	}
+}
+
+func (r *channelOneWay) stop()                         { close(r.ch) }
+func (r *channelOneWay) hist() *hdrhistogram.Histogram { return r.h }
+
+// channelRoundTrip is pipelineRoundTrip over two channels.
+type channelRoundTrip struct {
+	ping, pong chan uint64
+	h          *hdrhistogram.Histogram
+}
+
+func (r *channelRoundTrip) init(c LatencyCase) error {
+	r.h = NewLatencyHistogram()
+	r.ping, r.pong = make(chan uint64, 1<<c.LgSlots), make(chan uint64, 1<<c.LgSlots)
+	return nil
+}
+
+func (r *channelRoundTrip) pinStage()  {}
+func (r *channelRoundTrip) pinDriver() {}
+
+func (r *channelRoundTrip) stage() {
+	for v := range r.ping {
+		r.pong <- v
+	}
+}
+
+func (r *channelRoundTrip) send(rec bool) {
+	sent := now()
+	r.ping <- uint64(sent)
+	<-r.pong
+	if rec {
+		record(r.h, now()-sent)
+	}
+}
+
+func (r *channelRoundTrip) stop()                         { close(r.ping) }
+func (r *channelRoundTrip) hist() *hdrhistogram.Histogram { return r.h }
