@@ -36,7 +36,7 @@ type Check struct {
 const (
 	CheckCPUs        = "cpus"         // the machine had the CPUs asked for
 	CheckStatus      = "status"       // the run was measured (not skipped, not failed) and its server stopped cleanly
-	CheckPlan        = "plan"         // the CPUs it was given are what the planner (bench/plan) gives for that set
+	CheckPlan        = "plan"         // the CPUs it was given are what the planner (package plan) gives for that set
 	CheckPinning     = "pinning"      // every thread where the plan put it (reports.VerifyPinning)
 	CheckLoops       = "loops"        // every event loop accepted and served (reports.VerifyLoops)
 	CheckGOMAXPROCS  = "gomaxprocs"   // the server's GOMAXPROCS is the planned one (reports.PlannedGOMAXPROCS)

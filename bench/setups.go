@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
+	"weaseldb/plan"
 )
 
 // roundsDir holds every run's artifacts, under the run directory.

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/internal/serverproc"
 	"weaseldb/internal/syncbuf"
 	"weaseldb/loadtester"
+	"weaseldb/plan"
 	"weaseldb/server/config"
 )
 

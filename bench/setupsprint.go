@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
-	"weaseldb/reports"
 )
 
 // formatSetupsPlan shows both setups and the order of the runs.
@@ -14,7 +14,7 @@ func formatSetupsPlan(ss *artifacts.Setups) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "allowed CPUs %s; %d rounds of %g s (after %g s of warm-up) per run\n", ss.AllowedCPUs, ss.Rounds, ss.DurationS, ss.WarmupS)
 	for _, s := range ss.Setups {
-		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, reports.DescribeSetup(s), s.Why)
+		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, artifacts.DescribeSetup(s), s.Why)
 	}
 	for round := 1; round <= ss.Rounds; round++ {
 		names := []string{"calibrate"}
@@ -43,7 +43,7 @@ func (r *setupsRunner) summary() string {
 			continue
 		}
 		if lf.Due == 0 && lf.Answered == 0 {
-			fmt.Fprintf(&b, "%14s  %d requests (a result without the accounting)\n", reports.FormatNumber(lf.RequestsPerSec, 0), lf.Requests)
+			fmt.Fprintf(&b, "%14s  %d requests (a result without the accounting)\n", numfmt.Format(lf.RequestsPerSec, 0), lf.Requests)
 			continue
 		}
 		verdict := "clean"
@@ -51,7 +51,7 @@ func (r *setupsRunner) summary() string {
 			verdict = "NOT CLEAN"
 		}
 		fmt.Fprintf(&b, "%14s  %s: due %d = answered %d + failed %d + unfinished %d + dropped %d\n",
-			reports.FormatNumber(lf.RequestsPerSec, 0), verdict, lf.Due, lf.Answered, lf.Failed, lf.Unfinished, lf.Dropped)
+			numfmt.Format(lf.RequestsPerSec, 0), verdict, lf.Due, lf.Answered, lf.Failed, lf.Unfinished, lf.Dropped)
 	}
 	return b.String()
 }

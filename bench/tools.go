@@ -5,7 +5,8 @@
 // of `report setups` (setups.json), `report wait-strategies`
 // (wait_strategies.json) and `report manifest` (the machine, the config,
 // the script's steps); cmd/report keeps the flags. The runs are planned by
-// bench/plan, servers are started and stopped through internal/serverproc,
+// package plan (which the report's checks share: bench imports nothing of
+// package reports), servers are started and stopped through internal/serverproc,
 // load_tester and the other tools run through internal/loadrun, CPU is
 // sampled with SampleCPU (the tree's one CPU sampler, on internal/procstat),
 // and configs are written with the TOML encoder.

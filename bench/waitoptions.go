@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
+	"weaseldb/plan"
 )
 
 // WaitOptions are the settings of `report wait-strategies`; its flags fill

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/serverproc"
-	"weaseldb/reports"
+	"weaseldb/plan"
 )
 
 // WaitStrategies runs the comparison: bench_pipeline's wait-strategy family
@@ -49,8 +48,8 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	}
 	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
 	r.runAll(runs)
-	fmt.Fprint(stdout, reports.FormatWaitTable(ws))
-	fmt.Fprint(stdout, reports.FormatWaitSkipped(ws))
+	fmt.Fprint(stdout, FormatWaitTable(ws))
+	fmt.Fprint(stdout, FormatWaitSkipped(ws))
 	if err := r.save(); err != nil {
 		return err
 	}

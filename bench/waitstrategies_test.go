@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/serverproc"
+	"weaseldb/plan"
 	"weaseldb/server/config"
 )
 

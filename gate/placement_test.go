@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/gate"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
+	"weaseldb/plan"
 )
 
 // The gate's --pin auto and the report's fitted setup place the server and

@@ -1,11 +1,3 @@
-// Package reports turns the artifacts of one benchmark run (JSON results and
-// an HdrHistogram interval log, all in one run directory) into the markdown
-// threading performance report with PNG plots, and checks a run against its
-// plan (`report check`, checks.json). It reads nothing else: every number it
-// prints comes from a file of the run, and the report's Sources table says
-// which file and which field. It runs, samples and probes nothing (package
-// bench does); the artifacts' schemas are package artifacts', and the plans
-// a run is checked against are bench/plan's.
 package reports
 
 import (

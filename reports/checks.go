@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
 	"weaseldb/loadtester"
+	"weaseldb/plan"
 )
 
 // Idle CPU, in cores, that tells parking from spinning: a strategy that
@@ -264,7 +264,7 @@ func (c *checker) setups() {
 	fitted, okFitted := setups[artifacts.SetupFitted]
 	if okSeed {
 		c.add("setups seed", artifacts.CheckPlan, seed.IOThreads == SeedIOThreads, artifacts.SetupsFile,
-			"the seed's setup runs %d I/O loops (the seed's %d), %s", seed.IOThreads, SeedIOThreads, DescribeSetup(seed))
+			"the seed's setup runs %d I/O loops (the seed's %d), %s", seed.IOThreads, SeedIOThreads, artifacts.DescribeSetup(seed))
 	}
 	if okSeed && okFitted {
 		c.fittedPlan(ss, seed, fitted)
@@ -315,9 +315,9 @@ func (c *checker) fittedPlan(ss *artifacts.Setups, seed, fitted artifacts.Setup)
 		want.WaitStrategy == fitted.WaitStrategy && want.Cores == fitted.Cores && want.Connections == fitted.Connections &&
 		slices.Equal(want.IOCPUs, fitted.IOCPUs) && slices.Equal(want.LoadCPUs, fitted.LoadCPUs) &&
 		slices.EqualFunc(want.PipelineCPUs, fitted.PipelineCPUs, func(a, b []int) bool { return slices.Equal(a, b) })
-	detail := fmt.Sprintf("%s; FitSetup gives the same for %s", DescribeSetup(fitted), ss.AllowedCPUs)
+	detail := fmt.Sprintf("%s; FitSetup gives the same for %s", artifacts.DescribeSetup(fitted), ss.AllowedCPUs)
 	if !same {
-		detail = fmt.Sprintf("ran %s; FitSetup gives %s for %s", DescribeSetup(fitted), DescribeSetup(want), ss.AllowedCPUs)
+		detail = fmt.Sprintf("ran %s; FitSetup gives %s for %s", artifacts.DescribeSetup(fitted), artifacts.DescribeSetup(want), ss.AllowedCPUs)
 	}
 	c.add("setups fitted", artifacts.CheckPlan, same, artifacts.SetupsFile, "%s", detail)
 }

@@ -2,12 +2,14 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"weaseldb/internal/numfmt"
 )
 
-// Figure is one number printed in the report, with where it came from.
+// Figure is one number printed in the report (numfmt.Format's text), with
+// where it came from.
 // Artifact is a file of the run (or "seed report" for the numbers the seed
 // published); Field is a JSON path into it ("latency_ns.p99",
 // "intervals[3].requests_per_sec") or, for a derived figure, its formula.
@@ -46,51 +48,12 @@ func (b *figureBook) derive(name string, value float64, unit string, prec int, f
 
 func (b *figureBook) push(f Figure, prec int) Figure {
 	f.ID = len(b.list) + 1
-	f.Text = FormatNumber(f.Value, prec)
+	f.Text = numfmt.Format(f.Value, prec)
 	if f.Unit != "" {
 		f.Text += " " + f.Unit
 	}
 	b.list = append(b.list, f)
 	return f
-}
-
-// FormatNumber prints v with prec decimals and thousands separators, the way
-// every figure of the report is printed (ParseNumber reads it back).
-func FormatNumber(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	s := strconv.FormatFloat(v, 'f', prec, 64)
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	var grouped strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			grouped.WriteByte(',')
-		}
-		grouped.WriteRune(c)
-	}
-	if hasFrac {
-		return sign + grouped.String() + "." + frac
-	}
-	return sign + grouped.String()
-}
-
-// ParseNumber reads back a number printed by FormatNumber and returns it with
-// the number of decimals it was printed with.
-func ParseNumber(s string) (value float64, decimals int, err error) {
-	clean := strings.ReplaceAll(strings.TrimSpace(s), ",", "")
-	v, err := strconv.ParseFloat(clean, 64)
-	if err != nil {
-		return 0, 0, fmt.Errorf("parse number %q: %w", s, err)
-	}
-	if _, frac, ok := strings.Cut(clean, "."); ok {
-		decimals = len(frac)
-	}
-	return v, decimals, nil
 }
 
 // LookupField resolves a JSON path such as "cases[2].items_per_sec" or

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
 )
 
@@ -103,7 +104,7 @@ func (f *functional) header() {
 	if v != nil {
 		f.p("| CPUs | %d guest CPUs on %d host CPUs (%s) |\n", v.GuestCPUs, v.HostCPUs, orNA(v.HostCPUModel))
 		f.p("| accelerator | QEMU %s (emulated: %t) |\n", v.Accel, v.Emulated)
-		f.p("| guest steal time | %s s since boot; %s |\n", FormatNumber(v.StealS, 2), orNA(v.StealNote))
+		f.p("| guest steal time | %s s since boot; %s |\n", numfmt.Format(v.StealS, 2), orNA(v.StealNote))
 	}
 	f.p("| guest kernel | %s |\n| guest CPU model | %s |\n| Go | %s |\n", orNA(m.Machine.Kernel), orNA(m.Machine.CPUModel), orNA(m.Machine.GoVersion))
 	f.p("| started, finished | %s, %s |\n", orNA(m.StartedAt), orNA(m.FinishedAt))
@@ -244,8 +245,8 @@ func (f *functional) waitRuns() {
 		reconnect = fmt.Sprintf("each replaced after %d request(s)", ws.RequestsPerConn)
 	}
 	f.p("Planned from allowed CPUs %s: %d I/O loops, %d release thread(s), load_tester with %d network thread(s) and %d connections (%s); %s s of load after %s s of warm-up, then %s s idle with %d keep-alive connections. Rows are `%s` `runs[i]`; the threads each run read back are in its `threads` artifact.\n\n",
-		ws.AllowedCPUs, ws.IOThreads, ws.ReleaseThreads, ws.LoadThreads, ws.Concurrency, reconnect, FormatNumber(ws.DurationS, 1), FormatNumber(ws.WarmupS, 1),
-		FormatNumber(ws.IdleS, 1), ws.IdleConns, artifacts.WaitStrategiesFile)
+		ws.AllowedCPUs, ws.IOThreads, ws.ReleaseThreads, ws.LoadThreads, ws.Concurrency, reconnect, numfmt.Format(ws.DurationS, 1), numfmt.Format(ws.WarmupS, 1),
+		numfmt.Format(ws.IdleS, 1), ws.IdleConns, artifacts.WaitStrategiesFile)
 	f.p("| bench | strategy | cores | status | CPUs | pinning | loops served | GOMAXPROCS | requests | idle: parks or spins |\n")
 	f.p("|---|---|---|---|---|---|---|---|---|---|\n")
 	var pins []string
@@ -272,7 +273,7 @@ func (f *functional) waitRuns() {
 			if *r.IdleCoreFraction >= IdleSpinMinCores {
 				behaviour = "spins"
 			}
-			idle = fmt.Sprintf("%s (%s cores; %s)", behaviour, FormatNumber(*r.IdleCoreFraction, 2), f.verdictOf(subject, artifacts.CheckIdle))
+			idle = fmt.Sprintf("%s (%s cores; %s)", behaviour, numfmt.Format(*r.IdleCoreFraction, 2), f.verdictOf(subject, artifacts.CheckIdle))
 		}
 		f.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Bench, r.Strategy, r.Cores, status, plan,
 			f.verdictOf(subject, artifacts.CheckPinning), loops, gmp, reqs, idle)
@@ -294,9 +295,9 @@ func (f *functional) setupRuns() {
 		return
 	}
 	f.p("Planned from allowed CPUs %s; %d round(s) of %s s of load after %s s of warm-up.\n\n",
-		ss.AllowedCPUs, ss.Rounds, FormatNumber(ss.DurationS, 1), FormatNumber(ss.WarmupS, 1))
+		ss.AllowedCPUs, ss.Rounds, numfmt.Format(ss.DurationS, 1), numfmt.Format(ss.WarmupS, 1))
 	for _, s := range ss.Setups {
-		f.p("- **%s**: %s. _%s_\n", s.Title, DescribeSetup(s), s.Why)
+		f.p("- **%s**: %s. _%s_\n", s.Title, artifacts.DescribeSetup(s), s.Why)
 	}
 	f.p("\n| setup | round | status | pinning | loops served | GOMAXPROCS | requests |\n|---|---|---|---|---|---|---|\n")
 	var pins []string

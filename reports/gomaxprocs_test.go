@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
+	"weaseldb/plan"
 	"weaseldb/server/app"
 	"weaseldb/server/config"
 )

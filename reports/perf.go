@@ -6,6 +6,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
 )
 
@@ -101,9 +102,9 @@ func (w *writer) instances(l *loadtester.Result) {
 	w.p("This result merges %d load_tester instances (`load_tester merge`, docs/distributed.md): their histograms are added and their counts summed.\n\n", len(l.Instances))
 	w.p("| instance | window start (UTC) | req/s | due | unfinished | dropped | errors | client CPU cores | client-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, in := range l.Instances {
-		w.p("| %s | %s | %s | %s | %s | %s | %s | %s | %v |\n", in.Name, in.WindowStart, FormatNumber(in.RequestsPerSec, 0),
-			FormatNumber(float64(in.Due), 0), FormatNumber(float64(in.Unfinished), 0), FormatNumber(float64(in.Dropped), 0),
-			FormatNumber(float64(in.Errors), 0), FormatNumber(in.ClientCPUCores, 2), in.ClientBound)
+		w.p("| %s | %s | %s | %s | %s | %s | %s | %s | %v |\n", in.Name, in.WindowStart, numfmt.Format(in.RequestsPerSec, 0),
+			numfmt.Format(float64(in.Due), 0), numfmt.Format(float64(in.Unfinished), 0), numfmt.Format(float64(in.Dropped), 0),
+			numfmt.Format(float64(in.Errors), 0), numfmt.Format(in.ClientCPUCores, 2), in.ClientBound)
 	}
 	w.p("\n")
 }

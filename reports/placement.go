@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
-	"weaseldb/bench/plan"
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/numfmt"
+	"weaseldb/plan"
 )
 
 // pinnedRole is one planned pinned thread: its CPU and what it is.
@@ -99,13 +100,13 @@ func VerifyIdleSleeps(pl *artifacts.Placement) (string, []string) {
 			continue
 		}
 		rate := float64(end.Voluntary-s.Voluntary) / idle.WindowS
-		rates = append(rates, fmt.Sprintf("CPU %d: %s/s", cpu, FormatNumber(rate, 0)))
+		rates = append(rates, fmt.Sprintf("CPU %d: %s/s", cpu, numfmt.Format(rate, 0)))
 		if rate > IdleSleepMaxPerS {
 			problems = append(problems, fmt.Sprintf("stage thread %d on CPU %d slept %s times a second while idle (at most %d: it should park once, or spin without yielding)",
-				end.TID, cpu, FormatNumber(rate, 0), IdleSleepMaxPerS))
+				end.TID, cpu, numfmt.Format(rate, 0), IdleSleepMaxPerS))
 		}
 	}
-	return fmt.Sprintf("pinned stage threads slept while idle (%s s): %s", FormatNumber(idle.WindowS, 1), strings.Join(rates, ", ")), problems
+	return fmt.Sprintf("pinned stage threads slept while idle (%s s): %s", numfmt.Format(idle.WindowS, 1), strings.Join(rates, ", ")), problems
 }
 
 // PinnedThread is one verified pinned thread, for the report.

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
 )
 
@@ -134,7 +135,7 @@ func PlotRateCurve(path string, rc *RateCurve) error {
 		knee.Color = colorGrey
 		knee.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
 		p.Add(knee)
-		p.Legend.Add(fmt.Sprintf("highest rate meeting it: %s/s", FormatNumber(k.Search.Rate, 0)), knee)
+		p.Legend.Add(fmt.Sprintf("highest rate meeting it: %s/s", numfmt.Format(k.Search.Rate, 0)), knee)
 	}
 	if hi > 0 {
 		p.Y.Scale = plot.LogScale{}
@@ -201,7 +202,7 @@ func (w *writer) rateCurveSection() error {
 	}
 	w.p("%s\n%s\n", head, rule)
 	for _, st := range curve.Steps {
-		w.p("| %s | %s | %s | %s | %s | %s | %d | %d | %s |", FormatNumber(st.RateAsked, 0), FormatNumber(st.RateAchieved, 0),
+		w.p("| %s | %s | %s | %s | %s | %s | %d | %d | %s |", numfmt.Format(st.RateAsked, 0), numfmt.Format(st.RateAchieved, 0),
 			fmtLatency(st.Latency.P50), fmtLatency(st.Latency.P99), fmtLatency(st.Latency.P999),
 			fmtLatency(st.ServiceLatency.P99), st.Unfinished, st.Dropped, yesNo(st.ClientBound))
 		if hasObj {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
 )
 
@@ -171,7 +172,7 @@ func parseSources(t *testing.T, md string) []sourceRow {
 func splitValue(t *testing.T, text string) (float64, int, string) {
 	t.Helper()
 	num, unit, _ := strings.Cut(text, " ")
-	v, dec, err := ParseNumber(num)
+	v, dec, err := numfmt.Parse(num)
 	if err != nil {
 		t.Fatalf("value %q: %v", text, err)
 	}
@@ -333,7 +334,7 @@ func TestPipelineTableMatchesArtifact(t *testing.T) {
 		i, _ := strconv.Atoi(m[4])
 		c := pb.Cases[i]
 		for j, want := range []float64{c.NsPerItem, c.ItemsPerSec, c.CPUNsPerItem} {
-			got, dec, err := ParseNumber(m[j+1])
+			got, dec, err := numfmt.Parse(m[j+1])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
 
 // RoundsPNG is the plot of every round's throughput, setup by setup.
@@ -32,18 +33,18 @@ func (w *writer) roundsSection() error {
 		l := r.Load
 		cores, busy, resolve := "not measured", "not measured", "not measured"
 		if r.Loaded != nil {
-			cores, busy = FormatNumber(r.Loaded.CoreFraction, 2), FormatNumber(r.Loaded.MachineBusyCores, 2)
+			cores, busy = numfmt.Format(r.Loaded.CoreFraction, 2), numfmt.Format(r.Loaded.MachineBusyCores, 2)
 		}
 		if r.Sample != nil && r.Sample.StageBusy != nil {
-			resolve = FormatNumber(r.Sample.StageBusy["resolve"]*100, 0)
+			resolve = numfmt.Format(r.Sample.StageBusy["resolve"]*100, 0)
 		}
 		artifacts := "`" + r.LoadName + "`"
 		if r.LoadedName != "" && r.LoadedName != r.LoadName {
 			artifacts += ", `" + r.LoadedName + "`"
 		}
 		w.p("| %d.%d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Number, r.Order, v.Setup.Name,
-			FormatNumber(l.RequestsPerSec, 0), FormatNumber(float64(l.Latency.P99)/1e3, 1), cores, busy, resolve,
-			FormatNumber(l.ClientCPUFraction*100, 0), accounting(l.Due, l.Answered, l.Failed, l.Unfinished, l.Dropped), artifacts)
+			numfmt.Format(l.RequestsPerSec, 0), numfmt.Format(float64(l.Latency.P99)/1e3, 1), cores, busy, resolve,
+			numfmt.Format(l.ClientCPUFraction*100, 0), accounting(l.Due, l.Answered, l.Failed, l.Unfinished, l.Dropped), artifacts)
 	}
 	w.p("\nRound `k.1` ran first in round k. Accounting: every request due in the measured window is answered, failed, unfinished (sent, no complete response by the end of the drain) or dropped (never sent); a run with unfinished or dropped requests is **not clean** and is left out of the setup's figures. Resolve busy: wall time the resolve stage spent processing, preemption included; load tester CPU: its CPU over what its network threads could use.\n\n")
 	if len(w.run.Views) == 0 || w.run.Setups == nil {
@@ -57,8 +58,8 @@ func accounting(due, answered, failed, unfinished, dropped int64) string {
 	if due == 0 && answered == 0 {
 		return "not recorded (a result before the accounting)"
 	}
-	s := fmt.Sprintf("due %s = answered %s + failed %s + unfinished %s + dropped %s", FormatNumber(float64(due), 0),
-		FormatNumber(float64(answered), 0), FormatNumber(float64(failed), 0), FormatNumber(float64(unfinished), 0), FormatNumber(float64(dropped), 0))
+	s := fmt.Sprintf("due %s = answered %s + failed %s + unfinished %s + dropped %s", numfmt.Format(float64(due), 0),
+		numfmt.Format(float64(answered), 0), numfmt.Format(float64(failed), 0), numfmt.Format(float64(unfinished), 0), numfmt.Format(float64(dropped), 0))
 	if unfinished > 0 || dropped > 0 {
 		return "**not clean**: " + s
 	}
@@ -106,14 +107,14 @@ func (w *writer) calibrationSection() error {
 		timed, timedIter, target, passes, targetIter := "not measured", "", "not measured", "", ""
 		var names []string
 		if t := cal.Timed; t != nil && t.Iterations > 0 {
-			timed = fmt.Sprintf("%s (%s–%s)", FormatNumber(t.NsPerCallMedian, 1), FormatNumber(t.NsPerCallMin, 1), FormatNumber(t.NsPerCallMax, 1))
-			timedIter = FormatNumber(t.NsPerCallMedian/float64(t.Iterations), 3)
+			timed = fmt.Sprintf("%s (%s–%s)", numfmt.Format(t.NsPerCallMedian, 1), numfmt.Format(t.NsPerCallMin, 1), numfmt.Format(t.NsPerCallMax, 1))
+			timedIter = numfmt.Format(t.NsPerCallMedian/float64(t.Iterations), 3)
 			names = append(names, "`"+cal.TimedName+"`")
 		}
 		if t := cal.Target; t != nil && t.Iterations > 0 {
-			target = FormatNumber(float64(t.Iterations), 0)
+			target = numfmt.Format(float64(t.Iterations), 0)
 			passes = describeCalibrationPasses(t)
-			targetIter = FormatNumber(t.NsPerCallMedian/float64(t.Iterations), 3)
+			targetIter = numfmt.Format(t.NsPerCallMedian/float64(t.Iterations), 3)
 			names = append(names, "`"+cal.TargetName+"`")
 		}
 		w.p("| %d | %s | %s | %s | %s | %s | %s |\n", cal.Round, timed, timedIter, target, passes, targetIter, strings.Join(names, ", "))
@@ -129,7 +130,7 @@ func describeCalibrationPasses(t *artifacts.CPUWork) string {
 	}
 	counts := make([]string, len(t.TargetPasses))
 	for i, p := range t.TargetPasses {
-		counts[i] = FormatNumber(float64(p.Iterations), 0)
+		counts[i] = numfmt.Format(float64(p.Iterations), 0)
 	}
 	if t.TargetAgreed != nil && !*t.TargetAgreed {
 		return fmt.Sprintf("**none agreed**: %s", strings.Join(counts, ", "))

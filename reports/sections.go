@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
 
 // architecture shows each setup's threads and how many want a core.
@@ -24,7 +25,7 @@ func (w *writer) architecture() error {
 	for _, n := range w.setups {
 		s := n.view.Setup
 		w.p("| %s | %d | %d | %s | %s | %d | %d | %s |\n", s.Title, s.IOThreads, 3+s.ReleaseThreads, s.WaitStrategy,
-			FormatNumber(float64(s.Connections), 0), s.LoadThreads, s.ConnectThreads, coresOf(s))
+			numfmt.Format(float64(s.Connections), 0), s.LoadThreads, s.ConnectThreads, coresOf(s))
 	}
 	w.p("\n")
 	for _, n := range w.setups {
@@ -74,7 +75,7 @@ func (w *writer) healthCheck() error {
 		w.p("\n")
 		if c.target != nil && n == w.setups[0] {
 			w.p("- **Calibration**: %s ns took %s here (the seed's 740 ns took %d iterations on its machine)\n",
-				FormatNumber(orSeed(c.targetNs), 0), w.cite(c.target.median), SeedWorkIterations)
+				numfmt.Format(orSeed(c.targetNs), 0), w.cite(c.target.median), SeedWorkIterations)
 		}
 		w.p("- **Theoretical maximum CPU time per request at this throughput**: %s (1,000,000,000 ns ÷ requests/s: the time the single resolve thread has per request; the seed's: %s at %s)\n",
 			w.cite(w.theoreticalMax(n)), w.cite(seedTheoreticalMax()), w.cite(seedThroughput()))
@@ -174,13 +175,13 @@ func (w *writer) pipelineBench() error {
 	w.p("|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, c := range pb.Cases {
 		w.p("| %s | %s | %s | %d | %d | %d | %s | %s | %s | `cases[%d]` |\n", c.Family, caseLabel(c), c.Strategy, c.Stages, c.Batch, c.SpinIters,
-			FormatNumber(c.NsPerItem, 1), FormatNumber(c.ItemsPerSec, 0), FormatNumber(c.CPUNsPerItem, 1), i)
+			numfmt.Format(c.NsPerItem, 1), numfmt.Format(c.ItemsPerSec, 0), numfmt.Format(c.CPUNsPerItem, 1), i)
 	}
 	w.p("\n")
 	if len(pb.Idle) > 0 {
 		w.p("Idle CPU of a pipeline with nothing to do, per strategy (`%s` `idle`):\n\n| strategy | idle CPU | field |\n|---|---|---|\n", artifacts.PipelineBenchFile)
 		for i, s := range pb.Idle {
-			w.p("| %s | %s%% of one core | `idle[%d]` |\n", s.Strategy, FormatNumber(s.CoreFraction*100, 2), i)
+			w.p("| %s | %s%% of one core | `idle[%d]` |\n", s.Strategy, numfmt.Format(s.CoreFraction*100, 2), i)
 		}
 		w.p("\n")
 	}
@@ -206,7 +207,7 @@ func (w *writer) seedComparison() error {
 	// One row per number: "10 network threads, 2000 connections" was read
 	// as 2000 connections per thread.
 	row("load tester: connections, in all", w.cite(seedConnections()), func(n *setupNumbers) string {
-		return FormatNumber(float64(n.view.Setup.Connections), 0)
+		return numfmt.Format(float64(n.view.Setup.Connections), 0)
 	})
 	row("load tester: network threads", w.cite(seedNetworkThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.LoadThreads) })
 	row("load tester: connect threads", w.cite(seedConnectThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.ConnectThreads) })

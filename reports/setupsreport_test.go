@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
 )
 
@@ -169,7 +170,7 @@ func TestRoundsTableMatchesArtifacts(t *testing.T) {
 		want := []float64{load.RequestsPerSec, float64(load.Latency.P99) / 1e3, sample.Loaded.CoreFraction, sample.Loaded.MachineBusyCores,
 			sample.StageBusy["resolve"] * 100, load.ClientCPUFraction * 100, float64(load.Due)}
 		for j, w := range want {
-			got, dec, err := ParseNumber(m[4+j])
+			got, dec, err := numfmt.Parse(m[4+j])
 			if err != nil {
 				t.Fatal(err)
 			}

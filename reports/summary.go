@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
 
 // disagreeLimitPct is how far the calibration's cost per iteration may be
@@ -43,7 +44,7 @@ func (w *writer) summary() error {
 	w.p("On this machine (%s, %d cores), WeaselDB's `/ok` health check endpoint ran through the 4-stage commit pipeline", orNA(m.Machine.CPUModel), m.Machine.Cores)
 	if ss := w.run.Setups; ss != nil {
 		w.p(" in two setups, measured in %d rounds on the same machine, one after the other and the first alternating from round to round (each run a fresh server, %s s of load after %s s of warm-up):\n\n",
-			ss.Rounds, FormatNumber(ss.DurationS, 1), FormatNumber(ss.WarmupS, 1))
+			ss.Rounds, numfmt.Format(ss.DurationS, 1), numfmt.Format(ss.WarmupS, 1))
 	} else {
 		w.p(" in one run of one setup:\n\n")
 	}
@@ -84,7 +85,7 @@ func (w *writer) setupsTable(leading ...string) func(cells []string, cell func(n
 func (w *writer) summaryTable() {
 	table := w.setupsTable("")
 	row := func(label string, cell func(n *setupNumbers) string) { table([]string{label}, cell) }
-	row("setup", func(n *setupNumbers) string { return DescribeSetup(n.view.Setup) })
+	row("setup", func(n *setupNumbers) string { return artifacts.DescribeSetup(n.view.Setup) })
 	row("throughput", w.throughputCell)
 	row("what bounded it", w.boundCell)
 	row("CPU work efficiency (the seed: "+w.cite(seedEfficiency())+")", func(n *setupNumbers) string { return w.cite(w.efficiency(n)) })
@@ -293,7 +294,7 @@ func (w *writer) summaryCalibration() {
 		w.p(";")
 	}
 	if c.target != nil {
-		w.p(" the seed's %s ns took **%s**", FormatNumber(orSeed(c.targetNs), 0), w.cite(c.target.median))
+		w.p(" the seed's %s ns took **%s**", numfmt.Format(orSeed(c.targetNs), 0), w.cite(c.target.median))
 		if c.target.n > 1 {
 			w.p(" (median of %d rounds; %s to %s)", c.target.n, w.cite(c.target.lo), w.cite(c.target.hi))
 		}

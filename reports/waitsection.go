@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
 
 // WaitCoresPNG is the plot of the server runs across wait strategies, shared
@@ -30,7 +31,7 @@ func (w *writer) waitStrategiesSection() error {
 	}
 	w.p("Each wait strategy of the commit pipeline, on shared cores (nothing pinned) and on dedicated cores (each hot thread pinned to a CPU of its own), planned from the CPUs this process could use (%s). ", ws.AllowedCPUs)
 	w.p("Server runs: %s s of `load_tester` load on `/ok` (%d connections over the unix socket) after %s s of warm-up, then %s s idle with %d keep-alive connections open. ",
-		FormatNumber(ws.DurationS, 1), ws.Concurrency, FormatNumber(ws.WarmupS, 1), FormatNumber(ws.IdleS, 1), ws.IdleConns)
+		numfmt.Format(ws.DurationS, 1), ws.Concurrency, numfmt.Format(ws.WarmupS, 1), numfmt.Format(ws.IdleS, 1), ws.IdleConns)
 	w.p("Every number is a field of `%s` (the row's Field column); CPU is the kernel's accounting of the whole process (all threads).\n\n", artifacts.WaitStrategiesFile)
 	if ws.Note != "" {
 		w.p("%s\n\n", ws.Note)
@@ -116,7 +117,7 @@ func optNumber(v *float64, scale float64, prec int) string {
 	if v == nil {
 		return "not measured"
 	}
-	return FormatNumber(*v*scale, prec)
+	return numfmt.Format(*v*scale, prec)
 }
 
 func optInt(n int) string {
@@ -212,7 +213,7 @@ func barLabels(v plotter.Values, prec int, offset vg.Length) (*plotter.Labels, e
 	text := make([]string, len(v))
 	for i, y := range v {
 		xys[i] = plotter.XY{X: float64(i), Y: y}
-		text[i] = FormatNumber(y, prec)
+		text[i] = numfmt.Format(y, prec)
 	}
 	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: text})
 	if err != nil {

@@ -10,27 +10,8 @@ import (
 	"testing"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
-
-func TestFormatWaitTable(t *testing.T) {
-	ws := &artifacts.WaitStrategies{Runs: []artifacts.WaitRun{
-		{Bench: artifacts.BenchServer, Strategy: "Never", Cores: artifacts.CoresShared, Status: artifacts.StatusMeasured, Unit: "req/s",
-			Throughput: ptrF(51234.4), P50Ns: ptrF(1500), P99Ns: ptrF(2.5e6), CPUNsPerOp: ptrF(812), IdleCoreFraction: ptrF(0.9712)},
-		{Bench: artifacts.BenchServer, Strategy: "Never", Cores: artifacts.CoresDedicated, Status: artifacts.StatusSkipped, Reason: "needs 7 CPUs (6 dedicated + 1 for the rest), this process may use 2 (0-1)"},
-	}}
-	out := FormatWaitTable(ws)
-	for _, want := range []string{"51,234 req/s", "1.50µs", "2.50ms", "812.0ns", "97.12%", "skipped: needs 7 CPUs"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-	if n := strings.Count(out, "\n"); n != 3 {
-		t.Errorf("table has %d lines, want header + 2", n)
-	}
-	if line := strings.Split(out, "\n")[1]; !regexp.MustCompile(` - +97\.12%$`).MatchString(line) {
-		t.Errorf("client CPU not measured should print -: %q", line)
-	}
-}
 
 func ptrF(v float64) *float64 { return &v }
 
@@ -60,7 +41,7 @@ func TestWaitStrategiesTablesMatchArtifact(t *testing.T) {
 				}
 				continue
 			}
-			got, dec, err := ParseNumber(cells[j])
+			got, dec, err := numfmt.Parse(cells[j])
 			if err != nil || !closeTo(got, dec, *w) {
 				t.Errorf("runs[%d] column %d: report %q, artifact %v (%v)", i, j, cells[j], *w, err)
 			}
@@ -126,7 +107,7 @@ func TestWaitStrategiesNotRun(t *testing.T) {
 }
 
 // A server run with unfinished or dropped requests is flagged under the
-// table and in the plain-text table.
+// table (bench's plain-text table flags it too: TestFormatWaitTableUnclean).
 func TestWaitStrategiesUncleanRunFlagged(t *testing.T) {
 	dir := copyRun(t, recordedRun)
 	var ws artifacts.WaitStrategies
@@ -140,9 +121,6 @@ func TestWaitStrategiesUncleanRunFlagged(t *testing.T) {
 	md, _ := render(t, dir)
 	if !strings.Contains(md, "**Never on shared cores is not a clean sample**: 12 requests were unfinished and 3 dropped") {
 		t.Error("the report does not flag the unclean run")
-	}
-	if !strings.Contains(FormatWaitTable(&ws), "NOT CLEAN: 12 unfinished, 3 dropped") {
-		t.Errorf("the table does not flag it:\n%s", FormatWaitTable(&ws))
 	}
 }
 

@@ -1,15 +1,16 @@
-package reports
+package artifacts
 
 import (
 	"fmt"
 
-	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
 
-// DescribeSetup is the setup in one line, for tables.
-func DescribeSetup(s artifacts.Setup) string {
+// DescribeSetup is the setup in one line, for tables: the report's, its
+// checks' and the runner's plan print it.
+func DescribeSetup(s Setup) string {
 	cores := "shared cores"
-	if s.Cores == artifacts.CoresDedicated {
+	if s.Cores == CoresDedicated {
 		cores = "dedicated cores (" + s.CPUPlan + ")"
 	}
 	return fmt.Sprintf("%s, %s, %s; load tester: %s; %s",
@@ -19,9 +20,9 @@ func DescribeSetup(s artifacts.Setup) string {
 // DescribeLoad is the load tester's side: the connections in all first,
 // then the threads they are spread over. "10 threads × 2000 connections"
 // read as 20,000 connections where there were 2,000.
-func DescribeLoad(s artifacts.Setup) string {
+func DescribeLoad(s Setup) string {
 	return fmt.Sprintf("%s connections in all, over %s and %s",
-		FormatNumber(float64(s.Connections), 0), plural(s.LoadThreads, "network thread"), plural(s.ConnectThreads, "connect thread"))
+		numfmt.Format(float64(s.Connections), 0), plural(s.LoadThreads, "network thread"), plural(s.ConnectThreads, "connect thread"))
 }
 
 // plural is "1 thread", "2 threads".
