@@ -65,7 +65,7 @@ const (
 	SaturationFactor = 40
 	// DefaultLatencyMaxDuration ends a case early (Truncated) on a machine
 	// so busy that its samples would take longer.
-	DefaultLatencyMaxDuration = time.Second
+	DefaultLatencyMaxDuration = 500 * time.Millisecond
 	latencyWarmup             = 100 // unrecorded items or round trips first
 	// LatencyHistMax is the histograms' highest trackable value; above it
 	// a value is clamped to it.
