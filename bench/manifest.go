@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/artifacts"
-	"weaseldb/internal/benchmain"
+	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/procstat"
 )
 
@@ -109,7 +109,7 @@ func WriteManifest(runDir, out string, o ManifestOptions) (string, error) {
 	if out == "" {
 		out = filepath.Join(runDir, artifacts.ManifestFile)
 	}
-	if err := benchmain.WriteJSON(out, m); err != nil {
+	if err := jsonfile.WriteFile(out, m); err != nil {
 		return "", err
 	}
 	return out, nil

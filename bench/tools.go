@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"weaseldb/internal/affinity"
-	"weaseldb/internal/benchmain"
+	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/loadrun"
 	"weaseldb/loadtester"
 )
@@ -167,7 +167,7 @@ func (t *Tools) ReadJSON(name string, dst any) error {
 
 // WriteJSON writes v, indented, to a file of the run directory.
 func (t *Tools) WriteJSON(name string, v any) error {
-	return benchmain.WriteJSON(t.Path(name), v)
+	return jsonfile.WriteFile(t.Path(name), v)
 }
 
 // slowMachineArgs are load_tester's --drain and --timeout flags, when asked

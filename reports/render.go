@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
-	"weaseldb/internal/benchmain"
+	"weaseldb/internal/jsonfile"
 )
 
 // RenderOptions say where `report --run DIR` writes.
@@ -75,7 +75,7 @@ func WriteChecks(runDir, out string, o CheckOptions) (*artifacts.Checks, string,
 	if out == "" {
 		out = filepath.Join(runDir, artifacts.ChecksFile)
 	}
-	if err := benchmain.WriteJSON(out, cs); err != nil {
+	if err := jsonfile.WriteFile(out, cs); err != nil {
 		return nil, "", err
 	}
 	return cs, out, nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"weaseldb/internal/benchmain"
+	"weaseldb/internal/jsonfile"
 	"weaseldb/server/cpuwork"
 )
 
@@ -149,7 +150,7 @@ func run(o options, stdout io.Writer) error {
 		}
 	}
 	if o.jsonPath != "" {
-		if err := benchmain.WriteJSON(o.jsonPath, output{result: top, Results: results}); err != nil {
+		if err := jsonfile.WriteFile(o.jsonPath, output{result: top, Results: results}); err != nil {
 			return err
 		}
 	}

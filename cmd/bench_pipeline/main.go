@@ -25,6 +25,7 @@ import (
 	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
+	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/placement"
 	"weaseldb/pipebench"
 	"weaseldb/server/pipeline"
@@ -342,5 +343,5 @@ func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResul
 	for _, r := range idle {
 		out.Idle = append(out.Idle, artifacts.PipelineIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
 	}
-	return benchmain.WriteJSON(o.jsonPath, out)
+	return jsonfile.WriteFile(o.jsonPath, out)
 }

@@ -1,17 +1,14 @@
 // Package benchmain is the body the benchmark commands (cmd/bench_cpu_work,
 // cmd/bench_pipeline) share: call their flag parser, run, and return the
-// exit status the tree's tools use (their mains exit with it), and write
-// the result as indented JSON (the report's
-// command and its runner write their JSON files with WriteJSON too).
+// exit status the tree's tools use (their mains exit with it). Their JSON
+// results are written with internal/jsonfile, the tree's one JSON writer.
 package benchmain
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Exit statuses of a benchmark command.
@@ -38,16 +35,4 @@ func Run[O any](name string, args []string, stdout, stderr io.Writer, parse func
 		return ExitFailed
 	}
 	return ExitOK
-}
-
-// WriteJSON writes v to path as indented JSON with a final newline.
-func WriteJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode JSON: %w", err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write JSON: %w", err)
-	}
-	return nil
 }

@@ -2,13 +2,9 @@ package benchmain
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -49,23 +45,5 @@ func TestRunExitStatuses(t *testing.T) {
 				t.Errorf("run called: %v", ran)
 			}
 		})
-	}
-}
-
-func TestWriteJSON(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.json")
-	if err := WriteJSON(path, map[string]int{"iterations": 4000}); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	var got map[string]int
-	if err := json.Unmarshal(data, &got); err != nil || got["iterations"] != 4000 || !strings.HasSuffix(string(data), "}\n") {
-		t.Fatalf("wrote %q (%v)", data, err)
-	}
-	if err := WriteJSON(filepath.Join(t.TempDir(), "no", "such", "dir.json"), 1); err == nil || !strings.Contains(err.Error(), "write JSON") {
-		t.Fatalf("unwritable path: %v", err)
-	}
-	if err := WriteJSON(path, func() {}); err == nil || !strings.Contains(err.Error(), "encode JSON") {
-		t.Fatalf("unencodable value: %v", err)
 	}
 }
