@@ -1,7 +1,7 @@
 // Package artifacts holds the schemas of the files a benchmark run leaves in
 // its run directory, each with its file name and version: the manifest, the
 // report's setups and their server samples, the wait-strategy comparison,
-// the threads read back from the kernel (placement), the functional checks,
+// the threads read back from the kernel (Threads, with the pins planned), the functional checks,
 // and bench_pipeline's and bench_cpu_work's results. The writers (package
 // bench, cmd/bench_pipeline, `report check`) and the reader (package
 // reports, whose LoadRun reads a run directory) share these definitions, so

@@ -71,7 +71,7 @@ type SetupRun struct {
 	Load   string `json:"load,omitempty"`    // load_tester --json
 	HdrLog string `json:"hdr_log,omitempty"` // load_tester --hdr-log
 	Sample string `json:"sample,omitempty"`  // what the runner measured of the server (ServerSample)
-	// Threads is the run's Placement: its threads read back from the
+	// Threads names the run's Threads file (<name>.threads.json): its threads read back from the
 	// kernel under load, and the server's loops.
 	Threads string `json:"threads,omitempty"`
 }

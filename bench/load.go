@@ -63,13 +63,13 @@ func sampleDuring(pid int, win cpuWindow, dst **artifacts.CPUSample) func(contex
 // threads (pid) and load_tester's into pl in the middle of win, on a clock
 // of its own: a slow /metrics scrape at the window's edge must not push it
 // past the load's end. It returns once both are done.
-func withThreads(measure func(context.Context, func() int) error, pid int, win cpuWindow, pl *artifacts.Placement) func(context.Context, func() int) error {
+func withThreads(measure func(context.Context, func() int) error, pid int, win cpuWindow, pl *artifacts.Threads) func(context.Context, func() int) error {
 	return func(ctx context.Context, client func() int) error {
 		read := make(chan struct{})
 		go func() {
 			defer close(read)
 			if sleepCtx(ctx, win.delay+win.length/2) == nil {
-				readPlacement(pl, pid, client())
+				readThreads(pl, pid, client())
 			}
 		}()
 		err := measure(ctx, client)
@@ -78,8 +78,8 @@ func withThreads(measure func(context.Context, func() int) error, pid int, win c
 	}
 }
 
-// readPlacement reads the server's threads and load_tester's (when it runs).
-func readPlacement(pl *artifacts.Placement, server, client int) {
+// readThreads reads the server's threads and load_tester's (when it runs).
+func readThreads(pl *artifacts.Threads, server, client int) {
 	pl.Processes = append(pl.Processes, ReadThreads(artifacts.RoleServer, server))
 	if client > 0 {
 		pl.Processes = append(pl.Processes, ReadThreads(artifacts.RoleClient, client))

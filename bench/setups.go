@@ -206,13 +206,13 @@ func (r *setupsRunner) run(s artifacts.Setup, round, ord int) artifacts.SetupRun
 	sample := &artifacts.ServerSample{Version: 1, GOMAXPROCS: serverGOMAXPROCS(srv)}
 	r.t.Logf("%s round %d: server pid %d ready (GOMAXPROCS %d)", s.Name, round, srv.Pid(), sample.GOMAXPROCS)
 	socket := r.sockets[s.Name]
-	pl := &artifacts.Placement{Version: artifacts.PlacementVersion, Plan: artifacts.PlacementPlan{AllowedCPUs: r.ss.AllowedCPUs,
+	pl := &artifacts.Threads{Version: artifacts.ThreadsVersion, Plan: artifacts.PinPlan{AllowedCPUs: r.ss.AllowedCPUs,
 		IOThreads: s.IOThreads, IOCPUs: s.IOCPUs, PipelineCPUs: s.PipelineCPUs, LoadCPUs: s.LoadCPUs}}
 	run.Threads = base + ".threads.json"
 	lf, err := r.t.loadWhile(base+".load", r.loadArgs(s, socket, base), s.LoadCPUs, r.loadTimeout(),
 		withThreads(r.measureServer(srv.Pid(), socket, sample, pl), srv.Pid(), measuredWindow(r.o.WarmupS, r.o.DurationS), pl))
 	if err != nil {
-		r.writePlacement(&run, pl)
+		r.writeThreads(&run, pl)
 		return fail(err)
 	}
 	run.Load, run.HdrLog = base+".load.json", base+".load.hlog"
@@ -225,7 +225,7 @@ func (r *setupsRunner) run(s artifacts.Setup, round, ord int) artifacts.SetupRun
 	} else if pl.MetricsError == "" {
 		pl.MetricsError = err.Error()
 	}
-	r.writePlacement(&run, pl)
+	r.writeThreads(&run, pl)
 	if round == r.o.Rounds {
 		idle, note, err := idleCPU(r.t.ctx(), srv.Pid(), socket, r.o.IdleConns, seconds(r.o.IdleS), nil, nil)
 		if err != nil {
@@ -244,9 +244,9 @@ func (r *setupsRunner) run(s artifacts.Setup, round, ord int) artifacts.SetupRun
 	return run
 }
 
-// writePlacement writes a run's threads artifact (run.Threads), or logs why
+// writeThreads writes a run's threads artifact (run.Threads), or logs why
 // it could not and forgets it.
-func (r *setupsRunner) writePlacement(run *artifacts.SetupRun, pl *artifacts.Placement) {
+func (r *setupsRunner) writeThreads(run *artifacts.SetupRun, pl *artifacts.Threads) {
 	if err := r.t.WriteJSON(run.Threads, pl); err != nil {
 		r.t.Logf("%v", err)
 		run.Threads = ""
@@ -274,7 +274,7 @@ func (r *setupsRunner) loadTimeout() time.Duration {
 // measureServer samples the server's CPU over the measured window and
 // scrapes its stage busy counters at the window's edges, into sample, and
 // each loop's counts at the end into pl (read again after the load).
-func (r *setupsRunner) measureServer(pid int, socket string, sample *artifacts.ServerSample, pl *artifacts.Placement) func(context.Context, func() int) error {
+func (r *setupsRunner) measureServer(pid int, socket string, sample *artifacts.ServerSample, pl *artifacts.Threads) func(context.Context, func() int) error {
 	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
 	return func(ctx context.Context, client func() int) error {
 		var before map[string]float64

@@ -41,15 +41,25 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	}
 	if o.Plan {
 		fmt.Fprint(stdout, plan.FormatWaitPlan(ws, runs))
+		if o.Latency {
+			fmt.Fprint(stdout, latencyPlanLine(allowed, p.Dedicated))
+		}
 		return nil
 	}
 	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
 	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
+	r.fractions, _ = parseRateFractions(o.RateFractions) // checked by Validate
+	ws.RateFractions = r.fractions
 	r.runAll(runs)
+	if o.Latency && !r.t.interrupted() {
+		r.pipelineLatency(p)
+		r.saveOrLog()
+	}
 	fmt.Fprint(stdout, FormatWaitTable(ws))
 	fmt.Fprint(stdout, FormatWaitSkipped(ws))
+	fmt.Fprint(stdout, FormatWaitLatency(ws))
 	if err := r.save(); err != nil {
 		return err
 	}
@@ -61,9 +71,10 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 
 // waitRunner executes a plan and records each run in ws.
 type waitRunner struct {
-	o  *WaitOptions
-	ws *artifacts.WaitStrategies
-	t  Tools
+	o         *WaitOptions
+	ws        *artifacts.WaitStrategies
+	t         Tools
+	fractions []float64 // open-loop rates, as fractions of a run's closed-loop req/s
 }
 
 // save writes wait_strategies.json; called after every run, so an
@@ -134,7 +145,7 @@ func (r *waitRunner) pipelineRuns(group []plan.PlannedRun) []artifacts.WaitRun {
 	cores := first.Cores
 	name := "ws_pipeline_" + cores
 	args := []string{"--quick", "--families", "wait_strategy", "--json", r.t.Path(name + ".json")}
-	pl := &artifacts.Placement{Version: artifacts.PlacementVersion, Plan: artifacts.PlacementPlan{AllowedCPUs: r.ws.AllowedCPUs}}
+	pl := &artifacts.Threads{Version: artifacts.ThreadsVersion, Plan: artifacts.PinPlan{AllowedCPUs: r.ws.AllowedCPUs}}
 	if cores == artifacts.CoresDedicated {
 		args = append(args, "--cpus", first.PipelineCPUsFlag())
 		producer := first.ProducerCPU
@@ -154,7 +165,7 @@ func (r *waitRunner) pipelineRuns(group []plan.PlannedRun) []artifacts.WaitRun {
 		<-polling
 		pl.Processes = []artifacts.ProcessThreads{polled}
 	}
-	threads := r.writePlacement(name, pl)
+	threads := r.writeThreads(name, pl)
 	var pb artifacts.PipelineBench
 	if err == nil {
 		err = r.t.ReadJSON(name+".json", &pb)
@@ -190,9 +201,9 @@ func pollThreads(pid int, stop <-chan struct{}, dst *artifacts.ProcessThreads) {
 	}
 }
 
-// writePlacement writes a run's Placement as <name>.threads.json and
+// writeThreads writes a run's Threads as <name>.threads.json and
 // returns that name ("" when it could not be written, which is logged).
-func (r *waitRunner) writePlacement(name string, pl *artifacts.Placement) string {
+func (r *waitRunner) writeThreads(name string, pl *artifacts.Threads) string {
 	file := name + ".threads.json"
 	if err := r.t.WriteJSON(file, pl); err != nil {
 		r.t.Logf("%v", err)
@@ -201,9 +212,9 @@ func (r *waitRunner) writePlacement(name string, pl *artifacts.Placement) string
 	return file
 }
 
-// serverPlan is the Placement plan of a server run.
-func serverPlan(p plan.PlannedRun, allowed string, ioThreads int) artifacts.PlacementPlan {
-	return artifacts.PlacementPlan{AllowedCPUs: allowed, IOThreads: ioThreads,
+// serverPlan is the pins a server run asks for (its Threads' plan).
+func serverPlan(p plan.PlannedRun, allowed string, ioThreads int) artifacts.PinPlan {
+	return artifacts.PinPlan{AllowedCPUs: allowed, IOThreads: ioThreads,
 		IOCPUs: p.IOCPUs, PipelineCPUs: p.PipelineCPUs, LoadCPUs: p.LoadCPUs}
 }
 
@@ -264,16 +275,18 @@ func (r *waitRunner) serverRun(p plan.PlannedRun) artifacts.WaitRun {
 	defer srv.Stop(serverStopGrace)
 	run.GOMAXPROCS = serverGOMAXPROCS(srv)
 	r.t.Logf("%s: server pid %d ready (GOMAXPROCS %d)", name, srv.Pid(), run.GOMAXPROCS)
-	pl := &artifacts.Placement{Version: artifacts.PlacementVersion, Plan: serverPlan(p, r.ws.AllowedCPUs, r.o.IOThreads)}
+	pl := &artifacts.Threads{Version: artifacts.ThreadsVersion, Plan: serverPlan(p, r.ws.AllowedCPUs, r.o.IOThreads)}
 	run, err = r.loadServer(run, p, srv.Pid(), socket, name, pl)
 	if err != nil {
-		run.Threads = r.writePlacement(name, pl)
+		run.Threads = r.writeThreads(name, pl)
 		return failed(run, err)
 	}
 	// Each loop's connections and requests, right after the load.
 	if pl.Loops, err = scrapeLoops(r.t.ctx(), socket); err != nil {
 		pl.MetricsError = err.Error()
 	}
+	// Latency at fixed open-loop rates, fractions of this run's capacity.
+	run = r.rateSteps(run, p, srv.Pid(), socket, name)
 	// The server's threads as the idle window opens and closes: how often
 	// each slept with nothing to do.
 	pl.Idle = &artifacts.IdleThreads{}
@@ -284,7 +297,7 @@ func (r *waitRunner) serverRun(p plan.PlannedRun) artifacts.WaitRun {
 			pl.Idle.End = ReadThreads(artifacts.RoleServer, srv.Pid())
 			pl.Idle.WindowS = time.Since(idleStart).Seconds()
 		})
-	run.Threads = r.writePlacement(name, pl)
+	run.Threads = r.writeThreads(name, pl)
 	if err != nil {
 		return failed(run, err)
 	}
@@ -300,7 +313,7 @@ func (r *waitRunner) serverRun(p plan.PlannedRun) artifacts.WaitRun {
 
 // loadServer runs load_tester against the server and measures the server's
 // CPU over the middle of the measured window.
-func (r *waitRunner) loadServer(run artifacts.WaitRun, p plan.PlannedRun, pid int, socket, name string, pl *artifacts.Placement) (artifacts.WaitRun, error) {
+func (r *waitRunner) loadServer(run artifacts.WaitRun, p plan.PlannedRun, pid int, socket, name string, pl *artifacts.Threads) (artifacts.WaitRun, error) {
 	args := []string{"--unix-socket", socket, "--path", "/ok", "--concurrency", fmt.Sprint(r.o.Concurrency),
 		"--network-threads", fmt.Sprint(r.o.LoadThreads), "--duration", fmt.Sprint(r.o.DurationS),
 		"--warmup", fmt.Sprint(r.o.WarmupS), "--quiet", "--max-errors", "1000000000"}

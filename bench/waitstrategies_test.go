@@ -113,8 +113,8 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 // CPU), load_tester on its CPU, the loop's counts, the idle readings.
 func checkDedicatedPlacement(t *testing.T, dir string, runs []artifacts.WaitRun, a, b int) {
 	t.Helper()
-	read := func(name string) *artifacts.Placement {
-		var pl artifacts.Placement
+	read := func(name string) *artifacts.Threads {
+		var pl artifacts.Threads
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || json.Unmarshal(data, &pl) != nil {
 			t.Fatalf("threads artifact %q: %v", name, err)

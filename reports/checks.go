@@ -84,12 +84,12 @@ func (c *checker) machine() {
 	}
 }
 
-// readPlacement reads a run's threads artifact.
-func (c *checker) readPlacement(name string) (*artifacts.Placement, error) {
+// readThreads reads a run's threads artifact.
+func (c *checker) readThreads(name string) (*artifacts.Threads, error) {
 	if name == "" {
 		return nil, fmt.Errorf("the run names no threads artifact")
 	}
-	var pl artifacts.Placement
+	var pl artifacts.Threads
 	if err := c.r.readJSON(name, &pl, true); err != nil {
 		return nil, err
 	}
@@ -108,10 +108,10 @@ func loopsAdvisory(run artifacts.WaitRun) string {
 	return ""
 }
 
-// placement checks a run's threads (and, for a server, its loops; advisory
+// pinning checks a run's threads (and, for a server, its loops; advisory
 // says why its loops are reported but not required).
-func (c *checker) placement(subject, name string, server bool, advisory string) {
-	pl, err := c.readPlacement(name)
+func (c *checker) pinning(subject, name string, server bool, advisory string) {
+	pl, err := c.readThreads(name)
 	if err != nil {
 		c.add(subject, artifacts.CheckPinning, false, name, "%v", err)
 		if server {
@@ -173,7 +173,7 @@ func (c *checker) idle(subject, artifact, strategy string, cores *float64) {
 
 // stageSleeps checks how often the pinned stage threads slept while idle.
 func (c *checker) stageSleeps(subject, name string) {
-	pl, err := c.readPlacement(name)
+	pl, err := c.readThreads(name)
 	if err != nil {
 		c.add(subject, artifacts.CheckStageSleeps, false, name, "%v", err)
 		return
@@ -208,7 +208,7 @@ func (c *checker) waitStrategies() {
 			want := replanned[run.Bench+" "+run.Strategy]
 			c.add(subject, artifacts.CheckPlan, want == run.CPUPlan, artifacts.WaitStrategiesFile, "CPUs %q; the planner gives %q for %s", run.CPUPlan, want, ws.AllowedCPUs)
 		}
-		c.placement(subject, run.Threads, run.Bench == artifacts.BenchServer, loopsAdvisory(run))
+		c.pinning(subject, run.Threads, run.Bench == artifacts.BenchServer, loopsAdvisory(run))
 		c.idle(subject, artifacts.WaitStrategiesFile, run.Strategy, run.IdleCoreFraction)
 		if run.Bench == artifacts.BenchServer && run.Cores == artifacts.CoresDedicated {
 			c.stageSleeps(subject, run.Threads)
@@ -290,7 +290,7 @@ func (c *checker) setups() {
 		if run.Reason == "" {
 			c.add(subject, artifacts.CheckStatus, sample.ExitCode == 0, run.Sample, "measured; the server stopped with exit %d after SIGTERM", sample.ExitCode)
 		}
-		c.placement(subject, run.Threads, true, "")
+		c.pinning(subject, run.Threads, true, "")
 		pinned := 0
 		if s.Cores == artifacts.CoresDedicated {
 			pinned = len(s.IOCPUs)

@@ -155,12 +155,12 @@ func (f *functional) verdictOf(subject, check string) string {
 	return "-"
 }
 
-// placementOf reads a run's threads artifact (nil when absent or unreadable).
-func (f *functional) placementOf(name string) *artifacts.Placement {
+// threadsOf reads a run's threads artifact (nil when absent or unreadable).
+func (f *functional) threadsOf(name string) *artifacts.Threads {
 	if name == "" {
 		return nil
 	}
-	var pl artifacts.Placement
+	var pl artifacts.Threads
 	if err := f.run.readJSON(name, &pl, true); err != nil {
 		return nil
 	}
@@ -183,7 +183,7 @@ func (f *functional) answered(name string) string {
 // pinnedList names each pinned thread's CPU, what the plan gave that CPU
 // to, and where the thread last ran. Threads of one role (bench_pipeline's
 // stage threads, one per case) are counted together.
-func pinnedList(pl *artifacts.Placement) string {
+func pinnedList(pl *artifacts.Threads) string {
 	if pl == nil {
 		return ""
 	}
@@ -220,7 +220,7 @@ func pinnedList(pl *artifacts.Placement) string {
 	return strings.Join(parts, "; ")
 }
 
-func loopsCell(pl *artifacts.Placement) string {
+func loopsCell(pl *artifacts.Threads) string {
 	if pl == nil || pl.Plan.IOThreads == 0 {
 		return "-"
 	}
@@ -260,7 +260,7 @@ func (f *functional) waitRuns() {
 		if plan == "" {
 			plan = "nothing pinned"
 		}
-		pl := f.placementOf(r.Threads)
+		pl := f.threadsOf(r.Threads)
 		gmp, reqs, loops := "-", "-", "-"
 		if r.Bench == artifacts.BenchServer {
 			gmp = fmt.Sprintf("%d (%s)", r.GOMAXPROCS, f.verdictOf(subject, artifacts.CheckGOMAXPROCS))
@@ -307,7 +307,7 @@ func (f *functional) setupRuns() {
 		if run.Status != artifacts.StatusMeasured || run.Reason != "" {
 			status = fmt.Sprintf("**%s**: %s", run.Status, run.Reason)
 		}
-		pl := f.placementOf(run.Threads)
+		pl := f.threadsOf(run.Threads)
 		var sample artifacts.ServerSample
 		gmp := "-"
 		if run.Sample != "" && f.run.readJSON(run.Sample, &sample, true) == nil {

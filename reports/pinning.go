@@ -21,7 +21,7 @@ type pinnedRole struct {
 var stageNames = []string{"sequence", "resolve", "persist", "release"}
 
 // serverPins lists the server's planned pinned threads.
-func serverPins(pp artifacts.PlacementPlan) []pinnedRole {
+func serverPins(pp artifacts.PinPlan) []pinnedRole {
 	var out []pinnedRole
 	for i, c := range pp.IOCPUs {
 		out = append(out, pinnedRole{c, fmt.Sprintf("I/O loop %d", i)})
@@ -42,7 +42,7 @@ func serverPins(pp artifacts.PlacementPlan) []pinnedRole {
 }
 
 // pipelinePins lists bench_pipeline's planned pinned threads.
-func pipelinePins(pp artifacts.PlacementPlan) []pinnedRole {
+func pipelinePins(pp artifacts.PinPlan) []pinnedRole {
 	var out []pinnedRole
 	if pp.ProducerCPU != nil {
 		out = append(out, pinnedRole{*pp.ProducerCPU, "producer"})
@@ -66,7 +66,7 @@ const IdleSleepMaxPerS = 100
 // planned CPU) slept at most IdleSleepMaxPerS times a second over the idle
 // window. It returns the rates in words and the problems; "" and none when
 // nothing is pinned.
-func VerifyIdleSleeps(pl *artifacts.Placement) (string, []string) {
+func VerifyIdleSleeps(pl *artifacts.Threads) (string, []string) {
 	var stageCPUs []int
 	for _, cpus := range pl.Plan.PipelineCPUs {
 		stageCPUs = append(stageCPUs, cpus...)
@@ -81,14 +81,14 @@ func VerifyIdleSleeps(pl *artifacts.Placement) (string, []string) {
 	if idle.Start.Error != "" || idle.End.Error != "" {
 		return "", []string{fmt.Sprintf("threads around the idle window not read: %s", strings.Trim(idle.Start.Error+"; "+idle.End.Error, "; "))}
 	}
-	start := map[int]artifacts.ThreadPlacement{}
+	start := map[int]artifacts.ThreadReading{}
 	for _, th := range idle.Start.Threads {
 		start[th.TID] = th
 	}
 	var rates, problems []string
 	for _, cpu := range stageCPUs {
 		want := affinity.FormatCPUList([]int{cpu})
-		i := slices.IndexFunc(idle.End.Threads, func(th artifacts.ThreadPlacement) bool { return th.AllowedCPUs == want })
+		i := slices.IndexFunc(idle.End.Threads, func(th artifacts.ThreadReading) bool { return th.AllowedCPUs == want })
 		if i < 0 {
 			problems = append(problems, fmt.Sprintf("no thread pinned to stage CPU %d at the end of the idle window", cpu))
 			continue
@@ -162,7 +162,7 @@ func (r PinningResult) Summary() string {
 // gives every thread a CPU of its own). bench_pipeline's stage threads end
 // with each case and new ones start, so there each planned CPU must be held
 // by at least one thread, and every pinned thread by a planned one.
-func VerifyPinning(pl *artifacts.Placement) PinningResult {
+func VerifyPinning(pl *artifacts.Threads) PinningResult {
 	var res PinningResult
 	all, err := affinity.ParseCPUList(pl.Plan.AllowedCPUs)
 	if err != nil {
@@ -244,7 +244,7 @@ func verifyClient(client *artifacts.ProcessThreads, load, all []int, problems []
 // VerifyLoops checks that every one of the server's IOThreads event loops
 // accepted connections and served requests. It returns the counts in
 // words and the problems.
-func VerifyLoops(pl *artifacts.Placement) (string, []string) {
+func VerifyLoops(pl *artifacts.Threads) (string, []string) {
 	if pl.MetricsError != "" {
 		return "", []string{"per-loop counts not read: " + pl.MetricsError}
 	}

@@ -9,22 +9,22 @@ import (
 )
 
 // th is a thread as read: its id, allowed CPUs and last CPU.
-func th(tid int, allowed string, last int) artifacts.ThreadPlacement {
-	return artifacts.ThreadPlacement{TID: tid, AllowedCPUs: allowed, LastCPU: last}
+func th(tid int, allowed string, last int) artifacts.ThreadReading {
+	return artifacts.ThreadReading{TID: tid, AllowedCPUs: allowed, LastCPU: last}
 }
 
 // dedicatedPlacement is a server run on 0-9 with 2 loops on 2-3, the four
 // stage threads on 4-7 and load_tester on 8-9, read back as planned, with
 // unpinned runtime threads on the whole set.
-func dedicatedPlacement() *artifacts.Placement {
-	return &artifacts.Placement{Version: artifacts.PlacementVersion,
-		Plan: artifacts.PlacementPlan{AllowedCPUs: "0-9", IOThreads: 2, IOCPUs: []int{2, 3},
+func dedicatedPlacement() *artifacts.Threads {
+	return &artifacts.Threads{Version: artifacts.ThreadsVersion,
+		Plan: artifacts.PinPlan{AllowedCPUs: "0-9", IOThreads: 2, IOCPUs: []int{2, 3},
 			PipelineCPUs: [][]int{{4}, {5}, {6}, {7}}, LoadCPUs: []int{8, 9}},
 		Processes: []artifacts.ProcessThreads{
-			{Role: artifacts.RoleServer, Pid: 100, Threads: []artifacts.ThreadPlacement{
+			{Role: artifacts.RoleServer, Pid: 100, Threads: []artifacts.ThreadReading{
 				th(100, "0-9", 1), th(101, "0-9", 0), th(102, "3", 3), th(103, "2", 2),
 				th(104, "4", 4), th(105, "5", 5), th(106, "6", 6), th(107, "7", 7), th(108, "0-9", 9)}},
-			{Role: artifacts.RoleClient, Pid: 200, Threads: []artifacts.ThreadPlacement{th(200, "8-9", 8), th(201, "8-9", 9)}},
+			{Role: artifacts.RoleClient, Pid: 200, Threads: []artifacts.ThreadReading{th(200, "8-9", 8), th(201, "8-9", 9)}},
 		},
 		Loops: []artifacts.LoopServed{{Loop: 0, Accepted: 10, Requests: 100}, {Loop: 1, Accepted: 12, Requests: 90}},
 	}
@@ -53,29 +53,29 @@ func TestVerifyPinningAsPlanned(t *testing.T) {
 func TestVerifyPinningProblems(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(pl *artifacts.Placement)
+		mutate func(pl *artifacts.Threads)
 		want   string
 	}{
-		{"a pinned thread ran elsewhere", func(pl *artifacts.Placement) { pl.Processes[0].Threads[4].LastCPU = 9 },
+		{"a pinned thread ran elsewhere", func(pl *artifacts.Threads) { pl.Processes[0].Threads[4].LastCPU = 9 },
 			"thread 104 (sequence) is pinned to CPU 4 but last ran on CPU 9"},
-		{"a planned thread is missing", func(pl *artifacts.Placement) { pl.Processes[0].Threads[7].AllowedCPUs = "0-9" },
+		{"a planned thread is missing", func(pl *artifacts.Threads) { pl.Processes[0].Threads[7].AllowedCPUs = "0-9" },
 			"no weaseldb thread pinned to CPU 7 (planned for the release)"},
-		{"two threads on one CPU", func(pl *artifacts.Placement) { pl.Processes[0].Threads[0].AllowedCPUs = "4" },
+		{"two threads on one CPU", func(pl *artifacts.Threads) { pl.Processes[0].Threads[0].AllowedCPUs = "4" },
 			"2 weaseldb threads pinned to CPU 4"},
-		{"a mask that leaked", func(pl *artifacts.Placement) { pl.Processes[0].Threads[8].AllowedCPUs = "2-3" },
+		{"a mask that leaked", func(pl *artifacts.Threads) { pl.Processes[0].Threads[8].AllowedCPUs = "2-3" },
 			"thread 108 may run on CPUs 2-3: neither a planned pinned thread nor the whole set"},
-		{"a thread pinned to a CPU outside the plan", func(pl *artifacts.Placement) { pl.Processes[0].Threads[1].AllowedCPUs = "0" },
+		{"a thread pinned to a CPU outside the plan", func(pl *artifacts.Threads) { pl.Processes[0].Threads[1].AllowedCPUs = "0" },
 			"thread 101 may run on CPUs 0"},
-		{"load_tester off its CPUs", func(pl *artifacts.Placement) { pl.Processes[1].Threads[1].AllowedCPUs = "0-9" },
+		{"load_tester off its CPUs", func(pl *artifacts.Threads) { pl.Processes[1].Threads[1].AllowedCPUs = "0-9" },
 			"load_tester thread 201 may run on CPUs 0-9, want 8-9"},
-		{"load_tester ran elsewhere", func(pl *artifacts.Placement) { pl.Processes[1].Threads[0].LastCPU = 3 },
+		{"load_tester ran elsewhere", func(pl *artifacts.Threads) { pl.Processes[1].Threads[0].LastCPU = 3 },
 			"load_tester thread 200 last ran on CPU 3, outside 8-9"},
-		{"server threads not read", func(pl *artifacts.Placement) {
+		{"server threads not read", func(pl *artifacts.Threads) {
 			pl.Processes[0] = artifacts.ProcessThreads{Role: artifacts.RoleServer, Error: "gone"}
 		},
 			"weaseldb threads not read: gone"},
-		{"nothing read", func(pl *artifacts.Placement) { pl.Processes = nil }, "no server or bench_pipeline threads"},
-		{"load_tester not read", func(pl *artifacts.Placement) {
+		{"nothing read", func(pl *artifacts.Threads) { pl.Processes = nil }, "no server or bench_pipeline threads"},
+		{"load_tester not read", func(pl *artifacts.Threads) {
 			pl.Processes[1] = artifacts.ProcessThreads{Role: artifacts.RoleClient, Error: "exited"}
 		},
 			"load_tester threads not read: exited"},
@@ -94,9 +94,9 @@ func TestVerifyPinningProblems(t *testing.T) {
 
 // Shared cores: nothing may be pinned, load_tester included.
 func TestVerifyPinningShared(t *testing.T) {
-	pl := &artifacts.Placement{Plan: artifacts.PlacementPlan{AllowedCPUs: "0-3", IOThreads: 1},
-		Processes: []artifacts.ProcessThreads{{Role: artifacts.RoleServer, Threads: []artifacts.ThreadPlacement{th(1, "0-3", 0), th(2, "0-3", 3)}},
-			{Role: artifacts.RoleClient, Threads: []artifacts.ThreadPlacement{th(3, "0-3", 1)}}}}
+	pl := &artifacts.Threads{Plan: artifacts.PinPlan{AllowedCPUs: "0-3", IOThreads: 1},
+		Processes: []artifacts.ProcessThreads{{Role: artifacts.RoleServer, Threads: []artifacts.ThreadReading{th(1, "0-3", 0), th(2, "0-3", 3)}},
+			{Role: artifacts.RoleClient, Threads: []artifacts.ThreadReading{th(3, "0-3", 1)}}}}
 	if res := VerifyPinning(pl); !res.OK() || !strings.HasPrefix(res.Summary(), "nothing pinned; 2 threads on the whole set") {
 		t.Fatalf("%v: %s", res.Problems, res.Summary())
 	}
@@ -111,8 +111,8 @@ func TestVerifyPinningShared(t *testing.T) {
 // must have been seen.
 func TestVerifyPinningBenchPipeline(t *testing.T) {
 	producer := 1
-	pl := &artifacts.Placement{Plan: artifacts.PlacementPlan{AllowedCPUs: "0-3", ProducerCPU: &producer, StageCPUs: []int{2, 3}},
-		Processes: []artifacts.ProcessThreads{{Role: artifacts.RolePipeline, Polls: 9, Threads: []artifacts.ThreadPlacement{
+	pl := &artifacts.Threads{Plan: artifacts.PinPlan{AllowedCPUs: "0-3", ProducerCPU: &producer, StageCPUs: []int{2, 3}},
+		Processes: []artifacts.ProcessThreads{{Role: artifacts.RolePipeline, Polls: 9, Threads: []artifacts.ThreadReading{
 			th(1, "1", 1), th(2, "0-3", 0), th(5, "2", 2), th(6, "3", 3), th(7, "2", 2), th(8, "3", 3)}}}}
 	res := VerifyPinning(pl)
 	if !res.OK() || len(res.Pinned) != 5 {
@@ -152,7 +152,7 @@ func TestVerifyIdleSleeps(t *testing.T) {
 	idle := func(perSecond [4]uint64) *artifacts.IdleThreads {
 		it := &artifacts.IdleThreads{WindowS: 2}
 		for i, cpu := range []int{4, 5, 6, 7} {
-			s := artifacts.ThreadPlacement{TID: 104 + i, AllowedCPUs: fmt.Sprint(cpu), LastCPU: cpu, Voluntary: 1000}
+			s := artifacts.ThreadReading{TID: 104 + i, AllowedCPUs: fmt.Sprint(cpu), LastCPU: cpu, Voluntary: 1000}
 			e := s
 			e.Voluntary += 2 * perSecond[i]
 			it.Start.Threads = append(it.Start.Threads, s)
@@ -180,8 +180,8 @@ func TestVerifyIdleSleeps(t *testing.T) {
 
 func TestProcessThreadsMerge(t *testing.T) {
 	p := artifacts.ProcessThreads{Role: artifacts.RolePipeline}
-	p.Merge(artifacts.ProcessThreads{Threads: []artifacts.ThreadPlacement{th(3, "1", 1), th(1, "0-3", 0)}})
-	p.Merge(artifacts.ProcessThreads{Threads: []artifacts.ThreadPlacement{th(3, "1", 1), th(2, "2", 2)}})
+	p.Merge(artifacts.ProcessThreads{Threads: []artifacts.ThreadReading{th(3, "1", 1), th(1, "0-3", 0)}})
+	p.Merge(artifacts.ProcessThreads{Threads: []artifacts.ThreadReading{th(3, "1", 1), th(2, "2", 2)}})
 	p.Merge(artifacts.ProcessThreads{Error: "gone"})
 	if p.Polls != 3 || len(p.Threads) != 3 || p.Threads[0].TID != 1 || p.Threads[2].TID != 3 || p.Error != "" {
 		t.Fatalf("%+v", p)

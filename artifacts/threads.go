@@ -5,10 +5,10 @@ import (
 	"sort"
 )
 
-// PlacementVersion is the version of a run's <name>.threads.json.
-const PlacementVersion = 1
+// ThreadsVersion is the version of a run's <name>.threads.json.
+const ThreadsVersion = 1
 
-// Placement is where a run's threads were, read back from the kernel while
+// Threads (a run's <name>.threads.json) is where its threads were, read back from the kernel while
 // the run was under load (/proc/<pid>/task/<tid>/status Cpus_allowed_list,
 // and stat field 39, the CPU each last ran on), beside what the run
 // planned, and how many connections and requests each of the server's
@@ -16,9 +16,9 @@ const PlacementVersion = 1
 // otherwise ask its reader to take on faith. The runner writes one per
 // server run and per pinned bench_pipeline run (<name>.threads.json);
 // reports.VerifyPinning and reports.VerifyLoops judge it.
-type Placement struct {
-	Version int           `json:"version"`
-	Plan    PlacementPlan `json:"plan"`
+type Threads struct {
+	Version int     `json:"version"`
+	Plan    PinPlan `json:"plan"`
 	// Processes are the measured processes: weaseldb and load_tester read
 	// once near the end of the measured window, or bench_pipeline read
 	// every Polls × 200 ms through its run (its stage threads come and go
@@ -41,8 +41,9 @@ type IdleThreads struct {
 	End     ProcessThreads `json:"end"`
 }
 
-// PlacementPlan is what the run asked for.
-type PlacementPlan struct {
+// PinPlan is what the run asked for: the CPU of each pinned thread (the
+// plan package's assignment, by internal/placement's rule).
+type PinPlan struct {
 	AllowedCPUs string `json:"allowed_cpus"` // every CPU the run could use; an unpinned thread may use them all
 	IOThreads   int    `json:"io_threads,omitempty"`
 	// The CPU of each pinned thread (none: shared cores, nothing pinned).
@@ -55,15 +56,15 @@ type PlacementPlan struct {
 
 // ProcessThreads is one process's threads as read.
 type ProcessThreads struct {
-	Role    string            `json:"role"` // "weaseldb", "load_tester" or "bench_pipeline"
-	Pid     int               `json:"pid"`
-	Polls   int               `json:"polls,omitempty"` // readings merged (bench_pipeline); 0 or 1: one reading
-	Threads []ThreadPlacement `json:"threads,omitempty"`
-	Error   string            `json:"error,omitempty"` // why Threads is missing or partial
+	Role    string          `json:"role"` // "weaseldb", "load_tester" or "bench_pipeline"
+	Pid     int             `json:"pid"`
+	Polls   int             `json:"polls,omitempty"` // readings merged (bench_pipeline); 0 or 1: one reading
+	Threads []ThreadReading `json:"threads,omitempty"`
+	Error   string          `json:"error,omitempty"` // why Threads is missing or partial
 }
 
-// ThreadPlacement is one thread's affinity and last CPU.
-type ThreadPlacement struct {
+// ThreadReading is one thread's affinity and last CPU, as read.
+type ThreadReading struct {
 	TID         int     `json:"tid"`
 	AllowedCPUs string  `json:"allowed_cpus"` // Cpus_allowed_list, kernel list format
 	LastCPU     int     `json:"last_cpu"`     // stat field 39
@@ -102,7 +103,7 @@ func (p *ProcessThreads) Merge(later ProcessThreads) {
 	}
 	p.Error = ""
 	for _, th := range later.Threads {
-		if i := slices.IndexFunc(p.Threads, func(x ThreadPlacement) bool { return x.TID == th.TID }); i >= 0 {
+		if i := slices.IndexFunc(p.Threads, func(x ThreadReading) bool { return x.TID == th.TID }); i >= 0 {
 			p.Threads[i] = th
 		} else {
 			p.Threads = append(p.Threads, th)
@@ -112,7 +113,7 @@ func (p *ProcessThreads) Merge(later ProcessThreads) {
 }
 
 // Process returns the reading of one role, nil if there is none.
-func (pl *Placement) Process(role string) *ProcessThreads {
+func (pl *Threads) Process(role string) *ProcessThreads {
 	for i := range pl.Processes {
 		if pl.Processes[i].Role == role {
 			return &pl.Processes[i]

@@ -15,7 +15,7 @@ func ReadThreads(role string, pid int) artifacts.ProcessThreads {
 		return p
 	}
 	for _, th := range threads {
-		p.Threads = append(p.Threads, artifacts.ThreadPlacement{TID: th.TID, AllowedCPUs: affinity.FormatCPUList(th.AllowedCPUs),
+		p.Threads = append(p.Threads, artifacts.ThreadReading{TID: th.TID, AllowedCPUs: affinity.FormatCPUList(th.AllowedCPUs),
 			LastCPU: th.LastCPU, CPUS: th.CPU.Seconds(), State: th.State,
 			Voluntary: th.VoluntarySwitches, Nonvoluntary: th.NonvoluntarySwitches})
 	}
