@@ -104,14 +104,14 @@ func TestWaitStrategiesDedicatedPathRuns(t *testing.T) {
 	if !strings.Contains(string(log), fmt.Sprintf("producer on CPU %d", a)) {
 		t.Errorf("bench_pipeline did not say it was pinned:\n%s", log)
 	}
-	checkDedicatedPlacement(t, dir, r.ws.Runs, a, b)
+	checkDedicatedPins(t, dir, r.ws.Runs, a, b)
 }
 
-// checkDedicatedPlacement reads back what TestWaitStrategiesDedicatedPathRuns
+// checkDedicatedPins reads back what TestWaitStrategiesDedicatedPathRuns
 // recorded of its threads: every pinned thread where the hand-made plan put
 // it (which reuses CPUs a and b, so the counts per CPU, not one thread per
 // CPU), load_tester on its CPU, the loop's counts, the idle readings.
-func checkDedicatedPlacement(t *testing.T, dir string, runs []artifacts.WaitRun, a, b int) {
+func checkDedicatedPins(t *testing.T, dir string, runs []artifacts.WaitRun, a, b int) {
 	t.Helper()
 	read := func(name string) *artifacts.Threads {
 		var pl artifacts.Threads

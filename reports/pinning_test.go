@@ -13,10 +13,10 @@ func th(tid int, allowed string, last int) artifacts.ThreadReading {
 	return artifacts.ThreadReading{TID: tid, AllowedCPUs: allowed, LastCPU: last}
 }
 
-// dedicatedPlacement is a server run on 0-9 with 2 loops on 2-3, the four
+// dedicatedThreads is a server run on 0-9 with 2 loops on 2-3, the four
 // stage threads on 4-7 and load_tester on 8-9, read back as planned, with
 // unpinned runtime threads on the whole set.
-func dedicatedPlacement() *artifacts.Threads {
+func dedicatedThreads() *artifacts.Threads {
 	return &artifacts.Threads{Version: artifacts.ThreadsVersion,
 		Plan: artifacts.PinPlan{AllowedCPUs: "0-9", IOThreads: 2, IOCPUs: []int{2, 3},
 			PipelineCPUs: [][]int{{4}, {5}, {6}, {7}}, LoadCPUs: []int{8, 9}},
@@ -31,7 +31,7 @@ func dedicatedPlacement() *artifacts.Threads {
 }
 
 func TestVerifyPinningAsPlanned(t *testing.T) {
-	res := VerifyPinning(dedicatedPlacement())
+	res := VerifyPinning(dedicatedThreads())
 	if !res.OK() {
 		t.Fatalf("problems: %v", res.Problems)
 	}
@@ -82,7 +82,7 @@ func TestVerifyPinningProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl := dedicatedPlacement()
+			pl := dedicatedThreads()
 			tc.mutate(pl)
 			res := VerifyPinning(pl)
 			if res.OK() || !strings.Contains(strings.Join(res.Problems, "\n"), tc.want) {
@@ -129,7 +129,7 @@ func TestVerifyPinningBenchPipeline(t *testing.T) {
 }
 
 func TestVerifyLoops(t *testing.T) {
-	pl := dedicatedPlacement()
+	pl := dedicatedThreads()
 	if summary, problems := VerifyLoops(pl); len(problems) != 0 || !strings.HasPrefix(summary, "2 of 2 loops accepted and served") {
 		t.Fatalf("%q %v", summary, problems)
 	}
@@ -148,7 +148,7 @@ func TestVerifyLoops(t *testing.T) {
 }
 
 func TestVerifyIdleSleeps(t *testing.T) {
-	pl := dedicatedPlacement()
+	pl := dedicatedThreads()
 	idle := func(perSecond [4]uint64) *artifacts.IdleThreads {
 		it := &artifacts.IdleThreads{WindowS: 2}
 		for i, cpu := range []int{4, 5, 6, 7} {
