@@ -121,6 +121,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		Metrics:                 s.Metrics,
 		SpinBeforePark:          spin,
 		StageCPUs:               cfg.Commit.PipelineCPUs,
+		LockThreads:             cfg.Server.ThreadNames,
 		Store:                   s.store,
 		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
 			s.handlers[c.Loop().ID()].register(c, sub)

@@ -18,6 +18,7 @@ func loopOptions(cfg config.Config, opt Options) eventloop.Options {
 	lo.EventBatchSize = cfg.Server.EventBatchSize
 	lo.ReadBufferSize = cfg.Server.ReadBufferSize
 	lo.IOCPUs = cfg.Server.IOCPUs
+	lo.LockThreads = cfg.Server.ThreadNames
 	if lo.Logf == nil {
 		lo.Logf = opt.Logf
 	}

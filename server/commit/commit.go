@@ -8,6 +8,7 @@ package commit
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -117,7 +118,11 @@ type Options struct {
 	// thread of the loop that pushed (so every hop to it is an OS context
 	// switch): pinning is for dedicated cores with a spinning strategy.
 	StageCPUs [][]int
-	Metrics   *metrics.Metrics
+	// LockThreads locks every stage goroutine to an OS thread of its own,
+	// named after its stage (sequence, resolve, persist, release-N). A
+	// pinned stage is locked, and named, whatever this says.
+	LockThreads bool
+	Metrics     *metrics.Metrics
 	// Store is the state the stages own (see server/store); nil: a fresh
 	// store with the default options.
 	Store *store.Store
@@ -291,22 +296,51 @@ func (cp *Pipeline) CommittedVersion() int64 { return cp.st.Persister.Version() 
 // Store is the state the stages own.
 func (cp *Pipeline) Store() *store.Store { return cp.st }
 
+// StageThreadName is the OS thread name of a stage's thread: its stage,
+// and for release (the stage with several) the thread's number.
+func StageThreadName(stage, thread int) string {
+	if stage == 3 {
+		return fmt.Sprintf("%s-%d", metrics.StageNames[stage], thread)
+	}
+	return metrics.StageNames[stage]
+}
+
+func (cp *Pipeline) stageError(stage, thread int, err error) {
+	if cp.opt.OnError != nil {
+		cp.opt.OnError(fmt.Errorf("commit stage %s thread %d: %w", metrics.StageNames[stage], thread, err))
+	}
+}
+
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
 // stages, its own for a release thread).
 func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch[Entry], int) int) {
 	defer cp.wg.Done()
+	locked := false
 	if stage < len(cp.opt.StageCPUs) && len(cp.opt.StageCPUs[stage]) > 0 {
 		cpus := cp.opt.StageCPUs[stage]
 		if err := affinity.PinCurrentThread([]int{cpus[thread%len(cpus)]}); err != nil {
-			if cp.opt.OnError != nil {
-				cp.opt.OnError(fmt.Errorf("commit stage %s thread %d: %w", metrics.StageNames[stage], thread, err))
-			}
+			cp.stageError(stage, thread, err)
 		} else {
 			// A pinned goroutine is locked to its thread: its spins must
 			// not yield (each yield would cost two thread switches).
 			cp.p.MarkPinned(stage, thread)
+			locked = true
 		}
+	}
+	if cp.opt.LockThreads && !locked {
+		// Locked for good, but not pinned: its spins still yield, as
+		// they must on a CPU it shares.
+		runtime.LockOSThread()
+		locked = true
+	}
+	if locked {
+		// The old name is back before the goroutine (and its thread) ends.
+		restore, err := eventloop.NameThread(StageThreadName(stage, thread))
+		if err != nil {
+			cp.stageError(stage, thread, err)
+		}
+		defer restore()
 	}
 	want := cp.opt.ReleaseThreads
 	if stage == 3 {

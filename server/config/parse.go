@@ -68,6 +68,7 @@ var schema = []section{
 		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
 		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
 		{"admin_address", stringSetter(func(c *Config) *string { return &c.Server.AdminAddress })},
+		{"thread_names", boolSetter(func(c *Config) *bool { return &c.Server.ThreadNames })},
 	}},
 	{"commit", []field{
 		{"min_request_id_length", intSetter(func(c *Config) *int { return &c.Commit.MinRequestIDLength })},
@@ -209,6 +210,17 @@ func secondsSetter(dst func(*Config) *float64) setter {
 		default:
 			l.add(key, "must be a number of seconds, got %s", typeName(v))
 		}
+	}
+}
+
+func boolSetter(dst func(*Config) *bool) setter {
+	return func(c *Config, key string, v any, l *errorList) {
+		b, ok := v.(bool)
+		if !ok {
+			l.add(key, "must be true or false, got %s", typeName(v))
+			return
+		}
+		*dst(c) = b
 	}
 }
 

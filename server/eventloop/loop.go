@@ -207,17 +207,32 @@ func (l *Loop) run(failed chan<- error) {
 			}
 		}
 	}()
+	locked := false
 	if len(l.opt.IOCPUs) > 0 {
 		// Locked and never unlocked: the pinned thread ends with the goroutine.
 		cpu := l.opt.IOCPUs[l.id%len(l.opt.IOCPUs)]
 		if err := affinity.PinCurrentThread([]int{cpu}); err != nil {
 			l.warn(err)
+		} else {
+			locked = true
 		}
 	}
-	if l.ur != nil {
+	if l.ur != nil || l.opt.LockThreads {
 		// The ring takes submissions from this thread only: locked for
 		// the goroutine's life, like a pinned loop's.
 		runtime.LockOSThread()
+		locked = true
+	}
+	if locked {
+		// A thread of its own: worth a name for top -H and perf. The old
+		// name is back before the goroutine (and so the thread) ends.
+		restore, err := NameThread(fmt.Sprintf("io-%d", l.id))
+		if err != nil {
+			l.warn(err)
+		}
+		defer restore()
+	}
+	if l.ur != nil {
 		if err := l.ur.start(); err != nil {
 			panic(fmt.Sprintf("io_uring: %v", err))
 		}

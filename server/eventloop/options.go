@@ -22,6 +22,12 @@ type Options struct {
 	// default) or BackendIOUring, which NewServer replaces with epoll,
 	// saying why, where io_uring is unavailable.
 	Backend Backend
+	// LockThreads locks every loop's goroutine to an OS thread of its own,
+	// named io-N (NameThread). A pinned or io_uring loop is locked, and
+	// named, whatever this says; an unpinned epoll loop costs an OS thread
+	// switch where it would otherwise hand its P to a goroutine
+	// (docs/weaseldb.md, "Thread names", has what was measured).
+	LockThreads bool
 
 	// Connection timeouts (timeouts.go). Unlike the fields above, zero (or
 	// negative) turns a timeout off; DefaultOptions leaves them off.
