@@ -166,7 +166,10 @@ func (l *Loop) registerAdmitted(fd int, isUnix bool) *Conn {
 			l.file(c, l.now+int64(l.minTimeout))
 		}
 	}
-	if l.stopSeen {
+	switch {
+	case l.lateAccept:
+		c.lateStop = true // drains after its first requests (stop.go)
+	case l.stopSeen:
 		l.beginDrain(c)
 	}
 	return c

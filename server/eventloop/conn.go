@@ -37,6 +37,9 @@ type Conn struct {
 	needFlush   bool      // the loop queued responses this turn
 	stalled     bool      // Overloaded said so since the last afterInput: pause, then resume
 	nextSeq     uint64    // sequence number of the next parsed request
+	// lateStop: accepted from the loop's own listener as the loop stopped
+	// (stop.go): it drains once its first requests are read, not at once.
+	lateStop bool
 
 	// Timeouts (timeouts.go), loop goroutine only.
 	heapIdx      int   // index in the loop's deadline heap; -1: not filed

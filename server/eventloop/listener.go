@@ -7,26 +7,35 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// Listener is a non-blocking, close-on-exec listening socket that every loop
-// registers with EPOLLEXCLUSIVE. It is created outside the loops so that a
-// bind error stops the start before any loop runs.
+// Listener is a non-blocking, close-on-exec listening socket: shared, which
+// every loop registers with EPOLLEXCLUSIVE, or one loop's own (SO_REUSEPORT,
+// ListenTCPReusePort). It is created outside the loops so that a bind error
+// stops the start before any loop runs. Close may be called by the owning
+// loop as it stops and by the Server after the loops: the first one closes.
 type Listener struct {
-	fd   int
-	unix bool
-	path string // unix socket path, removed by Close
-	addr string // for the startup line
+	fd     int
+	unix   bool
+	path   string // unix socket path, removed by Close
+	addr   string // for the startup line
+	owner  int    // the loop that alone serves it, or -1: every loop
+	closed atomic.Bool
 }
+
+// Owner is the loop that alone serves the listener, or -1 for a listener
+// every loop shares.
+func (l *Listener) Owner() int { return l.owner }
 
 // Addr is the listener's address as "tcp 127.0.0.1:8080" or "unix /path".
 func (l *Listener) Addr() string { return l.addr }
 
 // Port is the bound TCP port (useful after binding port 0), or 0 for unix.
 func (l *Listener) Port() int {
-	if l.unix {
+	if l.unix || l.closed.Load() {
 		return 0
 	}
 	sa, err := unix.Getsockname(l.fd)
@@ -46,6 +55,22 @@ func (l *Listener) Port() int {
 // with a zone such as fe80::1%eth0, or a host name that resolves) with
 // SO_REUSEADDR and a 4096 backlog.
 func ListenTCP(address string, port int) (*Listener, error) {
+	return listenTCP(address, port, -1)
+}
+
+// ListenTCPReusePort binds address:port as ListenTCP does, with SO_REUSEPORT,
+// as loop's own listener: bind one per loop to the same address and port
+// (port 0: bind the first, then the others to its Port()) and the kernel
+// spreads new connections over them by a hash of the connection's
+// addresses, instead of waking whichever loop waits first.
+func ListenTCPReusePort(address string, port, loop int) (*Listener, error) {
+	if loop < 0 {
+		return nil, fmt.Errorf("listen tcp %s: loop %d", net.JoinHostPort(address, strconv.Itoa(port)), loop)
+	}
+	return listenTCP(address, port, loop)
+}
+
+func listenTCP(address string, port, owner int) (*Listener, error) {
 	where := net.JoinHostPort(address, strconv.Itoa(port))
 	family, sa, err := tcpSockaddr(address, port)
 	if err != nil {
@@ -59,6 +84,12 @@ func ListenTCP(address string, port int) (*Listener, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("listen tcp %s: SO_REUSEADDR: %w", where, err)
 	}
+	if owner >= 0 {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("listen tcp %s: SO_REUSEPORT: %w", where, err)
+		}
+	}
 	if err := unix.Bind(fd, sa); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("listen tcp %s: bind: %w", where, err)
@@ -67,7 +98,7 @@ func ListenTCP(address string, port int) (*Listener, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("listen tcp %s: listen: %w", where, err)
 	}
-	l := &Listener{fd: fd}
+	l := &Listener{fd: fd, owner: owner}
 	l.addr = "tcp " + net.JoinHostPort(address, strconv.Itoa(l.Port()))
 	return l, nil
 }
@@ -140,17 +171,16 @@ func ListenUnix(path string) (*Listener, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("listen unix %s: listen: %w", path, err)
 	}
-	return &Listener{fd: fd, unix: true, path: path, addr: "unix " + path}, nil
+	return &Listener{fd: fd, unix: true, path: path, addr: "unix " + path, owner: -1}, nil
 }
 
 // Close closes the socket and removes a unix socket file. Call it only after
 // every loop has removed the listener from its epoll set.
 func (l *Listener) Close() error {
-	if l.fd < 0 {
+	if l.closed.Swap(true) {
 		return nil
 	}
 	err := unix.Close(l.fd)
-	l.fd = -1
 	if l.unix {
 		if rerr := os.Remove(l.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
 			err = rerr

@@ -49,18 +49,21 @@ type Loop struct {
 	iov             []unix.Iovec
 	stopSeen        bool
 	acceptErrLogged bool
-	deadline        int64 // shutdown: force-close after this (monotonic ns); 0: none
-	timerAt         int64 // the handler's SetTimer (monotonic ns); 0: none
-	drainH          DrainHandler
-	timeoutH        TimeoutHandler
-	marker          LastResponseMarker // nil: a last response goes unmarked
-	ur              *uringLoop         // the io_uring backend; nil: epoll (uring.go)
-	report          func(error)        // hears what goes wrong in the loop (may be nil)
-	now             int64              // the loop's clock: read once per turn, after epoll_wait
-	timeouts        deadlineHeap       // connections by the time to look at their deadlines
-	minTimeout      time.Duration      // the smallest enabled connection timeout; 0: none
-	limitLoggedAt   int64              // when the connection limit was last logged
-	acceptErrAt     int64              // when an accept error was last logged
+	// lateAccept: registering connections taken from the loop's own listener
+	// as it stops (stop.go), which drain after their first requests.
+	lateAccept    bool
+	deadline      int64 // shutdown: force-close after this (monotonic ns); 0: none
+	timerAt       int64 // the handler's SetTimer (monotonic ns); 0: none
+	drainH        DrainHandler
+	timeoutH      TimeoutHandler
+	marker        LastResponseMarker // nil: a last response goes unmarked
+	ur            *uringLoop         // the io_uring backend; nil: epoll (uring.go)
+	report        func(error)        // hears what goes wrong in the loop (may be nil)
+	now           int64              // the loop's clock: read once per turn, after epoll_wait
+	timeouts      deadlineHeap       // connections by the time to look at their deadlines
+	minTimeout    time.Duration      // the smallest enabled connection timeout; 0: none
+	limitLoggedAt int64              // when the connection limit was last logged
+	acceptErrAt   int64              // when an accept error was last logged
 
 	open *atomic.Int64 // connections open across the Server's loops (MaxConns)
 

@@ -108,6 +108,13 @@ func (l *Loop) afterInput(c *Conn) {
 	if c.state == stateInputStopped {
 		l.beginDrain(c)
 	}
+	if c.lateStop && !c.isGone() && (c.nextSeq > 0 || c.eof) {
+		// Taken from the backlog as the loop stopped: its requests are
+		// read and owed, now it drains like the others (stop.go).
+		c.lateStop = false
+		c.markLastOwed()
+		l.beginDrain(c)
+	}
 	if !c.isGone() {
 		l.touchAfterRead(c)
 	}

@@ -19,8 +19,8 @@ type Server struct {
 	open      atomic.Int64 // connections open across the loops (Options.MaxConns)
 }
 
-// NewServer creates n loops, each with every listener registered, and a
-// handler per loop from newHandler. report (may be nil) hears about what
+// NewServer creates n loops, each with every shared listener and its own
+// (ListenTCPReusePort) registered, and a handler per loop from newHandler. report (may be nil) hears about what
 // goes wrong in a loop: a CPU it could not be pinned to, or a panic (then
 // Failed delivers it too).
 func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID int) Handler, report func(error)) (*Server, error) {
@@ -42,9 +42,20 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 	default:
 		return nil, fmt.Errorf("eventloop: unknown backend %q (want %q or %q)", opt.Backend, BackendEpoll, BackendIOUring)
 	}
+	for _, ln := range listeners {
+		if ln.owner >= n {
+			return nil, fmt.Errorf("eventloop: listener %s belongs to loop %d of %d", ln.addr, ln.owner, n)
+		}
+	}
 	s := &Server{listeners: listeners, report: report, failed: make(chan error, n)}
 	for i := 0; i < n; i++ {
-		l, err := newLoop(i, listeners, newHandler(i), opt, &s.open, report)
+		var mine []*Listener
+		for _, ln := range listeners {
+			if ln.owner < 0 || ln.owner == i {
+				mine = append(mine, ln)
+			}
+		}
+		l, err := newLoop(i, mine, newHandler(i), opt, &s.open, report)
 		if err != nil {
 			for _, prev := range s.loops {
 				prev.closeFds()

@@ -12,11 +12,12 @@ func (l *Loop) beginStop() {
 	for i := range l.listeners {
 		l.removeListener(i)
 	}
+	l.closeOwnListeners()
 	if sh, ok := l.h.(StopHandler); ok {
 		sh.OnStop(l)
 	}
 	for _, c := range l.conns {
-		if c != nil {
+		if c != nil && !c.lateStop { // a late one drains after its first requests
 			// Requests already read but not yet parsed are parsed now.
 			if len(c.in) > 0 && c.parsing() {
 				l.consume(c, nil)
@@ -52,4 +53,55 @@ func (l *Loop) abort() {
 	} else {
 		unix.Close(l.epfd)
 	}
+}
+
+// closeOwnListeners closes the listeners this loop alone serves
+// (SO_REUSEPORT) as it stops, without losing the connections queued on
+// them: the kernel would reset those at close, and while the socket is
+// open it keeps hashing new connections to it, which no other loop would
+// accept. So it takes every connection the backlog holds (accept4 until
+// EAGAIN, the listener already out of the loop's set), closes the
+// listener, and serves those connections as the stop serves open ones:
+// each is read, answered, and closed after its last response (which says
+// Connection: close) once its first requests are in (lateStop, read.go;
+// one that sends nothing is closed by the header timeout or the stop's
+// deadline). A connection that completes its handshake between the last
+// accept and the close is refused, as on a shared listener closed at the
+// end of a stop; with the sysctl net.ipv4.tcp_migrate_req=1 the kernel
+// moves it to another listener of the group instead. io_uring: a multishot
+// accept that completes after its cancel lands in acceptLate too.
+func (l *Loop) closeOwnListeners() {
+	l.lateAccept = true
+	defer func() { l.lateAccept = false }()
+	for _, ln := range l.listeners {
+		if ln.owner != l.id || ln.closed.Load() {
+			continue
+		}
+		for {
+			fd, _, err := unix.Accept4(ln.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			if err == unix.EINTR || err == unix.ECONNABORTED || err == unix.EPROTO {
+				continue
+			}
+			if err != nil {
+				break // EAGAIN: the backlog is empty; anything else: nothing more to take
+			}
+			l.acceptLate(fd, ln)
+		}
+		ln.Close()
+	}
+}
+
+// acceptLate registers a connection taken from the loop's own listener as
+// it stops (see closeOwnListeners), counted like any accepted one.
+func (l *Loop) acceptLate(fd int, ln *Listener) {
+	l.Accepted.Add(1)
+	if !l.admit() {
+		l.refuseOverLimit(fd, ln)
+		return
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	was := l.lateAccept
+	l.lateAccept = true
+	l.registerAdmitted(fd, false)
+	l.lateAccept = was
 }

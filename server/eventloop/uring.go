@@ -428,7 +428,11 @@ func (u *uringLoop) removeListener(i int) {
 func (u *uringLoop) accepted(i int, cqe *uring.CQE) {
 	l := u.l
 	if i >= len(l.listeners) || !l.lnActive[i] {
-		if cqe.Res >= 0 {
+		switch {
+		case cqe.Res < 0:
+		case l.stopSeen && i < len(l.listeners) && l.listeners[i].owner == l.id:
+			l.acceptLate(int(cqe.Res), l.listeners[i]) // see closeOwnListeners: not lost
+		default:
 			unix.Close(int(cqe.Res)) // accepted as the listener was removed
 		}
 		return
