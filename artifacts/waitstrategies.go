@@ -47,11 +47,63 @@ type WaitStrategies struct {
 	// (absent: keep-alive for the whole run).
 	RequestsPerConn int       `json:"requests_per_conn,omitempty"`
 	Runs            []WaitRun `json:"runs"`
+	// RateFractions: each measured server run is also loaded open-loop at
+	// these fractions of its own closed-loop req/s (WaitRun.RateSteps).
+	RateFractions []float64 `json:"rate_fractions,omitempty"`
+	// PipelineLatency is bench_pipeline's latency family (`--families
+	// latency`, LatencyArtifact in the run directory): hand-off latency per
+	// strategy on dedicated and shared cores. LatencyReason says why it is
+	// absent or partial (a failed run, dedicated cores not asked for).
+	PipelineLatency []WaitLatency `json:"pipeline_latency,omitempty"`
+	LatencyArtifact string        `json:"latency_artifact,omitempty"`
+	LatencyReason   string        `json:"latency_reason,omitempty"`
+	// LatencyClockReadNs is what one clock read cost in that run: it bounds
+	// the resolution of every PipelineLatency figure.
+	LatencyClockReadNs float64 `json:"latency_clock_read_ns,omitempty"`
+}
+
+// WaitLatency is one latency case of bench_pipeline on one kind of cores.
+type WaitLatency struct {
+	Impl     string `json:"impl"`     // "pipeline" or "channel"
+	Strategy string `json:"strategy"` // a WaitStrategyNames entry, "-" for a channel
+	Cores    string `json:"cores"`
+	Kind     string `json:"kind"` // "one_way" (publish to pickup) or "round_trip" (ping-pong)
+	Rate     string `json:"rate"` // "low" (the stage idle between items) or "saturation"
+	Skipped  bool   `json:"skipped"`
+	Reason   string `json:"reason,omitempty"`
+	CPUPlan  string `json:"cpu_plan,omitempty"`
+	// Measured cases: the percentiles in ns, and the process's CPU per item
+	// (or round trip) over the case.
+	Samples      int64   `json:"samples,omitempty"`
+	P50Ns        int64   `json:"p50_ns,omitempty"`
+	P99Ns        int64   `json:"p99_ns,omitempty"`
+	P999Ns       int64   `json:"p999_ns,omitempty"`
+	MaxNs        int64   `json:"max_ns,omitempty"`
+	CPUNsPerItem float64 `json:"cpu_ns_per_item,omitempty"`
+	Field        string  `json:"field,omitempty"` // the case in LatencyArtifact, e.g. "cases[3]"
+}
+
+// WaitRateStep is one open-loop step of a server run: load_tester at a
+// fixed rate, a fraction of the run's closed-loop req/s, latency corrected
+// for coordinated omission.
+type WaitRateStep struct {
+	Fraction     float64 `json:"fraction"`
+	RateAsked    float64 `json:"rate_asked"`
+	RateAchieved float64 `json:"rate_achieved"`
+	P50Ns        int64   `json:"p50_ns"`
+	P99Ns        int64   `json:"p99_ns"`
+	P999Ns       int64   `json:"p999_ns"`
+	MaxNs        int64   `json:"max_ns"`
+	Unfinished   int64   `json:"unfinished,omitempty"`
+	Dropped      int64   `json:"dropped,omitempty"`
+	Errors       int64   `json:"errors,omitempty"`
+	ClientBound  bool    `json:"client_bound,omitempty"`
 }
 
 // WaitRun is one strategy on one kind of cores, measured, skipped or failed.
-// Optional figures are pointers: absent means not measured (bench_pipeline
-// records no per-item latency, for instance), never zero.
+// Optional figures are pointers: absent means not measured (bench_pipeline's
+// wait_strategy family records no per-item latency, for instance: its
+// latency family is WaitStrategies.PipelineLatency), never zero.
 type WaitRun struct {
 	Bench      string `json:"bench"`    // BenchPipeline or BenchServer
 	Strategy   string `json:"strategy"` // one of WaitStrategyNames
@@ -83,6 +135,15 @@ type WaitRun struct {
 	Dropped     int64 `json:"dropped,omitempty"`
 	ClientBound bool  `json:"client_bound,omitempty"`
 	GOMAXPROCS  int   `json:"gomaxprocs,omitempty"` // the server's, from its log
+	// RateSteps: the server at fixed open-loop rates after the closed-loop
+	// load (load_tester --rate-steps, RateStepsArtifact); RateStepsCPUNsPerRequest
+	// is the server's CPU over all the steps (connecting, warm-up and drain
+	// included, so a spinning strategy's waiting counts) per answered
+	// request. RateStepsReason says why they are missing.
+	RateSteps                []WaitRateStep `json:"rate_steps,omitempty"`
+	RateStepsArtifact        string         `json:"rate_steps_artifact,omitempty"`
+	RateStepsCPUNsPerRequest *float64       `json:"rate_steps_cpu_ns_per_request,omitempty"`
+	RateStepsReason          string         `json:"rate_steps_reason,omitempty"`
 }
 
 // SkippedRuns lists the runs planned as skipped.

@@ -23,6 +23,15 @@ type WaitOptions struct {
 	LoadThreads, IOThreads, Release int
 	OkIterations                    int
 	Strategies, Cores               string // comma-separated lists
+	// RateFractions ("0.25,0.5,0.75", or "none"): each measured server run
+	// is loaded open-loop at these fractions of its closed-loop req/s, each
+	// step RateStepS long after a 0.5 s warm-up.
+	RateFractions string
+	RateStepS     float64
+	// Latency runs bench_pipeline's latency family too; LatencySamples is
+	// its --latency-samples (0: its default).
+	Latency        bool
+	LatencySamples int
 }
 
 // Validate checks the options (a simulated set implies Plan).
@@ -41,6 +50,15 @@ func (o *WaitOptions) Validate() error {
 		return fmt.Errorf("wait-strategies: --drain, --request-timeout and --requests-per-conn must be ≥ 0, got %g, %g and %d", o.DrainS, o.RequestTimeoutS, o.RequestsPerConn)
 	case o.Concurrency < 1 || o.LoadThreads < 1 || o.IOThreads < 1 || o.Release < 1 || o.IdleConns < 0 || o.OkIterations < 0:
 		return errors.New("wait-strategies: --concurrency, --load-threads, --io-threads and --release-threads must be ≥ 1; --idle-conns and --ok-iterations ≥ 0")
+	case o.LatencySamples < 0:
+		return errors.New("wait-strategies: --latency-samples must be ≥ 0")
+	}
+	fractions, err := parseRateFractions(o.RateFractions)
+	if err != nil {
+		return err
+	}
+	if len(fractions) > 0 && o.RateStepS < 1 {
+		return fmt.Errorf("wait-strategies: --rate-step-duration must be at least 1 s, got %g", o.RateStepS)
 	}
 	return nil
 }

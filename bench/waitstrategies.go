@@ -41,15 +41,25 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	}
 	if o.Plan {
 		fmt.Fprint(stdout, plan.FormatWaitPlan(ws, runs))
+		if o.Latency {
+			fmt.Fprint(stdout, latencyPlanLine(allowed, p.Dedicated))
+		}
 		return nil
 	}
 	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
 	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
+	r.fractions, _ = parseRateFractions(o.RateFractions) // checked by Validate
+	ws.RateFractions = r.fractions
 	r.runAll(runs)
+	if o.Latency && !r.t.interrupted() {
+		r.pipelineLatency(p)
+		r.saveOrLog()
+	}
 	fmt.Fprint(stdout, FormatWaitTable(ws))
 	fmt.Fprint(stdout, FormatWaitSkipped(ws))
+	fmt.Fprint(stdout, FormatWaitLatency(ws))
 	if err := r.save(); err != nil {
 		return err
 	}
@@ -61,9 +71,10 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 
 // waitRunner executes a plan and records each run in ws.
 type waitRunner struct {
-	o  *WaitOptions
-	ws *artifacts.WaitStrategies
-	t  Tools
+	o         *WaitOptions
+	ws        *artifacts.WaitStrategies
+	t         Tools
+	fractions []float64 // open-loop rates, as fractions of a run's closed-loop req/s
 }
 
 // save writes wait_strategies.json; called after every run, so an
@@ -274,6 +285,8 @@ func (r *waitRunner) serverRun(p plan.PlannedRun) artifacts.WaitRun {
 	if pl.Loops, err = scrapeLoops(r.t.ctx(), socket); err != nil {
 		pl.MetricsError = err.Error()
 	}
+	// Latency at fixed open-loop rates, fractions of this run's capacity.
+	run = r.rateSteps(run, p, srv.Pid(), socket, name)
 	// The server's threads as the idle window opens and closes: how often
 	// each slept with nothing to do.
 	pl.Idle = &artifacts.IdleThreads{}

@@ -285,6 +285,7 @@ func (f *functional) waitRuns() {
 	if len(pins) > 0 {
 		f.p("Pinned threads as read back under load: each planned CPU, what the plan gave it to, and the one thread whose allowed set is that CPU alone (its id from `/proc/<pid>/task`, the CPU it last ran on from its `stat`):\n\n%s\n\n", strings.Join(pins, "\n"))
 	}
+	f.waitLatencyFunctional(ws)
 }
 
 func (f *functional) setupRuns() {

@@ -42,10 +42,11 @@ func (w *writer) waitStrategiesSection() error {
 	idx := measuredRuns(ws, artifacts.BenchServer)
 	if len(idx) == 0 {
 		w.p("_No server run was measured: no plot._\n\n")
-		return nil
+	} else if err := w.image(WaitCoresPNG, "Server req/s and CPU per request per wait strategy, shared and dedicated cores",
+		func(p string) error { return plotWaitCores(p, ws, idx) }); err != nil {
+		return err
 	}
-	return w.image(WaitCoresPNG, "Server req/s and CPU per request per wait strategy, shared and dedicated cores",
-		func(p string) error { return plotWaitCores(p, ws, idx) })
+	return w.waitLatencySection(ws)
 }
 
 func (w *writer) waitServerTable(ws *artifacts.WaitStrategies) {

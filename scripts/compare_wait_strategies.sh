@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Compare the commit pipeline's three wait strategies on shared cores and, where
 # this machine has enough CPUs, on dedicated cores: bench_pipeline's
-# wait_strategy family, and weaseldb under load_tester per strategy. Prints a
+# wait_strategy family and its latency family (hand-off latency, dedicated
+# cores from 2 CPUs), and weaseldb under load_tester per strategy, closed-loop
+# and then open-loop at fractions of its own closed-loop req/s. Prints a
 # table and writes RUN_DIR/wait_strategies.json (rendered by the threading
 # report). Dedicated runs the machine has too few CPUs for are listed as
 # skipped with the count they need; nothing is estimated. See
@@ -22,6 +24,10 @@
 #   WS_OK_ITERATIONS [0]     server ok_resolve_iterations
 #   WS_STRATEGIES [WaitIfStageEmpty,WaitIfUpstreamIdle,Never]
 #   WS_CORES [shared,dedicated]
+#   WS_RATE_FRACTIONS [0.25,0.5,0.75]  open-loop steps per server run, fractions of its req/s; none: skip
+#   WS_RATE_STEP [2]         seconds of measured load per open-loop step
+#   WS_LATENCY [1]           0: skip bench_pipeline's latency family
+#   WS_LATENCY_SAMPLES [0]   its --latency-samples (0: bench_pipeline's default)
 #   BUILD_DIR [build]  RUN_DIR [reports/runs/ws-<UTC time>, git-ignored]
 #   SKIP_BUILD [0]           1: use the binaries already in BUILD_DIR
 #   WS_PLAN_CPUS []          a CPU list (e.g. 0-15): print the plan for that set and run nothing
@@ -56,7 +62,9 @@ ARGS=(--bin "$BIN"
     --load-threads "${WS_LOAD_THREADS:-1}" --io-threads "${WS_IO_THREADS:-1}"
     --release-threads "${WS_RELEASE_THREADS:-1}" --ok-iterations "${WS_OK_ITERATIONS:-0}"
     --strategies "${WS_STRATEGIES:-WaitIfStageEmpty,WaitIfUpstreamIdle,Never}"
-    --cores "${WS_CORES:-shared,dedicated}")
+    --cores "${WS_CORES:-shared,dedicated}"
+    --rate-fractions "${WS_RATE_FRACTIONS:-0.25,0.5,0.75}" --rate-step-duration "${WS_RATE_STEP:-2}"
+    --latency="$([[ ${WS_LATENCY:-1} == 0 ]] && echo false || echo true)" --latency-samples "${WS_LATENCY_SAMPLES:-0}")
 if [[ -n ${WS_PLAN_CPUS:-} ]]; then
     exec "$BIN/report" wait-strategies "${ARGS[@]}" --allowed-cpus "$WS_PLAN_CPUS"
 fi

@@ -24,6 +24,10 @@ func waitStrategies(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.IntVar(&o.OkIterations, "ok-iterations", 0, "server ok_resolve_iterations (spin work per /ok)")
 	fs.StringVar(&o.Strategies, "strategies", strings.Join(artifacts.WaitStrategyNames, ","), "wait strategies, comma-separated")
 	fs.StringVar(&o.Cores, "cores", "shared,dedicated", "kinds of cores: shared, dedicated or both")
+	fs.StringVar(&o.RateFractions, "rate-fractions", bench.DefaultRateFractions, "each server run again open-loop (load_tester --rate-steps) at these fractions of its closed-loop req/s; none: skip")
+	fs.Float64Var(&o.RateStepS, "rate-step-duration", 2, "seconds of measured load per open-loop step")
+	fs.BoolVar(&o.Latency, "latency", true, "also run bench_pipeline's latency family (hand-off latency per strategy, dedicated and shared cores)")
+	fs.IntVar(&o.LatencySamples, "latency-samples", 0, "bench_pipeline --latency-samples (0: its default)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

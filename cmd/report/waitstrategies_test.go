@@ -48,6 +48,10 @@ func TestWaitStrategiesPlanSimulated(t *testing.T) {
 	if n := strings.Count(out.String(), "skip: needs 7 CPUs"); n != 3 {
 		t.Errorf("2 CPUs: %d server runs skipped for 7 CPUs, want 3:\n%s", n, out.String())
 	}
+	// bench_pipeline's latency family has dedicated cores from 2 CPUs.
+	if !strings.Contains(out.String(), "latency family      both       run: dedicated cores, none kept (2 CPUs for 2 threads)") {
+		t.Errorf("2 CPUs: the latency family's plan is missing:\n%s", out.String())
+	}
 	out.Reset()
 	if err := run(t.Context(), []string{"wait-strategies", "--allowed-cpus", "0-15"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
@@ -75,7 +79,8 @@ func TestWaitStrategiesRealBinaries(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	err = run(t.Context(), []string{"wait-strategies", "--bin", build, "--run", dir, "--strategies", "WaitIfStageEmpty",
-		"--duration", "2", "--warmup", "0", "--idle", "1", "--concurrency", "10", "--idle-conns", "10"}, &out, &errOut)
+		"--duration", "2", "--warmup", "0", "--idle", "1", "--concurrency", "10", "--idle-conns", "10",
+		"--rate-fractions", "0.5", "--rate-step-duration", "1", "--latency-samples", "10"}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
@@ -106,5 +111,21 @@ func TestWaitStrategiesRealBinaries(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "WaitIfStageEmpty") {
 		t.Errorf("no table on stdout:\n%s", out.String())
+	}
+	for _, r := range ws.Runs {
+		if r.Bench == artifacts.BenchServer && r.Status == artifacts.StatusMeasured &&
+			(len(r.RateSteps) != 1 || r.RateSteps[0].Fraction != 0.5 || r.RateSteps[0].RateAsked <= 0 || r.RateSteps[0].P99Ns <= 0 || r.RateStepsCPUNsPerRequest == nil) {
+			t.Errorf("server run's open-loop step: %+v (%s)", r.RateSteps, r.RateStepsReason)
+		}
+	}
+	// The latency family: WaitIfStageEmpty and the channel, 2 kinds x 2
+	// rates x 2 kinds of cores; on 2 or more CPUs none skipped.
+	if len(ws.PipelineLatency) != 16 || ws.LatencyArtifact == "" || ws.LatencyClockReadNs <= 0 {
+		t.Fatalf("latency: %d rows, artifact %q, clock %v (%s)", len(ws.PipelineLatency), ws.LatencyArtifact, ws.LatencyClockReadNs, ws.LatencyReason)
+	}
+	for _, l := range ws.PipelineLatency {
+		if l.Skipped || l.P50Ns <= 0 || l.Samples <= 0 {
+			t.Errorf("latency row %+v", l)
+		}
 	}
 }
