@@ -23,17 +23,21 @@ import (
 type Server struct {
 	cfg       config.Config
 	Metrics   *metrics.Metrics
-	listeners []*eventloop.Listener
-	loops     *eventloop.Server
-	commit    *commit.Pipeline
-	store     *store.Store
-	handlers  []*handler // by loop index
-	keepalive time.Duration
-	endGrace  time.Duration
-	connLimit ConnectionLimit
-	stopped   bool
-	yield     bool
-	admin     *admin // nil without server.admin_address
+	listeners []*eventloop.Listener // one per interface, in config order (Addrs, TCPPort)
+	// loopListeners are what the loops serve: listeners, plus with
+	// server.listener = "reuseport" every loop's own socket of each TCP
+	// interface after the first loop's (which is in listeners).
+	loopListeners []*eventloop.Listener
+	loops         *eventloop.Server
+	commit        *commit.Pipeline
+	store         *store.Store
+	handlers      []*handler // by loop index
+	keepalive     time.Duration
+	endGrace      time.Duration
+	connLimit     ConnectionLimit
+	stopped       bool
+	yield         bool
+	admin         *admin // nil without server.admin_address
 }
 
 // Options are knobs for tests and benchmarks that the config file does not
@@ -86,19 +90,10 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		s.endGrace = DefaultSubscriberEndGrace
 	}
 	for _, iface := range cfg.Server.Interfaces {
-		var ln *eventloop.Listener
-		var err error
-		switch iface.Type {
-		case config.InterfaceUnix:
-			ln, err = eventloop.ListenUnix(iface.Path)
-		default:
-			ln, err = eventloop.ListenTCP(iface.Address, iface.Port)
-		}
-		if err != nil {
+		if err := s.listen(iface); err != nil {
 			s.closeListeners()
 			return nil, err
 		}
-		s.listeners = append(s.listeners, ln)
 	}
 	direct := !opt.DisableDirectWrites
 	spin := opt.PipelineSpin
@@ -134,7 +129,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		return nil, err
 	}
 	lo := loopOptions(cfg, opt)
-	s.connLimit = connectionLimit(cfg, len(s.listeners))
+	s.connLimit = connectionLimit(cfg, len(s.loopListeners))
 	if s.connLimit.Warning != "" && opt.Logf != nil {
 		opt.Logf("warning: %s", s.connLimit.Warning)
 	}
@@ -142,7 +137,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		lo.MaxConns = s.connLimit.Max
 	}
 	report := opt.OnLoopError
-	s.loops, err = eventloop.NewServer(s.listeners, cfg.Server.IOThreads, lo, func(int) eventloop.Handler {
+	s.loops, err = eventloop.NewServer(s.loopListeners, cfg.Server.IOThreads, lo, func(int) eventloop.Handler {
 		h := newHandler(s)
 		s.handlers = append(s.handlers, h)
 		return h
@@ -201,8 +196,40 @@ func (s *Server) notifyPublish() {
 	}
 }
 
+// listen binds one interface: a unix socket or a shared TCP socket, or
+// with server.listener = "reuseport" one SO_REUSEPORT socket per loop on
+// the same port (port 0: the port the first one got).
+func (s *Server) listen(iface config.Interface) error {
+	var ln *eventloop.Listener
+	var err error
+	switch {
+	case iface.Type == config.InterfaceUnix:
+		ln, err = eventloop.ListenUnix(iface.Path)
+	case s.cfg.Server.Listener == config.ListenerReusePort:
+		ln, err = eventloop.ListenTCPReusePort(iface.Address, iface.Port, 0)
+	default:
+		ln, err = eventloop.ListenTCP(iface.Address, iface.Port)
+	}
+	if err != nil {
+		return err
+	}
+	s.listeners = append(s.listeners, ln)
+	s.loopListeners = append(s.loopListeners, ln)
+	if ln.Owner() < 0 {
+		return nil
+	}
+	for i := 1; i < s.cfg.Server.IOThreads; i++ {
+		own, err := eventloop.ListenTCPReusePort(iface.Address, ln.Port(), i)
+		if err != nil {
+			return fmt.Errorf("loop %d: %w", i, err)
+		}
+		s.loopListeners = append(s.loopListeners, own)
+	}
+	return nil
+}
+
 func (s *Server) closeListeners() {
-	for _, ln := range s.listeners {
+	for _, ln := range s.loopListeners {
 		ln.Close()
 	}
 }

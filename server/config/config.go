@@ -52,6 +52,15 @@ const (
 	IOBackendIOUring = "io_uring"
 )
 
+// Listener modes accepted by server.listener.
+const (
+	ListenerShared    = "shared"    // one socket per interface, every loop on it (EPOLLEXCLUSIVE)
+	ListenerReusePort = "reuseport" // one SO_REUSEPORT socket per loop per TCP interface
+)
+
+// ListenerModes lists the allowed server.listener values.
+var ListenerModes = []string{ListenerShared, ListenerReusePort}
+
 // IOBackends lists the allowed server.io_backend values.
 var IOBackends = []string{IOBackendEpoll, IOBackendIOUring}
 
@@ -94,6 +103,13 @@ type ServerConfig struct {
 	// switch, measured at 1.1-1.3x the server's CPU per GET /ok
 	// (docs/weaseldb.md, "Thread names").
 	ThreadNames bool
+	// Listener is how the loops share a TCP interface: "shared" (one
+	// socket that every loop waits on with EPOLLEXCLUSIVE, which wakes the
+	// first waiting loop, so connections opened while the loops are idle
+	// pile up on the first ones) or "reuseport" (a socket per loop with
+	// SO_REUSEPORT: the kernel spreads connections by a hash of their
+	// addresses). Unix sockets are always shared.
+	Listener string
 }
 
 // CommitConfig is the [commit] section.
@@ -182,6 +198,7 @@ func Default() Config {
 			IdleTimeoutSeconds:   60,
 			WriteTimeoutSeconds:  30,
 			IOBackend:            IOBackendEpoll,
+			Listener:             ListenerShared,
 		},
 		Commit: CommitConfig{
 			MinRequestIDLength:         20,

@@ -243,6 +243,22 @@ func TestIOBackend(t *testing.T) {
 	}
 }
 
+func TestListenerKey(t *testing.T) {
+	if Default().Server.Listener != ListenerShared {
+		t.Fatalf("default listener %q, want shared", Default().Server.Listener)
+	}
+	for _, m := range ListenerModes {
+		cfg, err := Parse([]byte(fmt.Sprintf("[server]\nlistener = %q\n", m)))
+		if err != nil || cfg.Server.Listener != m {
+			t.Fatalf("%s: cfg=%q err=%v", m, cfg.Server.Listener, err)
+		}
+	}
+	_, msg := parseErrors(t, "[server]\nlistener = \"per-loop\"\n")
+	if want := `server.listener: must be one of "shared", "reuseport", got "per-loop"`; msg != want {
+		t.Fatalf("got %q, want %q", msg, want)
+	}
+}
+
 func TestThreadNamesKey(t *testing.T) {
 	if Default().Server.ThreadNames {
 		t.Fatal("thread_names on by default")
@@ -427,7 +443,7 @@ func TestSummary(t *testing.T) {
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
-		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = false",
+		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = false", "listener                      = shared",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {

@@ -68,6 +68,7 @@ var schema = []section{
 		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
 		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
 		{"admin_address", stringSetter(func(c *Config) *string { return &c.Server.AdminAddress })},
+		{"listener", stringSetter(func(c *Config) *string { return &c.Server.Listener })},
 		{"thread_names", boolSetter(func(c *Config) *bool { return &c.Server.ThreadNames })},
 	}},
 	{"commit", []field{

@@ -21,6 +21,7 @@ func (c Config) Summary() string {
 	line("  max_request_size_bytes        = %d bytes", c.Server.MaxRequestSizeBytes)
 	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
 	line("  io_backend                    = %s", c.Server.IOBackend)
+	line("  listener                      = %s", c.Server.Listener)
 	line("  thread_names                  = %t", c.Server.ThreadNames)
 	if c.Server.AdminAddress == "" {
 		line("  admin_address                 = off")

@@ -69,6 +69,9 @@ func (c *Config) validate(l *errorList) {
 	if v := int64(c.Commit.MaxRequestIDs); v != 0 && (v < MinMaxRequestIDs || v > MaxMaxRequestIDs) {
 		l.add("commit.max_request_ids", "must be 0 (no cap) or between %d and %d, got %d", MinMaxRequestIDs, MaxMaxRequestIDs, v)
 	}
+	if !slices.Contains(ListenerModes, c.Server.Listener) {
+		l.add("server.listener", "must be one of %s, got %q", quoteAll(ListenerModes), c.Server.Listener)
+	}
 	if !slices.Contains(IOBackends, c.Server.IOBackend) {
 		l.add("server.io_backend", "must be one of %s, got %q", quoteAll(IOBackends), c.Server.IOBackend)
 	}
