@@ -21,7 +21,15 @@ type books struct {
 	open     int // connections up now: a gauge the collector reads, never resets
 
 	svc     *hdrhistogram.Histogram // open loop: measured requests' service time, from their actual send
+	tls     *tlsBooks               // https: the handshakes of the connections this thread adopted
 	samples *sampler                // VegetaMax > 0: the measured requests kept for WriteVegeta
+}
+
+// tlsBooks are a network thread's TLS handshakes; the loop's until it
+// exits, then the collector's (as svc).
+type tlsBooks struct {
+	hist                *hdrhistogram.Histogram
+	handshakes, resumed int64
 }
 
 // phaseStats is one phase's counters and latency histogram since the last

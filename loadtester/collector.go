@@ -287,6 +287,9 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	if res.Requests > 0 {
 		res.ClientCPUNsPerReq = res.ClientCPUS * 1e9 / float64(res.Requests)
 	}
+	if r.tlsInfo != nil {
+		res.TLS = c.tlsResult()
+	}
 	res.ResponseStamps = cfg.Rate > 0 && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())
@@ -304,6 +307,24 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		res.VegetaSampleEvery = res.vegeta.every
 	}
 	return res
+}
+
+// tlsResult adds up the threads' handshakes (once every loop has exited).
+func (c *collector) tlsResult() *TLSInfo {
+	info := *c.r.tlsInfo
+	info.hist = newHistogram()
+	for _, t := range c.r.threads {
+		if tb := t.books.tls; tb != nil {
+			info.hist.Merge(tb.hist)
+			info.Handshakes += tb.handshakes
+			info.Resumed += tb.resumed
+		}
+	}
+	info.Handshake = latencyOf(info.hist)
+	if enc, err := info.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		info.Histogram = string(enc)
+	}
+	return &info
 }
 
 // vegetaResults gathers the threads' samples at one stride (the largest of

@@ -42,6 +42,9 @@ type Config struct {
 	ConnectThreads  int `json:"connect_threads"`
 	NetworkThreads  int `json:"network_threads"`
 	Pipeline        int `json:"pipeline"` // requests in flight per connection
+	// TLS, when set, makes the target https:// (tlsconn.go): every
+	// connection does a TLS handshake on its connect thread first.
+	TLS *TLSOptions `json:"tls,omitempty"`
 
 	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop
 	// SendSlack (open loop) is how long a wake-up that would send one
@@ -149,12 +152,21 @@ func (c *Config) dialTarget() (network, address string) {
 	return "tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 }
 
+// tlsHost is the name TLS verifies and sends as SNI by default: the host,
+// or "localhost" for a unix socket.
+func (c *Config) tlsHost() string {
+	if c.UnixSocket != "" {
+		return "localhost"
+	}
+	return c.Host
+}
+
 // hostHeader is the Host header value.
 func (c *Config) hostHeader() string {
 	if c.UnixSocket != "" {
 		return "localhost"
 	}
-	if c.Port == 80 {
+	if c.Port == 80 && c.TLS == nil || c.Port == 443 && c.TLS != nil {
 		return c.Host
 	}
 	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
@@ -163,9 +175,17 @@ func (c *Config) hostHeader() string {
 // TargetURL names the target the way vegeta results and reports show it.
 func (c *Config) TargetURL() string {
 	if c.UnixSocket != "" {
-		return "http://unix" + c.Path // vegeta's convention for a unix-socket attack
+		return c.scheme() + "unix" + c.Path // vegeta's convention for a unix-socket attack
 	}
-	return "http://" + c.hostHeader() + c.Path
+	return c.scheme() + c.hostHeader() + c.Path
+}
+
+// scheme is "http://" or "https://".
+func (c *Config) scheme() string {
+	if c.TLS != nil {
+		return "https://"
+	}
+	return "http://"
 }
 
 // targetName names the target in a result: its URL, or with a workload
@@ -174,9 +194,9 @@ func (c *Config) targetName() string {
 	if c.Workload == nil {
 		return c.TargetURL()
 	}
-	name := "http://" + c.hostHeader()
+	name := c.scheme() + c.hostHeader()
 	if c.UnixSocket != "" {
-		name = "http://unix"
+		name = c.scheme() + "unix"
 	}
 	src := c.Workload.Source
 	if src == "" {
@@ -185,17 +205,26 @@ func (c *Config) targetName() string {
 	return name + " (workload " + src + ")"
 }
 
-// SetURL sets host, port and path from an http:// URL (--url).
+// SetURL sets host, port and path from an http:// or https:// URL (--url);
+// https:// sets TLS (default options unless already set) and port 443.
 func (c *Config) SetURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("--url %q: %w", raw, err)
 	}
-	if u.Scheme != "http" {
-		return fmt.Errorf("--url %q: only http:// is supported", raw)
+	switch u.Scheme {
+	case "http":
+		c.TLS = nil
+		c.Port = 80
+	case "https":
+		if c.TLS == nil {
+			c.TLS = &TLSOptions{}
+		}
+		c.Port = 443
+	default:
+		return fmt.Errorf("--url %q: want http:// or https://", raw)
 	}
 	c.Host = u.Hostname()
-	c.Port = 80
 	if p := u.Port(); p != "" {
 		if c.Port, err = strconv.Atoi(p); err != nil {
 			return fmt.Errorf("--url %q: port: %w", raw, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,11 +58,18 @@ func (r *runner) connectLoop(ctx context.Context) {
 				case <-time.After(d):
 				}
 			}
-			fd, err := r.dial(ctx, sa)
 			t := r.threads[req.slot%len(r.threads)]
-			h := handoff{fd: fd, connSlot: req.slot, failures: req.failures, err: err}
-			if !t.handOff(h) && err == nil {
-				unix.Close(fd)
+			var h handoff
+			if r.tlsConf != nil {
+				d, err := dialTLS(ctx, &r.cfg, r.tlsConf)
+				h = handoff{fd: d.fd, connSlot: req.slot, failures: req.failures, err: err,
+					tls: d.conn, handshake: d.handshake, resumed: d.resumed}
+			} else {
+				fd, err := r.dial(ctx, sa)
+				h = handoff{fd: fd, connSlot: req.slot, failures: req.failures, err: err}
+			}
+			if !t.handOff(h) && h.err == nil {
+				unix.Close(h.fd)
 			}
 		}
 	}
@@ -104,10 +112,13 @@ func (r *runner) dial(ctx context.Context, sa unix.Sockaddr) (fd int, err error)
 
 // connectErrorKind classifies a failed connect.
 func connectErrorKind(err error) errorKind {
+	var hs *handshakeError
 	switch {
+	case errors.As(err, &hs):
+		return errTLS
 	case errors.Is(err, unix.ECONNREFUSED), errors.Is(err, unix.ENOENT):
 		return errConnectRefused
-	case errors.Is(err, unix.ETIMEDOUT):
+	case errors.Is(err, unix.ETIMEDOUT), errors.Is(err, os.ErrDeadlineExceeded):
 		return errConnectTimeout
 	}
 	return errConnect

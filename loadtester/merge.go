@@ -242,7 +242,38 @@ func (m *mergeState) histograms() error {
 			o.ServiceHistogram = string(enc)
 		}
 	}
+	m.tls()
 	return nil
+}
+
+// tls adds the instances' TLS handshakes (the protocol named is the first
+// TLS instance's; "mixed" when they differ).
+func (m *mergeState) tls() {
+	var out *TLSInfo
+	for _, in := range m.inputs {
+		t := in.Result.TLS
+		if t == nil {
+			continue
+		}
+		if out == nil {
+			out = &TLSInfo{Version: t.Version, Cipher: t.Cipher, ALPN: t.ALPN, hist: newHistogram()}
+		} else if out.Version != t.Version || out.Cipher != t.Cipher {
+			out.Version, out.Cipher = "mixed", "mixed"
+		}
+		out.Handshakes += t.Handshakes
+		out.Resumed += t.Resumed
+		if t.hist != nil {
+			out.hist.Merge(t.hist)
+		}
+	}
+	if out == nil {
+		return
+	}
+	out.Handshake = latencyOf(out.hist)
+	if enc, err := out.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		out.Histogram = string(enc)
+	}
+	m.out.TLS = out
 }
 
 // intervals sums each wall-clock interval over the instances.

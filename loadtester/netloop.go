@@ -74,6 +74,7 @@ type conn struct {
 	connSlot int   // which of the --concurrency connections this is
 	state    connState
 	parser   respParser
+	tls      *tlsConn // https: reads and writes go through it (tlsconn.go); nil for plaintext
 
 	// Rings over the requests in flight, oldest at head. sendTimes: when
 	// each was due (open loop: its intended send time; closed loop: its
@@ -104,6 +105,11 @@ type handoff struct {
 	connSlot int
 	failures int   // consecutive failed attempts for this slot, for back-off
 	err      error // the attempt failed before reaching the loop
+	// https: the connection's TLS state, its handshake's length and
+	// whether it resumed a session.
+	tls       *tlsConn
+	handshake time.Duration
+	resumed   bool
 }
 
 // netThread is one network thread: its epoll loop and the connections it
@@ -255,6 +261,9 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 	}
 	if r.cfg.VegetaMax > 0 {
 		t.books.samples = newSampler(max(1, r.cfg.VegetaMax/r.cfg.NetworkThreads))
+	}
+	if r.cfg.TLS != nil {
+		t.books.tls = &tlsBooks{hist: newHistogram()}
 	}
 	return t, nil
 }
@@ -450,7 +459,7 @@ func (t *netThread) dispatch(ev *unix.EpollEvent) {
 		}
 		t.onReadable(c)
 	}
-	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && len(c.pending) > 0 {
+	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && (len(c.pending) > 0 || c.tls != nil && c.tls.owes()) {
 		t.flush(c)
 	}
 }
@@ -505,6 +514,15 @@ func (t *netThread) adopt(h handoff) {
 		}
 	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
+	if h.tls != nil {
+		c.tls = h.tls
+		tb := t.books.tls
+		tb.hist.RecordValue(max(1, int64(h.handshake)))
+		tb.handshakes++
+		if h.resumed {
+			tb.resumed++
+		}
+	}
 	if t.rx.on && !t.rx.enable(c.fd) {
 		t.rx.on = false
 	}
@@ -582,9 +600,16 @@ func (t *netThread) onReadable(c *conn) {
 		var n int
 		var stamp int64
 		var errno unix.Errno
-		if t.rx.on {
+		switch {
+		case c.tls != nil:
+			var tlsErr bool
+			if n, errno, tlsErr = c.tls.read(t.rbuf[off:], c.peerClosed); tlsErr {
+				t.failConn(c, t.now(), errTLS)
+				return
+			}
+		case t.rx.on:
 			n, stamp, errno = t.rx.read(c.fd, t.rbuf[off:])
-		} else {
+		default:
 			n, errno = rawRead(c.fd, t.rbuf[off:])
 		}
 		if errno == unix.EAGAIN {
@@ -619,7 +644,9 @@ func (t *netThread) onReadable(c *conn) {
 		} else {
 			t.topUp(c, now)
 		}
-		if off+n < len(t.rbuf) && !c.peerClosed {
+		// A short read drained the socket (a TLS read returns one record:
+		// it reads on until the transport finds the socket empty).
+		if off+n < len(t.rbuf) && !c.peerClosed && c.tls == nil {
 			return
 		}
 	}
@@ -836,6 +863,10 @@ func (t *netThread) topUp(c *conn, now int64) {
 // write sends out, keeping what the socket does not take for EPOLLOUT.
 func (t *netThread) write(c *conn, out []byte) {
 	t.books.measured.bytesOut += int64(len(out))
+	if c.tls != nil {
+		t.writeTLS(c, out)
+		return
+	}
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, out...)
 		return
@@ -855,6 +886,10 @@ func (t *netThread) write(c *conn, out []byte) {
 
 // flush writes owed bytes after EPOLLOUT or for an open-loop turn.
 func (t *netThread) flush(c *conn) {
+	if c.tls != nil {
+		t.flushTLS(c)
+		return
+	}
 	n, errno := rawWrite(c.fd, c.pending)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:

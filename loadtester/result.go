@@ -121,6 +121,8 @@ type Result struct {
 	ClientBoundReason string   `json:"client_bound_reason,omitempty"`
 	Interrupted       bool     `json:"interrupted"`
 	Warnings          []string `json:"warnings,omitempty"`
+	// TLS: an https:// run's TLS (tlsconn.go); absent for plaintext.
+	TLS *TLSInfo `json:"tls,omitempty"`
 	// Thresholds: each --threshold judged against this result (threshold.go).
 	Thresholds        []ThresholdResult `json:"thresholds,omitempty"`
 	Config            any               `json:"config"`
@@ -134,6 +136,21 @@ type Result struct {
 	// for WriteVegeta.
 	amended bool
 	vegeta  *vegetaRun
+}
+
+// TLSInfo is what an https:// run's TLS did: the protocol the preflight
+// connection negotiated, and every handshake of the run's own connections
+// (warm-up and drain included), timed on the connect threads from the
+// first ClientHello to the handshake's end, apart from request latency.
+type TLSInfo struct {
+	Version    string  `json:"version"` // "TLS 1.3"
+	Cipher     string  `json:"cipher"`
+	ALPN       string  `json:"alpn,omitempty"` // the protocol the server chose ("http/1.1"), if any
+	Handshakes int64   `json:"handshakes"`
+	Resumed    int64   `json:"resumed"` // of them, abbreviated (--tls-resume)
+	Handshake  Latency `json:"handshake_ns"`
+	Histogram  string  `json:"handshake_histogram"` // HdrHistogram V2 compressed, base64
+	hist       *hdrhistogram.Histogram
 }
 
 // IntervalReport is one measured interval as it closes (Config.OnInterval).
@@ -233,6 +250,11 @@ func parseResult(data []byte, path string) (*Result, error) {
 	if r.svcHist, err = decodeHist(r.ServiceHistogram); err != nil {
 		return nil, fmt.Errorf("result %s: service_histogram: %w", path, err)
 	}
+	if r.TLS != nil {
+		if r.TLS.hist, err = decodeHist(r.TLS.Histogram); err != nil {
+			return nil, fmt.Errorf("result %s: tls handshake_histogram: %w", path, err)
+		}
+	}
 	for i := range r.Kinds {
 		k := &r.Kinds[i]
 		if k.hist, err = decodeHist(k.Histogram); err != nil {
@@ -330,6 +352,18 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 			fmtNs(s.P50), fmtNs(s.P90), fmtNs(s.P99), fmtNs(s.P999), fmtNs(s.Max), fmtNs(int64(s.Mean)))
 		fmt.Fprintln(w, "                (from each request's actual send: what the server took, not what a user waited)")
+	}
+	if t := r.TLS; t != nil {
+		h := t.Handshake
+		fmt.Fprintf(w, "  tls           %s %s", t.Version, t.Cipher)
+		if t.ALPN != "" {
+			fmt.Fprintf(w, ", ALPN %s", t.ALPN)
+		}
+		fmt.Fprintf(w, "; %d handshakes (%d resumed)\n", t.Handshakes, t.Resumed)
+		if t.Handshakes > 0 {
+			fmt.Fprintf(w, "  handshake     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+				fmtNs(h.P50), fmtNs(h.P90), fmtNs(h.P99), fmtNs(h.P999), fmtNs(h.Max), fmtNs(int64(h.Mean)))
+		}
 	}
 	if r.LowerBounds > 0 {
 		fmt.Fprintf(w, "                %d of these latencies are lower bounds: the %d unfinished and %d dropped requests,\n"+

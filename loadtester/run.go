@@ -2,6 +2,7 @@ package loadtester
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,10 @@ type runner struct {
 	seed         int64
 	threads      []*netThread
 	connReqs     chan connRequest
+	// https: the client's TLS config (shared read-only by the connect
+	// threads) and what the preflight connection negotiated.
+	tlsConf *tls.Config
+	tlsInfo *TLSInfo
 }
 
 // Run drives the load described by cfg until its duration ends or ctx is
@@ -90,7 +95,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := preflight(&cfg); err != nil {
+	var tlsConf *tls.Config
+	var tlsInfo *TLSInfo
+	if cfg.TLS != nil {
+		if tlsConf, err = cfg.TLS.tlsConfig(cfg.tlsHost()); err != nil {
+			return nil, err
+		}
+		if tlsInfo, err = tlsPreflight(&cfg, tlsConf); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
+		}
+	} else if err := preflight(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 	}
 	if err := waitForStart(ctx, &cfg); err != nil {
@@ -102,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), seed: seed,
-		connReqs: make(chan connRequest, cfg.Concurrency)}
+		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo}
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}

@@ -47,9 +47,10 @@ type rxStamps struct {
 	full   bool          // the last wait returned a full batch of events: more are ready, no sleeping
 }
 
-// stampsWanted: the open loop over TCP with a send slack stamps responses.
+// stampsWanted: the open loop over TCP with a send slack stamps responses
+// (not over TLS: a decrypted read is not one socket read).
 func stampsWanted(cfg *Config) bool {
-	return cfg.Rate > 0 && cfg.SendSlack > 0 && cfg.UnixSocket == ""
+	return cfg.Rate > 0 && cfg.SendSlack > 0 && cfg.UnixSocket == "" && cfg.TLS == nil
 }
 
 // enable asks the kernel to stamp fd's reads; false when it refuses.

@@ -30,12 +30,13 @@ const (
 	errTimeout // no response within --timeout
 	errParse   // a response that is not HTTP/1.x
 	errIO      // any other read or write failure
+	errTLS     // https: a failed TLS handshake, or a TLS record or alert the client cannot take
 	numErrorKinds
 )
 
 var errorKindNames = [numErrorKinds]string{
 	"connect_refused", "connect_timeout", "connect_error", "reset", "eof",
-	"timeout", "parse_error", "io_error",
+	"timeout", "parse_error", "io_error", "tls_error",
 }
 
 func (k errorKind) String() string { return errorKindNames[k] }

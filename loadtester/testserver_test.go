@@ -55,6 +55,13 @@ func startTestServer(t *testing.T, network string, configure func(*testServer)) 
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
+	return startTestServerOn(t, ln, configure)
+}
+
+// startTestServerOn is startTestServer on a listener of the test's own (a
+// TLS listener: tls_test.go).
+func startTestServerOn(t *testing.T, ln net.Listener, configure func(*testServer)) *testServer {
+	t.Helper()
 	s := &testServer{ln: ln, open: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	if configure != nil {
 		configure(s)

@@ -52,7 +52,11 @@ func (o options) outputs() loadtester.Outputs {
 // stringFlags are the flags read after parsing, as given.
 type stringFlags struct {
 	url, body, startAt, rateSteps, slo, workload string
+	tls                                          loadtester.TLSOptions // --insecure, --ca, --sni, --cert, --key, --tls-resume
 }
+
+// tlsFlags are the flags that need an https:// --url.
+var tlsFlags = []string{"insecure", "ca", "sni", "cert", "key", "tls-resume"}
 
 // secondsFlag accepts "10" (seconds, fractions allowed) or a Go duration ("500ms").
 type secondsFlag struct{ d *time.Duration }
@@ -115,7 +119,13 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.UnixSocket, "unix-socket", "", "target a unix socket at `PATH` instead of TCP")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "TCP target host")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP target port")
-	fs.StringVar(url, "url", "", "TCP target as http://host:port/path (sets --host, --port, --path)")
+	fs.StringVar(url, "url", "", "TCP target as http://host:port/path or https://... (sets --host, --port, --path; https: TLS 1.2/1.3)")
+	fs.BoolVar(&sf.tls.Insecure, "insecure", false, "https: do not verify the server's certificate")
+	fs.StringVar(&sf.tls.CAFile, "ca", "", "https: verify the server's certificate by the PEM roots in `FILE` instead of the system's")
+	fs.StringVar(&sf.tls.ServerName, "sni", "", "https: the server `NAME` sent as SNI and verified (default: the URL's host)")
+	fs.StringVar(&sf.tls.CertFile, "cert", "", "https: a client certificate, PEM `FILE` (with --key)")
+	fs.StringVar(&sf.tls.KeyFile, "key", "", "https: the client certificate's key, PEM `FILE`")
+	fs.BoolVar(&sf.tls.Resume, "tls-resume", false, "https: keep a session cache, so new connections resume a session (default: a full handshake each)")
 	fs.StringVar(&cfg.Path, "path", cfg.Path, "request target (path and query)")
 	fs.StringVar(&cfg.Method, "method", cfg.Method, "request method")
 	fs.Func("header", "request header `\"Name: value\"` (repeatable)", func(v string) error {
@@ -189,6 +199,18 @@ func parseArgs(args []string) (o options, help bool, err error) {
 	if url != "" {
 		if err := cfg.SetURL(url); err != nil {
 			return o, false, err
+		}
+	}
+	for _, f := range tlsFlags {
+		if set[f] && cfg.TLS == nil {
+			return o, false, fmt.Errorf("--%s: only with an https:// --url", f)
+		}
+	}
+	if cfg.TLS != nil {
+		tls := sf.tls
+		cfg.TLS = &tls
+		if (tls.CertFile == "") != (tls.KeyFile == "") {
+			return o, false, errors.New("--cert and --key: give both")
 		}
 	}
 	if startAt != "" {

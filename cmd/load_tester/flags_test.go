@@ -36,7 +36,16 @@ func TestParseArgs(t *testing.T) {
 			}, ""},
 		{"bad concurrency", []string{"--concurrency", "0"}, nil, "--concurrency"},
 		{"bad header", []string{"--header", "nocolon"}, nil, "--header"},
-		{"https", []string{"--url", "https://x/"}, nil, "only http://"},
+		{"https", []string{"--url", "https://x/", "--insecure", "--sni", "y", "--tls-resume"},
+			func(o options) bool {
+				c := o.cfg
+				return c.TLS != nil && c.TLS.Insecure && c.TLS.ServerName == "y" && c.TLS.Resume && c.Port == 443 && c.Host == "x"
+			}, ""},
+		{"tls flag over http", []string{"--url", "http://x/", "--insecure"}, nil, "only with an https:// --url"},
+		{"other scheme", []string{"--url", "ftp://x/"}, nil, "want http:// or https://"},
+		{"threshold", []string{"--threshold", "p99<5ms", "--threshold", "errors<1%"},
+			func(o options) bool { return len(o.cfg.Thresholds) == 2 && o.cfg.Thresholds[1].Percent }, ""},
+		{"bad threshold", []string{"--threshold", "p99=5ms"}, nil, `"p99=5ms"`},
 		{"unknown flag", []string{"--bogus"}, nil, "bogus"},
 		{"bad duration", []string{"--duration", "soon"}, nil, "duration"},
 		{"body twice", []string{"--body", "x", "--body-file", "f"}, nil, "--body"},

@@ -1,0 +1,394 @@
+package loadtester
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// HTTPS: crypto/tls over the engine's own sockets. A TLS connection is
+// dialled and its handshake done, blocking, on a connect thread (timed, for
+// the handshake histogram); its socket is then handed to a network thread
+// like any other, and the loop reads and writes it through the tls.Conn,
+// over an fdTransport that never blocks. Everything else (the rings of send
+// times, the books, the window, the drain, the sweep, the open-loop pacer)
+// is the plaintext path's: a TLS connection is a conn with tls set, and the
+// plaintext path pays one nil check on a read, a write and an EPOLLOUT.
+//
+// Who owns what: a tlsConn and its transport belong to the connect thread
+// that dials it until the handoff, then to the network thread that adopts
+// it (its loop only). The tls.Config is built once before the run and
+// shared read-only (its session cache is safe for concurrent use).
+
+// TLSOptions are an https:// target's TLS settings (nil: plaintext).
+type TLSOptions struct {
+	Insecure   bool   `json:"insecure,omitempty"` // do not verify the server's certificate (--insecure)
+	CAFile     string `json:"ca,omitempty"`       // PEM roots to verify it by instead of the system's (--ca)
+	ServerName string `json:"sni,omitempty"`      // SNI and the name verified (--sni; default the host)
+	CertFile   string `json:"cert,omitempty"`     // a client certificate (--cert) ...
+	KeyFile    string `json:"key,omitempty"`      // ... and its key (--key)
+	// Resume keeps a session cache, so new connections resume a session
+	// (abbreviated handshakes); off, every connection does a full one.
+	Resume bool `json:"resume"`
+}
+
+// alpnHTTP1 is what an HTTP/1.1 client offers by ALPN.
+var alpnHTTP1 = []string{"http/1.1"}
+
+// tlsConfig builds the client's tls.Config from o: TLS 1.2 and 1.3, the
+// roots of CAFile or the system's, a client certificate when given.
+func (o *TLSOptions) tlsConfig(host string) (*tls.Config, error) {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.Insecure, ServerName: o.ServerName,
+		NextProtos: alpnHTTP1}
+	if conf.ServerName == "" {
+		conf.ServerName = host
+	}
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca: %w", err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		if !conf.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca %s: no PEM certificate in it", o.CAFile)
+		}
+	}
+	if o.CertFile != "" || o.KeyFile != "" {
+		if o.CertFile == "" || o.KeyFile == "" {
+			return nil, errors.New("--cert and --key: give both")
+		}
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert/--key: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	if o.Resume {
+		conf.ClientSessionCache = tls.NewLRUClientSessionCache(0)
+	}
+	return conf, nil
+}
+
+// tlsConn is a connection's TLS state on the loop.
+type tlsConn struct {
+	tc  *tls.Conn
+	tr  *fdTransport
+	eof bool // the tls.Conn returned data with io.EOF: the next read reports the end
+}
+
+// errWouldBlock is what the transport returns when the socket has nothing
+// to read: a temporary net.Error, which crypto/tls passes up without
+// marking the connection broken, so the next read goes on where it stopped.
+var errWouldBlock error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "would block" }
+func (wouldBlock) Timeout() bool   { return false }
+func (wouldBlock) Temporary() bool { return true }
+
+// fdTransport is the net.Conn under a tls.Conn: during the handshake the
+// dialled net.Conn (blocking, with the connect timeout as deadline), after
+// it the raw non-blocking socket, where a write the socket does not take
+// whole keeps the rest for EPOLLOUT (a tls.Conn takes any write error as
+// final, so it never sees EAGAIN) and a read returns errWouldBlock on
+// EAGAIN.
+type fdTransport struct {
+	nc      net.Conn // during the handshake only
+	fd      int
+	out     []byte // ciphertext the socket has not taken yet
+	drained bool   // the last read was short: the socket is empty until the next edge
+	closed  bool   // the peer's FIN is being read to the end: read on past a short read
+}
+
+func (t *fdTransport) Read(p []byte) (int, error) {
+	if t.nc != nil {
+		return t.nc.Read(p)
+	}
+	if t.drained && !t.closed {
+		return 0, errWouldBlock
+	}
+	n, errno := rawRead(t.fd, p)
+	switch {
+	case errno == unix.EAGAIN:
+		return 0, errWouldBlock
+	case errno == unix.EINTR:
+		return 0, errWouldBlock // the loop reads again on the next edge or turn
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	t.drained = n < len(p)
+	return n, nil
+}
+
+func (t *fdTransport) Write(p []byte) (int, error) {
+	if t.nc != nil {
+		return t.nc.Write(p)
+	}
+	if len(t.out) > 0 {
+		t.out = append(t.out, p...)
+		return len(p), nil
+	}
+	n, errno := rawWrite(t.fd, p)
+	switch {
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		n = 0
+	case errno != 0:
+		return 0, errno
+	}
+	if n < len(p) {
+		t.out = append(t.out, p[n:]...)
+	}
+	return len(p), nil
+}
+
+// flush writes owed ciphertext (EPOLLOUT).
+func (t *fdTransport) flush() unix.Errno {
+	if len(t.out) == 0 {
+		return 0
+	}
+	n, errno := rawWrite(t.fd, t.out)
+	switch {
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		return 0
+	case errno != 0:
+		return errno
+	}
+	rest := copy(t.out, t.out[n:])
+	t.out = t.out[:rest]
+	return 0
+}
+
+func (t *fdTransport) Close() error {
+	if t.nc != nil {
+		return t.nc.Close()
+	}
+	return nil // the loop closes the fd with the conn
+}
+
+func (t *fdTransport) LocalAddr() net.Addr {
+	if t.nc != nil {
+		return t.nc.LocalAddr()
+	}
+	return nil
+}
+
+func (t *fdTransport) RemoteAddr() net.Addr {
+	if t.nc != nil {
+		return t.nc.RemoteAddr()
+	}
+	return nil
+}
+
+func (t *fdTransport) SetDeadline(d time.Time) error {
+	if t.nc != nil {
+		return t.nc.SetDeadline(d)
+	}
+	return nil
+}
+
+func (t *fdTransport) SetReadDeadline(d time.Time) error {
+	if t.nc != nil {
+		return t.nc.SetReadDeadline(d)
+	}
+	return nil
+}
+
+func (t *fdTransport) SetWriteDeadline(d time.Time) error {
+	if t.nc != nil {
+		return t.nc.SetWriteDeadline(d)
+	}
+	return nil
+}
+
+// tlsDialed is a connection a connect thread dialled and shook hands on.
+type tlsDialed struct {
+	fd        int
+	conn      *tlsConn
+	handshake time.Duration
+	resumed   bool
+}
+
+// dialTLS dials the target, does the TLS handshake within the connect
+// timeout, and detaches the socket from Go's poller (a duplicate of its
+// descriptor, non-blocking) for a network thread's epoll loop.
+func dialTLS(ctx context.Context, cfg *Config, conf *tls.Config) (tlsDialed, error) {
+	network, address := cfg.dialTarget()
+	deadline := time.Now().Add(cfg.ConnectTimeout)
+	d := net.Dialer{Deadline: deadline}
+	nc, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		return tlsDialed{}, err
+	}
+	tr := &fdTransport{nc: nc, fd: -1}
+	tc := tls.Client(tr, conf)
+	nc.SetDeadline(deadline)
+	start := time.Now()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return tlsDialed{}, &handshakeError{err}
+	}
+	hs := time.Since(start)
+	fd, err := detach(nc)
+	nc.Close()
+	if err != nil {
+		return tlsDialed{}, err
+	}
+	tr.nc, tr.fd = nil, fd
+	return tlsDialed{fd: fd, conn: &tlsConn{tc: tc, tr: tr}, handshake: hs, resumed: tc.ConnectionState().DidResume}, nil
+}
+
+// handshakeError marks a failed TLS handshake (errTLS), apart from a
+// failed TCP connect.
+type handshakeError struct{ err error }
+
+func (e *handshakeError) Error() string { return "TLS handshake: " + e.err.Error() }
+func (e *handshakeError) Unwrap() error { return e.err }
+
+// detach duplicates nc's descriptor, non-blocking and close-on-exec, so nc
+// can be closed without closing the socket.
+func detach(nc net.Conn) (int, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("not a socket")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var dupErr error
+	if err := raw.Control(func(s uintptr) { fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if dupErr != nil {
+		return -1, fmt.Errorf("dup: %w", dupErr)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("set non-blocking: %w", err)
+	}
+	return fd, nil
+}
+
+// read reads decrypted bytes into p, as rawRead reads plaintext: n > 0,
+// or EAGAIN (nothing more until the next edge), or n == 0 and no errno at
+// the end of the stream, or an errno (EIO for a TLS failure: tlsErr says
+// so). peerClosed: the peer's FIN was seen, so read on to the end.
+func (c *tlsConn) read(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsErr bool) {
+	if c.eof {
+		return 0, 0, false
+	}
+	c.tr.closed = peerClosed
+	n, err := c.tc.Read(p)
+	switch {
+	case err == nil:
+		return n, 0, false
+	case errors.Is(err, io.EOF):
+		if n > 0 {
+			c.eof = true
+			return n, 0, false
+		}
+		return 0, 0, false
+	case err == errWouldBlock:
+		c.tr.drained = false // the next edge reads the socket again
+		if n > 0 {
+			return n, 0, false
+		}
+		return 0, unix.EAGAIN, false
+	}
+	var en unix.Errno
+	if errors.As(err, &en) {
+		return 0, en, false
+	}
+	return 0, unix.EIO, true
+}
+
+// write encrypts p and sends it (what the socket does not take waits in the
+// transport for EPOLLOUT).
+func (c *tlsConn) write(p []byte) (errno unix.Errno, tlsErr bool) {
+	if _, err := c.tc.Write(p); err != nil {
+		var en unix.Errno
+		if errors.As(err, &en) {
+			return en, false
+		}
+		return unix.EIO, true
+	}
+	return 0, false
+}
+
+// owes reports ciphertext waiting for the socket.
+func (c *tlsConn) owes() bool { return len(c.tr.out) > 0 }
+
+// tlsPreflight is preflight for an https target: one connection and a
+// full handshake, so a certificate the client refuses fails the run in one
+// line; it reports what was negotiated.
+func tlsPreflight(cfg *Config, conf *tls.Config) (*TLSInfo, error) {
+	network, address := cfg.dialTarget()
+	d := net.Dialer{Timeout: cfg.ConnectTimeout}
+	nc, err := d.Dial(network, address)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return nil, fmt.Errorf("cannot connect to %s %s: %w", network, address, err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
+	probe := conf.Clone()
+	probe.ClientSessionCache = nil // the run's first connection is not resumed from the probe's
+	tc := tls.Client(nc, probe)
+	if err := tc.Handshake(); err != nil {
+		hint := ""
+		var verr *tls.CertificateVerificationError
+		if errors.As(err, &verr) {
+			hint = " (--ca FILE verifies by another issuer, --sni NAME checks another name, --insecure skips the check)"
+		}
+		return nil, fmt.Errorf("TLS handshake with %s %s (server name %q): %w%s", network, address, probe.ServerName, err, hint)
+	}
+	st := tc.ConnectionState()
+	return &TLSInfo{Version: tls.VersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite), ALPN: st.NegotiatedProtocol}, nil
+}
+
+// writeTLS sends out on a TLS connection (netThread.write's TLS half).
+func (t *netThread) writeTLS(c *conn, out []byte) {
+	errno, tlsErr := c.tls.write(out)
+	switch {
+	case tlsErr:
+		t.failConn(c, t.now(), errTLS)
+	case errno != 0:
+		t.failConn(c, t.now(), errnoKind(errno))
+	}
+}
+
+// flushTLS encrypts the requests the open loop queued in c.pending, then
+// writes what ciphertext the socket will take (netThread.flush's TLS half).
+func (t *netThread) flushTLS(c *conn) {
+	if len(c.pending) > 0 {
+		errno, tlsErr := c.tls.write(c.pending)
+		c.pending = c.pending[:0]
+		switch {
+		case tlsErr:
+			t.failConn(c, t.now(), errTLS)
+			return
+		case errno != 0:
+			t.failConn(c, t.now(), errnoKind(errno))
+			return
+		}
+	}
+	if errno := c.tls.tr.flush(); errno != 0 {
+		t.failConn(c, t.now(), errnoKind(errno))
+	}
+}
