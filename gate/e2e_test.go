@@ -204,7 +204,7 @@ duration = "20ms"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var progress strings.Builder
-	r := runScenarios(ctx, o, f, &progress, processLab{}, time.Now)
+	r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 	var table strings.Builder
 	WriteScenariosTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())

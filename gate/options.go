@@ -4,6 +4,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -75,6 +78,16 @@ type Options struct {
 	// to rerun one that failed, or to measure the gate's power on one.
 	Only []string
 
+	// Tiers are what a scenarios run judges: TierTime (req/s, the rounds
+	// above) and TierCost (instructions per request under callgrind).
+	// Empty: TierTime alone.
+	Tiers []string
+	// Cost configures the cost tier.
+	Cost CostOptions
+
+	// aLabel names A when it was built from ARef before the tiers ran.
+	aLabel string
+
 	// interimLevel overrides InterimLevel (tests compare schemes with it).
 	interimLevel float64
 }
@@ -110,7 +123,57 @@ func DefaultOptions() Options {
 		Level:                  0.95,
 		MaxClientBoundFraction: 0.5,
 		BaselineFile:           "testdata/baseline.json",
+		Cost:                   DefaultCostOptions(),
 	}
+}
+
+// ParseTiers reads --tiers: a comma-separated list of time and cost.
+func ParseTiers(list string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		switch t {
+		case TierTime, TierCost:
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		case "":
+		default:
+			return nil, fmt.Errorf("--tiers %q: unknown tier %q (want time, cost or time,cost)", list, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--tiers %q: name at least one of time, cost", list)
+	}
+	return out, nil
+}
+
+// DefaultTiers are the tiers a scenarios run judges when --tiers is not
+// given: time and cost where valgrind is installed, else time alone.
+func DefaultTiers(valgrind string) []string {
+	if valgrind == "" {
+		valgrind = "valgrind"
+	}
+	if _, err := exec.LookPath(valgrind); err != nil {
+		return []string{TierTime}
+	}
+	return []string{TierTime, TierCost}
+}
+
+// tierNames are the tiers the run judges, as the JSON lists them.
+func (o Options) tierNames() []string {
+	if len(o.Tiers) == 0 {
+		return []string{TierTime}
+	}
+	return append([]string(nil), o.Tiers...)
+}
+
+// hasTier reports whether the run judges tier (no tiers: the time tier).
+func (o Options) hasTier(tier string) bool {
+	if len(o.Tiers) == 0 {
+		return tier == TierTime
+	}
+	return slices.Contains(o.Tiers, tier)
 }
 
 // ABMode reports whether two servers are compared in one run.

@@ -105,7 +105,7 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 	run := func(t *testing.T, o Options) *ScenariosResult {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		r := runScenarios(ctx, o, f, nil, processLab{}, time.Now)
+		r := runScenarios(ctx, o, f, nil, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
 		WriteScenariosTable(&table, r)
 		t.Logf("table:\n%s", table.String())

@@ -334,6 +334,9 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	}
 
 	binA, labelA := o.A, o.A
+	if o.aLabel != "" {
+		labelA = o.aLabel
+	}
 	if o.ARef != "" {
 		binA = filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
 		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)

@@ -61,6 +61,29 @@ type Scenario struct {
 	// server before its warm-up and before every round's runs: the state
 	// the measured load needs (ids a status load asks for).
 	Setup []SetupLoad `toml:"setup" json:"setup,omitempty"`
+	// Cost is how the cost tier loads this scenario, where it differs
+	// from the run's --cost-requests and --cost-rate.
+	Cost CostShape `toml:"cost" json:"cost_load,omitzero"`
+}
+
+// CostShape is a scenario's own cost-tier load: its requests and rate, and
+// more load_tester flags (a pipelined scenario sends its requests in
+// bursts with --send-slack, so that the server reads each burst at once
+// on both sides).
+type CostShape struct {
+	Requests int      `toml:"requests" json:"requests,omitempty"`
+	Rate     float64  `toml:"rate" json:"rate,omitempty"`
+	LoadArgs []string `toml:"load_args" json:"load_args,omitempty"`
+}
+
+func (c CostShape) check() error {
+	switch {
+	case c.Requests < 0 || (c.Requests > 0 && c.Requests < 10):
+		return fmt.Errorf("cost.requests %d: want at least 10, or none for the run's --cost-requests", c.Requests)
+	case c.Rate < 0 || math.IsInf(c.Rate, 0) || math.IsNaN(c.Rate):
+		return fmt.Errorf("cost.rate %v: want requests/s above 0, or none for the run's --cost-rate", c.Rate)
+	}
+	return checkLoadArgs("cost.load_args", c.LoadArgs)
 }
 
 // LoadShape is what load_tester sends: the flags of one run besides the
@@ -166,7 +189,7 @@ func ParseScenarios(data []byte) (*ScenarioFile, error) {
 		}
 		return nil, fmt.Errorf("unknown key %s (allowed: [gate] %s; [[scenario]] %s; [[scenario.setup]] %s)",
 			strings.Join(keys, ", "), "rounds, max_rounds, budget, duration, warmup, warmup_run, concurrency, tolerance",
-			"name, description, method, path, headers, body, concurrency, pipeline, rate, load_args, metric, tolerance, setup",
+			"name, description, method, path, headers, body, concurrency, pipeline, rate, load_args, metric, tolerance, setup, cost (requests, rate, load_args)",
 			"method, path, headers, body, concurrency, pipeline, rate, load_args, duration")
 	}
 	if err := f.check(); err != nil {
@@ -244,6 +267,9 @@ func (s *Scenario) check() error {
 	if s.Tolerance != 0 && !(s.Tolerance > 0 && s.Tolerance < 1) {
 		return fmt.Errorf("tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%), or none for the run's", s.Tolerance)
 	}
+	if err := s.Cost.check(); err != nil {
+		return err
+	}
 	for i := range s.Setup {
 		u := &s.Setup[i]
 		if err := u.check(); err != nil {
@@ -293,11 +319,16 @@ func (l *LoadShape) check() error {
 	case l.Rate < 0 || math.IsInf(l.Rate, 0) || math.IsNaN(l.Rate):
 		return fmt.Errorf("rate %v: want requests/s above 0, or none for a closed loop", l.Rate)
 	}
-	for _, a := range l.LoadArgs {
+	return checkLoadArgs("load_args", l.LoadArgs)
+}
+
+// checkLoadArgs refuses a flag the gate sets itself.
+func checkLoadArgs(key string, args []string) error {
+	for _, a := range args {
 		flag, _, _ := strings.Cut(a, "=")
 		flag = "--" + strings.TrimLeft(flag, "-")
 		if strings.HasPrefix(a, "-") && slices.Contains(reservedLoadFlags, flag) {
-			return fmt.Errorf("load_args %q: the gate sets %s itself (use the scenario's own keys)", a, flag)
+			return fmt.Errorf("%s %q: the gate sets %s itself (use the scenario's own keys)", key, a, flag)
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 // scenario's reason and noise, the tolerances, the warnings, which
 // scenario decided and the verdict line (always last).
 func WriteScenariosTable(w io.Writer, r *ScenariosResult) {
-	if len(r.Scenarios) > 0 {
+	if len(r.Scenarios) > 0 && ranTime(r) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  scenario\tload\trounds\tA median\tB median\tB/A\tinterval\tverdict")
 		for _, s := range r.Scenarios {
@@ -43,8 +43,11 @@ func WriteScenariosTable(w io.Writer, r *ScenariosResult) {
 			fmt.Fprintf(w, "  %s\n", note)
 		}
 	}
-	if line := tolerancesLine(r.Scenarios); line != "" {
+	if line := tolerancesLine(r.Scenarios); line != "" && ranTime(r) {
 		fmt.Fprintln(w, line)
+	}
+	if hasCost(r) {
+		writeCostTable(w, r)
 	}
 	for _, warn := range scenarioWarnings(r) {
 		fmt.Fprintf(w, "warning: %s\n", warn)
@@ -209,7 +212,7 @@ func WriteScenariosMarkdown(w io.Writer, r *ScenariosResult, links MarkdownLinks
 	}
 	fmt.Fprintf(w, "### Regression gate: %s%s\n\n", verdictBadge(r.Decision), by)
 	fmt.Fprintf(w, "> %s\n\n", escapeMarkdown(r.Reason))
-	if len(r.Scenarios) > 0 {
+	if len(r.Scenarios) > 0 && ranTime(r) {
 		fmt.Fprintln(w, "| scenario | load | rounds | A median | B median | B/A | interval | verdict |")
 		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---|---|")
 		for _, s := range r.Scenarios {
@@ -222,6 +225,9 @@ func WriteScenariosMarkdown(w io.Writer, r *ScenariosResult, links MarkdownLinks
 				formatInterval(s.CI), markdownVerdictCell(s.Decision))
 		}
 		fmt.Fprintln(w)
+	}
+	if hasCost(r) {
+		writeCostMarkdown(w, r)
 	}
 	for _, item := range scenarioMarkdownChecks(r) {
 		fmt.Fprintf(w, "- %s\n", item)

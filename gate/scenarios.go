@@ -1,11 +1,14 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +50,60 @@ type ScenarioResult struct {
 	Metric      string      `json:"metric"`
 	Load        LoadShape   `json:"load"`
 	Setup       []SetupLoad `json:"setup,omitempty"`
+	// Tiers are the tiers this scenario was judged by (TierTime, TierCost).
+	Tiers []string `json:"tiers"`
+	// Judgement is the time tier's (empty when it did not run).
 	Judgement
+	// Cost is the cost tier's judgement (nil when it did not run).
+	Cost *CostJudgement `json:"cost,omitempty"`
+}
+
+// Reason codes of a scenario whose cost decided.
+const (
+	ReasonCostWithin = "cost_within_tolerance"
+	ReasonCostHigher = "cost_higher"
+	ReasonCostNoisy  = "cost_noisy"
+	ReasonCostFailed = "cost_could_not_judge"
+)
+
+// costDecision is the cost tier's verdict as a Decision.
+func (c *CostJudgement) decision() Decision {
+	d := Decision{Verdict: c.Verdict.Verdict(), Reason: "cost: " + c.Reason}
+	switch {
+	case c.Verdict == CostPass:
+		d.ReasonCode = ReasonCostWithin
+	case c.Verdict == CostRegression:
+		d.ReasonCode = ReasonCostHigher
+	case c.A.Spread > c.MaxSpread || c.B.Spread > c.MaxSpread:
+		d.ReasonCode = ReasonCostNoisy
+	default:
+		d.ReasonCode = ReasonCostFailed
+	}
+	return d
+}
+
+// decision is the scenario's verdict over its tiers: the worst of them
+// (the time tier's first when they tie).
+func (s *ScenarioResult) decision() Decision {
+	ranTime := slices.Contains(s.Tiers, TierTime) || len(s.Tiers) == 0
+	if s.Cost == nil {
+		return s.Decision
+	}
+	c := s.Cost.decision()
+	if !ranTime || verdictRank(c.Verdict) > verdictRank(s.Decision.Verdict) {
+		c.NoiseForgiven = s.NoiseForgiven
+		return c
+	}
+	return s.Decision
+}
+
+// closeness orders passing scenarios for "the closest call": the time
+// tier's ratio (lower is closer), else the cost tier's (higher is closer).
+func (s *ScenarioResult) closeness() float64 {
+	if slices.Contains(s.Tiers, TierTime) || s.Cost == nil {
+		return s.CI.Ratio
+	}
+	return 1 / s.Cost.Ratio
 }
 
 // RunScenarios runs the gate on every scenario of the file at path. The
@@ -71,12 +127,12 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 		res.ExitCode = res.Decision.ExitCode()
 		return res
 	}
-	return runScenarios(ctx, o, f, progress, processLab{}, time.Now)
+	return runScenarios(ctx, o, f, progress, processLab{}, processCostLab{}, time.Now)
 }
 
 // runScenarios is RunScenarios with the file read, the lab and the clock
 // given (tests give synthetic ones).
-func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, now func() time.Time) *ScenariosResult {
+func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *ScenariosResult {
 	start := now()
 	res := &ScenariosResult{Version: ScenariosResultVersion, Mode: ModeScenarios, File: f.Path, Command: o.Command,
 		RoundsPlan: RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()}}
@@ -89,11 +145,15 @@ func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.W
 		sc.init(o)
 		m.scenarios = append(m.scenarios, sc)
 	}
+	var costs []*CostJudgement
 	defer func() {
 		res.Scenarios = make([]ScenarioResult, len(m.scenarios))
 		for i, sc := range m.scenarios {
 			res.Scenarios[i] = ScenarioResult{Name: sc.sc.Name, Description: sc.sc.Description, Metric: sc.sc.Metric,
-				Load: sc.sc.LoadShape, Setup: sc.sc.Setup, Judgement: *sc.r}
+				Load: sc.sc.LoadShape, Setup: sc.sc.Setup, Judgement: *sc.r, Tiers: o.tierNames()}
+			if i < len(costs) {
+				res.Scenarios[i].Cost = costs[i]
+			}
 			res.Rounds = max(res.Rounds, sc.r.Rounds)
 			for _, s := range sc.sides {
 				if s.name == "A" {
@@ -123,8 +183,70 @@ func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.W
 		m.failEarly(ReasonBadInput, "%v", err)
 		return res
 	}
-	m.run(ctx, &res.Settings, &res.Machine)
+	costs = runTiers(ctx, m, l, cl, &res.Settings, &res.Machine, progress)
 	return res
+}
+
+// runTiers runs the time tier (the rounds) and then the cost tier on the
+// same two binaries; A is built from --a-ref once, for both.
+func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *Settings, machine *Machine, progress io.Writer) []*CostJudgement {
+	o := &m.o
+	if !o.hasTier(TierCost) {
+		m.run(ctx, settings, machine)
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "gate-cost-")
+	if err != nil {
+		m.failEarly(ReasonBadInput, "temp dir: %v", err)
+		return nil
+	}
+	defer os.RemoveAll(dir)
+	costDir := dir
+	if o.Cost.KeepDir != "" {
+		if costDir, err = filepath.Abs(o.Cost.KeepDir); err == nil {
+			err = os.MkdirAll(costDir, 0o755)
+		}
+		if err != nil {
+			m.failEarly(ReasonBadInput, "--cost-keep: %v", err)
+			return nil
+		}
+	}
+	if o.ARef != "" {
+		bin := filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
+		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
+		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, bin)
+		if err != nil {
+			m.failEarly(ReasonBadInput, "%v", err)
+			return nil
+		}
+		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+		o.A, o.ARef = bin, ""
+	}
+	if o.hasTier(TierTime) {
+		m.run(ctx, settings, machine)
+	} else {
+		*machine = ThisMachine(o.B)
+		for _, sc := range m.scenarios {
+			sc.sides = []*sideRun{{name: "A", label: cmp.Or(o.aLabel, o.A)}, {name: "B", label: o.B}}
+		}
+	}
+	cfgA, cfgB, err := m.configs()
+	if err != nil {
+		m.failEarly(ReasonBadInput, "%v", err)
+		return nil
+	}
+	scs := make([]Scenario, len(m.scenarios))
+	for i, sc := range m.scenarios {
+		scs[i] = sc.sc
+	}
+	pair := costPair{binA: o.A, binB: o.B, cfgA: cfgA, cfgB: cfgB, loadTester: o.LoadTester, dir: costDir}
+	costs := runCostTier(ctx, o.Cost, scs, pair, cl, progress)
+	for _, c := range costs {
+		if o.NoiseOK && c.Verdict == CostCouldNotJudge && c.decision().ReasonCode == ReasonCostNoisy {
+			c.Verdict, c.NoiseForgiven = CostPass, true
+		}
+	}
+	return costs
 }
 
 // verdictRank orders verdicts from best to worst. A regression outranks
@@ -151,20 +273,22 @@ func combineVerdicts(scs []ScenarioResult) (Decision, string) {
 	}
 	worst := 0
 	forgiven := false
-	for i, s := range scs {
-		forgiven = forgiven || s.NoiseForgiven
-		if verdictRank(s.Verdict) > verdictRank(scs[worst].Verdict) {
+	ds := make([]Decision, len(scs))
+	for i := range scs {
+		ds[i] = scs[i].decision()
+		forgiven = forgiven || scs[i].NoiseForgiven || ds[i].NoiseForgiven
+		if verdictRank(ds[i].Verdict) > verdictRank(ds[worst].Verdict) {
 			worst = i
 		}
 	}
-	if scs[worst].Verdict == Pass {
-		for i, s := range scs {
-			if lowerRatio(s.CI.Ratio, scs[worst].CI.Ratio) {
+	if ds[worst].Verdict == Pass {
+		for i := range scs {
+			if lowerRatio(scs[i].closeness(), scs[worst].closeness()) {
 				worst = i
 			}
 		}
 	}
-	w := scs[worst]
+	w, wd := scs[worst], ds[worst]
 	// A problem every scenario met before measuring (bad options, a
 	// missing load tester) is the run's, not one scenario's.
 	if len(w.Problems) > 0 && w.Rounds == 0 && sameFirstProblem(scs) {
@@ -172,15 +296,15 @@ func combineVerdicts(scs []ScenarioResult) (Decision, string) {
 		d.NoiseForgiven = forgiven
 		return d, ""
 	}
-	d := Decision{Verdict: w.Verdict, ReasonCode: w.ReasonCode, NoiseForgiven: forgiven}
-	if w.Verdict == Pass {
-		d.Reason = fmt.Sprintf("every scenario passed; the closest, %s: %s", w.Name, w.Reason)
+	d := Decision{Verdict: wd.Verdict, ReasonCode: wd.ReasonCode, NoiseForgiven: forgiven}
+	if wd.Verdict == Pass {
+		d.Reason = fmt.Sprintf("every scenario passed; the closest, %s: %s", w.Name, wd.Reason)
 	} else {
-		d.Reason = fmt.Sprintf("scenario %s: %s", w.Name, w.Reason)
+		d.Reason = fmt.Sprintf("scenario %s: %s", w.Name, wd.Reason)
 		var others []string
 		for i, s := range scs {
-			if i != worst && s.Verdict != Pass {
-				others = append(others, fmt.Sprintf("%s %s (%s)", s.Name, s.Verdict, s.ReasonCode))
+			if i != worst && ds[i].Verdict != Pass {
+				others = append(others, fmt.Sprintf("%s %s (%s)", s.Name, ds[i].Verdict, ds[i].ReasonCode))
 			}
 		}
 		if len(others) > 0 {

@@ -72,7 +72,7 @@ func perScenario(factor map[string]float64, noisy ...string) func(synthRun) synt
 
 func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *ScenariosResult {
 	t.Helper()
-	r := runScenarios(context.Background(), o, f, nil, l, l.now)
+	r := runScenarios(context.Background(), o, f, nil, l, nil, l.now)
 	if testing.Verbose() {
 		var table strings.Builder
 		WriteScenariosTable(&table, r)
@@ -399,7 +399,7 @@ func TestScenariosInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	l := newSynthLab(nil)
-	r := runScenarios(ctx, synthOptions(t), fourScenarios(t), nil, l, l.now)
+	r := runScenarios(ctx, synthOptions(t), fourScenarios(t), nil, l, nil, l.now)
 	if r.Verdict != CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
 		t.Fatalf("%s: %s", r.Verdict, r.Reason)
 	}

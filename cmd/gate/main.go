@@ -43,6 +43,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	var loadArgs stringList
 	var jsonPath, markdownPath, scenarios string
 	var quiet, printConfig bool
+	var tiers string
 	fs.StringVar(&o.A, "a", "", "server binary A, the reference (A/B mode)")
 	fs.StringVar(&o.ARef, "a-ref", "", "build A from this git ref in a temporary worktree (A/B mode)")
 	fs.StringVar(&o.B, "b", o.B, "server binary B, the candidate")
@@ -82,6 +83,15 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.StringVar(&o.BaselineFile, "baseline", o.BaselineFile, "baseline file (baseline mode)")
 	fs.BoolVar(&o.UpdateBaseline, "update-baseline", false, "measure --b and write the baseline file")
 	fs.BoolVar(&o.AllowOtherMachine, "allow-other-machine", false, "compare with a baseline recorded on another machine")
+	fs.StringVar(&tiers, "tiers", "", "with --scenarios: what to judge, time (req/s), cost (instructions per request under callgrind) or time,cost; default time,cost where valgrind is installed, else time")
+	fs.IntVar(&o.Cost.Requests, "cost-requests", o.Cost.Requests, "cost tier: requests counted per run, after the scenario's setup")
+	fs.Float64Var(&o.Cost.Rate, "cost-rate", o.Cost.Rate, "cost tier: their open-loop rate (requests/s), the same on both sides")
+	fs.IntVar(&o.Cost.Runs, "cost-runs", o.Cost.Runs, "cost tier: runs per side (A and B at once) before the first look")
+	fs.IntVar(&o.Cost.MaxRuns, "cost-max-runs", o.Cost.MaxRuns, "cost tier: runs per side at most while undecided")
+	fs.Float64Var(&o.Cost.Tolerance, "cost-tolerance", o.Cost.Tolerance, "cost tier: extra instructions per request B may have (0.005 = 0.5%)")
+	fs.Float64Var(&o.Cost.MaxSpread, "cost-max-spread", o.Cost.MaxSpread, "cost tier: a side whose runs disagree by more (max/min - 1) cannot be judged")
+	fs.StringVar(&o.Cost.KeepDir, "cost-keep", "", "cost tier: keep every run's files (callgrind dumps for callgrind_annotate, valgrind logs, load results) in `DIR`")
+	fs.StringVar(&o.Cost.Valgrind, "valgrind", "", "cost tier: the valgrind binary (default: from $PATH)")
 	fs.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
 	fs.StringVar(&markdownPath, "markdown", "", "write a short markdown summary to this file (a pull-request comment, $GITHUB_STEP_SUMMARY)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
@@ -114,7 +124,18 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 		fmt.Fprintln(stderr, "gate: --only names scenarios of a --scenarios file")
 		return 2
 	}
+	if tiers != "" && scenarios == "" {
+		fmt.Fprintln(stderr, "gate: --tiers judges the scenarios of a --scenarios file")
+		return 2
+	}
 	if scenarios != "" {
+		var err error
+		if o.Tiers, err = gate.ParseTiers(tiers); tiers == "" {
+			o.Tiers = gate.DefaultTiers(o.Cost.Valgrind)
+		} else if err != nil {
+			fmt.Fprintf(stderr, "gate: %v\n", err)
+			return 2
+		}
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		r := gate.RunScenarios(ctx, o, scenarios, func(name string) bool { return set[name] }, progress)

@@ -58,6 +58,12 @@ type Spec struct {
 	// stderr), as it prints it. Nothing is written to it after Done.
 	Log       io.Writer
 	TailLines int // lines kept for error messages; default 20
+	// Wrapper, when set, runs the binary under another program: its first
+	// element is that program and the rest its flags, before the binary
+	// (the gate's cost tier runs the server under valgrind).
+	Wrapper []string
+	// Env is added to the process's environment (KEY=value each).
+	Env []string
 }
 
 // Listener is one address the server said it listens on.
@@ -128,8 +134,15 @@ func Start(spec Spec) (*Process, error) {
 		tail = 20
 	}
 	p := &Process{name: name, exited: make(chan struct{}), done: make(chan struct{}), out: newOutput(tail, ready, spec.Log)}
+	if len(spec.Wrapper) > 0 {
+		args = append(append(append([]string(nil), spec.Wrapper[1:]...), bin), args...)
+		bin = spec.Wrapper[0]
+	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = spec.Dir
+	if len(spec.Env) > 0 {
+		p.cmd.Env = append(os.Environ(), spec.Env...)
+	}
 	// Its own process group: a SIGKILL reaches whatever it started too.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.startAndWatch(spec.CPUs); err != nil {
@@ -307,6 +320,18 @@ func (p *Process) LastLine() string { return p.out.lastLine() }
 // return what the first one did.
 func (p *Process) Stop(grace time.Duration) error {
 	p.stopOnce.Do(func() { p.stopErr = p.stop(grace) })
+	return p.stopErr
+}
+
+// Kill ends the process group with SIGKILL at once, without a SIGTERM
+// first (a program such as valgrind may abort on SIGTERM), and waits for
+// its output. Later calls, and Stop's, return what the first one did.
+func (p *Process) Kill() error {
+	p.stopOnce.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		p.stopErr = p.Exit()
+	})
 	return p.stopErr
 }
 

@@ -61,6 +61,7 @@ type fakeConfig struct {
 		PrintCPUs       bool   `toml:"print_cpus"`    // "fake: cpus=<Cpus_allowed_list>"
 		ReadyOnStderr   bool   `toml:"ready_stderr"`  // the ready line on stderr (not a ready line)
 		SlowStartMillis int    `toml:"slow_start_ms"` // sleep before listening
+		PrintEnv        string `toml:"print_env"`     // "fake: env=<value of that variable>"
 	}
 }
 
@@ -89,6 +90,9 @@ func fakeMain(args []string) int {
 	}
 	if f.Echo != "" {
 		fmt.Printf("fake: echo=%s\n", strconv.Quote(f.Echo))
+	}
+	if f.PrintEnv != "" {
+		fmt.Println("fake: env=" + os.Getenv(f.PrintEnv))
 	}
 	if f.PrintCPUs {
 		status, _ := os.ReadFile("/proc/self/status")
@@ -387,6 +391,54 @@ func TestArgsDirAndRelativeBinary(t *testing.T) {
 	}
 	if p.Name() != "fakeweaseldb" {
 		t.Errorf("default name %q", p.Name())
+	}
+}
+
+// A wrapper runs the binary under another program (the gate's cost tier:
+// valgrind), Env reaches the process, and Kill ends it at once, without
+// the SIGTERM a wrapper such as valgrind may abort on.
+func TestWrapperEnvAndKill(t *testing.T) {
+	env, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip("no env(1)")
+	}
+	dir := shortDir(t)
+	cfg := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(cfg, []byte("[fake]\nprint_env = \"SERVERPROC_TEST\"\nignore_term = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(Spec{Binary: fakeBinary(t), ConfigFile: cfg, Dir: dir, Wrapper: []string{env, "SERVERPROC_TEST=wrapped"},
+		Env: []string{"SERVERPROC_OTHER=1"}, StartTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := p.StartupValue("fake: env="); v != "wrapped" {
+		t.Errorf("the wrapper's variable: %q, want wrapped", v)
+	}
+	begin := time.Now()
+	err = p.Kill()
+	var exit *ExitError
+	if !errors.As(err, &exit) || exit.Code != 128+int(syscall.SIGKILL) {
+		t.Errorf("Kill: %v, want an exit by SIGKILL", err)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("Kill took %v: it must not wait for a SIGTERM the process ignores", d)
+	}
+	if p.Alive() || p.Stop(time.Second) != err {
+		t.Error("after Kill the process must be gone and Stop must return what Kill did")
+	}
+
+	// Env alone, without a wrapper.
+	if err := os.WriteFile(cfg, []byte("[fake]\nprint_env = \"SERVERPROC_OTHER\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Start(Spec{Binary: fakeBinary(t), ConfigFile: cfg, Dir: dir, Env: []string{"SERVERPROC_OTHER=plain"}, StartTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop(time.Second)
+	if v, _ := q.StartupValue("fake: env="); v != "plain" {
+		t.Errorf("Env: %q, want plain", v)
 	}
 }
 

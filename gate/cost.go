@@ -1,0 +1,356 @@
+package gate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"weaseldb/internal/stats"
+)
+
+// The cost tier: instructions per request, counted under callgrind. A count
+// does not care what the other core is doing, so it sees a 1% step that the
+// time tier's req/s, on a shared machine that drifts by up to 10% within
+// minutes, never can; A and B even run at the same time, one per CPU. It
+// cannot see what costs time without costing instructions (cache misses,
+// lock contention, the kernel's side of a system call): the time tier stays
+// for those (docs/gate.md, "The cost tier").
+
+// Tiers a run can judge.
+const (
+	TierTime = "time"
+	TierCost = "cost"
+)
+
+// CostOptions configure the cost tier.
+type CostOptions struct {
+	Requests int     // counted requests per run, after the setup
+	Rate     float64 // their open-loop rate, the same on both sides
+	Runs     int     // runs per side before the first look
+	MaxRuns  int     // runs per side at most while undecided
+	// Tolerance is the extra cost B may have before it is a regression
+	// (0.005: half a percent more instructions per request).
+	Tolerance float64
+	// MaxSpread is how far one side's runs may disagree (max/min - 1)
+	// before the side is "could not judge": a count that moves more than
+	// this is following something other than the requests.
+	MaxSpread float64
+	Valgrind  string // valgrind binary ("" looks it up in $PATH)
+	Control   string // callgrind_control ("" looks it up)
+	// SetupSlowdown paces open-loop setups this many times slower (and
+	// longer) under valgrind.
+	SetupSlowdown float64
+	StartTimeout  time.Duration
+	// KeepDir, when set, keeps every run's files there (the callgrind
+	// dumps, for callgrind_annotate; valgrind's logs; the loads' JSON)
+	// instead of in a temporary directory removed at the end.
+	KeepDir string
+}
+
+// DefaultCostOptions: 1,000 requests at 250/s (4 s a run), 3 runs a side,
+// up to 5; a 0.5% tolerance against runs that agree within 0.2-0.3% here
+// (docs/gate.md, "The cost tier").
+func DefaultCostOptions() CostOptions {
+	return CostOptions{Requests: 1000, Rate: 250, Runs: 3, MaxRuns: 5, Tolerance: 0.005, MaxSpread: 0.01,
+		SetupSlowdown: 10, StartTimeout: 60 * time.Second}
+}
+
+// Validate checks the options; the error names the flag.
+func (c CostOptions) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.Requests >= 10, "--cost-requests %d: want at least 10", c.Requests)
+	check(c.Rate > 0 && !math.IsInf(c.Rate, 0), "--cost-rate %g: want > 0", c.Rate)
+	check(c.Runs >= 2, "--cost-runs %d: want at least 2", c.Runs)
+	check(c.MaxRuns >= c.Runs, "--cost-max-runs %d: want at least --cost-runs (%d)", c.MaxRuns, c.Runs)
+	check(c.Tolerance > 0 && c.Tolerance < 1, "--cost-tolerance %g: want a fraction between 0 and 1", c.Tolerance)
+	check(c.MaxSpread > 0, "--cost-max-spread %g: want > 0", c.MaxSpread)
+	return errors.Join(errs...)
+}
+
+// CostVerdict is the cost tier's answer for one scenario, as the JSON
+// writes it.
+type CostVerdict string
+
+// The cost verdicts.
+const (
+	CostPass          CostVerdict = "pass"
+	CostRegression    CostVerdict = "regression"
+	CostCouldNotJudge CostVerdict = "could_not_judge"
+)
+
+// Verdict is the gate's verdict of the same meaning.
+func (v CostVerdict) Verdict() Verdict {
+	switch v {
+	case CostPass:
+		return Pass
+	case CostRegression:
+		return Regression
+	default:
+		return CouldNotJudge
+	}
+}
+
+// CostSide is one side's cost runs and their medians.
+type CostSide struct {
+	InstructionsPerRequest float64 `json:"instructions_per_request"` // filtered; the median of the runs
+	UnfilteredPerRequest   float64 `json:"instructions_unfiltered_per_request"`
+	AllocsPerRequest       float64 `json:"allocs_per_request"`
+	BytesPerRequest        float64 `json:"alloc_bytes_per_request"`
+	SyscallsPerRequest     float64 `json:"syscalls_per_request"`
+	// Spread is max/min - 1 of the runs' filtered count per request.
+	Spread float64      `json:"spread"`
+	Runs   []CostSample `json:"runs"`
+}
+
+// CostJudgement is what the cost tier found for one scenario.
+type CostJudgement struct {
+	A CostSide `json:"a"`
+	B CostSide `json:"b"`
+	// Ratio is B/A of the filtered medians; Low and High are the lower and
+	// upper quartiles of the ratios of every B run to every A run (with 3
+	// runs a side, 9 pairs: the third lowest and the third highest).
+	Ratio           float64     `json:"ratio"`
+	Low             float64     `json:"ratio_low"`
+	High            float64     `json:"ratio_high"`
+	UnfilteredRatio float64     `json:"ratio_unfiltered"`
+	AllocsRatio     float64     `json:"ratio_allocs,omitempty"`
+	Verdict         CostVerdict `json:"verdict"`
+	Reason          string      `json:"reason"`
+	// NoiseForgiven: --noise-ok made runs that disagreed a pass.
+	NoiseForgiven bool    `json:"noise_forgiven,omitempty"`
+	Tolerance     float64 `json:"tolerance"`
+	MaxSpread     float64 `json:"max_spread"`
+	Requests      int     `json:"requests_per_run"`
+	Rate          float64 `json:"rate"`
+	ElapsedS      float64 `json:"elapsed_s"`
+}
+
+// costLab runs one cost run; the tests give a synthetic one.
+type costLab interface {
+	runCost(ctx context.Context, spec CostSpec) (CostSample, error)
+}
+
+type processCostLab struct{}
+
+func (processCostLab) runCost(ctx context.Context, spec CostSpec) (CostSample, error) {
+	return RunCostOnce(ctx, spec)
+}
+
+// costTools finds valgrind and callgrind_control; the error is the one
+// line a "could not judge" gives.
+func costTools(c *CostOptions) error {
+	for _, t := range []struct {
+		path *string
+		name string
+	}{{&c.Valgrind, "valgrind"}, {&c.Control, "callgrind_control"}} {
+		if *t.path == "" {
+			*t.path = t.name
+		}
+		p, err := exec.LookPath(*t.path)
+		if err != nil {
+			return fmt.Errorf("the cost tier needs %s (apt-get install valgrind): %w", t.name, err)
+		}
+		*t.path = p
+	}
+	return nil
+}
+
+// costPair is what the cost tier needs of the two sides.
+type costPair struct {
+	binA, binB string
+	cfgA, cfgB []byte
+	loadTester string
+	dir        string
+}
+
+// judgeCost runs one scenario's cost runs, A and B at the same time, and
+// judges them.
+func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, progress io.Writer) *CostJudgement {
+	began := time.Now()
+	j := &CostJudgement{Tolerance: c.Tolerance, MaxSpread: c.MaxSpread}
+	j.Requests, j.Rate = costLoad(c, sc)
+	defer func() { j.ElapsedS = time.Since(began).Seconds() }()
+	var a, b []CostSample
+	for run := 1; run <= c.MaxRuns; run++ {
+		sa, sb, err := costRound(ctx, c, sc, p, l, run)
+		if err != nil {
+			j.Verdict, j.Reason = CostCouldNotJudge, err.Error()
+			j.A, j.B = costSide(a), costSide(b)
+			return j
+		}
+		a, b = append(a, sa), append(b, sb)
+		if progress != nil {
+			fmt.Fprintf(progress, "gate: cost %s run %d: A %.1f, B %.1f instructions/request\n", sc.Name, run,
+				sa.InstructionsPerRequest, sb.InstructionsPerRequest)
+		}
+		if run < c.Runs {
+			continue
+		}
+		j.A, j.B = costSide(a), costSide(b)
+		if decided := j.judge(run == c.MaxRuns); decided {
+			return j
+		}
+	}
+	return j
+}
+
+// costRound is one run of each side, at the same time.
+func costRound(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, run int) (a, b CostSample, err error) {
+	requests, rate := costLoad(c, sc)
+	spec := func(side, bin string, cfg []byte) CostSpec {
+		return CostSpec{Side: side, Binary: bin, ConfigData: cfg, Dir: p.dir, Scenario: sc, Run: run, Requests: requests,
+			Rate: rate, LoadTester: p.loadTester, Valgrind: c.Valgrind, Control: c.Control,
+			SetupSlowdown: c.SetupSlowdown, StartTimeout: c.StartTimeout}
+	}
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Add(2)
+	go func() { defer wg.Done(); a, errA = l.runCost(ctx, spec("A", p.binA, p.cfgA)) }()
+	go func() { defer wg.Done(); b, errB = l.runCost(ctx, spec("B", p.binB, p.cfgB)) }()
+	wg.Wait()
+	return a, b, errors.Join(errA, errB)
+}
+
+// costLoad is the scenario's counted requests and their rate: its own
+// [scenario.cost] where it gives them, else the run's.
+func costLoad(c CostOptions, sc Scenario) (requests int, rate float64) {
+	return cmp.Or(sc.Cost.Requests, c.Requests), cmp.Or(sc.Cost.Rate, c.Rate)
+}
+
+// costSide summarises one side's runs.
+func costSide(runs []CostSample) CostSide {
+	s := CostSide{Runs: runs}
+	if len(runs) == 0 {
+		return s
+	}
+	pick := func(f func(CostSample) float64) []float64 {
+		out := make([]float64, len(runs))
+		for i, r := range runs {
+			out[i] = f(r)
+		}
+		return out
+	}
+	per := pick(func(r CostSample) float64 { return r.InstructionsPerRequest })
+	s.InstructionsPerRequest = stats.Median(per)
+	s.UnfilteredPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.UnfilteredPerRequest }))
+	s.AllocsPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.AllocsPerRequest }))
+	s.BytesPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.BytesPerRequest }))
+	s.SyscallsPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.SyscallsPerRequest }))
+	if lo := slices.Min(per); lo > 0 {
+		s.Spread = slices.Max(per)/lo - 1
+	}
+	return s
+}
+
+// judge applies the cost rule to the runs so far; it reports whether the
+// verdict is final (final: no more runs will come).
+//
+//   - either side's runs disagree by more than MaxSpread: could not judge;
+//   - B/A - 1 at most the tolerance: pass;
+//   - the run pairs' lower quartile (Low) above 1 + tolerance: regression;
+//   - else undecided: more runs, and at the last one could not judge.
+func (j *CostJudgement) judge(final bool) bool {
+	a, b := j.A, j.B
+	if a.InstructionsPerRequest <= 0 || b.InstructionsPerRequest <= 0 {
+		j.Verdict, j.Reason = CostCouldNotJudge, "no instructions counted"
+		return true
+	}
+	j.Ratio = b.InstructionsPerRequest / a.InstructionsPerRequest
+	j.UnfilteredRatio = b.UnfilteredPerRequest / a.UnfilteredPerRequest
+	if a.AllocsPerRequest > 0 {
+		j.AllocsRatio = b.AllocsPerRequest / a.AllocsPerRequest
+	}
+	j.Low, j.High = pairRatioRange(a.Runs, b.Runs)
+	more := 100 * (j.Ratio - 1)
+	switch {
+	case a.Spread > j.MaxSpread || b.Spread > j.MaxSpread:
+		j.Verdict = CostCouldNotJudge
+		j.Reason = fmt.Sprintf("the runs disagree: A's spread %.2f%%, B's %.2f%%, more than the %.2f%% allowed (docs/gate.md)",
+			100*a.Spread, 100*b.Spread, 100*j.MaxSpread)
+		return true
+	case j.Ratio-1 <= j.Tolerance:
+		j.Verdict = CostPass
+		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request (%.0f against %.0f), within the %.2f%% tolerance",
+			more, b.InstructionsPerRequest, a.InstructionsPerRequest, 100*j.Tolerance)
+		return true
+	case j.Low-1 > j.Tolerance:
+		j.Verdict = CostRegression
+		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request (%.0f against %.0f; run pairs %+.2f%% to %+.2f%%), beyond the %.2f%% tolerance",
+			more, b.InstructionsPerRequest, a.InstructionsPerRequest, 100*(j.Low-1), 100*(j.High-1), 100*j.Tolerance)
+		return true
+	case final:
+		j.Verdict = CostCouldNotJudge
+		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request, past the %.2f%% tolerance, but its runs overlap it (run pairs %+.2f%% to %+.2f%%)",
+			more, 100*j.Tolerance, 100*(j.Low-1), 100*(j.High-1))
+		return true
+	}
+	return false
+}
+
+// pairRatioRange is the lower and upper quartile of B_j/A_i over every
+// pair of runs (the k-th lowest and highest, k = pairs/4 + 1): one
+// outlying run moves a third of the pairs at most with 3 runs a side, and
+// extra runs can settle a verdict it would otherwise block.
+func pairRatioRange(a, b []CostSample) (lo, hi float64) {
+	var rs []float64
+	for _, rb := range b {
+		for _, ra := range a {
+			if ra.InstructionsPerRequest > 0 {
+				rs = append(rs, rb.InstructionsPerRequest/ra.InstructionsPerRequest)
+			}
+		}
+	}
+	if len(rs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(rs)
+	k := len(rs) / 4
+	return rs[k], rs[len(rs)-1-k]
+}
+
+// RunCostTier judges every scenario's cost, one scenario after another.
+// The error is for a tier that could not start (no valgrind): every
+// scenario then gets that line as its "could not judge".
+func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair, l costLab, progress io.Writer) []*CostJudgement {
+	out := make([]*CostJudgement, len(scs))
+	if err := c.Validate(); err != nil {
+		return costFailed(out, c, err)
+	}
+	if _, ok := l.(processCostLab); ok {
+		if err := costTools(&c); err != nil {
+			return costFailed(out, c, err)
+		}
+		if _, err := os.Stat(p.loadTester); err != nil {
+			return costFailed(out, c, fmt.Errorf("load tester %s: %w", p.loadTester, err))
+		}
+	}
+	for i, sc := range scs {
+		if ctx.Err() != nil {
+			out[i] = &CostJudgement{Verdict: CostCouldNotJudge, Reason: "interrupted", Tolerance: c.Tolerance}
+			continue
+		}
+		out[i] = judgeCost(ctx, c, sc, p, l, progress)
+	}
+	return out
+}
+
+func costFailed(out []*CostJudgement, c CostOptions, err error) []*CostJudgement {
+	for i := range out {
+		out[i] = &CostJudgement{Verdict: CostCouldNotJudge, Reason: err.Error(), Tolerance: c.Tolerance, MaxSpread: c.MaxSpread,
+			Requests: c.Requests, Rate: c.Rate}
+	}
+	return out
+}

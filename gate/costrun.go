@@ -1,0 +1,345 @@
+package gate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"weaseldb/internal/serverproc"
+	"weaseldb/loadtester"
+)
+
+// One cost run: a server under callgrind, its scenario's setup, a fixed
+// number of requests at a fixed open-loop rate, and what they cost. The
+// instruction counters are zeroed once the setup is done and dumped once
+// the last response is in, so the count covers the measured requests
+// alone; the process is then killed with SIGKILL (callgrind aborts on
+// SIGTERM, and the dump is already on disk).
+
+// CostSpec is one cost run of one side.
+type CostSpec struct {
+	Side       string // "A" or "B"
+	Binary     string
+	ConfigData []byte // the user's config; interfaces are replaced
+	Dir        string // this run's files go here
+	Scenario   Scenario
+	Run        int // 1, 2, ...: names the files
+	Requests   int
+	Rate       float64
+	LoadTester string
+	Valgrind   string // the valgrind binary
+	Control    string // callgrind_control
+	// SetupSlowdown divides an open-loop setup's rate and multiplies its
+	// duration, so the same requests are due at a pace a server under
+	// valgrind keeps up with.
+	SetupSlowdown float64
+	StartTimeout  time.Duration
+}
+
+// CostSample is what one cost run measured.
+type CostSample struct {
+	Run      int   `json:"run"`
+	Requests int64 `json:"requests"` // answered in the counted window
+	// Instructions are the filtered count (costfilter.go), Unfiltered all
+	// that the server's threads executed between the zero and the dump.
+	Instructions           int64   `json:"instructions"`
+	Unfiltered             int64   `json:"instructions_unfiltered"`
+	InstructionsPerRequest float64 `json:"instructions_per_request"`
+	UnfilteredPerRequest   float64 `json:"instructions_unfiltered_per_request"`
+	// Allocations and bytes from the Go runtime's own counters
+	// (go_memstats_mallocs_total, go_memstats_alloc_bytes_total on the
+	// server's /metrics) over the same window, less what reading them
+	// costs (measured by two reads back to back).
+	AllocsPerRequest float64 `json:"allocs_per_request"`
+	BytesPerRequest  float64 `json:"alloc_bytes_per_request"`
+	// SyscallsPerRequest are the system calls valgrind traced in the
+	// window, clock reads left out (outside valgrind the vDSO answers
+	// them); futex and nanosleep follow the clock, so this is informative.
+	SyscallsPerRequest float64        `json:"syscalls_per_request"`
+	Syscalls           map[string]int `json:"syscalls,omitempty"`
+	WallS              float64        `json:"wall_s"`
+}
+
+// costEnv is the server's environment under valgrind: no asynchronous
+// preemption (callgrind aborts in its signal handling in most runs without
+// it), no garbage collection (a cycle lands in one run in a few and costs a
+// few percent; allocation is counted on its own) and no sampling of
+// allocations for the heap profile (each sample unwinds a stack, and which
+// allocations are sampled is random: 0.1-0.3% of a commit's count).
+var costEnv = []string{"GODEBUG=asyncpreemptoff=1,memprofilerate=0", "GOGC=off"}
+
+// RunCostOnce performs one cost run. Its error is one line.
+func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
+	began := time.Now()
+	sample := CostSample{Run: spec.Run}
+	name := fmt.Sprintf("cost-%s-%s-%d", strings.ToLower(spec.Side), spec.Scenario.Name, spec.Run)
+	target, _ := newTarget("unix", spec.Dir, name)
+	doc, err := serverConfig(spec.ConfigData, target)
+	if err != nil {
+		return sample, err
+	}
+	outPrefix := filepath.Join(spec.Dir, name+".callgrind")
+	logPath := filepath.Join(spec.Dir, name+".valgrind.log")
+	wrapper := []string{spec.Valgrind, "--tool=callgrind", "--callgrind-out-file=" + outPrefix + ".%p",
+		"--trace-syscalls=yes", "--log-file=" + logPath}
+	proc, err := serverproc.Start(serverproc.Spec{Name: "server " + spec.Side + " (callgrind)", Binary: spec.Binary,
+		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, Wrapper: wrapper, Env: costEnv,
+		StartTimeout: spec.StartTimeout})
+	if err != nil {
+		return sample, fmt.Errorf("%w%s", err, valgrindTail(logPath))
+	}
+	defer proc.Kill()
+	pid := proc.Pid()
+	load := func(shape LoadShape, dur time.Duration, phase string) (loadtester.Result, error) {
+		res, err := RunLoad(ctx, LoadSpec{Binary: spec.LoadTester, Target: target, Duration: dur, Concurrency: max(shape.Concurrency, 1),
+			Threads: 1, Path: shape.Path, Extra: append(shape.args(), "--drain", "10s", "--timeout", "10s"),
+			JSONPath: filepath.Join(spec.Dir, fmt.Sprintf("%s-%s.json", name, phase)), Scenario: spec.Scenario.Name, Phase: phase})
+		if err == nil {
+			err = cleanCostRun(res)
+		}
+		if err != nil {
+			return res, fmt.Errorf("server %s under callgrind, %s: %w", spec.Side, phase, err)
+		}
+		return res, nil
+	}
+	for i, u := range spec.Scenario.Setup {
+		shape, dur := u.LoadShape, u.Duration.Duration
+		if shape.Rate > 0 && spec.SetupSlowdown > 1 {
+			shape.Rate /= spec.SetupSlowdown
+			dur = time.Duration(float64(dur) * spec.SetupSlowdown)
+		}
+		if _, err := load(shape, dur, fmt.Sprintf("setup%d", i+1)); err != nil {
+			return sample, err
+		}
+	}
+	// Three reads before the window: the first warms the scrape's own
+	// buffers, the two after it measure what one read allocates.
+	client := unixHTTPClient(target.Path)
+	_, err0 := readAllocCounters(ctx, client)
+	m0, err1 := readAllocCounters(ctx, client)
+	m1, err2 := readAllocCounters(ctx, client)
+	if err := errors.Join(err0, err1, err2); err != nil {
+		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
+	}
+	if err := callgrindControl(ctx, spec.Control, "-z", pid); err != nil {
+		return sample, err
+	}
+	logFrom := fileSize(logPath)
+	shape := spec.Scenario.LoadShape
+	shape.Rate, shape.Concurrency = spec.Rate, costConcurrency(shape)
+	shape.LoadArgs = append(append([]string(nil), shape.LoadArgs...), spec.Scenario.Cost.LoadArgs...)
+	res, err := load(shape, time.Duration(float64(spec.Requests)/spec.Rate*float64(time.Second)), "measured")
+	if err != nil {
+		return sample, err
+	}
+	if err := callgrindControl(ctx, spec.Control, "-d", pid); err != nil {
+		return sample, err
+	}
+	logTo := fileSize(logPath)
+	m2, err := readAllocCounters(ctx, client)
+	if err != nil {
+		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
+	}
+	if !proc.Alive() {
+		return sample, fmt.Errorf("server %s died under callgrind%s", spec.Side, proc.LastLine())
+	}
+	_ = proc.Kill()
+
+	prof, err := readDump(outPrefix, pid)
+	if err != nil {
+		return sample, err
+	}
+	n := res.Answered
+	sample.Requests = n
+	sample.Unfiltered = prof.Instructions()
+	sample.Instructions, _ = FilteredInstructions(prof)
+	sample.InstructionsPerRequest = float64(sample.Instructions) / float64(n)
+	sample.UnfilteredPerRequest = float64(sample.Unfiltered) / float64(n)
+	over := m1.minus(m0)
+	used := m2.minus(m1).minus(over)
+	sample.AllocsPerRequest = max(used.mallocs, 0) / float64(n)
+	sample.BytesPerRequest = max(used.bytes, 0) / float64(n)
+	if calls, err := tracedSyscalls(logPath, logFrom, logTo); err == nil {
+		sample.Syscalls = calls
+		total := 0
+		for _, c := range calls {
+			total += c
+		}
+		sample.SyscallsPerRequest = float64(total) / float64(n)
+	}
+	sample.WallS = time.Since(began).Seconds()
+	return sample, nil
+}
+
+// costConcurrency is the connections of the counted load: one, so that
+// each request arrives as it was due, alone, on both sides. A pipelined
+// scenario keeps its depth, which matters only when a response is late.
+func costConcurrency(LoadShape) int { return 1 }
+
+// cleanCostRun: every due request answered, none failed. A count over
+// fewer requests than asked, or over failures, is not comparable.
+func cleanCostRun(res loadtester.Result) error {
+	if res.Errors > 0 || res.Unfinished > 0 || res.Dropped > 0 || res.Answered < res.Due {
+		return fmt.Errorf("%d due, %d answered, %d errors, %d unfinished, %d dropped%s",
+			res.Due, res.Answered, res.Errors, res.Unfinished, res.Dropped, statusNote(res))
+	}
+	if res.Answered == 0 {
+		return errors.New("no request answered")
+	}
+	return nil
+}
+
+func callgrindControl(ctx context.Context, control, flag string, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, control, flag, strconv.Itoa(pid)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s %d: %w: %s", control, flag, pid, err, lastLine(out))
+	}
+	return nil
+}
+
+// readDump reads the one dump the run made (part 1 of the process's file).
+func readDump(prefix string, pid int) (*CallgrindProfile, error) {
+	path := fmt.Sprintf("%s.%d.1", prefix, pid)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("callgrind dump: %w", err)
+	}
+	defer f.Close()
+	return ParseCallgrind(f)
+}
+
+func unixHTTPClient(path string) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}}
+}
+
+type allocCounters struct{ mallocs, bytes float64 }
+
+func (a allocCounters) minus(b allocCounters) allocCounters {
+	return allocCounters{a.mallocs - b.mallocs, a.bytes - b.bytes}
+}
+
+// readAllocCounters reads the Go runtime's allocation counters from the
+// server's /metrics.
+func readAllocCounters(ctx context.Context, c *http.Client) (allocCounters, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://server/metrics", nil)
+	if err != nil {
+		return allocCounters{}, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return allocCounters{}, fmt.Errorf("reading /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return allocCounters{}, fmt.Errorf("reading /metrics: status %d", resp.StatusCode)
+	}
+	return parseAllocCounters(resp.Body)
+}
+
+// parseAllocCounters finds the two counters in Prometheus's text format.
+func parseAllocCounters(r io.Reader) (allocCounters, error) {
+	var a allocCounters
+	found := 0
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		var dst *float64
+		switch name {
+		case "go_memstats_mallocs_total":
+			dst = &a.mallocs
+		case "go_memstats_alloc_bytes_total":
+			dst = &a.bytes
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			return a, fmt.Errorf("/metrics %s: %w", name, err)
+		}
+		*dst = v
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return a, fmt.Errorf("reading /metrics: %w", err)
+	}
+	if found < 2 {
+		return a, errors.New("/metrics has no go_memstats_mallocs_total or go_memstats_alloc_bytes_total")
+	}
+	return a, nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// valgrind --trace-syscalls writes "SYSCALL[pid,tid](nr) sys_name(...)"
+// when a call starts (and "... --> Success" lines without the name when a
+// blocking one ends).
+var tracedSyscall = regexp.MustCompile(`^SYSCALL\[\d+,\d+\]\(\s*\d+\)\s+(sys_[a-z0-9_]+)`)
+
+// tracedSyscalls counts the system calls valgrind traced between two
+// offsets of its log, by name, clock reads left out.
+func tracedSyscalls(path string, from, to int64) (map[string]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, err
+	}
+	calls := map[string]int{}
+	sc := bufio.NewScanner(io.LimitReader(f, to-from))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		m := tracedSyscall.FindStringSubmatch(sc.Text())
+		if m == nil || m[1] == "sys_clock_gettime" || m[1] == "sys_gettimeofday" {
+			continue
+		}
+		calls[strings.TrimPrefix(m[1], "sys_")]++
+	}
+	return calls, sc.Err()
+}
+
+// valgrindTail is ": <valgrind's last log line>" when it left one.
+func valgrindTail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if l := lastLine(data); l != "" {
+		return " (valgrind: " + l + ")"
+	}
+	return ""
+}
+
+func lastLine(out []byte) string {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	return strings.TrimSpace(string(lines[len(lines)-1]))
+}
