@@ -51,7 +51,13 @@ type Config struct {
 	// request may be put off so that the requests falling due within it go
 	// in the same pass (openloop.go): no send is later than this while a
 	// connection is free. 0 wakes for every due time.
-	SendSlack      time.Duration `json:"send_slack_s,omitempty"`
+	SendSlack time.Duration `json:"send_slack_s,omitempty"`
+	// Burst (open loop) makes requests fall due Burst at a time, every
+	// Burst/Rate seconds, at the same average rate: a pipelined client's
+	// bursts, sent in one pass and, on one connection with room for them,
+	// in one write (the gate's cost tier uses it so that the server reads
+	// each burst at once on both sides). 0 or 1: one at a time.
+	Burst          int           `json:"burst,omitempty"`
 	Duration       time.Duration `json:"duration_s"`
 	Warmup         time.Duration `json:"warmup_s"`
 	StatsInterval  time.Duration `json:"stats_interval_s"`
@@ -117,6 +123,8 @@ func (c *Config) Validate() error {
 	check(c.NetworkThreads >= 1 && c.NetworkThreads <= 1024, "--network-threads %d: want 1..1024", c.NetworkThreads)
 	check(c.Pipeline >= 1 && c.Pipeline <= 1024, "--pipeline %d: want 1..1024", c.Pipeline)
 	check(c.Rate >= 0, "--rate %g: want >= 0 (0 is closed loop)", c.Rate)
+	check(c.Burst >= 0 && c.Burst <= 1_000_000, "--burst %d: want 0..1000000 (0 or 1: requests fall due one at a time)", c.Burst)
+	check(c.Burst <= 1 || c.Rate > 0, "--burst %d: bursts pace an open loop; give --rate", c.Burst)
 	check(c.SendSlack >= 0 && c.SendSlack <= time.Duration(lateSendThreshold), "--send-slack %v: want 0..%v", c.SendSlack, time.Duration(lateSendThreshold))
 	check(c.Duration > 0, "--duration %v: want > 0", c.Duration)
 	check(c.Warmup >= 0, "--warmup %v: want >= 0", c.Warmup)

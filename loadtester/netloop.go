@@ -237,7 +237,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 				return nil, err
 			}
 		}
-		t.pace.init(r.cfg.Rate, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack))
+		t.pace.init(r.cfg.Rate, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
 		t.rx.on = stampsWanted(&r.cfg)
 		t.books.svc = newHistogram()
 	}

@@ -33,6 +33,7 @@ type pacer struct {
 	scheduling bool    // the first connection is up: requests are being scheduled
 	interval   float64 // ns between this thread's intended sends
 	batch      uint64  // how many later requests a wake may wait for: floor(slack / interval)
+	burst      uint64  // requests falling due together (Config.Burst; at least 1)
 	k          uint64  // index of the next intended send
 	free       []*conn // connections that had room when last seen (stale entries dropped on pick)
 	dirty      []*conn // connections with requests queued this turn, to flush
@@ -41,11 +42,13 @@ type pacer struct {
 	armedFor   int64   // timerfd fallback: the time the timer is set for (0: none)
 }
 
-// init sets thread id's share of rate over threads threads, and how far a
-// wake may be put off (slack ns). Threads interleave: thread i starts
-// i/rate after its first connection.
-func (p *pacer) init(rate float64, threads, id int, slack int64) {
+// init sets thread id's share of rate over threads threads, how far a
+// wake may be put off (slack ns) and how many requests fall due together
+// (burst). Threads interleave: thread i starts i/rate after its first
+// connection.
+func (p *pacer) init(rate float64, threads, id int, slack int64, burst int) {
 	p.open = true
+	p.burst = uint64(max(burst, 1))
 	p.interval = float64(threads) * 1e9 / rate
 	p.start = int64(float64(id) * 1e9 / rate)
 	p.batch = 0
@@ -63,8 +66,12 @@ func (p *pacer) begin(now int64) {
 	p.start += now
 }
 
-// dueAt is the intended send time of this thread's k-th request.
+// dueAt is the intended send time of this thread's k-th request: the
+// first of its burst's.
 func (p *pacer) dueAt(k uint64) int64 {
+	if p.burst > 1 {
+		k -= k % p.burst
+	}
 	return p.start + int64(float64(k)*p.interval)
 }
 

@@ -1,9 +1,12 @@
 package loadtester
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The pacer sends every request that has come due in one pass per wake,
@@ -28,7 +31,7 @@ func TestPacerBatchesWithinTheSlack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			th := newRateTestThread(t, tt.rate, time.Second)
-			th.pace.init(tt.rate, 1, 0, int64(tt.slack))
+			th.pace.init(tt.rate, 1, 0, int64(tt.slack), 0)
 			if th.pace.batch != tt.wantBatch {
 				t.Fatalf("batch %d, want %d", th.pace.batch, tt.wantBatch)
 			}
@@ -94,5 +97,46 @@ func TestOpenLoopTimerfdFallback(t *testing.T) {
 	res := runOK(t, cfg)
 	if res.Due != 200 || res.Answered != res.Due || !res.Clean() {
 		t.Errorf("due %d (want 200) = answered %d + failed %d + unfinished %d + dropped %d", res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped)
+	}
+}
+
+// --burst N: requests fall due N at a time, N/rate apart, so one pass
+// sends a whole burst and, on one connection with room, in one write
+// (the gate's cost tier: the server reads each burst at once).
+func TestPacerBursts(t *testing.T) {
+	const rate, burst = 1600.0, 16
+	th := newRateTestThread(t, rate, time.Second)
+	th.pace.init(rate, 1, 0, 0, burst)
+	mine, peer := socketPair(t)
+	th.adopt(handoff{fd: mine, connSlot: 0})
+	c := th.conns[0]
+	c.state = connActive
+	th.books.open++
+	th.offerFree(c)
+	th.pace.begin(0)
+	interval := int64(1e9 / rate)
+	buf := make([]byte, 1<<16)
+	now := int64(0)
+	for pass := range 4 {
+		k0 := th.pace.k
+		th.schedule(now)
+		if sent := th.pace.k - k0; sent != burst {
+			t.Fatalf("pass %d at %d sent %d, want a burst of %d", pass, now, sent, burst)
+		}
+		if want := now + burst*interval; th.pace.wakeAt != want {
+			t.Fatalf("pass %d wakes at %d, want %d (the next burst's due time)", pass, th.pace.wakeAt, want)
+		}
+		n, err := unix.Read(peer, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Count(buf[:n], []byte("GET ")); got != burst {
+			t.Fatalf("pass %d: the first read holds %d requests, want all %d (one write)", pass, got, burst)
+		}
+		for c.inflight > 0 {
+			th.complete(c, now)
+		}
+		th.offerFree(c)
+		now = th.pace.wakeAt
 	}
 }

@@ -140,6 +140,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.NetworkThreads, "network-threads", cfg.NetworkThreads, "threads running epoll loops over the connections")
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
+	fs.IntVar(&cfg.Burst, "burst", 0, "with --rate: requests fall due `N` at a time, N/rate seconds apart, and go in one pass (one write on a connection with room): a pipelined client's bursts at a fixed rate")
 	fs.Var(secondsFlag{&cfg.SendSlack}, "send-slack", "with --rate: how late a send may go so that requests due close together share one wake-up (0: wake for each)")
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
