@@ -290,6 +290,12 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	if r.tlsInfo != nil {
 		res.TLS = c.tlsResult()
 	}
+	if cfg.HTTP2 {
+		res.Protocol = "h2c"
+		if cfg.TLS != nil {
+			res.Protocol = "h2"
+		}
+	}
 	res.ResponseStamps = cfg.Rate > 0 && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())

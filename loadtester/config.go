@@ -45,6 +45,11 @@ type Config struct {
 	// TLS, when set, makes the target https:// (tlsconn.go): every
 	// connection does a TLS handshake on its connect thread first.
 	TLS *TLSOptions `json:"tls,omitempty"`
+	// HTTP2 speaks HTTP/2 (h2conn.go): h2 by ALPN over TLS, h2c by prior
+	// knowledge on plaintext, up to Streams requests in flight on each
+	// connection (the counterpart of Pipeline, which it replaces).
+	HTTP2   bool `json:"http2,omitempty"`
+	Streams int  `json:"streams,omitempty"`
 
 	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop
 	// SendSlack (open loop) is how long a wake-up that would send one
@@ -122,6 +127,14 @@ func (c *Config) Validate() error {
 	check(c.ConnectThreads >= 1 && c.ConnectThreads <= 1024, "--connect-threads %d: want 1..1024", c.ConnectThreads)
 	check(c.NetworkThreads >= 1 && c.NetworkThreads <= 1024, "--network-threads %d: want 1..1024", c.NetworkThreads)
 	check(c.Pipeline >= 1 && c.Pipeline <= 1024, "--pipeline %d: want 1..1024", c.Pipeline)
+	if c.HTTP2 {
+		check(c.Streams >= 1 && c.Streams <= 1024, "--streams %d: want 1..1024", c.Streams)
+		check(c.Pipeline == 1 || c.Pipeline == c.Streams, "--pipeline with --http2: give --streams (requests in flight per connection)")
+		check(c.Workload == nil, "--workload with --http2: not supported (one request over HTTP/2)")
+		check(len(c.Body) <= h2MaxFrame, "--body with --http2: %d bytes, at most %d (one DATA frame)", len(c.Body), h2MaxFrame)
+	} else {
+		check(c.Streams == 0, "--streams: only with --http2")
+	}
 	check(c.Rate >= 0, "--rate %g: want >= 0 (0 is closed loop)", c.Rate)
 	check(c.Burst >= 0 && c.Burst <= 1_000_000, "--burst %d: want 0..1000000 (0 or 1: requests fall due one at a time)", c.Burst)
 	check(c.Burst <= 1 || c.Rate > 0, "--burst %d: bursts pace an open loop; give --rate", c.Burst)
@@ -258,6 +271,9 @@ func (c Config) effective() Config {
 		c.Host, c.Port = "", 0
 	}
 	c.NetworkThreads = min(c.NetworkThreads, c.Concurrency)
+	if c.HTTP2 { // the engine's depth per connection is its streams
+		c.Pipeline = c.Streams
+	}
 	c.Drain = c.drain()
 	if c.Rate == 0 { // the closed loop paces nothing
 		c.SendSlack = 0

@@ -161,6 +161,11 @@ func (m *mergeState) sums() {
 		o.BusiestThreadCPU = max(o.BusiestThreadCPU, r.BusiestThreadCPU)
 		o.CPUs += r.CPUs
 		o.Interrupted = o.Interrupted || r.Interrupted
+		if r.Protocol != m.inputs[0].Result.Protocol {
+			o.Protocol = "mixed"
+		} else if o.Protocol != "mixed" {
+			o.Protocol = r.Protocol
+		}
 		o.ResponseStamps = o.ResponseStamps && r.ResponseStamps // every instance timed responses alike
 		for k, n := range r.ErrorsByKind {
 			o.ErrorsByKind[k] += n

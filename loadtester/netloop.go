@@ -75,6 +75,7 @@ type conn struct {
 	state    connState
 	parser   respParser
 	tls      *tlsConn // https: reads and writes go through it (tlsconn.go); nil for plaintext
+	h2       *h2Conn  // --http2: the responses are frames (h2conn.go); nil for HTTP/1.1
 
 	// Rings over the requests in flight, oldest at head. sendTimes: when
 	// each was due (open loop: its intended send time; closed loop: its
@@ -514,6 +515,9 @@ func (t *netThread) adopt(h handoff) {
 		}
 	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
+	if t.r.h2req != nil {
+		c.h2 = newH2Conn(ring)
+	}
 	if h.tls != nil {
 		c.tls = h.tls
 		tb := t.books.tls
@@ -549,7 +553,22 @@ func (t *netThread) finishConnect(c *conn) {
 	c.state = connActive
 	t.books.measured.connsOpened++
 	t.books.open++
+	if c.h2 != nil {
+		t.h2Start(c)
+		if c.state != connActive {
+			return
+		}
+	}
 	now := t.now()
+	if c.tls != nil {
+		// The handshake may have read past its end: bytes the server sent
+		// right after it (HTTP/2's SETTINGS) can wait in the tls.Conn
+		// with the socket empty, where no edge would ever report them.
+		t.onReadable(c)
+		if c.state != connActive {
+			return
+		}
+	}
 	if t.pace.on() {
 		// The schedule starts with the first connection, so connect time is
 		// not charged as latency; but not once the window has closed: a
@@ -654,6 +673,9 @@ func (t *netThread) onReadable(c *conn) {
 
 // consume parses responses from data; false means the connection closed.
 func (t *netThread) consume(c *conn, data []byte, now int64) bool {
+	if c.h2 != nil {
+		return t.consumeH2(c, data, now)
+	}
 	for len(data) > 0 {
 		n, done, err := c.parser.feed(data)
 		if err != nil {
@@ -689,12 +711,17 @@ func (t *netThread) consume(c *conn, data []byte, now int64) bool {
 // in the warm-up's books or the measured window's by when it was due.
 func (t *netThread) complete(c *conn, now int64) {
 	head := c.head
-	start := c.sendTimes[head]
 	c.head = (head + 1) & c.mask
 	c.inflight--
+	t.record(c, head, now, c.parser.status)
+}
+
+// record books ring entry i's response (status) at now.
+func (t *netThread) record(c *conn, head int, now int64, status int) {
+	start := c.sendTimes[head]
 	c.received++
 	latency := now - start
-	status := min(c.parser.status, maxStatus)
+	status = min(status, maxStatus)
 	var kind uint8
 	if c.kinds != nil {
 		kind = c.kinds[head]
@@ -777,6 +804,12 @@ func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 // books of the phase it was due in.
 func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 	for c.inflight > 0 {
+		if c.h2 != nil && c.h2.done[c.head] { // a stream that ended behind an open one: already booked
+			c.h2.done[c.head] = false
+			c.head = (c.head + 1) & c.mask
+			c.inflight--
+			continue
+		}
 		start := c.sendTimes[c.head]
 		t.phase(start).failedBy[kind]++
 		if start >= t.win.start {
@@ -834,11 +867,17 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if want <= 0 {
 		return
 	}
-	if refillAt := max(1, depth/2); c.inflight > 0 && want < refillAt && quotaLeft >= refillAt {
+	if c.h2 != nil {
+		want = min(want, c.h2.room())
+	}
+	if refillAt := max(1, depth/2); c.inflight > 0 && want < refillAt && quotaLeft >= refillAt || want <= 0 {
 		return
 	}
 	var out []byte
-	if t.fast {
+	if c.h2 != nil {
+		t.wbuf = t.appendH2Requests(t.wbuf[:0], c, want)
+		out = t.wbuf
+	} else if t.fast {
 		out = t.batch[:want*len(t.r.tmpl.static)]
 	} else {
 		t.wbuf = t.wbuf[:0]

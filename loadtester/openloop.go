@@ -124,6 +124,9 @@ func (t *netThread) hasRoom(c *conn) bool {
 	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline || c.parser.close {
 		return false
 	}
+	if c.h2 != nil && c.h2.room() <= 0 {
+		return false
+	}
 	q := t.r.cfg.RequestsPerConn
 	return q == 0 || c.sent < q
 }
@@ -211,7 +214,9 @@ func (t *netThread) schedule(now int64) {
 func (t *netThread) enqueue(c *conn, k uint64, due, now int64) {
 	before := len(c.pending)
 	i := (c.head + c.inflight) & c.mask
-	if t.fast {
+	if c.h2 != nil {
+		c.pending = t.appendH2Requests(c.pending, c, 1)
+	} else if t.fast {
 		c.pending = append(c.pending, t.r.tmpl.static...)
 	} else {
 		kind := t.r.kindOf(k)

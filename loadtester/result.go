@@ -121,6 +121,9 @@ type Result struct {
 	ClientBoundReason string   `json:"client_bound_reason,omitempty"`
 	Interrupted       bool     `json:"interrupted"`
 	Warnings          []string `json:"warnings,omitempty"`
+	// Protocol is "h2" (HTTP/2 over TLS) or "h2c" (HTTP/2 with prior
+	// knowledge) with --http2; absent for HTTP/1.1.
+	Protocol string `json:"protocol,omitempty"`
 	// TLS: an https:// run's TLS (tlsconn.go); absent for plaintext.
 	TLS *TLSInfo `json:"tls,omitempty"`
 	// Thresholds: each --threshold judged against this result (threshold.go).
@@ -352,6 +355,9 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 			fmtNs(s.P50), fmtNs(s.P90), fmtNs(s.P99), fmtNs(s.P999), fmtNs(s.Max), fmtNs(int64(s.Mean)))
 		fmt.Fprintln(w, "                (from each request's actual send: what the server took, not what a user waited)")
+	}
+	if r.Protocol != "" {
+		fmt.Fprintf(w, "  protocol      HTTP/2 (%s)\n", r.Protocol)
 	}
 	if t := r.TLS; t != nil {
 		h := t.Handshake

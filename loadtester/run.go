@@ -63,6 +63,7 @@ type runner struct {
 	// threads) and what the preflight connection negotiated.
 	tlsConf *tls.Config
 	tlsInfo *TLSInfo
+	h2req   *h2Request // --http2: the request, as header fields
 }
 
 // Run drives the load described by cfg until its duration ends or ctx is
@@ -98,14 +99,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var tlsConf *tls.Config
 	var tlsInfo *TLSInfo
 	if cfg.TLS != nil {
-		if tlsConf, err = cfg.TLS.tlsConfig(cfg.tlsHost()); err != nil {
+		if tlsConf, err = cfg.TLS.tlsConfig(cfg.tlsHost(), cfg.HTTP2); err != nil {
 			return nil, err
 		}
 		if tlsInfo, err = tlsPreflight(&cfg, tlsConf); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 		}
+	} else if cfg.HTTP2 {
+		if err := h2Preflight(&cfg); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
+		}
 	} else if err := preflight(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
+	}
+	var h2req *h2Request
+	if cfg.HTTP2 {
+		if h2req, err = newH2Request(&cfg, runID(seed)); err != nil {
+			return nil, err
+		}
 	}
 	if err := waitForStart(ctx, &cfg); err != nil {
 		if errors.Is(err, ErrInterrupted) {
@@ -116,7 +127,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), seed: seed,
-		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo}
+		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,11 +45,18 @@ type TLSOptions struct {
 // alpnHTTP1 is what an HTTP/1.1 client offers by ALPN.
 var alpnHTTP1 = []string{"http/1.1"}
 
+// alpnH2 is what an HTTP/2 client offers: h2 alone, so that a server
+// without it says so by choosing nothing.
+var alpnH2 = []string{"h2"}
+
 // tlsConfig builds the client's tls.Config from o: TLS 1.2 and 1.3, the
 // roots of CAFile or the system's, a client certificate when given.
-func (o *TLSOptions) tlsConfig(host string) (*tls.Config, error) {
+func (o *TLSOptions) tlsConfig(host string, http2 bool) (*tls.Config, error) {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.Insecure, ServerName: o.ServerName,
 		NextProtos: alpnHTTP1}
+	if http2 {
+		conf.NextProtos = alpnH2
+	}
 	if conf.ServerName == "" {
 		conf.ServerName = host
 	}
@@ -240,6 +248,10 @@ func dialTLS(ctx context.Context, cfg *Config, conf *tls.Config) (tlsDialed, err
 		return tlsDialed{}, &handshakeError{err}
 	}
 	hs := time.Since(start)
+	if cfg.HTTP2 && tc.ConnectionState().NegotiatedProtocol != "h2" {
+		nc.Close()
+		return tlsDialed{}, &handshakeError{errors.New("the server did not choose h2 by ALPN")}
+	}
 	fd, err := detach(nc)
 	nc.Close()
 	if err != nil {
@@ -356,9 +368,15 @@ func tlsPreflight(cfg *Config, conf *tls.Config) (*TLSInfo, error) {
 		if errors.As(err, &verr) {
 			hint = " (--ca FILE verifies by another issuer, --sni NAME checks another name, --insecure skips the check)"
 		}
+		if cfg.HTTP2 && strings.Contains(err.Error(), "no application protocol") {
+			return nil, fmt.Errorf("%s %s does not offer HTTP/2: ALPN offered h2 and the server refused it (%w)", network, address, err)
+		}
 		return nil, fmt.Errorf("TLS handshake with %s %s (server name %q): %w%s", network, address, probe.ServerName, err, hint)
 	}
 	st := tc.ConnectionState()
+	if cfg.HTTP2 && st.NegotiatedProtocol != "h2" {
+		return nil, fmt.Errorf("%s %s does not offer HTTP/2: ALPN offered h2, the server chose %q", network, address, st.NegotiatedProtocol)
+	}
 	return &TLSInfo{Version: tls.VersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite), ALPN: st.NegotiatedProtocol}, nil
 }
 

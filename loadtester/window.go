@@ -93,6 +93,9 @@ func (t *netThread) finish(now int64) {
 		}
 		for i := range c.inflight {
 			j := (c.head + i) & c.mask
+			if c.h2 != nil && c.h2.done[j] { // ended behind an open stream: already booked
+				continue
+			}
 			due := c.sendTimes[j]
 			if due < w.start {
 				w.tail.warmUnfinished++

@@ -138,6 +138,8 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.RequestsPerConn, "requests-per-conn", 0, "close and replace a connection after `N` responses (0 keeps connections)")
 	fs.IntVar(&cfg.ConnectThreads, "connect-threads", cfg.ConnectThreads, "threads opening connections")
 	fs.IntVar(&cfg.NetworkThreads, "network-threads", cfg.NetworkThreads, "threads running epoll loops over the connections")
+	fs.BoolVar(&cfg.HTTP2, "http2", false, "speak HTTP/2: h2 by ALPN with an https:// URL, h2c by prior knowledge with http://")
+	fs.IntVar(&cfg.Streams, "streams", 0, "with --http2: up to `N` requests in flight per connection, one a stream (default 1)")
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
 	fs.IntVar(&cfg.Burst, "burst", 0, "with --rate: requests fall due `N` at a time, N/rate seconds apart, and go in one pass (one write on a connection with room): a pipelined client's bursts at a fixed rate")
@@ -227,6 +229,9 @@ func parseArgs(args []string) (o options, help bool, err error) {
 	}
 	if o.vegeta != "" {
 		cfg.VegetaMax = o.vegetaMax
+	}
+	if cfg.HTTP2 && cfg.Streams == 0 {
+		cfg.Streams = 1
 	}
 	if sf.workload != "" {
 		for _, f := range []string{"path", "method", "body", "body-file"} {

@@ -1,0 +1,383 @@
+package loadtester
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// HTTP/2 (--http2): h2 over TLS by ALPN, h2c by prior knowledge on
+// plaintext. Framing and HPACK are golang.org/x/net/http2's Framer and
+// hpack; this file only buffers whole frames for the Framer (the loop's
+// reads end anywhere) and maps streams to the connection's ring.
+//
+// Who owns what: an h2Conn is its connection's, so its network thread's
+// loop's alone, like the rest of the conn.
+//
+// Streams end in any order, but the engine's ring (the send times, the
+// sweep's oldest request at the head, the tail's unfinished requests)
+// assumes order. So a stream that ends is recorded at once, at its own
+// time, and marked done in the ring; the head then moves past every done
+// entry. The ring's inflight therefore counts the streams still open and
+// the done ones behind an open one; lose and finish skip the done ones.
+// Stream n (from 0) of a connection has ID 2n+1 and ring entry n & mask,
+// as requests take ring entries in the order they are sent.
+
+const (
+	h2MaxFrame     = 16384   // SETTINGS_MAX_FRAME_SIZE we accept (the default: we advertise no other)
+	h2Window       = 1 << 30 // the receive window we give each stream and the connection
+	h2WindowRefill = 1 << 29 // connection bytes received before the window is topped up again
+	h2MaxPartial   = 32 << 10
+)
+
+// h2Request is the one request an HTTP/2 run sends, as header fields.
+type h2Request struct {
+	fields []hpack.HeaderField
+	body   []byte
+}
+
+// newH2Request builds the request from the config: the pseudo-headers,
+// then --header (names lower-cased; Host becomes :authority, and the
+// connection-specific headers HTTP/2 forbids are dropped).
+func newH2Request(cfg *Config, run string) (*h2Request, error) {
+	sub := func(s string) string { return strings.ReplaceAll(s, placeholderRun, run) }
+	if strings.Contains(sub(cfg.Path), "{{") || strings.Contains(sub(string(cfg.Body)), "{{") {
+		return nil, errors.New("--http2: placeholders ({{seq}}, {{uuid}}) are not supported over HTTP/2; only {{run}}")
+	}
+	scheme := "http"
+	if cfg.TLS != nil {
+		scheme = "https"
+	}
+	authority := cfg.hostHeader()
+	var extra []hpack.HeaderField
+	for _, h := range cfg.Headers {
+		h = sub(h)
+		if strings.Contains(h, "{{") {
+			return nil, errors.New("--http2: placeholders ({{seq}}, {{uuid}}) are not supported over HTTP/2; only {{run}}")
+		}
+		name, value, _ := strings.Cut(h, ":")
+		name, value = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(value)
+		switch name {
+		case "host":
+			authority = value
+		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length":
+		default:
+			extra = append(extra, hpack.HeaderField{Name: name, Value: value})
+		}
+	}
+	req := &h2Request{body: []byte(sub(string(cfg.Body)))}
+	if len(req.body) > h2MaxFrame {
+		return nil, fmt.Errorf("--http2: a body of %d bytes, at most %d (one DATA frame)", len(req.body), h2MaxFrame)
+	}
+	req.fields = append(req.fields,
+		hpack.HeaderField{Name: ":method", Value: cfg.Method}, hpack.HeaderField{Name: ":scheme", Value: scheme},
+		hpack.HeaderField{Name: ":authority", Value: authority}, hpack.HeaderField{Name: ":path", Value: sub(cfg.Path)})
+	req.fields = append(req.fields, extra...)
+	if len(req.body) > 0 || cfg.Method == "POST" || cfg.Method == "PUT" || cfg.Method == "PATCH" {
+		req.fields = append(req.fields, hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(req.body))})
+	}
+	return req, nil
+}
+
+// h2Conn is a connection's HTTP/2 state.
+type h2Conn struct {
+	fr      *http2.Framer
+	rd      bytes.Reader // the whole frames ReadFrame is given
+	out     bytes.Buffer // frames written, for the next write
+	enc     *hpack.Encoder
+	block   bytes.Buffer // one header block
+	done    []bool       // ring: the stream ended (recorded or failed), not yet passed by the head
+	status  []uint16     // ring: the stream's final status
+	open    int          // streams open
+	max     int          // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
+	ring    int
+	unacked int64 // connection bytes received since the last WINDOW_UPDATE
+}
+
+func newH2Conn(ring int) *h2Conn {
+	// No stream before the server's SETTINGS: streams past its limit would
+	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
+	h := &h2Conn{done: make([]bool, ring), status: make([]uint16, ring), ring: ring}
+	h.fr = http2.NewFramer(&h.out, &h.rd)
+	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	h.enc = hpack.NewEncoder(&h.block)
+	return h
+}
+
+// h2Preface is what a client sends first: the preface, its settings (no
+// push, a large stream window) and a large connection window.
+func (h *h2Conn) writePreface() {
+	h.out.WriteString(http2.ClientPreface)
+	h.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2Window})
+	h.fr.WriteWindowUpdate(0, h2Window-65535)
+}
+
+// writeRequest writes one request on stream id into h.out.
+func (h *h2Conn) writeRequest(id uint32, req *h2Request) {
+	h.block.Reset()
+	for _, f := range req.fields {
+		h.enc.WriteField(f)
+	}
+	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.block.Bytes(),
+		EndStream: len(req.body) == 0, EndHeaders: true})
+	if len(req.body) > 0 {
+		h.fr.WriteData(id, true, req.body)
+	}
+}
+
+// room is how many more streams the server allows now.
+func (h *h2Conn) room() int { return h.max - h.open }
+
+// h2Start writes the preface on a connection that just came up.
+func (t *netThread) h2Start(c *conn) {
+	c.h2.writePreface()
+	t.write(c, c.h2.out.Bytes())
+	c.h2.out.Reset()
+}
+
+// appendH2Requests writes n requests (streams c.sent.. c.sent+n-1) and
+// appends their frames to dst.
+func (t *netThread) appendH2Requests(dst []byte, c *conn, n int) []byte {
+	h := c.h2
+	for j := range n {
+		h.writeRequest(uint32(2*(c.sent+j)+1), t.r.h2req)
+	}
+	h.open += n
+	dst = append(dst, h.out.Bytes()...)
+	h.out.Reset()
+	return dst
+}
+
+// h2Entry is the ring entry of stream id, if it is open.
+func (t *netThread) h2Entry(c *conn, id uint32) (int, bool) {
+	if id == 0 || id%2 == 0 {
+		return 0, false
+	}
+	n := int(id-1) / 2
+	if n < c.sent-c.inflight || n >= c.sent {
+		return 0, false
+	}
+	i := n & c.mask
+	return i, !c.h2.done[i]
+}
+
+// h2End records stream entry i as answered at now.
+func (t *netThread) h2End(c *conn, i int, now int64) {
+	t.record(c, i, now, int(c.h2.status[i]))
+	t.h2Close(c, i)
+}
+
+// h2Fail counts stream entry i as failed with kind (RST_STREAM, a GOAWAY
+// that did not process it), in the books of the phase it was due in.
+func (t *netThread) h2Fail(c *conn, i int, now int64, kind errorKind) {
+	start := c.sendTimes[i]
+	t.phase(start).failedBy[kind]++
+	if start >= t.win.start {
+		t.sampleRequestError(now, start, kind, 0)
+	}
+	t.h2Close(c, i)
+}
+
+// h2Close marks entry i done and moves the head past the done entries.
+func (t *netThread) h2Close(c *conn, i int) {
+	h := c.h2
+	h.done[i] = true
+	h.open--
+	for c.inflight > 0 && h.done[c.head] {
+		h.done[c.head] = false
+		c.head = (c.head + 1) & c.mask
+		c.inflight--
+	}
+}
+
+// consumeH2 handles the whole frames in data and keeps a partial one;
+// false means the connection closed.
+func (t *netThread) consumeH2(c *conn, data []byte, now int64) bool {
+	for {
+		total, ok := h2FrameSpan(data)
+		if total < 0 {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		if !ok {
+			break
+		}
+		c.h2.rd.Reset(data[:total])
+		f, err := c.h2.fr.ReadFrame()
+		if err != nil {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		data = data[total:]
+		if !t.h2Frame(c, f, now) {
+			return false
+		}
+	}
+	if len(data) > 0 {
+		if len(data) > h2MaxPartial {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		c.partial = append(c.partial, data...)
+	}
+	if c.h2.out.Len() > 0 { // acknowledgements and window updates
+		t.write(c, c.h2.out.Bytes())
+		c.h2.out.Reset()
+		if c.state != connActive {
+			return false
+		}
+	}
+	q := t.r.cfg.RequestsPerConn
+	if c.h2.open == 0 && (c.parser.close || q > 0 && c.sent >= q) { // GOAWAY, or the quota sent and answered
+		t.retire(c, now)
+		return false
+	}
+	return true
+}
+
+// h2FrameSpan is the length of the frame at the start of data, with the
+// CONTINUATION frames that finish its header block; ok is false while it
+// is incomplete, total < 0 for a frame larger than we accept.
+func h2FrameSpan(data []byte) (total int, ok bool) {
+	for {
+		if len(data)-total < 9 {
+			return total, false
+		}
+		h := data[total:]
+		length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+		if length > h2MaxFrame {
+			return -1, false
+		}
+		typ, flags := http2.FrameType(h[3]), http2.Flags(h[4])
+		total += 9 + length
+		if len(data) < total {
+			return total, false
+		}
+		if (typ != http2.FrameHeaders && typ != http2.FrameContinuation) || flags.Has(http2.FlagHeadersEndHeaders) {
+			return total, true
+		}
+		if total > h2MaxPartial {
+			return -1, false
+		}
+	}
+}
+
+// h2Frame handles one frame from the server; false means the connection
+// closed.
+func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
+	h := c.h2
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		i, ok := t.h2Entry(c, f.StreamID)
+		if !ok {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		if s := f.PseudoValue("status"); s != "" {
+			code, err := strconv.Atoi(s)
+			if err != nil || code < 100 || code > 999 {
+				t.failConn(c, now, errParse)
+				return false
+			}
+			if code < 200 && !f.StreamEnded() { // interim: the final response follows
+				return true
+			}
+			h.status[i] = uint16(min(code, maxStatus))
+		}
+		if f.StreamEnded() {
+			t.h2End(c, i, now)
+		}
+	case *http2.DataFrame:
+		i, ok := t.h2Entry(c, f.StreamID)
+		if !ok {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
+			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
+			h.unacked = 0
+		}
+		if f.StreamEnded() {
+			t.h2End(c, i, now)
+		}
+	case *http2.RSTStreamFrame:
+		if i, ok := t.h2Entry(c, f.StreamID); ok {
+			t.h2Fail(c, i, now, errReset)
+		}
+	case *http2.SettingsFrame:
+		if f.IsAck() {
+			return true
+		}
+		if h.max == 0 {
+			h.max = h.ring
+		}
+		if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
+			h.max = int(min(v, uint32(h.ring)))
+		}
+		h.fr.WriteSettingsAck()
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			h.fr.WritePing(true, f.Data)
+		}
+	case *http2.GoAwayFrame:
+		c.parser.close = true // no new stream on this connection (topUp, hasRoom)
+		// From the newest down: failing the head moves it past the done
+		// entries above, which must all be done by then.
+		for n := c.sent - 1; n >= c.sent-c.inflight; n-- {
+			if id := uint32(2*n + 1); id > f.LastStreamID {
+				if i := n & c.mask; !h.done[i] {
+					t.h2Fail(c, i, now, errEOF) // never processed: the server says so
+				}
+			}
+		}
+	case *http2.PushPromiseFrame:
+		t.failConn(c, now, errParse) // push is off (our SETTINGS)
+		return false
+	}
+	return true
+}
+
+// h2Preflight checks, before any load, that the target speaks HTTP/2:
+// over TLS the preflight's ALPN (tlsPreflight), here h2c by prior
+// knowledge: the preface and our SETTINGS get the server's SETTINGS.
+func h2Preflight(cfg *Config) error {
+	network, address := cfg.dialTarget()
+	nc, err := net.DialTimeout(network, address, cfg.ConnectTimeout)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return fmt.Errorf("cannot connect to %s %s: %w", network, address, err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
+	h := newH2Conn(1)
+	h.writePreface()
+	if _, err := nc.Write(h.out.Bytes()); err != nil {
+		return fmt.Errorf("%s %s: HTTP/2 preface: %w", network, address, err)
+	}
+	var head [9]byte
+	n, err := io.ReadFull(nc, head[:])
+	if err == nil && http2.FrameType(head[3]) == http2.FrameSettings {
+		return nil
+	}
+	return fmt.Errorf("%s %s does not speak HTTP/2 with prior knowledge (h2c): to the preface it answered %q%s",
+		network, address, head[:n], errSuffix(err))
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + err.Error() + ")"
+}
