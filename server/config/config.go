@@ -100,7 +100,7 @@ type ServerConfig struct {
 	// release-N, for top -H, ps -L and perf. Pinned loops and stages and
 	// io_uring loops are locked, and named, whatever it says. Off by
 	// default: every hand-off between locked goroutines is an OS thread
-	// switch, measured at 1.1-1.3x the server's CPU per GET /ok
+	// switch, measured at 1.1-1.4x the server's CPU per GET /ok
 	// (docs/weaseldb.md, "Thread names").
 	ThreadNames bool
 	// Listener is how the loops share a TCP interface: "shared" (one
