@@ -18,6 +18,9 @@ type lab interface {
 	// a run that finished and wrote its result but exited non-zero (errors,
 	// unfinished or dropped requests); any other error means no result.
 	runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result, error)
+	// tracesCPU: the servers' cpu() may be sampled from another goroutine
+	// while a load runs, on the real clock (cpuTrace).
+	tracesCPU() bool
 }
 
 // server is one started server, as the rounds see it.
@@ -41,6 +44,8 @@ func (processLab) startServer(spec ServerSpec) (server, error) {
 	return s, nil
 }
 
+func (processLab) tracesCPU() bool { return true }
+
 func (processLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result, error) {
 	return RunLoad(ctx, spec)
 }
@@ -49,5 +54,5 @@ func (processLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result
 func (s *Server) target() Target                 { return s.Target }
 func (s *Server) alive() bool                    { return s.Alive() }
 func (s *Server) diedReason() string             { return s.DiedReason() }
-func (s *Server) cpu() (time.Duration, error)    { return procstat.PidCPU(s.Pid()) }
+func (s *Server) cpu() (time.Duration, error)    { return procstat.PidRunTime(s.Pid()) }
 func (s *Server) stop(grace time.Duration) error { return s.Stop(grace) }

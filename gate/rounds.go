@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ type sideRun struct {
 	server       server
 	target       string // where its last server listened
 	samples      []float64
+	cpuPerReq    []float64 // server CPU ns per request of each measured window (NaN: unread)
 	clientBound  int
 	errorRuns    int
 	uncleanRuns  int
@@ -305,10 +307,21 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 	}
 	selfBefore, selfErr := s.server.cpu()
 	began := m.now()
+	var trace *cpuTrace
+	if m.lab.tracesCPU() {
+		trace = startCPUTrace(s.server.cpu, time.Now)
+	}
 	res, err := m.lab.runLoad(ctx, m.loadSpec(sc, s, sc.sc.LoadShape, PhaseMeasured))
+	if trace != nil {
+		trace.stop()
+	}
 	var exit *loadrun.ExitError
 	if err == nil || errors.As(err, &exit) {
 		m.record(sc, round, s, other, res, began, selfBefore, selfErr, otherBefore)
+		rec := &sc.r.Runs[len(sc.r.Runs)-1]
+		if ns, cores, ok := windowCPU(trace, res); ok {
+			rec.ServerCPUNSPerRequest, rec.ServerCPUWindow = ns, cores
+		}
 	}
 	if !m.usable(sc, s, fmt.Sprintf("round %d", round), res, err) {
 		return measured{}, false
@@ -320,6 +333,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 	}
 	rec := sc.r.Runs[len(sc.r.Runs)-1]
 	s.samples = append(s.samples, v)
+	s.cpuPerReq = append(s.cpuPerReq, cmp.Or(rec.ServerCPUNSPerRequest, math.NaN()))
 	if res.ClientBound && !rec.ServerSaturated {
 		s.clientBound++
 	}
@@ -448,10 +462,25 @@ func (m *measurement) judge(sc *scenarioRun, final bool, level float64) Decision
 	}
 	r.Rank = CompareRuns(a, b)
 	problems := append(slices.Clone(r.Problems), m.clientBoundProblems(sc)...)
-	if final {
-		r.Problems = problems
+	policy := Policy{Tolerance: sc.sc.Tolerance, NoiseOK: m.o.NoiseOK}
+	d := DecideWithProblems(r.CI, policy, problems)
+	if !final {
+		return d
 	}
-	return DecideWithProblems(r.CI, Policy{Tolerance: sc.sc.Tolerance, NoiseOK: m.o.NoiseOK}, problems)
+	r.Problems = problems
+	if m.mode == ModeAB && len(problems) == 0 {
+		var ca, cb []float64
+		for _, s := range sc.sides {
+			if s.name == "A" {
+				ca = s.cpuPerReq
+			} else {
+				cb = s.cpuPerReq
+			}
+		}
+		r.CPU = judgeCPU(ca, cb, level, Policy{Tolerance: sc.sc.Tolerance})
+		d = withCPU(d, r.CPU)
+	}
+	return d
 }
 
 // clientBoundProblems turns a side measured mostly at the client's limit

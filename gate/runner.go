@@ -38,8 +38,13 @@ type RunRecord struct {
 	ClientCPU      float64 `json:"client_cpu_fraction"`
 	// ServerCPU is the cores the measured server used over the whole
 	// load_tester run (warm-up included), from the kernel's accounting.
-	ServerCPU  float64 `json:"server_cpu"`
-	ClientCPUS float64 `json:"client_cpu_s"`
+	ServerCPU float64 `json:"server_cpu"`
+	// ServerCPUWindow and ServerCPUNSPerRequest are the cores it used and
+	// its CPU per request over load_tester's measured window alone
+	// (cpuTrace); 0 where the window could not be read.
+	ServerCPUWindow       float64 `json:"server_cpu_window,omitempty"`
+	ServerCPUNSPerRequest float64 `json:"server_cpu_ns_per_request,omitempty"`
+	ClientCPUS            float64 `json:"client_cpu_s"`
 	// ServerSaturated: the server was pinned and used at least
 	// saturatedServerCPU of every CPU it had. A client-bound run of a
 	// saturated server still measures the server (both ends were at their
@@ -120,10 +125,13 @@ type Judgement struct {
 	StopReason  string     `json:"stop_reason"` // one of the Stop* constants
 	StopDetail  string     `json:"stop_detail"`
 	// Looks are the interim verdicts the rounds were stopped or extended on.
-	Looks    []Look      `json:"looks,omitempty"`
-	Runs     []RunRecord `json:"runs"`
-	Problems []Problem   `json:"problems,omitempty"`
-	Warnings []string    `json:"warnings,omitempty"`
+	Looks []Look `json:"looks,omitempty"`
+	// CPU is the server's CPU per request over the measured windows,
+	// judged beside req/s (A/B mode; nil when fewer than 3 rounds had it).
+	CPU      *CPUJudgement `json:"server_cpu_per_request,omitempty"`
+	Runs     []RunRecord   `json:"runs"`
+	Problems []Problem     `json:"problems,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
 }
 
 // PolicyJSON records the thresholds a verdict was judged against.

@@ -76,6 +76,8 @@ func (l *synthLab) startServer(spec ServerSpec) (server, error) {
 	return s, nil
 }
 
+func (l *synthLab) tracesCPU() bool { return false }
+
 func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result, error) {
 	if ctx.Err() != nil {
 		return loadtester.Result{}, fmt.Errorf("interrupted")

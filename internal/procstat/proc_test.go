@@ -66,6 +66,29 @@ func TestPidCPUFromStatFile(t *testing.T) {
 	}
 }
 
+// PidRunTime sums every thread's schedstat run time, in nanoseconds.
+func TestPidRunTime(t *testing.T) {
+	root := fakeProc(t, map[string]string{
+		"42/task/42/schedstat": "1500000 200 30\n",
+		"42/task/43/schedstat": "2500 1 1\n",
+		"43/task/43/schedstat": "x 1 1\n",
+	})
+	got, err := root.pidRunTime(42)
+	if err != nil || got != 1502500 {
+		t.Fatalf("got %v, %v; want 1.5025ms", got, err)
+	}
+	if _, err := root.pidRunTime(43); err == nil || !strings.Contains(err.Error(), "not a run time") {
+		t.Errorf("a malformed schedstat: %v", err)
+	}
+	if _, err := root.pidRunTime(44); err == nil {
+		t.Error("no such process: no error")
+	}
+	real, err := PidRunTime(os.Getpid())
+	if err != nil || real <= 0 {
+		t.Errorf("this process: %v, %v", real, err)
+	}
+}
+
 func TestPidCPUNoSuchProcess(t *testing.T) {
 	root := fakeProc(t, map[string]string{"1/stat": plainStat})
 	_, err := root.pidCPU(42)
