@@ -1,9 +1,11 @@
 package gate
 
 import (
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"strings"
@@ -78,6 +80,14 @@ type Options struct {
 	// to rerun one that failed, or to measure the gate's power on one.
 	Only []string
 
+	// Order is how A and B take turns within the rounds: OrderRandom (the
+	// default: each pair of rounds runs A B and B A once, in an order
+	// drawn from OrderSeed, as randomized multiple interleaved trials do,
+	// so that no periodic disturbance lines up with one side), or
+	// OrderAlternate (A B, B A, A B, ...).
+	Order     string
+	OrderSeed uint64 // 0: drawn when the run starts (the result records it)
+
 	// Tiers are what a scenarios run judges: TierTime (req/s, the rounds
 	// above) and TierCost (instructions per request under callgrind).
 	// Empty: TierTime alone.
@@ -124,7 +134,43 @@ func DefaultOptions() Options {
 		MaxClientBoundFraction: 0.5,
 		BaselineFile:           "testdata/baseline.json",
 		Cost:                   DefaultCostOptions(),
+		Order:                  OrderRandom,
 	}
+}
+
+// The round orders.
+const (
+	OrderRandom    = "random"
+	OrderAlternate = "alternate"
+)
+
+// swapped reports whether round (1, 2, ...) runs B before A. Rounds come
+// in pairs, one of each order, so the two orders stay balanced; which
+// comes first in a pair is a coin drawn from OrderSeed and the pair.
+func (o Options) swapped(round int) bool {
+	first := round%2 == 1
+	if o.Order == OrderAlternate {
+		return !first
+	}
+	pair := uint64((round + 1) / 2)
+	bOpens := rand.New(rand.NewPCG(o.OrderSeed, pair)).IntN(2) == 1
+	return bOpens == first
+}
+
+// drawOrderSeed draws the random order's seed when none was given.
+func (o *Options) drawOrderSeed() {
+	if o.Order != OrderAlternate && o.OrderSeed == 0 {
+		o.OrderSeed = rand.Uint64() | 1
+	}
+}
+
+// roundsPlan is what the options allow the rounds.
+func (o Options) roundsPlan() RoundsPlan {
+	p := RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds(), Order: cmp.Or(o.Order, OrderRandom)}
+	if p.Order == OrderRandom {
+		p.OrderSeed = o.OrderSeed
+	}
+	return p
 }
 
 // ParseTiers reads --tiers: a comma-separated list of time and cost.
@@ -206,6 +252,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--level %v: want a confidence level between 0.5 and 1", o.Level)
 	case o.StartTimeout <= 0:
 		return errors.New("--start-timeout must be positive")
+	case o.Order != "" && o.Order != OrderRandom && o.Order != OrderAlternate:
+		return fmt.Errorf("--order %q: want %s or %s", o.Order, OrderRandom, OrderAlternate)
 	}
 	return nil
 }

@@ -251,7 +251,7 @@ func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape LoadShape, pha
 // round's end so that only the pair being measured exists.
 func (m *measurement) measureRound(ctx context.Context, sc *scenarioRun, round int) bool {
 	order := sc.sides
-	if len(order) == 2 && round%2 == 0 {
+	if len(order) == 2 && m.o.swapped(round) {
 		order = []*sideRun{order[1], order[0]}
 	}
 	if !sc.warm {

@@ -124,6 +124,39 @@ func TestRoundsCapAndBudget(t *testing.T) {
 	})
 }
 
+// The random order (the default) runs A B and B A once in every pair of
+// rounds, the pair's first drawn from the seed: balanced, reproducible,
+// and not the same for every seed.
+func TestRoundOrderRandom(t *testing.T) {
+	orders := map[string]bool{}
+	for seed := uint64(1); seed <= 40; seed++ {
+		o := Options{Order: OrderRandom, OrderSeed: seed}
+		var got []byte
+		for round := 1; round <= 8; round++ {
+			first := byte('A')
+			if o.swapped(round) {
+				first = 'B'
+			}
+			got = append(got, first)
+			if round%2 == 0 && got[round-1] == got[round-2] {
+				t.Fatalf("seed %d: rounds %d and %d both open with %c", seed, round-1, round, first)
+			}
+			if again := o.swapped(round); (first == 'B') != again {
+				t.Fatalf("seed %d: round %d's order is not reproducible", seed, round)
+			}
+		}
+		orders[string(got)] = true
+	}
+	if len(orders) < 8 {
+		t.Errorf("40 seeds gave only %d orders of 8 rounds: %v", len(orders), orders)
+	}
+	o := DefaultOptions()
+	o.drawOrderSeed()
+	if p := o.roundsPlan(); p.Order != OrderRandom || p.OrderSeed == 0 {
+		t.Errorf("the default plan records no random order: %+v", p)
+	}
+}
+
 // TestRoundOrderAlternates: A B, then B A, so neither side always follows
 // the other; fresh servers every round by default.
 func TestRoundOrderAlternates(t *testing.T) {

@@ -154,6 +154,10 @@ type RoundsPlan struct {
 	Initial int     `json:"initial"`
 	Max     int     `json:"max"`
 	BudgetS float64 `json:"budget_s,omitempty"`
+	// Order and OrderSeed say how A and B took turns (Options.Order); the
+	// seed reproduces a random order.
+	Order     string `json:"order,omitempty"`
+	OrderSeed uint64 `json:"order_seed,omitempty"`
 }
 
 // Look is one interim verdict: after Rounds rounds, the ratio and interval
@@ -177,6 +181,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) *Result {
 // run is Run with the lab and the clock given (tests give synthetic ones).
 func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *Result {
 	start := now()
+	o.drawOrderSeed()
 	r := &Result{Version: ResultVersion, Command: o.Command}
 	switch {
 	case o.UpdateBaseline:
@@ -239,7 +244,7 @@ type scenarioRun struct {
 // init sets the judgement's policy and plan from the options and the
 // scenario's own tolerance.
 func (sc *scenarioRun) init(o Options) {
-	sc.r.RoundsPlan = RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()}
+	sc.r.RoundsPlan = o.roundsPlan()
 	sc.r.Policy = PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - PassFloorFactor*sc.sc.Tolerance,
 		NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}
 	if o.AllowClientBound {

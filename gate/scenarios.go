@@ -134,8 +134,9 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 // given (tests give synthetic ones).
 func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *ScenariosResult {
 	start := now()
+	o.drawOrderSeed()
 	res := &ScenariosResult{Version: ScenariosResultVersion, Mode: ModeScenarios, File: f.Path, Command: o.Command,
-		RoundsPlan: RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds()}}
+		RoundsPlan: o.roundsPlan()}
 	m := &measurement{o: o, mode: ModeAB, multi: true, progress: progress, lab: l, now: now}
 	chosen, err := f.only(o.Only)
 	for _, s := range chosen {

@@ -72,6 +72,8 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 		return nil
 	})
 	fs.StringVar(&scenarios, "scenarios", "", "TOML file of named load shapes, each judged with its own interval; its [gate] table sets the flags not given (testdata/gate_scenarios.toml)")
+	fs.StringVar(&o.Order, "order", o.Order, "how A and B take turns: random (each pair of rounds runs A B and B A, which first drawn from --order-seed) or alternate (A B, B A, ...)")
+	fs.Uint64Var(&o.OrderSeed, "order-seed", 0, "seed of the random order (0: drawn, and recorded in the JSON's rounds_plan)")
 	fs.BoolVar(&o.RestartEachRound, "restart", o.RestartEachRound, "start fresh servers every round; --restart=false keeps one pair for the whole run (see docs/gate.md)")
 	fs.Var(&loadArgs, "load-arg", "extra load_tester flag (repeatable), e.g. --load-arg=--pipeline --load-arg=16")
 	fs.StringVar(&o.ReadyLine, "ready-line", o.ReadyLine, "stdout line that says the server accepts")
