@@ -1,4 +1,5 @@
-// Package loadtester is an HTTP/1.1 load generator engine, the library
+// Package loadtester is an HTTP/1.1 and HTTP/2 load generator engine,
+// plaintext or TLS, the library
 // behind cmd/load_tester (which holds the flags, the signals and the exit
 // statuses). Connect threads open connections and hand them to network
 // threads, each running its own epoll loop; latencies go to per-thread
@@ -23,7 +24,9 @@
 // rxstamp.go (responses stamped by the kernel, read on the pacer's wakes),
 // window.go and tailaccount.go (the window's close and what never
 // finished), connect.go (connect threads), request.go and response.go (the
-// bytes on the wire), workload.go and kinds.go (request kinds), steps.go and
+// bytes on the wire), tlsconn.go (https: the handshake on the connect
+// threads, TLS on the loop), h2conn.go (HTTP/2 frames and streams),
+// threshold.go (--threshold), workload.go and kinds.go (request kinds), steps.go and
 // search.go (rate steps and the knee), result.go, verdict.go, hdrlog.go,
 // vegeta.go and merge.go (results).
 package loadtester

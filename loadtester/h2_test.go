@@ -260,3 +260,21 @@ func TestHTTP2PreflightGarbage(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// FuzzH2FrameSpan: any bytes: no panic, a whole span never runs past the
+// data, and an incomplete one is incomplete in every prefix too.
+func FuzzH2FrameSpan(f *testing.F) {
+	f.Add([]byte{0, 0, 2, 1, 4, 0, 0, 0, 1, 0x88, 0x00})
+	f.Add([]byte{0, 0, 1, 1, 0, 0, 0, 0, 1, 0x88, 0, 0, 0, 9, 4, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		total, ok := h2FrameSpan(data)
+		if ok && (total < 9 || total > len(data)) {
+			t.Fatalf("span %d of %d bytes", total, len(data))
+		}
+		if ok {
+			if _, okPrefix := h2FrameSpan(data[:total-1]); okPrefix {
+				t.Fatalf("a prefix one byte short is whole too")
+			}
+		}
+	})
+}

@@ -323,6 +323,9 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 		if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
 			h.max = int(min(v, uint32(h.ring)))
 		}
+		if v, ok := f.Value(http2.SettingHeaderTableSize); ok { // our encoder's table may be no larger
+			h.enc.SetMaxDynamicTableSizeLimit(v)
+		}
 		h.fr.WriteSettingsAck()
 	case *http2.PingFrame:
 		if !f.IsAck() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# HTTPS side by side: load_tester against wrk, both over TLS to nginx
+# HTTPS side by side: load_tester against wrk (HTTP/1.1) and h2load
+# (HTTP/2, 10 connections x 10 streams), all over TLS to nginx
 # (1 worker, `return 200`, the anchor of docs/anchors.md, with `listen ssl`
 # and a self-signed P-256 certificate made at run time), loopback, one
 # client thread, 100 connections kept open, unpipelined and 16 deep,
@@ -13,7 +14,8 @@
 # Prints req/s and client CPU per request (user+system of the client
 # process, from the kernel via /usr/bin/time, divided by the requests it
 # reports), each round's load_tester/wrk ratios and their medians.
-# Needs: go, wrk, nginx (nginx-light), openssl, /usr/bin/time, python3, taskset.
+# Needs: go, wrk, h2load (nghttp2-client), nginx (nginx-light), openssl,
+# /usr/bin/time, python3, taskset.
 set -euo pipefail
 
 ROUNDS=${1:-5}
@@ -22,8 +24,8 @@ CONNS=100
 DEPTH=16
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-for tool in go wrk nginx openssl /usr/bin/time python3 taskset; do
-    command -v "$tool" >/dev/null || { echo "compare_tls: $tool not found (apt-get install -y wrk nginx-light openssl time)" >&2; exit 1; }
+for tool in go wrk h2load nginx openssl /usr/bin/time python3 taskset; do
+    command -v "$tool" >/dev/null || { echo "compare_tls: $tool not found (apt-get install -y wrk nghttp2-client nginx-light openssl time)" >&2; exit 1; }
 done
 
 WORK=$(mktemp -d)
@@ -57,7 +59,7 @@ python3 - "$WORK/nginx.conf" "$WORK" <<'PY'
 import sys
 path, work = sys.argv[1], sys.argv[2]
 conf = open(path).read()
-conf = conf.replace("backlog=4096;", f"""ssl backlog=4096;
+conf = conf.replace("backlog=4096;", f"""ssl http2 backlog=4096;
     ssl_certificate {work}/cert.pem;
     ssl_certificate_key {work}/key.pem;
     ssl_protocols TLSv1.2 TLSv1.3;
@@ -99,6 +101,14 @@ print(r["requests_per_sec"], sys.argv[2], r["requests"], "errors", r["errors"], 
 PY
 }
 
+# run_h2load: prints "req_per_s cpu_s requests" (10 connections x 10 streams)
+run_h2load() {
+    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" h2load -t1 -c10 -m10 -D "$SECS" "$URL" >"$WORK/out" 2>&1 || true
+    awk -v t="$(awk '/^CPU/{print $2+$3}' "$WORK/time")" '
+        /^finished in/ {r=$4} /^requests:/ {n=$8}
+        END {print r, t, n}' "$WORK/out"
+}
+
 declare -A RPS CPU LAST LASTCPU
 record() { # name line
     local name=$1; shift
@@ -122,18 +132,24 @@ for round in $(seq "$ROUNDS"); do
         record load_tester "$(run_lt)"; record wrk "$(run_wrk)"
         record lt_pipe16 "$(run_lt --pipeline $DEPTH)"; record wrk_pipe16 "$(run_wrk -s "$WORK/pipeline.lua")"
     fi
+    if [ $((round % 2)) = 1 ]; then
+        record h2load "$(run_h2load)"; record lt_h2 "$(run_lt --http2 --concurrency 10 --streams 10)"
+    else
+        record lt_h2 "$(run_lt --http2 --concurrency 10 --streams 10)"; record h2load "$(run_h2load)"
+    fi
+    PAIR_RPS[h2]+="$(ratio "${LAST[lt_h2]}" "${LAST[h2load]}") "; PAIR_CPU[h2]+="$(ratio "${LASTCPU[lt_h2]}" "${LASTCPU[h2load]}") "
     PAIR_RPS[1]+="$(ratio "${LAST[load_tester]}" "${LAST[wrk]}") "; PAIR_CPU[1]+="$(ratio "${LASTCPU[load_tester]}" "${LASTCPU[wrk]}") "
     PAIR_RPS[16]+="$(ratio "${LAST[lt_pipe16]}" "${LAST[wrk_pipe16]}") "; PAIR_CPU[16]+="$(ratio "${LASTCPU[lt_pipe16]}" "${LASTCPU[wrk_pipe16]}") "
 done
 
 echo
 echo "medians over $ROUNDS rounds:"
-for name in wrk load_tester wrk_pipe16 lt_pipe16; do
+for name in wrk load_tester wrk_pipe16 lt_pipe16 h2load lt_h2; do
     printf '  %-16s %10.0f req/s  %6.0f ns CPU/request\n' "$name" "$(echo "${RPS[$name]}" | median)" "$(echo "${CPU[$name]}" | median)"
 done
 echo
-for d in 1 16; do
-    label="unpipelined"; [ "$d" = 16 ] && label="pipeline 16"
-    echo "load_tester / wrk, $label: req/s per round ${PAIR_RPS[$d]}-> median $(echo "${PAIR_RPS[$d]}" | median) (goal >= 1.0);" \
+for d in 1 16 h2; do
+    label="wrk, unpipelined"; [ "$d" = 16 ] && label="wrk, pipeline 16"; [ "$d" = h2 ] && label="h2load, h2 10x10"
+    echo "load_tester / $label: req/s per round ${PAIR_RPS[$d]}-> median $(echo "${PAIR_RPS[$d]}" | median) (goal >= 1.0);" \
         "CPU per request per round ${PAIR_CPU[$d]}-> median $(echo "${PAIR_CPU[$d]}" | median) (goal <= 1.0)"
 done

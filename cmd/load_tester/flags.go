@@ -81,7 +81,7 @@ func (s secondsFlag) Set(v string) error {
 	return nil
 }
 
-const usageHead = `load_tester: an HTTP/1.1 load generator (epoll network threads, HdrHistogram latency).
+const usageHead = `load_tester: an HTTP/1.1 and HTTP/2 load generator, plaintext or TLS (epoll network threads, HdrHistogram latency).
 
 Usage: load_tester [flags]
        load_tester merge [--json OUT] [--hdr-log OUT] [--vegeta OUT] IN.json...   (docs/distributed.md)

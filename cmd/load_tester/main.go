@@ -1,4 +1,4 @@
-// Command load_tester drives HTTP/1.1 load at a server and reports
+// Command load_tester drives HTTP/1.1 or HTTP/2 load (plaintext or TLS) at a server and reports
 // throughput, latency percentiles, errors by kind and its own CPU use; its
 // merge subcommand adds the results of several instances. See
 // docs/load_tester.md and docs/distributed.md. This is the command line
