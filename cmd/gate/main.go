@@ -26,6 +26,14 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "record":
+			return record(args[1:], stdout, stderr)
+		case "history":
+			return history(args[1:], stdout, stderr)
+		}
+	}
 	o := gate.DefaultOptions()
 	o.B = besideMe("weaseldb", o.B)
 	o.LoadTester = besideMe("load_tester", o.LoadTester)
@@ -36,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
   A/B:       gate --a OLD_BINARY [--b NEW_BINARY]   or   gate --a-ref GIT_REF [--b NEW_BINARY]
   baseline:  gate [--b BINARY] [--baseline FILE]    (write one with --update-baseline)
   scenarios: gate --scenarios FILE --a OLD [--b NEW]  (every hot path of the file, one verdict each; the worst decides)
+  history:   gate record HISTORY GATE_JSON   then   gate history HISTORY   (change points over main's results)
 Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 `)
 		fs.PrintDefaults()

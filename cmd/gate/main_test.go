@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,16 @@ func TestFlags(t *testing.T) {
 			"--rounds", "2"}, 2, "--rounds 2: at least 3"},
 		{"scenarios: help names the mode", []string{"--help"}, 0, "--scenarios FILE"},
 		{"--only without --scenarios", []string{"--a", "x", "--only", "ok"}, 2, "--only names scenarios of a --scenarios file"},
+		{"--tiers without --scenarios", []string{"--a", "x", "--tiers", "cost"}, 2, "--tiers judges the scenarios of a --scenarios file"},
+		{"--tiers unknown", []string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml", "--tiers", "speed"}, 2,
+			"unknown tier \"speed\""},
+		{"--order unknown", []string{"--a", "x", "--order", "shuffled"}, 2, "--order \"shuffled\": want random or alternate"},
+		{"cost: bad tolerance", []string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml", "--tiers", "cost",
+			"--cost-tolerance", "0"}, 2, "--cost-tolerance 0"},
+		{"record: no arguments", []string{"record"}, 2, "usage: gate record"},
+		{"record: no result file", []string{"record", "--commit", "c", "h.jsonl", "/nonexistent/gate.json"}, 2, "open /nonexistent/gate.json"},
+		{"history: no file", []string{"history", "/nonexistent/h.jsonl"}, 2, "open /nonexistent/h.jsonl"},
+		{"history: bad alpha", []string{"history", "--alpha", "2", "h.jsonl"}, 2, "--alpha must be in (0, 1)"},
 		{"--only an unknown scenario", []string{"--a", "x", "--scenarios", "../../testdata/gate_scenarios.toml", "--only", "ok,nope"}, 2,
 			"--only nope: no such scenario"},
 	}
@@ -123,5 +134,37 @@ func TestScenariosJSONOnFailure(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: COULD NOT JUDGE (exit 2): load tester /nonexistent/lt") {
 		t.Errorf("last line: %q", lines[len(lines)-1])
+	}
+}
+
+// gate record appends a scenarios run's result under a commit; gate
+// history reads the file back and finds a step planted in it, and exits 1
+// with --fail-on-worse when the last step is for the worse.
+func TestRecordAndHistory(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history.jsonl")
+	for i := range 12 {
+		instr := 7500.0 + float64(i%3)
+		if i >= 6 {
+			instr += 150 // a 2% step at c6
+		}
+		doc := fmt.Sprintf(`{"version":3,"mode":"scenarios","decision":{"verdict":"pass"},"scenarios":[{"name":"ok","tiers":["cost"],`+
+			`"cost":{"a":{"instructions_per_request":7500,"runs":[]},"b":{"instructions_per_request":%g,"runs":[]},"ratio":1,"verdict":"pass"}}]}`, instr)
+		res := filepath.Join(dir, fmt.Sprintf("gate%d.json", i))
+		if err := os.WriteFile(res, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr strings.Builder
+		if exit := run([]string{"record", "--commit", fmt.Sprintf("c%d", i), hist, res}, &stdout, &stderr); exit != 0 {
+			t.Fatalf("record: exit %d: %s", exit, stderr.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	exit := run([]string{"history", "--fail-on-worse", "--json", filepath.Join(dir, "steps.json"), hist}, &stdout, &stderr)
+	if exit != 1 || !strings.Contains(stdout.String(), "c5..c6") || !strings.Contains(stdout.String(), "WORSE") {
+		t.Fatalf("history: exit %d\n%s%s", exit, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "steps.json")); err != nil {
+		t.Error(err)
 	}
 }
