@@ -38,9 +38,14 @@ const (
 	h2MaxPartial   = 32 << 10
 )
 
-// h2Request is the one request an HTTP/2 run sends, as header fields.
+// h2Request is the one request an HTTP/2 run sends: its header fields and
+// their header block, encoded once. The block starts with a dynamic table
+// size update to 0 and indexes nothing, so it is the same bytes on every
+// stream of every connection (the server's decoder keeps no state of ours):
+// a few bytes more a request, no HPACK work per request.
 type h2Request struct {
 	fields []hpack.HeaderField
+	block  []byte
 	body   []byte
 }
 
@@ -84,31 +89,52 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 	if len(req.body) > 0 || cfg.Method == "POST" || cfg.Method == "PUT" || cfg.Method == "PATCH" {
 		req.fields = append(req.fields, hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(req.body))})
 	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	enc.SetMaxDynamicTableSizeLimit(0)
+	for _, f := range req.fields {
+		if err := enc.WriteField(f); err != nil {
+			return nil, fmt.Errorf("--http2: header %s: %w", f.Name, err)
+		}
+	}
+	if block.Len() > h2MaxFrame {
+		return nil, fmt.Errorf("--http2: the request's headers take %d bytes, at most %d (one HEADERS frame)", block.Len(), h2MaxFrame)
+	}
+	req.block = block.Bytes()
 	return req, nil
 }
 
 // h2Conn is a connection's HTTP/2 state.
 type h2Conn struct {
-	fr      *http2.Framer
-	rd      bytes.Reader // the whole frames ReadFrame is given
-	out     bytes.Buffer // frames written, for the next write
-	enc     *hpack.Encoder
-	block   bytes.Buffer // one header block
-	done    []bool       // ring: the stream ended (recorded or failed), not yet passed by the head
-	status  []uint16     // ring: the stream's final status
-	open    int          // streams open
-	max     int          // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
-	ring    int
-	unacked int64 // connection bytes received since the last WINDOW_UPDATE
+	fr  *http2.Framer
+	rd  bytes.Reader // the whole frames ReadFrame is given
+	out bytes.Buffer // frames written, for the next write
+	// The response headers: decoded for :status alone (emit), the block
+	// of stream hdrStream being read (a HEADERS frame and its
+	// CONTINUATIONs), whether it ends the stream.
+	dec       *hpack.Decoder
+	status    string
+	hdrStream uint32
+	hdrEnds   bool
+	done      []bool   // ring: the stream ended (recorded or failed), not yet passed by the head
+	final     []uint16 // ring: the stream's final status
+	open      int      // streams open
+	max       int      // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
+	ring      int
+	unacked   int64 // connection bytes received since the last WINDOW_UPDATE
 }
 
 func newH2Conn(ring int) *h2Conn {
 	// No stream before the server's SETTINGS: streams past its limit would
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
-	h := &h2Conn{done: make([]bool, ring), status: make([]uint16, ring), ring: ring}
+	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring}
 	h.fr = http2.NewFramer(&h.out, &h.rd)
-	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	h.enc = hpack.NewEncoder(&h.block)
+	h.fr.SetReuseFrames()
+	h.dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) {
+		if f.Name == ":status" {
+			h.status = f.Value
+		}
+	})
 	return h
 }
 
@@ -123,11 +149,7 @@ func (h *h2Conn) writePreface() {
 
 // writeRequest writes one request on stream id into h.out.
 func (h *h2Conn) writeRequest(id uint32, req *h2Request) {
-	h.block.Reset()
-	for _, f := range req.fields {
-		h.enc.WriteField(f)
-	}
-	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.block.Bytes(),
+	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: req.block,
 		EndStream: len(req.body) == 0, EndHeaders: true})
 	if len(req.body) > 0 {
 		h.fr.WriteData(id, true, req.body)
@@ -172,7 +194,7 @@ func (t *netThread) h2Entry(c *conn, id uint32) (int, bool) {
 
 // h2End records stream entry i as answered at now.
 func (t *netThread) h2End(c *conn, i int, now int64) {
-	t.record(c, i, now, int(c.h2.status[i]))
+	t.record(c, i, now, int(c.h2.final[i]))
 	t.h2Close(c, i)
 }
 
@@ -276,25 +298,22 @@ func h2FrameSpan(data []byte) (total int, ok bool) {
 func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	h := c.h2
 	switch f := f.(type) {
-	case *http2.MetaHeadersFrame:
-		i, ok := t.h2Entry(c, f.StreamID)
-		if !ok {
+	case *http2.HeadersFrame:
+		h.hdrStream, h.hdrEnds, h.status = f.StreamID, f.StreamEnded(), ""
+		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
 			t.failConn(c, now, errParse)
 			return false
 		}
-		if s := f.PseudoValue("status"); s != "" {
-			code, err := strconv.Atoi(s)
-			if err != nil || code < 100 || code > 999 {
-				t.failConn(c, now, errParse)
-				return false
-			}
-			if code < 200 && !f.StreamEnded() { // interim: the final response follows
-				return true
-			}
-			h.status[i] = uint16(min(code, maxStatus))
+		if f.HeadersEnded() {
+			return t.h2Headers(c, now)
 		}
-		if f.StreamEnded() {
-			t.h2End(c, i, now)
+	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
+		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		if f.HeadersEnded() {
+			return t.h2Headers(c, now)
 		}
 	case *http2.DataFrame:
 		i, ok := t.h2Entry(c, f.StreamID)
@@ -323,9 +342,6 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 		if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
 			h.max = int(min(v, uint32(h.ring)))
 		}
-		if v, ok := f.Value(http2.SettingHeaderTableSize); ok { // our encoder's table may be no larger
-			h.enc.SetMaxDynamicTableSizeLimit(v)
-		}
 		h.fr.WriteSettingsAck()
 	case *http2.PingFrame:
 		if !f.IsAck() {
@@ -345,6 +361,36 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	case *http2.PushPromiseFrame:
 		t.failConn(c, now, errParse) // push is off (our SETTINGS)
 		return false
+	}
+	return true
+}
+
+// h2Headers handles a header block just decoded: its :status for the
+// stream, and the stream's end if the block ends it.
+func (t *netThread) h2Headers(c *conn, now int64) bool {
+	h := c.h2
+	if err := h.dec.Close(); err != nil {
+		t.failConn(c, now, errParse)
+		return false
+	}
+	i, ok := t.h2Entry(c, h.hdrStream)
+	if !ok {
+		t.failConn(c, now, errParse)
+		return false
+	}
+	if h.status != "" {
+		code, err := strconv.Atoi(h.status)
+		if err != nil || code < 100 || code > 999 {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		if code < 200 && !h.hdrEnds { // interim: the final response follows
+			return true
+		}
+		h.final[i] = uint16(min(code, maxStatus))
+	}
+	if h.hdrEnds {
+		t.h2End(c, i, now)
 	}
 	return true
 }
