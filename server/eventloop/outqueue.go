@@ -67,19 +67,7 @@ func (c *Conn) writeLocked(iov *[]unix.Iovec) (done bool, err error) {
 		if len(c.chunks) == 1 {
 			n, err = unix.Write(c.fd, c.chunks[0][c.off:])
 		} else {
-			v := (*iov)[:0]
-			for i, ch := range c.chunks {
-				if i == maxIovecs {
-					break
-				}
-				if i == 0 {
-					ch = ch[c.off:]
-				}
-				var one unix.Iovec
-				one.Base = &ch[0]
-				one.SetLen(len(ch))
-				v = append(v, one)
-			}
+			v := c.iovecsLocked(*iov)
 			*iov = v
 			n, err = writev(c.fd, v)
 			clear(v)
@@ -96,6 +84,26 @@ func (c *Conn) writeLocked(iov *[]unix.Iovec) (done bool, err error) {
 		}
 	}
 	return true, nil
+}
+
+// iovecsLocked builds the iovec list of the queued output in v's storage:
+// chunks[0][off:] first, at most maxIovecs entries. The one place the list
+// is built, for writev here and for a backend's asynchronous send alike.
+func (c *Conn) iovecsLocked(v []unix.Iovec) []unix.Iovec {
+	v = v[:0]
+	for i, ch := range c.chunks {
+		if i == maxIovecs {
+			break
+		}
+		if i == 0 {
+			ch = ch[c.off:]
+		}
+		var one unix.Iovec
+		one.Base = &ch[0]
+		one.SetLen(len(ch))
+		v = append(v, one)
+	}
+	return v
 }
 
 func writev(fd int, iov []unix.Iovec) (int, error) {

@@ -323,20 +323,8 @@ func (u *uringLoop) flush(c *Conn) {
 		c.mu.Unlock()
 		return
 	}
-	v := c.sendIov[:0]
-	for i, ch := range c.chunks {
-		if i == maxIovecs {
-			break
-		}
-		if i == 0 {
-			ch = ch[c.off:]
-		}
-		var one unix.Iovec
-		one.Base = &ch[0]
-		one.SetLen(len(ch))
-		v = append(v, one)
-		c.sendRefs = append(c.sendRefs, ch)
-	}
+	v := c.iovecsLocked(c.sendIov)
+	c.sendRefs = append(c.sendRefs, c.chunks[:len(v)]...) // the buffers v points into
 	c.sendIov = v
 	c.sending, c.flushScheduled = true, true
 	c.writeSince = l.now // the write clock: the peer must take bytes within the write timeout
