@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/stats"
 )
 
@@ -111,22 +113,13 @@ func ReadBaseline(path string) (Baseline, error) {
 	return b, nil
 }
 
-// WriteBaseline writes b atomically (temp file and rename), so a gate
-// interrupted mid-write never leaves half a baseline.
+// WriteBaseline writes b atomically (a temporary file renamed over path),
+// so a gate interrupted mid-write never leaves half a baseline.
 func WriteBaseline(path string, b Baseline) error {
 	b.Version = BaselineVersion
 	b.MedianRPS = stats.Median(b.SamplesRPS)
 	b.Spread = RelativeSpread(b.SamplesRPS)
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding baseline: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing baseline: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := jsonfile.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("writing baseline: %w", err)
 	}
 	return nil
@@ -137,4 +130,51 @@ func pinText(server, client string) string {
 		return "unpinned"
 	}
 	return "server " + server + " / load tester " + client
+}
+
+// loadBaseline reads the baseline and checks that it is comparable; nil
+// means a problem was recorded.
+func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline {
+	sc := m.scenarios[0]
+	b, err := ReadBaseline(m.o.BaselineFile)
+	if err != nil {
+		m.fail(sc, ReasonBadInput, "%v", err)
+		return nil
+	}
+	m.baselineFile = m.o.BaselineFile
+	different, warnings := b.Machine.Compare(machine)
+	sc.r.Warnings = append(sc.r.Warnings, warnings...)
+	if len(different) > 0 {
+		msg := "baseline is from another machine: " + strings.Join(different, "; ")
+		if !m.o.AllowOtherMachine {
+			m.fail(sc, ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
+			return nil
+		}
+		sc.r.Warnings = append(sc.r.Warnings, msg)
+	}
+	if diff := b.Settings.Differences(settings); len(diff) > 0 {
+		m.fail(sc, ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
+		return nil
+	}
+	return &b
+}
+
+func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine Machine) {
+	r := sc.r
+	for _, p := range r.Problems {
+		if !(m.o.NoiseOK && noiseReasons[p.Code]) {
+			r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
+			return
+		}
+	}
+	b := Baseline{Created: m.now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
+		Machine: machine, Settings: settings, SamplesRPS: r.B.SamplesRPS}
+	if err := WriteBaseline(m.o.BaselineFile, b); err != nil {
+		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
+		return
+	}
+	m.baselineFile = m.o.BaselineFile
+	r.Decision = Decision{Verdict: Pass, ReasonCode: "baseline_written",
+		Reason: fmt.Sprintf("baseline written to %s: median %s req/s over %d runs (±%.1f%%)",
+			m.o.BaselineFile, formatRPS(r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
 }

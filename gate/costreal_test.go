@@ -44,13 +44,13 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 	o.Cost.Requests, o.Cost.Rate, o.Cost.Runs, o.Cost.MaxRuns = 300, 300, 2, 2
 	// Wide: two short runs on a machine busy with the other tests.
 	o.Cost.Tolerance, o.Cost.MaxSpread = 0.03, 0.05
-	run := func(t *testing.T, o Options) *ScenariosResult {
+	run := func(t *testing.T, o Options) *Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		var progress strings.Builder
 		r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
-		WriteScenariosTable(&table, r)
+		WriteTable(&table, r)
 		t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 		return r
 	}
@@ -62,7 +62,7 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 			t.Fatalf("A/A: exit %d, %s (%s): %s", r.ExitCode, r.Verdict, r.ReasonCode, r.Reason)
 		}
 		path := filepath.Join(t.TempDir(), "gate.json")
-		if err := WriteScenariosJSON(path, r); err != nil {
+		if err := WriteJSON(path, r); err != nil {
 			t.Fatal(err)
 		}
 		checkCostJSON(t, path, []string{"ok", "status"})

@@ -7,10 +7,10 @@ import (
 	"text/tabwriter"
 )
 
-// The cost tier's part of a scenarios run's table and markdown.
+// The cost tier's part of a result's table and markdown.
 
 // hasCost reports whether any scenario was judged by the cost tier.
-func hasCost(r *ScenariosResult) bool {
+func hasCost(r *Result) bool {
 	for _, s := range r.Scenarios {
 		if s.Cost != nil {
 			return true
@@ -21,7 +21,7 @@ func hasCost(r *ScenariosResult) bool {
 
 // ranTime reports whether the time tier ran (the rounds' table is empty
 // otherwise).
-func ranTime(r *ScenariosResult) bool {
+func ranTime(r *Result) bool {
 	for _, s := range r.Scenarios {
 		if len(s.Tiers) == 0 || containsTier(s.Tiers, TierTime) {
 			return true
@@ -40,7 +40,7 @@ func containsTier(tiers []string, t string) bool {
 }
 
 // costHeadline says how the cost was counted, from the first judged scenario.
-func costHeadline(r *ScenariosResult) string {
+func costHeadline(r *Result) string {
 	for _, s := range r.Scenarios {
 		if c := s.Cost; c != nil && c.Requests > 0 {
 			return fmt.Sprintf("cost tier: instructions per request under callgrind, filtered (docs/gate.md); %d requests at %g/s a run, A and B at once, tolerance %.2f%%",
@@ -51,7 +51,7 @@ func costHeadline(r *ScenariosResult) string {
 }
 
 // writeCostTable prints the cost tier's rows and each scenario's reason.
-func writeCostTable(w io.Writer, r *ScenariosResult) {
+func writeCostTable(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "  %s\n", costHeadline(r))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  scenario\truns\tA instr/req\tB instr/req\tB/A\trun pairs\tunfiltered B/A\tallocs/req A, B\tsyscalls/req A, B\tverdict")
@@ -74,7 +74,7 @@ func writeCostTable(w io.Writer, r *ScenariosResult) {
 }
 
 // writeCostMarkdown is the cost tier's table for a pull-request comment.
-func writeCostMarkdown(w io.Writer, r *ScenariosResult) {
+func writeCostMarkdown(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "%s.\n\n", escapeMarkdown(strings.ToUpper(costHeadline(r)[:1])+costHeadline(r)[1:]))
 	fmt.Fprintln(w, "| scenario | A instr/req | B instr/req | B/A | run pairs | unfiltered B/A | allocs/req A, B | verdict |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---|---|")

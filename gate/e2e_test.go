@@ -40,7 +40,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-func runGate(t *testing.T, o Options) *Result {
+func runGate(t *testing.T, o Options) oneRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -49,7 +49,7 @@ func runGate(t *testing.T, o Options) *Result {
 	var table strings.Builder
 	WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
-	return r
+	return one(t, r)
 }
 
 // TestGateABWithFakes: the same server as A and B passes; a B whose
@@ -206,7 +206,7 @@ duration = "20ms"
 	var progress strings.Builder
 	r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 	var table strings.Builder
-	WriteScenariosTable(&table, r)
+	WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 	if r.Verdict != Regression || r.DecidedBy != "commit" || r.ExitCode != 1 {
 		t.Fatalf("%s by %q (exit %d): %s", r.Verdict, r.DecidedBy, r.ExitCode, r.Reason)

@@ -51,8 +51,9 @@ type HistoryScenario struct {
 	AllocsPerRequest       float64 `json:"allocs_per_request,omitempty"`
 }
 
-// HistoryFromResult is the line a scenarios result makes for commit.
-func HistoryFromResult(r *ScenariosResult, commit, ref string, now time.Time) (HistoryEntry, error) {
+// HistoryFromResult is the line a result makes for commit (a one-workload
+// run records its one scenario, ImplicitScenarioName).
+func HistoryFromResult(r *Result, commit, ref string, now time.Time) (HistoryEntry, error) {
 	if commit == "" {
 		return HistoryEntry{}, errors.New("record: no commit to record the result under (--commit)")
 	}
@@ -261,18 +262,26 @@ func HeadCommit(ctx context.Context, dir string) (string, error) {
 	return firstLine(out), nil
 }
 
-// ReadScenariosJSON reads a scenarios run's --json file back.
-func ReadScenariosJSON(path string) (*ScenariosResult, error) {
+// ReadResultJSON reads a gate run's --json file back: any mode's, of this
+// schema version (an older file's fields sit elsewhere, and reading it
+// would record zeros).
+func ReadResultJSON(path string) (*Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	var r ScenariosResult
-	if err := json.Unmarshal(data, &r); err != nil {
+	var v struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("record: %s: not a gate result: %w", path, err)
 	}
-	if r.Mode != ModeScenarios {
-		return nil, fmt.Errorf("record: %s: mode %q: record takes a --scenarios run's JSON", path, r.Mode)
+	if v.Version != ResultVersion { // before the rest, whose fields an older version has elsewhere
+		return nil, fmt.Errorf("record: %s: result version %d, want %d (rerun the gate with this build)", path, v.Version, ResultVersion)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("record: %s: not a gate result: %w", path, err)
 	}
 	return &r, nil
 }

@@ -65,7 +65,7 @@ func TestHistoryOnNoise(t *testing.T) {
 // error naming it, and a short series says it was not searched.
 func TestHistoryFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	r := &ScenariosResult{Decision: Decision{Verdict: Pass}, Scenarios: []ScenarioResult{{Name: "ok",
+	r := &Result{Decision: Decision{Verdict: Pass}, Scenarios: []ScenarioResult{{Name: "ok",
 		Judgement: Judgement{B: Side{MedianRPS: 190000}, CI: RatioCI{Ratio: 1.01}},
 		Cost:      &CostJudgement{B: CostSide{InstructionsPerRequest: 7500, UnfilteredPerRequest: 9000, AllocsPerRequest: 0.5}}}}}
 	for i := range 3 {

@@ -25,18 +25,33 @@ func WriteMarkdownFile(path string, r *Result, links MarkdownLinks) error {
 }
 
 // WriteMarkdown writes a short summary for a pull-request comment or
-// $GITHUB_STEP_SUMMARY: the verdict, the ratio and its interval, the
-// rounds and why they stopped, the client-bound and noise checks, and
-// where the JSON is.
+// $GITHUB_STEP_SUMMARY: the verdict (and the scenario that decided it),
+// one table with a row per scenario, the cost tier's table, the checks a
+// reviewer makes before trusting the verdict, and where the JSON is.
 func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
-	fmt.Fprintf(w, "### Regression gate: %s\n\n", verdictBadge(r.Decision))
-	if line := markdownRatio(r); line != "" {
-		fmt.Fprintln(w, line)
+	by := ""
+	if r.DecidedBy != "" {
+		by = fmt.Sprintf(", decided by `%s`", strings.ReplaceAll(r.DecidedBy, "`", "'"))
+	}
+	fmt.Fprintf(w, "### Regression gate: %s%s\n\n", verdictBadge(r.Decision), by)
+	fmt.Fprintf(w, "> %s\n\n", escapeMarkdown(r.Reason))
+	if len(r.Scenarios) > 0 && ranTime(r) {
+		fmt.Fprintln(w, "| scenario | load | rounds | A median | B median | B/A | interval | verdict |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---|---|")
+		for _, s := range r.Scenarios {
+			name := "`" + s.Name + "`"
+			if s.Name == r.DecidedBy {
+				name = "**" + name + "**"
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", name, escapeMarkdown(s.Load.String()), s.Rounds,
+				formatSample(s.Metric, s.A.MedianRPS), formatSample(s.Metric, s.B.MedianRPS), formatRatio(s.CI.Ratio),
+				formatInterval(s.CI), markdownVerdictCell(s.Decision))
+		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "> %s\n\n", escapeMarkdown(r.Reason))
-	writeSidesTable(w, r)
-	fmt.Fprintln(w)
+	if hasCost(r) {
+		writeCostMarkdown(w, r)
+	}
 	for _, item := range markdownChecks(r) {
 		fmt.Fprintf(w, "- %s\n", item)
 	}
@@ -58,50 +73,74 @@ func verdictBadge(d Decision) string {
 	}
 }
 
-// markdownRatio is the headline: the ratio, its interval and the rule.
-func markdownRatio(r *Result) string {
-	ci := r.CI
-	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
-		return ""
+func markdownVerdictCell(d Decision) string {
+	badge := "⚠️"
+	switch d.Verdict {
+	case Pass:
+		badge = "✅"
+	case Regression:
+		badge = "❌"
 	}
-	rule := fmt.Sprintf("Tolerance %.0f%%: a regression needs the ratio below %.3f and the interval below 1", r.Policy.Tolerance*100, r.Policy.Floor)
-	if r.Policy.PassFloor > 0 {
-		rule += fmt.Sprintf("; a pass needs the interval above %.3f", r.Policy.PassFloor)
-	}
-	return fmt.Sprintf("**B/%s = %.3f**, %.0f%% CI [%.3f, %.3f]. %s.", r.A.Name, ci.Ratio, ci.Level*100, ci.Low, ci.High, rule)
+	return badge + " " + escapeMarkdown(verdictCell(d))
 }
 
-func writeSidesTable(w io.Writer, r *Result) {
-	fmt.Fprintln(w, "| side | binary | runs | median req/s | spread |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
-	for _, s := range []Side{r.A, r.B} {
-		if s.Name == "" {
-			continue
-		}
-		bin := "`" + strings.ReplaceAll(s.Binary, "`", "'") + "`"
-		if s.FromBaselineFile {
-			bin += " (recorded baseline)"
-		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %s |\n", s.Name, bin, len(s.SamplesRPS), formatRPS(s.MedianRPS), formatSpread(s.Spread))
-	}
-}
-
-// markdownChecks are the lines a reviewer checks before trusting the verdict.
+// markdownChecks are the run's checks, each over every scenario.
 func markdownChecks(r *Result) []string {
 	var out []string
-	if r.Rounds > 0 {
-		out = append(out, fmt.Sprintf("**Rounds:** %d (%d to start, at most %d), stopped: %s, %s.",
-			r.Rounds, r.RoundsPlan.Initial, r.RoundsPlan.Max, r.StopReason, escapeMarkdown(r.StopDetail)))
+	if line := tolerancesLine(r.Scenarios); line != "" && ranTime(r) {
+		out = append(out, "**Rule:** "+escapeMarkdown(line)+".")
 	}
-	if r.CI.Paired && r.CI.Samples > 0 {
-		out = append(out, fmt.Sprintf("**Noise:** B/A per round (fresh servers each round): %s; the interval is distribution-free over those %d ratios (%.1f%% actual confidence).",
-			roundRatioRange(&r.Judgement), r.CI.Samples, r.CI.Confidence*100))
-	} else if r.B.Name != "" && len(r.B.SamplesRPS) > 0 {
-		out = append(out, fmt.Sprintf("**Noise:** B's runs spread %s, the baseline's %s (unpaired: the machine's drift since the baseline is not cancelled).",
-			formatSpread(r.B.Spread), formatSpread(r.A.Spread)))
+	var noise, rounds, clientBound, faults []string
+	cbIcon, faultIcon := "✅", "✅"
+	idle := 0.0
+	for _, s := range r.Scenarios {
+		if n := noiseText(&s.Judgement); n != "" {
+			noise = append(noise, fmt.Sprintf("`%s` %s", s.Name, escapeMarkdown(n)))
+		}
+		if s.Rounds > 0 {
+			rounds = append(rounds, fmt.Sprintf("`%s` %d (%s: %s)", s.Name, s.Rounds, s.StopReason, escapeMarkdown(s.StopDetail)))
+		}
+		var cb []string
+		for _, side := range []Side{s.A, s.B} {
+			if side.ClientBoundRuns > 0 && !side.FromBaselineFile {
+				cb = append(cb, fmt.Sprintf("%s %d of %d", side.Name, side.ClientBoundRuns, len(side.SamplesRPS)))
+			}
+		}
+		if len(cb) > 0 {
+			cbIcon = "⚠️"
+			clientBound = append(clientBound, fmt.Sprintf("`%s` %s runs", s.Name, strings.Join(cb, ", ")))
+		}
+		for _, p := range s.Problems {
+			if p.Code != ReasonClientBound && p.Code != ReasonNoisy {
+				faultIcon = "❌"
+				faults = append(faults, fmt.Sprintf("`%s`: `%s`: %s", s.Name, p.Code, escapeMarkdown(p.Detail)))
+			}
+		}
+		idle = math.Max(idle, math.Max(s.A.MaxOtherIdleCPU, s.B.MaxOtherIdleCPU))
 	}
-	out = append(out, clientBoundCheck(&r.Judgement), faultCheck(&r.Judgement))
-	if idle := math.Max(r.A.MaxOtherIdleCPU, r.B.MaxOtherIdleCPU); idle > 0 {
+	if len(rounds) > 0 {
+		out = append(out, fmt.Sprintf("**Rounds** (%d to start, at most %d, fresh servers every round): %s.",
+			r.RoundsPlan.Initial, r.RoundsPlan.Max, strings.Join(rounds, ", ")))
+	}
+	if len(noise) > 0 {
+		out = append(out, "**Noise:** "+strings.Join(noise, "; ")+".")
+	}
+	if len(clientBound) == 0 {
+		clientBound = []string{"no run"}
+	}
+	rule := "a side is not judged above the share in the JSON's policy"
+	if len(r.Scenarios) > 0 {
+		rule = fmt.Sprintf("a side is not judged above %.0f%%", r.Scenarios[0].Policy.MaxClientBound*100)
+		if r.Scenarios[0].Policy.MaxClientBound == 0 {
+			rule = "--allow-client-bound: judged whatever the share"
+		}
+	}
+	out = append(out, fmt.Sprintf("%s **Client-bound:** %s (%s).", cbIcon, strings.Join(clientBound, "; "), rule))
+	if len(faults) == 0 {
+		faults = []string{"no failed, unfinished or dropped requests; no server failed"}
+	}
+	out = append(out, fmt.Sprintf("%s **Servers and load tester:** %s.", faultIcon, strings.Join(faults, "; ")))
+	if idle > 0 {
 		icon := "✅"
 		if idle > 0.05 {
 			icon = "⚠️"
@@ -111,47 +150,14 @@ func markdownChecks(r *Result) []string {
 	if st := r.Settings; st.ServerCPUs != "" {
 		out = append(out, fmt.Sprintf("**Pinned:** servers on CPUs %s, load tester (%d thread(s)) on CPUs %s.", st.ServerCPUs, st.Threads, st.ClientCPUs))
 	}
-	for _, warn := range r.Warnings {
+	if r.A != "" || r.B != "" {
+		out = append(out, fmt.Sprintf("**A:** `%s`%s; **B:** `%s`.", strings.ReplaceAll(r.A, "`", "'"), escapeMarkdown(baselineNote(r)),
+			strings.ReplaceAll(r.B, "`", "'")))
+	}
+	for _, warn := range allWarnings(r) {
 		out = append(out, "⚠️ "+escapeMarkdown(warn))
 	}
 	return out
-}
-
-func clientBoundCheck(r *Judgement) string {
-	var parts []string
-	worst := 0.0
-	for _, s := range []Side{r.A, r.B} {
-		if s.Name == "" || s.FromBaselineFile || len(s.SamplesRPS) == 0 {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s %d of %d runs", s.Name, s.ClientBoundRuns, len(s.SamplesRPS)))
-		worst = math.Max(worst, float64(s.ClientBoundRuns)/float64(len(s.SamplesRPS)))
-	}
-	if len(parts) == 0 {
-		return "**Client-bound:** nothing measured."
-	}
-	icon := "✅"
-	if worst > 0 {
-		icon = "⚠️"
-	}
-	rule := fmt.Sprintf("a side is not judged above %.0f%%", r.Policy.MaxClientBound*100)
-	if r.Policy.MaxClientBound == 0 {
-		rule = "--allow-client-bound: judged whatever the share"
-	}
-	return fmt.Sprintf("%s **Client-bound:** %s (%s).", icon, strings.Join(parts, ", "), rule)
-}
-
-func faultCheck(r *Judgement) string {
-	var faults []string
-	for _, p := range r.Problems {
-		if p.Code != ReasonClientBound && p.Code != ReasonNoisy {
-			faults = append(faults, fmt.Sprintf("`%s`: %s", p.Code, escapeMarkdown(p.Detail)))
-		}
-	}
-	if len(faults) == 0 {
-		return "✅ **Servers and load tester:** no failed, unfinished or dropped requests; no server failed."
-	}
-	return "❌ **Servers and load tester:** " + strings.Join(faults, "; ")
 }
 
 func markdownWhere(d Decision, links MarkdownLinks) string {

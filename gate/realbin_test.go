@@ -47,7 +47,7 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 		o.Tolerance = 0.5
 		o.NoiseOK = true
 		r := runGate(t, o)
-		skipIfStarved(t, r)
+		skipIfStarved(t, &r.Judgement)
 		if r.ExitCode != 0 {
 			t.Fatalf("A/A smoke: exit %d, %s (%s): %s", r.ExitCode, r.Verdict, r.ReasonCode, r.Reason)
 		}
@@ -60,7 +60,7 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 		if r.Verdict == Pass {
 			t.Fatalf("a B spinning 20 µs per /ok passed: %s", r.Reason)
 		}
-		skipIfStarved(t, r)
+		skipIfStarved(t, &r.Judgement)
 		if r.Verdict == CouldNotJudge && r.ReasonCode != ReasonNoisy && r.ReasonCode != ReasonClientBound {
 			t.Fatalf("slowed B: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
@@ -74,7 +74,7 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 // gate said so correctly; what this test proves, the wiring, cannot be
 // shown on such a machine. Wiring failures (a config the server refuses, a
 // result the gate cannot read) have other reason codes and still fail.
-func skipIfStarved(t *testing.T, r *Result) {
+func skipIfStarved(t *testing.T, r *Judgement) {
 	t.Helper()
 	starved := r.ReasonCode == ReasonUnclean ||
 		r.ReasonCode == ReasonLoadFailed && strings.Contains(r.Reason, "no responses received")
@@ -102,15 +102,15 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 	o.A, o.B, o.LoadTester = server, server, lt
 	o.Duration, o.Warmup, o.WarmupRun = 250*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
 	o.Budget = 0
-	run := func(t *testing.T, o Options) *ScenariosResult {
+	run := func(t *testing.T, o Options) *Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		r := runScenarios(ctx, o, f, nil, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
-		WriteScenariosTable(&table, r)
+		WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())
 		for _, s := range r.Scenarios {
-			skipIfStarved(t, &Result{Judgement: s.Judgement})
+			skipIfStarved(t, &s.Judgement)
 		}
 		return r
 	}

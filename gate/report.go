@@ -1,70 +1,125 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"weaseldb/internal/jsonfile"
+	"weaseldb/internal/numfmt"
 )
 
-// WriteTable prints the verdict table: one row per side, then the ratio,
-// its interval, the rounds and why they stopped, the tolerance and the
-// verdict with its reason.
+// WriteTable prints a result: one row per scenario (the one workload's
+// alone without --scenarios), the binaries, each scenario's reason, rounds
+// and noise, the tolerances, the cost tier's rows, the warnings, which
+// scenario decided and the verdict line, always last.
 func WriteTable(w io.Writer, r *Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "side\truns\tmedian req/s\tspread\tclient-bound\terrors\tunclean\t")
-	for _, s := range []Side{r.A, r.B} {
-		if s.Name == "" {
-			continue
+	if len(r.Scenarios) > 0 && ranTime(r) {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  scenario\tload\trounds\tA median\tB median\tB/A\tinterval\tverdict")
+		for _, s := range r.Scenarios {
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, shortLoad(s.Load), s.Rounds,
+				formatSample(s.Metric, s.A.MedianRPS), formatSample(s.Metric, s.B.MedianRPS),
+				formatRatio(s.CI.Ratio), formatInterval(s.CI), verdictCell(s.Decision))
 		}
-		cb, errs, unclean := strconv.Itoa(s.ClientBoundRuns), strconv.Itoa(s.ErrorRuns), strconv.Itoa(s.UncleanRuns)
-		if s.FromBaselineFile {
-			cb, errs, unclean = "-", "-", "-"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, len(s.SamplesRPS), formatRPS(s.MedianRPS),
-			formatSpread(s.Spread), cb, errs, unclean)
+		tw.Flush()
 	}
-	tw.Flush()
-	for _, s := range []Side{r.A, r.B} {
-		if s.Name != "" {
-			fmt.Fprintf(w, "  %s: %s%s\n", s.Name, s.Binary, targetNote(s))
-		}
+	if r.A != "" {
+		fmt.Fprintf(w, "  A: %s%s\n", r.A, baselineNote(r))
+	}
+	if r.B != "" {
+		fmt.Fprintf(w, "  B: %s\n", r.B)
 	}
 	if st := r.Settings; st.ServerCPUs != "" {
 		fmt.Fprintf(w, "  pinned: servers on CPUs %s, load tester (%d thread(s)) on CPUs %s\n", st.ServerCPUs, st.Threads, st.ClientCPUs)
 	}
-	if line := ratioLine(&r.Judgement); line != "" {
+	for _, s := range r.Scenarios {
+		if s.Reason != "" && r.named() {
+			fmt.Fprintf(w, "%s: %s\n", s.Name, s.Reason)
+		}
+		if line := noiseLine(&s.Judgement); line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+		for _, note := range sideNotes(&s.Judgement) {
+			fmt.Fprintf(w, "  %s\n", note)
+		}
+	}
+	if line := tolerancesLine(r.Scenarios); line != "" && ranTime(r) {
 		fmt.Fprintln(w, line)
 	}
-	if line := roundsLine(&r.Judgement); line != "" {
-		fmt.Fprintln(w, line)
+	if hasCost(r) {
+		writeCostTable(w, r)
 	}
-	fmt.Fprintln(w, policyLine(&r.Judgement))
-	for _, warn := range r.Warnings {
+	for _, warn := range allWarnings(r) {
 		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if r.DecidedBy != "" {
+		fmt.Fprintf(w, "decided by: %s (%s)\n", r.DecidedBy, decidedByWhy(r))
 	}
 	fmt.Fprintf(w, "verdict: %s (exit %d): %s\n", strings.ToUpper(string(r.Verdict)), r.ExitCode, r.Reason)
 }
 
-// ratioLine is "ratio B/A 0.981  95% CI [...] (how)  Mann-Whitney ...", or
-// "" when nothing was measured.
-func ratioLine(r *Judgement) string {
-	ci := r.CI
-	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
+// baselineNote marks A as the recorded baseline, and names its file.
+func baselineNote(r *Result) string {
+	if r.Mode != ModeBaseline {
 		return ""
 	}
-	how := fmt.Sprintf("ratio of medians, unpaired; each median's interval at %.1f%%", math.Sqrt(ci.Level)*100)
-	if ci.Paired {
-		how = fmt.Sprintf("median of %d per-round ratios, %s; distribution-free interval, %.1f%% actual",
-			ci.Samples, roundRatioRange(r), ci.Confidence*100)
+	return fmt.Sprintf(" (recorded baseline %s)", r.Baseline)
+}
+
+// shortLoad is the load shape for a table cell: a long path is cut.
+func shortLoad(l LoadShape) string {
+	const most = 36
+	if len(l.Path) > most {
+		l.Path = l.Path[:most-3] + "..."
 	}
-	return fmt.Sprintf("ratio B/%s %.3f  %.0f%% CI [%.3f, %.3f] (%s)  Mann-Whitney %s",
-		r.A.Name, ci.Ratio, ci.Level*100, ci.Low, ci.High, how, r.Rank)
+	return l.String()
+}
+
+// decidedByWhy says how the deciding scenario was chosen.
+func decidedByWhy(r *Result) string {
+	if r.Verdict == Pass {
+		return fmt.Sprintf("every one of %d scenarios passed; this is the closest call", len(r.Scenarios))
+	}
+	return fmt.Sprintf("the worst verdict of %d scenarios", len(r.Scenarios))
+}
+
+// noiseLine is "rounds 10 (...): stopped: decided ...; B/A per round 0.950
+// to 1.028, median deviation ±1.2%; ...; Mann-Whitney p=0.74 (n=10+10)".
+func noiseLine(j *Judgement) string {
+	var parts []string
+	if line := roundsLine(j); line != "" {
+		parts = append(parts, line)
+	}
+	if n := noiseText(j); n != "" {
+		parts = append(parts, n)
+	}
+	if j.Rank.N1 > 0 && j.Rank.N2 > 0 {
+		parts = append(parts, "Mann-Whitney "+j.Rank.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// noiseText says how far the samples moved: B/A per round when paired,
+// else each side's spread (and, against a baseline, that the machine's
+// drift since it was recorded is not cancelled).
+func noiseText(j *Judgement) string {
+	switch {
+	case j.CI.Paired && j.CI.Samples > 0:
+		return fmt.Sprintf("B/A per round %s; interval at %.1f%% actual confidence",
+			strings.TrimPrefix(roundRatioRange(j), "rounds "), j.CI.Confidence*100)
+	case len(j.B.SamplesRPS) == 0:
+		return ""
+	case j.A.Name == "":
+		return "B's runs spread " + formatSpread(j.B.Spread)
+	default:
+		return fmt.Sprintf("B's runs spread %s, %s's %s (unpaired, the ratio of medians, each median's interval at %.1f%%: "+
+			"the machine's drift between the sides is not cancelled)", formatSpread(j.B.Spread), j.A.Name, formatSpread(j.A.Spread),
+			math.Sqrt(j.CI.Level)*100)
+	}
 }
 
 // roundRatioRange says how far B/A moved between rounds: the whole range,
@@ -74,10 +129,7 @@ func roundRatioRange(r *Judgement) string {
 	if len(r.RoundRatios) == 0 {
 		return "round to round " + formatSpread(r.RatioSpread)
 	}
-	lo, hi := r.RoundRatios[0], r.RoundRatios[0]
-	for _, x := range r.RoundRatios {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
+	lo, hi := slices.Min(r.RoundRatios), slices.Max(r.RoundRatios)
 	return fmt.Sprintf("rounds %.3f to %.3f, median deviation %s", lo, hi, formatSpread(r.RatioSpread))
 }
 
@@ -94,49 +146,129 @@ func roundsLine(r *Judgement) string {
 		r.Rounds, r.RoundsPlan.Initial, r.RoundsPlan.Max, budget, r.StopReason, r.StopDetail)
 }
 
-// policyLine states the thresholds.
-func policyLine(r *Judgement) string {
+// sideNotes flag what a reviewer checks before trusting a scenario's
+// verdict: client-bound, failed or unclean runs, a busy idle server.
+func sideNotes(j *Judgement) []string {
+	var out []string
+	for _, s := range []Side{j.A, j.B} {
+		if s.Name == "" || s.FromBaselineFile {
+			continue
+		}
+		n := len(s.SamplesRPS)
+		if s.ClientBoundRuns > 0 || s.ErrorRuns > 0 || s.UncleanRuns > 0 {
+			out = append(out, fmt.Sprintf("%s: %d of %d runs client-bound, %d with errors, %d unclean", s.Name, s.ClientBoundRuns, n, s.ErrorRuns, s.UncleanRuns))
+		}
+		if s.MaxOtherIdleCPU > 0.05 {
+			out = append(out, fmt.Sprintf("%s: the other server used %.0f%% of a core while this one was measured", s.Name, s.MaxOtherIdleCPU*100))
+		}
+	}
+	return out
+}
+
+// tolerancesLine states the rule once, with the scenarios whose tolerance
+// differs from the most common one named.
+func tolerancesLine(scs []ScenarioResult) string {
+	if len(scs) == 0 {
+		return ""
+	}
+	count := map[float64]int{}
+	common := scs[0].Policy.Tolerance
+	for _, s := range scs {
+		count[s.Policy.Tolerance]++
+		if count[s.Policy.Tolerance] > count[common] {
+			common = s.Policy.Tolerance
+		}
+	}
+	var own []string
+	var ownPolicy *PolicyJSON
+	for _, s := range scs {
+		if s.Policy.Tolerance != common {
+			own = append(own, fmt.Sprintf("%s %.0f%%", s.Name, s.Policy.Tolerance*100))
+		} else if ownPolicy == nil {
+			ownPolicy = &s.Policy
+		}
+	}
 	// A tolerance of 50% or more leaves no floor: say so rather than print a negative ratio.
 	passRule := "a pass needs no CI floor"
-	if r.Policy.PassFloor > 0 {
-		passRule = fmt.Sprintf("a pass needs the CI above %.3f", r.Policy.PassFloor)
+	if ownPolicy.PassFloor > 0 {
+		passRule = fmt.Sprintf("a pass needs the CI above %.3f", ownPolicy.PassFloor)
 	}
-	return fmt.Sprintf("tolerance %.0f%%: regression below %.3f and the CI below 1; %s", r.Policy.Tolerance*100, r.Policy.Floor, passRule)
+	line := fmt.Sprintf("tolerance %.0f%%: regression below %.3f and the CI below 1; %s", ownPolicy.Tolerance*100, ownPolicy.Floor, passRule)
+	if len(own) > 0 {
+		line += " (own tolerance: " + strings.Join(own, ", ") + ")"
+	}
+	return line
 }
 
-func targetNote(s Side) string {
-	if s.FromBaselineFile {
-		return " (recorded baseline)"
+// allWarnings are the run's warnings and each scenario's (named, in a
+// scenarios run).
+func allWarnings(r *Result) []string {
+	out := slices.Clone(r.Warnings)
+	for _, s := range r.Scenarios {
+		for _, w := range s.Warnings {
+			if r.named() {
+				w = s.Name + ": " + w
+			}
+			out = append(out, w)
+		}
 	}
-	if s.MaxOtherIdleCPU > 0.05 {
-		return fmt.Sprintf(" (the other server used %.0f%% of a core while this one was measured)", s.MaxOtherIdleCPU*100)
-	}
-	return ""
+	return out
 }
 
-// WriteJSON writes the result as indented JSON; a statistic that could not
-// be computed (NaN, which JSON lacks) is written as 0.
+// verdictCell is "pass", "REGRESSION (slower)", "could not judge (noisy)".
+func verdictCell(d Decision) string {
+	switch {
+	case d.Verdict == Pass && d.NoiseForgiven:
+		return "pass (noise forgiven)"
+	case d.Verdict == Pass:
+		return "pass"
+	case d.Verdict == Regression:
+		return "REGRESSION (" + d.ReasonCode + ")"
+	default:
+		return string(d.Verdict) + " (" + d.ReasonCode + ")"
+	}
+}
+
+func formatRatio(v float64) string {
+	if math.IsNaN(v) || v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// formatInterval is "99% [0.950, 1.028]", or "-" when nothing was measured.
+func formatInterval(ci RatioCI) string {
+	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% [%.3f, %.3f]", ci.Level*100, ci.Low, ci.High)
+}
+
+func formatRPS(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return numfmt.Int(int64(math.Round(v)))
+}
+
+func formatSpread(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("±%.1f%%", v*100)
+}
+
+// WriteJSON writes the result as indented JSON; statistics that could not
+// be computed (NaN, infinite interval ends, which JSON lacks) are written
+// as 0.
 func WriteJSON(path string, r *Result) error {
-	return writeJSON(path, jsonSafe(r))
-}
-
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding result: %w", err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// jsonSafe returns a copy of r whose NaN and Inf floats are zeroed in the
-// summary fields (encoding/json refuses them); samples are always finite.
-func jsonSafe(r *Result) *Result {
 	c := *r
-	c.Judgement = r.Judgement.jsonSafe()
-	return &c
+	c.Scenarios = make([]ScenarioResult, len(r.Scenarios))
+	for i, s := range r.Scenarios {
+		s.Judgement = s.Judgement.jsonSafe()
+		c.Scenarios[i] = s
+	}
+	return jsonfile.WriteFile(path, &c)
 }
 
 // jsonSafe is a copy of j with its NaN and Inf statistics written as 0.
@@ -147,8 +279,13 @@ func (j Judgement) jsonSafe() Judgement {
 			*f = 0
 		}
 	}
-	for _, f := range []*float64{&c.CI.Ratio, &c.CI.Low, &c.CI.High, &c.CI.Confidence, &c.Rank.P, &c.RatioSpread,
-		&c.A.MedianRPS, &c.A.Spread, &c.B.MedianRPS, &c.B.Spread} {
+	fixCI := func(ci *RatioCI) {
+		for _, f := range []*float64{&ci.Ratio, &ci.Low, &ci.High, &ci.Confidence} {
+			fix(f)
+		}
+	}
+	fixCI(&c.CI)
+	for _, f := range []*float64{&c.Rank.P, &c.RatioSpread, &c.A.MedianRPS, &c.A.Spread, &c.B.MedianRPS, &c.B.Spread} {
 		fix(f)
 	}
 	c.Looks = slices.Clone(j.Looks)
@@ -157,27 +294,18 @@ func (j Judgement) jsonSafe() Judgement {
 		fix(&c.Looks[i].Low)
 		fix(&c.Looks[i].High)
 	}
-	return c
-}
-
-func formatRPS(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
+	if j.CPU != nil { // a round whose window could not be read is NaN
+		cpu := *j.CPU
+		cpu.SamplesA, cpu.SamplesB = slices.Clone(cpu.SamplesA), slices.Clone(cpu.SamplesB)
+		for _, xs := range [][]float64{cpu.SamplesA, cpu.SamplesB} {
+			for i := range xs {
+				fix(&xs[i])
+			}
 		}
-		b.WriteRune(c)
+		fix(&cpu.MedianA)
+		fix(&cpu.MedianB)
+		fixCI(&cpu.CI)
+		c.CPU = &cpu
 	}
-	return b.String()
-}
-
-func formatSpread(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return fmt.Sprintf("±%.1f%%", v*100)
+	return c
 }

@@ -15,7 +15,7 @@ import (
 	"weaseldb/loadtester"
 )
 
-// Why the rounds stopped (Result.StopReason).
+// Why the rounds stopped (Judgement.StopReason).
 const (
 	StopDecided   = "decided"    // the rule gave a verdict (or a check, e.g. client-bound, did)
 	StopMaxRounds = "max_rounds" // still undecided at --max-rounds
@@ -448,65 +448,3 @@ func (m *measurement) samples(sc *scenarioRun) (a, b []float64) {
 // clear verdict stop the rounds early and keeps the overall rates near the
 // last look's (the Haybittle-Peto rule of clinical trials).
 const InterimLevel = 0.99
-
-// judge computes the ratio and its interval at level over what was
-// measured so far and gives the verdict, problems first. final records the
-// client-bound check among the problems; a look only consults it.
-func (m *measurement) judge(sc *scenarioRun, final bool, level float64) Decision {
-	r := sc.r
-	a, b := m.samples(sc)
-	if m.mode == ModeAB {
-		r.CI = PairedRatio(a, b, level)
-	} else {
-		r.CI = UnpairedRatio(a, b, level)
-	}
-	r.Rank = CompareRuns(a, b)
-	problems := append(slices.Clone(r.Problems), m.clientBoundProblems(sc)...)
-	policy := Policy{Tolerance: sc.sc.Tolerance, NoiseOK: m.o.NoiseOK}
-	d := DecideWithProblems(r.CI, policy, problems)
-	if !final {
-		return d
-	}
-	r.Problems = problems
-	if m.mode == ModeAB && len(problems) == 0 {
-		var ca, cb []float64
-		for _, s := range sc.sides {
-			if s.name == "A" {
-				ca = s.cpuPerReq
-			} else {
-				cb = s.cpuPerReq
-			}
-		}
-		r.CPU = judgeCPU(ca, cb, level, Policy{Tolerance: sc.sc.Tolerance})
-		d = withCPU(d, r.CPU)
-	}
-	return d
-}
-
-// clientBoundProblems turns a side measured mostly at the client's limit
-// into a problem: its req/s says how fast the load tester is, not the server.
-func (m *measurement) clientBoundProblems(sc *scenarioRun) []Problem {
-	if m.o.AllowClientBound {
-		return nil
-	}
-	var out []Problem
-	for _, s := range sc.sides {
-		n := len(s.samples)
-		if n > 0 && float64(s.clientBound) > m.o.MaxClientBoundFraction*float64(n) {
-			out = append(out, Problem{Code: ReasonClientBound, Detail: fmt.Sprintf(
-				"the load tester was the bottleneck in %d of %d runs of %s%s", s.clientBound, n, s.name, clientBoundWhy(sc.r, s.name))})
-		}
-	}
-	return out
-}
-
-// clientBoundWhy is ": <load_tester's reason>" from the side's last
-// client-bound run, or "".
-func clientBoundWhy(r *Judgement, side string) string {
-	for i := len(r.Runs) - 1; i >= 0; i-- {
-		if run := r.Runs[i]; run.Side == side && run.ClientBound && run.ClientBoundWhy != "" {
-			return ": " + run.ClientBoundWhy
-		}
-	}
-	return " (client_bound)"
-}

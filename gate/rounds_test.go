@@ -115,8 +115,8 @@ func TestRoundsCapAndBudget(t *testing.T) {
 		if r.StopReason != StopBudget || r.Rounds != 12 || r.Verdict != CouldNotJudge {
 			t.Fatalf("stop %s after %d rounds (%s); want budget after 12", r.StopReason, r.Rounds, r.StopDetail)
 		}
-		if r.ElapsedS > o.Budget.Seconds() {
-			t.Errorf("ran %.1f s on the lab's clock, past the %v budget", r.ElapsedS, o.Budget)
+		if r.Run.ElapsedS > o.Budget.Seconds() {
+			t.Errorf("ran %.1f s on the lab's clock, past the %v budget", r.Run.ElapsedS, o.Budget)
 		}
 		if !strings.Contains(r.StopDetail, "would pass the 36s budget") {
 			t.Errorf("stop detail %q", r.StopDetail)
@@ -283,7 +283,7 @@ func TestRoundProblems(t *testing.T) {
 			if tt.ctx != nil {
 				ctx = tt.ctx()
 			}
-			r := run(ctx, o, nil, l, l.now)
+			r := one(t, run(ctx, o, nil, l, l.now))
 			want := tt.verdict
 			if want == "" {
 				want = CouldNotJudge
@@ -354,8 +354,8 @@ func TestBaselineMode(t *testing.T) {
 	}
 	t.Run("same speed passes", func(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != Pass || r.Mode != "baseline" || r.CI.Paired || r.CI.Method != MethodUnpaired {
-			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Mode, r.CI.Paired)
+		if r.Verdict != Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != MethodUnpaired {
+			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Run.Mode, r.CI.Paired)
 		}
 	})
 	t.Run("slower fails", func(t *testing.T) {
@@ -407,8 +407,10 @@ func TestBaselineMode(t *testing.T) {
 	})
 }
 
+// A one-workload run writes the one schema: a scenarios list of one,
+// "default", whose judgement is the run's.
 func TestWriteJSONAndMarkdown(t *testing.T) {
-	r := runSynth(t, synthOptions(t), newSynthLab(steady(100000, 97000)))
+	r := runSynth(t, synthOptions(t), newSynthLab(steady(100000, 97000))).Run
 	p := filepath.Join(t.TempDir(), "gate.json")
 	if err := WriteJSON(p, r); err != nil {
 		t.Fatal(err)
@@ -422,25 +424,42 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec, _ := back["decision"].(map[string]any)
-	for _, key := range []string{"ratio", "rounds", "rounds_plan", "stop_reason", "looks", "round_ratios", "runs", "mann_whitney"} {
-		if back[key] == nil {
-			t.Errorf("JSON lacks %q", key)
+	if back["version"] != float64(ResultVersion) || back["mode"] != "ab" || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
+		t.Errorf("JSON version/mode/decision/exit: %v %v %v %v", back["version"], back["mode"], dec, back["exit_code"])
+	}
+	scs, _ := back["scenarios"].([]any)
+	if len(scs) != 1 {
+		t.Fatalf("JSON scenarios: %v", back["scenarios"])
+	}
+	sc, _ := scs[0].(map[string]any)
+	for _, key := range []string{"name", "load", "tiers", "decision", "exit_code", "a", "b", "ratio", "rounds", "rounds_plan", "stop_reason",
+		"looks", "round_ratios", "runs", "mann_whitney", "policy"} {
+		if sc[key] == nil {
+			t.Errorf("the scenario's JSON lacks %q", key)
 		}
 	}
-	if back["version"] != float64(ResultVersion) || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
-		t.Errorf("JSON version/decision/exit: %v %v %v", back["version"], dec, back["exit_code"])
+	if sc["name"] != ImplicitScenarioName || sc["cost"] != nil || back["scenarios_file"] != nil || back["decided_by"] != nil {
+		t.Errorf("JSON: name %v, cost %v, scenarios_file %v, decided_by %v", sc["name"], sc["cost"], back["scenarios_file"], back["decided_by"])
 	}
 	md := filepath.Join(t.TempDir(), "gate.md")
 	if err := WriteMarkdownFile(md, r, MarkdownLinks{JSONPath: "build/gate.json", RunURL: "https://ci.example/o/r/actions/runs/7"}); err != nil {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(md)
-	for _, want := range []string{"### Regression gate: ✅ pass (exit 0)", "**B/A = 0.970**, 99% CI [0.970, 0.970]",
-		"**Rounds:** 10 (10 to start, at most 20), stopped: decided", "✅ **Client-bound:** A 0 of 10 runs, B 0 of 10 runs",
+	for _, want := range []string{"### Regression gate: ✅ pass (exit 0)\n",
+		"| `default` | GET /ok, 64 conns | 10 | 100,000 | 97,000 | 0.970 | 99% [0.970, 0.970] | ✅ pass |",
+		"**Rounds** (10 to start, at most 20, fresh servers every round): `default` 10 (decided", "✅ **Client-bound:** no run",
 		"no failed, unfinished or dropped requests", "`build/gate.json`", "(https://ci.example/o/r/actions/runs/7)"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, text)
 		}
+	}
+	var table strings.Builder
+	WriteTable(&table, r)
+	lines := strings.Split(strings.TrimSpace(table.String()), "\n")
+	if !strings.HasPrefix(lines[len(lines)-1], "verdict: PASS (exit 0): ratio 0.970, 99% CI [0.970, 0.970]: within the 5% tolerance") ||
+		!strings.Contains(table.String(), "\n  default   GET /ok, 64 conns  10") || strings.Contains(table.String(), "default:") {
+		t.Errorf("table:\n%s", table.String())
 	}
 	// A failed run (no samples, NaN and infinite statistics) must still encode.
 	bad := Run(context.Background(), Options{}, nil)
@@ -456,7 +475,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 	if !math.IsInf(few.CI.High, 1) {
 		t.Fatalf("3 rounds should leave the interval open: %+v", few.CI)
 	}
-	if err := WriteJSON(filepath.Join(t.TempDir(), "few.json"), few); err != nil {
+	if err := WriteJSON(filepath.Join(t.TempDir(), "few.json"), few.Run); err != nil {
 		t.Errorf("result with infinite interval ends: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,196 +18,206 @@ import (
 	"weaseldb/internal/stats"
 )
 
-// ResultVersion is the schema version of the gate's --json output. 2: the
-// interval is benchmath's over per-round ratios (no bootstrap fields),
-// adaptive rounds (rounds_plan, stop_reason, looks), unclean runs.
-const ResultVersion = 2
-
-// RunRecord is one measured load_tester run.
-type RunRecord struct {
-	Round          int     `json:"round"`
-	Side           string  `json:"side"`
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	Requests       int64   `json:"requests"`
-	Errors         int64   `json:"errors"`
-	// Unfinished and Dropped are due requests that got no answer (sent,
-	// still unanswered after load_tester's drain) or were never sent: a
-	// run with either is not a clean sample of the server's speed.
-	Unfinished     int64   `json:"unfinished"`
-	Dropped        int64   `json:"dropped"`
-	ClientBound    bool    `json:"client_bound"`
-	ClientBoundWhy string  `json:"client_bound_reason,omitempty"`
-	ClientCPU      float64 `json:"client_cpu_fraction"`
-	// ServerCPU is the cores the measured server used over the whole
-	// load_tester run (warm-up included), from the kernel's accounting.
-	ServerCPU float64 `json:"server_cpu"`
-	// ServerCPUWindow and ServerCPUNSPerRequest are the cores it used and
-	// its CPU per request over load_tester's measured window alone
-	// (cpuTrace); 0 where the window could not be read.
-	ServerCPUWindow       float64 `json:"server_cpu_window,omitempty"`
-	ServerCPUNSPerRequest float64 `json:"server_cpu_ns_per_request,omitempty"`
-	ClientCPUS            float64 `json:"client_cpu_s"`
-	// ServerSaturated: the server was pinned and used at least
-	// saturatedServerCPU of every CPU it had. A client-bound run of a
-	// saturated server still measures the server (both ends were at their
-	// limit), so it is not counted as client-bound.
-	ServerSaturated bool `json:"server_saturated,omitempty"`
-	// OtherServerCPU is the CPU (in cores) the server not being measured
-	// used during this run: it should idle at ~0, or it stole from this one.
-	OtherServerCPU float64 `json:"other_server_cpu,omitempty"`
-	// The run's latency (load_tester's latency_ns; in rate mode from each
-	// request's intended send time).
-	P50NS int64 `json:"p50_ns,omitempty"`
-	P99NS int64 `json:"p99_ns,omitempty"`
-}
-
-// Side summarises one contender (in baseline mode, A is the baseline file).
-type Side struct {
-	Name             string    `json:"name"`
-	Binary           string    `json:"binary"`
-	Target           string    `json:"target,omitempty"`
-	SamplesRPS       []float64 `json:"samples_rps"`
-	MedianRPS        float64   `json:"median_rps"`
-	Spread           float64   `json:"spread"`
-	ClientBoundRuns  int       `json:"client_bound_runs"`
-	ErrorRuns        int       `json:"error_runs"`
-	UncleanRuns      int       `json:"unclean_runs"`
-	MaxOtherIdleCPU  float64   `json:"max_other_server_cpu,omitempty"`
-	FromBaselineFile bool      `json:"from_baseline_file,omitempty"`
-	// Metric is set when the samples are not req/s: "p50" or "p99", and
-	// each sample is then 1e9 over that latency in ns (higher is faster,
-	// so B/A reads as for req/s).
-	Metric string `json:"metric,omitempty"`
-}
-
-// Mode is what a gate run compares with what (Result.Mode and
-// ScenariosResult.Mode, as the JSON writes it).
-type Mode string
-
-// The modes.
-const (
-	ModeAB             Mode = "ab"              // two builds in one interleaved run (--a or --a-ref)
-	ModeBaseline       Mode = "baseline"        // one build against a recorded baseline
-	ModeUpdateBaseline Mode = "update-baseline" // one build's runs recorded as the baseline
-	ModeScenarios      Mode = "scenarios"       // a scenarios file: each scenario measured as in ModeAB
-)
-
-// Result is everything a gate run of one workload found; cmd/gate prints it
-// and writes it as JSON and markdown. (A run of a scenarios file gives a
-// ScenariosResult, with a Judgement per scenario.)
-type Result struct {
-	Version int  `json:"version"`
-	Mode    Mode `json:"mode"` // ModeAB, ModeBaseline or ModeUpdateBaseline
-	Judgement
-	Settings Settings `json:"settings"`
-	Machine  Machine  `json:"machine"`
-	Command  string   `json:"command,omitempty"`
-	ElapsedS float64  `json:"elapsed_s"`
-	Baseline string   `json:"baseline_file,omitempty"`
-}
-
-// Judgement is what the gate measured and decided about one workload: the
-// whole result of a single-workload run, and each scenario's part of a
-// scenarios run.
-type Judgement struct {
-	Decision `json:"decision"`
-	ExitCode int      `json:"exit_code"`
-	A        Side     `json:"a"`
-	B        Side     `json:"b"`
-	CI       RatioCI  `json:"ratio"`
-	Rank     RankTest `json:"mann_whitney"`
-	// RoundRatios are B/A per round (A/B mode), the sample the interval is
-	// built from; RatioSpread is their median absolute deviation over
-	// their median, the round-to-round noise of the pair.
-	RoundRatios []float64  `json:"round_ratios,omitempty"`
-	RatioSpread float64    `json:"round_ratio_spread,omitempty"`
-	Policy      PolicyJSON `json:"policy"`
-	Rounds      int        `json:"rounds"` // rounds measured
-	RoundsPlan  RoundsPlan `json:"rounds_plan"`
-	StopReason  string     `json:"stop_reason"` // one of the Stop* constants
-	StopDetail  string     `json:"stop_detail"`
-	// Looks are the interim verdicts the rounds were stopped or extended on.
-	Looks []Look `json:"looks,omitempty"`
-	// CPU is the server's CPU per request over the measured windows,
-	// judged beside req/s (A/B mode; nil when fewer than 3 rounds had it).
-	CPU      *CPUJudgement `json:"server_cpu_per_request,omitempty"`
-	Runs     []RunRecord   `json:"runs"`
-	Problems []Problem     `json:"problems,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
-}
-
-// PolicyJSON records the thresholds a verdict was judged against.
-type PolicyJSON struct {
-	Tolerance float64 `json:"tolerance"`
-	Floor     float64 `json:"fail_below_ratio"`
-	PassFloor float64 `json:"pass_needs_ci_low_at_least"`
-	NoiseOK   bool    `json:"noise_ok"`
-	// InterimLevel is the interval's level at looks after which more
-	// rounds could follow; the last look uses the ratio's ci_level.
-	InterimLevel float64 `json:"interim_ci_level"`
-	// MaxClientBound is the share of a side's runs that may be client-bound
-	// before it is not judged (0 when --allow-client-bound).
-	MaxClientBound float64 `json:"max_client_bound_fraction"`
-}
-
-// RoundsPlan is what the options allowed: rounds before the first look, the
-// cap, and the measuring time budget.
-type RoundsPlan struct {
-	Initial int     `json:"initial"`
-	Max     int     `json:"max"`
-	BudgetS float64 `json:"budget_s,omitempty"`
-	// Order and OrderSeed say how A and B took turns (Options.Order); the
-	// seed reproduces a random order.
-	Order     string `json:"order,omitempty"`
-	OrderSeed uint64 `json:"order_seed,omitempty"`
-}
-
-// Look is one interim verdict: after Rounds rounds, the ratio and interval
-// and what the rule said.
-type Look struct {
-	Rounds int     `json:"rounds"`
-	Level  float64 `json:"ci_level"`
-	Ratio  float64 `json:"ratio"`
-	Low    float64 `json:"ci_low"`
-	High   float64 `json:"ci_high"`
-	Reason string  `json:"reason_code"`
-}
-
-// Run executes the gate on one workload (no --scenarios): it never returns
-// nil, and every failure ends up in the decision as "could not judge" with
-// a one-line reason.
+// Run executes the gate on one workload (no --scenarios): a run of one
+// scenario, ImplicitScenarioName, made of the flags' --path, --concurrency
+// and --load-arg. It never returns nil, and every failure ends up in the
+// decision as "could not judge" with a one-line reason.
 func Run(ctx context.Context, o Options, progress io.Writer) *Result {
 	return run(ctx, o, progress, processLab{}, time.Now)
 }
 
 // run is Run with the lab and the clock given (tests give synthetic ones).
 func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *Result {
+	return execute(ctx, o, nil, progress, l, nil, now)
+}
+
+// RunScenarios runs the gate on every scenario of the file at path. The
+// file's [gate] table sets the options whose flags were not given
+// (flagSet says which were; nil: none). It never returns nil: a bad file
+// or bad options give "could not judge" (bad_input) with a one-line reason.
+func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag string) bool, progress io.Writer) *Result {
+	if flagSet == nil {
+		flagSet = func(string) bool { return false }
+	}
+	f, err := ReadScenarios(path)
+	if err == nil {
+		f.Defaults.Apply(&o, flagSet)
+		if flagSet("path") {
+			err = errors.New("--path: with --scenarios each scenario names its own")
+		}
+	}
+	if err != nil {
+		res := &Result{Version: ResultVersion, Mode: ModeScenarios, File: path, Command: o.Command,
+			Decision: Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}}
+		res.ExitCode = res.Decision.ExitCode()
+		return res
+	}
+	return runScenarios(ctx, o, f, progress, processLab{}, processCostLab{}, time.Now)
+}
+
+// runScenarios is RunScenarios with the file read, the lab and the clock
+// given (tests give synthetic ones).
+func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *Result {
+	return execute(ctx, o, f, progress, l, cl, now)
+}
+
+// execute is every gate run: the scenarios of f, or without a file
+// (f == nil) the one workload of the options, judged by the mode the
+// options give (A/B, baseline, update-baseline) and the time tier alone.
+func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *Result {
 	start := now()
 	o.drawOrderSeed()
-	r := &Result{Version: ResultVersion, Command: o.Command}
+	res := &Result{Version: ResultVersion, Command: o.Command, RoundsPlan: o.roundsPlan()}
 	switch {
+	case f != nil:
+		res.Mode, res.File = ModeScenarios, f.Path
 	case o.UpdateBaseline:
-		r.Mode = ModeUpdateBaseline
+		res.Mode = ModeUpdateBaseline
 	case o.ABMode():
-		r.Mode = ModeAB
+		res.Mode = ModeAB
 	default:
-		r.Mode = ModeBaseline
+		res.Mode = ModeBaseline
 	}
-	sc := &scenarioRun{sc: implicitScenario(o), r: &r.Judgement}
-	sc.init(o)
+	m := &measurement{o: o, mode: res.Mode, progress: progress, lab: l, now: now}
+	var chosen []Scenario
+	var err error
+	if f != nil {
+		m.mode, m.multi = ModeAB, true
+		chosen, err = f.only(o.Only)
+		for i, s := range chosen {
+			s = s.resolved(o)
+			s.LoadArgs = append(append([]string(nil), s.LoadArgs...), o.LoadArgs...)
+			chosen[i] = s
+		}
+	} else {
+		m.o.Tiers = []string{TierTime}
+		chosen = []Scenario{implicitScenario(o)}
+	}
+	for _, s := range chosen {
+		sc := &scenarioRun{sc: s, r: &Judgement{}}
+		sc.init(o)
+		m.scenarios = append(m.scenarios, sc)
+	}
+	var costs []*CostJudgement
 	defer func() {
-		r.ExitCode = r.Decision.ExitCode()
-		r.ElapsedS = now().Sub(start).Seconds()
+		m.fillResult(res, costs)
+		res.ElapsedS = now().Sub(start).Seconds()
 	}()
-	if err := o.Validate(); err != nil {
-		sc.r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
-		sc.r.StopReason = StopProblem
-		return r
+	switch {
+	case err != nil:
+	case f != nil && len(m.scenarios) == 0:
+		err = errors.New("--scenarios: the file lists no scenario")
+	case f != nil && !o.ABMode():
+		err = errors.New("--scenarios compares two builds: give --a or --a-ref (baseline mode judges one workload)")
+	default:
+		err = o.Validate()
 	}
-	m := &measurement{o: o, mode: r.Mode, progress: progress, lab: l, now: now, scenarios: []*scenarioRun{sc}}
-	m.run(ctx, &r.Settings, &r.Machine)
-	r.Baseline = m.baselineFile
-	return r
+	if err != nil {
+		res.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
+		m.failEarly(ReasonBadInput, "%v", err)
+		return res
+	}
+	costs = runTiers(ctx, m, l, cl, &res.Settings, &res.Machine, progress)
+	return res
+}
+
+// fillResult puts every scenario's judgement (and cost, where the cost
+// tier ran) in the result, and the run's verdict: a file's worst, or the
+// one workload's own.
+func (m *measurement) fillResult(res *Result, costs []*CostJudgement) {
+	res.Scenarios = make([]ScenarioResult, len(m.scenarios))
+	for i, sc := range m.scenarios {
+		if sc.r.Verdict != "" {
+			sc.r.ExitCode = sc.r.Decision.ExitCode()
+		}
+		res.Scenarios[i] = ScenarioResult{Name: sc.sc.Name, Description: sc.sc.Description, Metric: sc.sc.Metric,
+			Load: sc.sc.LoadShape, Setup: sc.sc.Setup, Judgement: *sc.r, Tiers: m.o.tierNames()}
+		if i < len(costs) {
+			res.Scenarios[i].Cost = costs[i]
+		}
+		res.Rounds = max(res.Rounds, sc.r.Rounds)
+		for _, s := range sc.sides {
+			if s.name == "A" {
+				res.A = s.label
+			} else {
+				res.B = s.label
+			}
+		}
+		if sc.r.A.FromBaselineFile {
+			res.A = sc.r.A.Binary
+		}
+	}
+	res.Baseline = m.baselineFile
+	switch {
+	case len(res.Scenarios) == 0: // the input was bad, and said so
+	case res.Mode == ModeScenarios:
+		res.Decision, res.DecidedBy = combineVerdicts(res.Scenarios)
+	default:
+		res.Decision = res.Scenarios[0].decision()
+	}
+	res.ExitCode = res.Decision.ExitCode()
+}
+
+// runTiers runs the time tier (the rounds) and then the cost tier on the
+// same two binaries; A is built from --a-ref once, for both.
+func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *Settings, machine *Machine, progress io.Writer) []*CostJudgement {
+	o := &m.o
+	if !o.hasTier(TierCost) {
+		m.run(ctx, settings, machine)
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "gate-cost-")
+	if err != nil {
+		m.failEarly(ReasonBadInput, "temp dir: %v", err)
+		return nil
+	}
+	defer os.RemoveAll(dir)
+	costDir := dir
+	if o.Cost.KeepDir != "" {
+		if costDir, err = filepath.Abs(o.Cost.KeepDir); err == nil {
+			err = os.MkdirAll(costDir, 0o755)
+		}
+		if err != nil {
+			m.failEarly(ReasonBadInput, "--cost-keep: %v", err)
+			return nil
+		}
+	}
+	if o.ARef != "" {
+		bin := filepath.Join(dir, "weaseldb-"+sanitize(o.ARef))
+		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
+		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, bin)
+		if err != nil {
+			m.failEarly(ReasonBadInput, "%v", err)
+			return nil
+		}
+		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+		o.A, o.ARef = bin, ""
+	}
+	if o.hasTier(TierTime) {
+		m.run(ctx, settings, machine)
+	} else {
+		*machine = ThisMachine(o.B)
+		for _, sc := range m.scenarios {
+			sc.sides = []*sideRun{{name: "A", label: cmp.Or(o.aLabel, o.A)}, {name: "B", label: o.B}}
+		}
+	}
+	cfgA, cfgB, err := m.configs()
+	if err != nil {
+		m.failEarly(ReasonBadInput, "%v", err)
+		return nil
+	}
+	scs := make([]Scenario, len(m.scenarios))
+	for i, sc := range m.scenarios {
+		scs[i] = sc.sc
+	}
+	pair := costPair{binA: o.A, binB: o.B, cfgA: cfgA, cfgB: cfgB, loadTester: o.LoadTester, dir: costDir}
+	costs := runCostTier(ctx, o.Cost, scs, pair, cl, progress)
+	for _, c := range costs {
+		if o.NoiseOK && c.Verdict == CostCouldNotJudge && c.decision().ReasonCode == ReasonCostNoisy {
+			c.Verdict, c.NoiseForgiven = CostPass, true
+		}
+	}
+	return costs
 }
 
 // measurement is one gate run: the servers, the load runs and the rounds
@@ -388,15 +400,6 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	}
 }
 
-// finalLevel is the level of the look the rounds stopped at (level when
-// there was none).
-func finalLevel(r *Judgement, level float64) float64 {
-	if n := len(r.Looks); n > 0 {
-		return r.Looks[n-1].Level
-	}
-	return level
-}
-
 // stopAll stops the scenario's servers that are running.
 func (m *measurement) stopAll(sc *scenarioRun, why string) {
 	for _, s := range sc.sides {
@@ -479,53 +482,6 @@ func (m *measurement) settingsFor(cfg []byte) Settings {
 		s.ServerCPUs, s.ClientCPUs = affinity.FormatCPUList(m.plan.Server), affinity.FormatCPUList(m.plan.Client)
 	}
 	return s
-}
-
-// loadBaseline reads the baseline and checks that it is comparable; nil
-// means a problem was recorded.
-func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline {
-	sc := m.scenarios[0]
-	b, err := ReadBaseline(m.o.BaselineFile)
-	if err != nil {
-		m.fail(sc, ReasonBadInput, "%v", err)
-		return nil
-	}
-	m.baselineFile = m.o.BaselineFile
-	different, warnings := b.Machine.Compare(machine)
-	sc.r.Warnings = append(sc.r.Warnings, warnings...)
-	if len(different) > 0 {
-		msg := "baseline is from another machine: " + strings.Join(different, "; ")
-		if !m.o.AllowOtherMachine {
-			m.fail(sc, ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
-			return nil
-		}
-		sc.r.Warnings = append(sc.r.Warnings, msg)
-	}
-	if diff := b.Settings.Differences(settings); len(diff) > 0 {
-		m.fail(sc, ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
-		return nil
-	}
-	return &b
-}
-
-func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine Machine) {
-	r := sc.r
-	for _, p := range r.Problems {
-		if !(m.o.NoiseOK && noiseReasons[p.Code]) {
-			r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
-			return
-		}
-	}
-	b := Baseline{Created: m.now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
-		Machine: machine, Settings: settings, SamplesRPS: r.B.SamplesRPS}
-	if err := WriteBaseline(m.o.BaselineFile, b); err != nil {
-		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
-		return
-	}
-	m.baselineFile = m.o.BaselineFile
-	r.Decision = Decision{Verdict: Pass, ReasonCode: "baseline_written",
-		Reason: fmt.Sprintf("baseline written to %s: median %s req/s over %d runs (±%.1f%%)",
-			m.o.BaselineFile, formatRPS(r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
 }
 
 func sanitize(ref string) string {

@@ -437,9 +437,10 @@ func formatSample(metric string, v float64) string {
 }
 
 // implicitScenario is the single workload of a run without --scenarios:
-// the flags' --path, --concurrency and --load-arg, judged on req/s.
+// the flags' --path, --concurrency and --load-arg, judged on req/s, the one
+// scenario of its result.
 func implicitScenario(o Options) Scenario {
-	return Scenario{Metric: MetricRPS, Tolerance: o.Tolerance,
+	return Scenario{Name: ImplicitScenarioName, Metric: MetricRPS, Tolerance: o.Tolerance,
 		LoadShape: LoadShape{Method: "GET", Path: o.Path, Concurrency: o.Concurrency, LoadArgs: o.LoadArgs}}
 }
 
@@ -452,4 +453,28 @@ func (s Scenario) resolved(o Options) Scenario {
 		s.Concurrency = o.Concurrency
 	}
 	return s
+}
+
+// only is the file's scenarios named in names (all when names is empty),
+// in the file's order.
+func (f *ScenarioFile) only(names []string) ([]Scenario, error) {
+	if len(names) == 0 {
+		return f.Scenarios, nil
+	}
+	var out []Scenario
+	for _, n := range names {
+		if !slices.ContainsFunc(f.Scenarios, func(s Scenario) bool { return s.Name == n }) {
+			all := make([]string, len(f.Scenarios))
+			for i, s := range f.Scenarios {
+				all[i] = s.Name
+			}
+			return nil, fmt.Errorf("--only %s: no such scenario in %s (it has %s)", n, f.Path, strings.Join(all, ", "))
+		}
+	}
+	for _, s := range f.Scenarios {
+		if slices.Contains(names, s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }

@@ -70,18 +70,18 @@ func perScenario(factor map[string]float64, noisy ...string) func(synthRun) synt
 	}
 }
 
-func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *ScenariosResult {
+func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *Result {
 	t.Helper()
 	r := runScenarios(context.Background(), o, f, nil, l, nil, l.now)
 	if testing.Verbose() {
 		var table strings.Builder
-		WriteScenariosTable(&table, r)
+		WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())
 	}
 	return r
 }
 
-func scenarioByName(t *testing.T, r *ScenariosResult, name string) ScenarioResult {
+func scenarioByName(t *testing.T, r *Result, name string) ScenarioResult {
 	t.Helper()
 	for _, s := range r.Scenarios {
 		if s.Name == name {
@@ -279,7 +279,7 @@ func TestScenariosOwnTolerance(t *testing.T) {
 		t.Errorf("ok with the run's 5%% tolerance at 0.9: %s (%+v)", s.Verdict, s.Policy)
 	}
 	var table strings.Builder
-	WriteScenariosTable(&table, r)
+	WriteTable(&table, r)
 	if !strings.Contains(table.String(), "(own tolerance: commit 20%)") {
 		t.Errorf("the table must name the scenario with its own tolerance:\n%s", table.String())
 	}
@@ -342,7 +342,7 @@ func TestScenariosLatencyMetric(t *testing.T) {
 		t.Errorf("load args %v", l.loads[len(l.loads)-1].Extra)
 	}
 	var table strings.Builder
-	WriteScenariosTable(&table, r)
+	WriteTable(&table, r)
 	if !strings.Contains(table.String(), "p50 100.0 µs") || !strings.Contains(table.String(), "p50 125.0 µs") {
 		t.Errorf("a latency scenario's medians are latencies:\n%s", table.String())
 	}
@@ -450,7 +450,7 @@ func TestCombineVerdicts(t *testing.T) {
 func TestScenariosOutputs(t *testing.T) {
 	r := runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(perScenario(map[string]float64{"commit": 0.8})))
 	var table strings.Builder
-	WriteScenariosTable(&table, r)
+	WriteTable(&table, r)
 	text := table.String()
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if !strings.HasPrefix(lines[len(lines)-1], "verdict: REGRESSION (exit 1): scenario commit: ratio 0.800") {
@@ -469,7 +469,7 @@ func TestScenariosOutputs(t *testing.T) {
 	}
 
 	p := filepath.Join(t.TempDir(), "gate.json")
-	if err := WriteScenariosJSON(p, r); err != nil {
+	if err := WriteJSON(p, r); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(p)
@@ -502,7 +502,7 @@ func TestScenariosOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Version != ScenariosResultVersion || back.Mode != "scenarios" || back.ExitCode != 1 || back.DecidedBy != "commit" ||
+	if back.Version != ResultVersion || back.Mode != "scenarios" || back.ExitCode != 1 || back.DecidedBy != "commit" ||
 		back.Decision.Verdict != "regression" || len(back.Scenarios) != 4 {
 		t.Fatalf("JSON: %+v", back)
 	}
@@ -512,7 +512,7 @@ func TestScenariosOutputs(t *testing.T) {
 	}
 
 	var md strings.Builder
-	WriteScenariosMarkdown(&md, r, MarkdownLinks{JSONPath: "build/gate.json"})
+	WriteMarkdown(&md, r, MarkdownLinks{JSONPath: "build/gate.json"})
 	for _, want := range []string{"### Regression gate: ❌ regression (exit 1), decided by `commit`",
 		"| scenario | load | rounds | A median | B median | B/A | interval | verdict |",
 		"| **`commit`** | POST /v1/commit, 64 conns | 10 | 100,000 | 80,000 | 0.800 | 95% [0.800, 0.800] | ❌ REGRESSION (slower) |",
@@ -527,11 +527,11 @@ func TestScenariosOutputs(t *testing.T) {
 
 	// A run that failed before measuring still writes all three.
 	bad := runSynthScenarios(t, func() Options { o := synthOptions(t); o.A = ""; return o }(), fourScenarios(t), newSynthLab(nil))
-	if err := WriteScenariosJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
+	if err := WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
 		t.Errorf("JSON of a failed run: %v", err)
 	}
 	md.Reset()
-	WriteScenariosMarkdown(&md, bad, MarkdownLinks{})
+	WriteMarkdown(&md, bad, MarkdownLinks{})
 	if !strings.Contains(md.String(), "⚠️ could not judge (exit 2)") || strings.Contains(md.String(), "decided by") {
 		t.Errorf("markdown of a failed run:\n%s", md.String())
 	}

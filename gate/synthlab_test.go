@@ -197,8 +197,29 @@ func synthOptions(t testing.TB) Options {
 	return o
 }
 
+// oneRun is a one-workload run's result read through its one scenario
+// (the judgement the tests look at), with the whole result beside it.
+type oneRun struct {
+	*ScenarioResult
+	Run *Result
+}
+
+// one is r's one scenario, checked to be the only one and to carry the
+// run's verdict.
+func one(t testing.TB, r *Result) oneRun {
+	t.Helper()
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Name != ImplicitScenarioName {
+		t.Fatalf("a one-workload run has %d scenarios (%+v), want one named %s", len(r.Scenarios), r.Scenarios, ImplicitScenarioName)
+	}
+	s := &r.Scenarios[0]
+	if s.Decision != r.Decision || s.ExitCode != r.ExitCode || r.DecidedBy != "" {
+		t.Fatalf("the run's decision %+v (exit %d, by %q) is not its scenario's %+v (exit %d)", r.Decision, r.ExitCode, r.DecidedBy, s.Decision, s.ExitCode)
+	}
+	return oneRun{ScenarioResult: s, Run: r}
+}
+
 // runSynth runs the gate against the lab and logs its table.
-func runSynth(t testing.TB, o Options, l *synthLab) *Result {
+func runSynth(t testing.TB, o Options, l *synthLab) oneRun {
 	t.Helper()
 	r := run(context.Background(), o, nil, l, l.now)
 	if tb, ok := t.(*testing.T); ok && testing.Verbose() {
@@ -206,5 +227,5 @@ func runSynth(t testing.TB, o Options, l *synthLab) *Result {
 		WriteTable(&table, r)
 		tb.Logf("table:\n%s", table.String())
 	}
-	return r
+	return one(t, r)
 }

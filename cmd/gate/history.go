@@ -18,7 +18,7 @@ func record(args []string, stdout, stderr io.Writer) int {
 	commit := fs.String("commit", "", "the commit the result measured (default: git rev-parse HEAD)")
 	ref := fs.String("ref", "", "the branch it is on, for the reader (e.g. main)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gate record [--commit SHA] [--ref NAME] HISTORY_FILE GATE_JSON\n  appends the --scenarios run's result (both tiers) to the history (JSON lines; created if absent)")
+		fmt.Fprintln(stderr, "usage: gate record [--commit SHA] [--ref NAME] HISTORY_FILE GATE_JSON\n  appends the gate run's --json result (both tiers, every scenario) to the history (JSON lines; created if absent)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -28,7 +28,7 @@ func record(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	r, err := gate.ReadScenariosJSON(fs.Arg(1))
+	r, err := gate.ReadResultJSON(fs.Arg(1))
 	if err == nil && *commit == "" {
 		*commit, err = gate.HeadCommit(context.Background(), ".")
 	}

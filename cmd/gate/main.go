@@ -150,25 +150,22 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		r := gate.RunScenarios(ctx, o, scenarios, func(name string) bool { return set[name] }, progress)
-		gate.WriteScenariosTable(stdout, r)
-		return writeOutputs(stderr, r.ExitCode,
-			jsonPath, func() error { return gate.WriteScenariosJSON(jsonPath, r) },
-			markdownPath, func() error { return gate.WriteScenariosMarkdownFile(markdownPath, r, links) })
+		return report(stdout, stderr, r, jsonPath, markdownPath, links)
 	}
-	r := gate.Run(ctx, o, progress)
-	gate.WriteTable(stdout, r)
-	return writeOutputs(stderr, r.ExitCode,
-		jsonPath, func() error { return gate.WriteJSON(jsonPath, r) },
-		markdownPath, func() error { return gate.WriteMarkdownFile(markdownPath, r, links) })
+	return report(stdout, stderr, gate.Run(ctx, o, progress), jsonPath, markdownPath, links)
 }
 
-// writeOutputs writes the JSON and markdown files asked for; a file that
-// cannot be written turns the exit status into 2.
-func writeOutputs(stderr io.Writer, exit int, jsonPath string, writeJSON func() error, markdownPath string, writeMarkdown func() error) int {
+// report prints the result's table and writes the JSON and markdown files
+// asked for; a file that cannot be written turns the exit status into 2.
+func report(stdout, stderr io.Writer, r *gate.Result, jsonPath, markdownPath string, links gate.MarkdownLinks) int {
+	gate.WriteTable(stdout, r)
 	for _, out := range []struct {
 		path  string
 		write func() error
-	}{{jsonPath, writeJSON}, {markdownPath, writeMarkdown}} {
+	}{
+		{jsonPath, func() error { return gate.WriteJSON(jsonPath, r) }},
+		{markdownPath, func() error { return gate.WriteMarkdownFile(markdownPath, r, links) }},
+	} {
 		if out.path == "" {
 			continue
 		}
@@ -177,7 +174,7 @@ func writeOutputs(stderr io.Writer, exit int, jsonPath string, writeJSON func() 
 			return 2
 		}
 	}
-	return exit
+	return r.ExitCode
 }
 
 // ciRunURL is the page of the current GitHub or Gitea Actions run (where

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"weaseldb/gate"
 )
 
 func TestFlags(t *testing.T) {
@@ -75,17 +77,29 @@ func TestJSONOnFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The one schema: the one workload is the scenario "default".
 	var r struct {
-		ExitCode int `json:"exit_code"`
+		Version  int    `json:"version"`
+		Mode     string `json:"mode"`
+		ExitCode int    `json:"exit_code"`
 		Decision struct {
 			Verdict string `json:"verdict"`
 		} `json:"decision"`
+		Scenarios []struct {
+			Name     string `json:"name"`
+			ExitCode int    `json:"exit_code"`
+			Decision struct {
+				ReasonCode string `json:"reason_code"`
+			} `json:"decision"`
+		} `json:"scenarios"`
 	}
-	if err := json.Unmarshal(data, &r); err != nil || r.ExitCode != 2 || r.Decision.Verdict != "could not judge" {
+	if err := json.Unmarshal(data, &r); err != nil || r.Version != gate.ResultVersion || r.Mode != "ab" || r.ExitCode != 2 ||
+		r.Decision.Verdict != "could not judge" || len(r.Scenarios) != 1 || r.Scenarios[0].Name != gate.ImplicitScenarioName ||
+		r.Scenarios[0].ExitCode != 2 || r.Scenarios[0].Decision.ReasonCode != gate.ReasonBadInput {
 		t.Errorf("JSON %s: %+v, %v", data, r, err)
 	}
-	if !strings.Contains(stdout.String(), "verdict: COULD NOT JUDGE (exit 2)") {
-		t.Errorf("table lacks the verdict line: %s", stdout.String())
+	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: COULD NOT JUDGE (exit 2): load tester /nonexistent/lt") {
+		t.Errorf("the table's last line is not the verdict: %s", stdout.String())
 	}
 	summary, err := os.ReadFile(md)
 	if err != nil {
@@ -99,8 +113,8 @@ func TestJSONOnFailure(t *testing.T) {
 	}
 }
 
-// A scenarios run that cannot start still writes its JSON (version 3, the
-// scenarios listed) and markdown, and exits 2.
+// A scenarios run that cannot start still writes its JSON (the scenarios
+// listed) and markdown, and exits 2.
 func TestScenariosJSONOnFailure(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "gate.json")
 	md := filepath.Join(t.TempDir(), "gate.md")
@@ -125,7 +139,7 @@ func TestScenariosJSONOnFailure(t *testing.T) {
 			DurationS float64 `json:"duration_s"`
 		} `json:"settings"`
 	}
-	if err := json.Unmarshal(data, &r); err != nil || r.Version != 3 || r.Mode != "scenarios" || r.ExitCode != 2 || len(r.Scenarios) != 4 {
+	if err := json.Unmarshal(data, &r); err != nil || r.Version != gate.ResultVersion || r.Mode != "scenarios" || r.ExitCode != 2 || len(r.Scenarios) != 4 {
 		t.Errorf("JSON %s: %+v, %v", data, r, err)
 	}
 	summary, err := os.ReadFile(md)
@@ -148,7 +162,7 @@ func TestRecordAndHistory(t *testing.T) {
 		if i >= 6 {
 			instr += 150 // a 2% step at c6
 		}
-		doc := fmt.Sprintf(`{"version":3,"mode":"scenarios","decision":{"verdict":"pass"},"scenarios":[{"name":"ok","tiers":["cost"],`+
+		doc := fmt.Sprintf(`{"version":4,"mode":"scenarios","decision":{"verdict":"pass"},"scenarios":[{"name":"ok","tiers":["cost"],`+
 			`"cost":{"a":{"instructions_per_request":7500,"runs":[]},"b":{"instructions_per_request":%g,"runs":[]},"ratio":1,"verdict":"pass"}}]}`, instr)
 		res := filepath.Join(dir, fmt.Sprintf("gate%d.json", i))
 		if err := os.WriteFile(res, []byte(doc), 0o644); err != nil {
@@ -166,5 +180,30 @@ func TestRecordAndHistory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "steps.json")); err != nil {
 		t.Error(err)
+	}
+
+	// Any mode's result of this schema is recorded (a one-workload run's
+	// one scenario); an older schema's is refused, not read as zeros.
+	for _, tt := range []struct {
+		doc  string
+		exit int
+		out  string
+	}{
+		{`{"version":4,"mode":"ab","decision":{"verdict":"pass"},"scenarios":[{"name":"default","tiers":["time"],"b":{"median_rps":50000}}]}`,
+			0, "(1 scenarios, pass)"},
+		{`{"version":4,"mode":"baseline","decision":{"verdict":"pass"},"scenarios":[{"name":"default","tiers":["time"],"b":{"median_rps":50000}}]}`,
+			0, "(1 scenarios, pass)"},
+		{`{"version":3,"mode":"scenarios","decision":{"verdict":"pass"},"scenarios":[{"name":"ok"}]}`, 2, "result version 3, want 4"},
+		{`{"version":2,"mode":"ab","decision":{"verdict":"pass"},"a":{},"b":{}}`, 2, "result version 2, want 4"},
+	} {
+		res := filepath.Join(dir, "one.json")
+		if err := os.WriteFile(res, []byte(tt.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr strings.Builder
+		exit := run([]string{"record", "--commit", "c99", filepath.Join(dir, "other.jsonl"), res}, &stdout, &stderr)
+		if exit != tt.exit || !strings.Contains(stdout.String()+stderr.String(), tt.out) {
+			t.Errorf("record %s: exit %d, want %d with %q: %s%s", tt.doc, exit, tt.exit, tt.out, stdout.String(), stderr.String())
+		}
 	}
 }
