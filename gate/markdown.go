@@ -44,7 +44,7 @@ func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
 				name = "**" + name + "**"
 			}
 			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", name, escapeMarkdown(s.Load.String()), s.Rounds,
-				formatSample(s.Metric, s.A.MedianRPS), formatSample(s.Metric, s.B.MedianRPS), formatRatio(s.CI.Ratio),
+				medianCell(s.Metric, s.A), medianCell(s.Metric, s.B), formatRatio(s.CI.Ratio),
 				formatInterval(s.CI), markdownVerdictCell(s.Decision))
 		}
 		fmt.Fprintln(w)

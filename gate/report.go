@@ -22,7 +22,7 @@ func WriteTable(w io.Writer, r *Result) {
 		fmt.Fprintln(tw, "  scenario\tload\trounds\tA median\tB median\tB/A\tinterval\tverdict")
 		for _, s := range r.Scenarios {
 			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, shortLoad(s.Load), s.Rounds,
-				formatSample(s.Metric, s.A.MedianRPS), formatSample(s.Metric, s.B.MedianRPS),
+				medianCell(s.Metric, s.A), medianCell(s.Metric, s.B),
 				formatRatio(s.CI.Ratio), formatInterval(s.CI), verdictCell(s.Decision))
 		}
 		tw.Flush()
@@ -227,6 +227,15 @@ func verdictCell(d Decision) string {
 	default:
 		return string(d.Verdict) + " (" + d.ReasonCode + ")"
 	}
+}
+
+// medianCell is a side's median, or "-" for a side not measured (A when
+// a baseline is written).
+func medianCell(metric string, s Side) string {
+	if len(s.SamplesRPS) == 0 {
+		return "-"
+	}
+	return formatSample(metric, s.MedianRPS)
 }
 
 func formatRatio(v float64) string {

@@ -344,6 +344,16 @@ func TestBaselineMode(t *testing.T) {
 	if len(b.SamplesRPS) != o.MaxRounds || b.Machine.CPUModel == "" || b.Settings.ConfigSHA256 == "" {
 		t.Errorf("baseline: %d samples (want %d, --max-rounds), machine %+v", len(b.SamplesRPS), o.MaxRounds, b.Machine)
 	}
+	if r.Run.Mode != ModeUpdateBaseline || r.Run.Baseline != o.BaselineFile || r.Run.A != "" || r.A.Name != "" {
+		t.Errorf("update: mode %s, baseline_file %q, A %q %+v", r.Run.Mode, r.Run.Baseline, r.Run.A, r.A)
+	}
+	table := renderings(t, r.Run)
+	for _, want := range []string{"  default   GET /ok, 64 conns  20      -         100,000   -    -         pass\n", "B's runs spread ±0.0%",
+		"\nverdict: PASS (exit 0): baseline written to " + o.BaselineFile + ": median 100,000 req/s over 20 runs"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("update-baseline table lacks %q:\n%s", want, table)
+		}
+	}
 	o.UpdateBaseline = false
 
 	// Noisy enough that an interval exists, steady enough to decide.
@@ -356,6 +366,16 @@ func TestBaselineMode(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
 		if r.Verdict != Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != MethodUnpaired {
 			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Run.Mode, r.CI.Paired)
+		}
+		if r.Run.Baseline != o.BaselineFile || r.Run.A != "synth/weaseldb-b" || !r.A.FromBaselineFile || r.A.Name != "baseline" {
+			t.Errorf("baseline_file %q, A %q %+v", r.Run.Baseline, r.Run.A, r.A)
+		}
+		table := renderings(t, r.Run)
+		for _, want := range []string{"  A: synth/weaseldb-b (recorded baseline " + o.BaselineFile + ")",
+			"B's runs spread ±1.0%, baseline's ±0.0% (unpaired", "\nverdict: PASS (exit 0): ratio "} {
+			if !strings.Contains(table, want) {
+				t.Errorf("baseline table lacks %q:\n%s", want, table)
+			}
 		}
 	})
 	t.Run("slower fails", func(t *testing.T) {
@@ -477,6 +497,38 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 	}
 	if err := WriteJSON(filepath.Join(t.TempDir(), "few.json"), few.Run); err != nil {
 		t.Errorf("result with infinite interval ends: %v", err)
+	}
+}
+
+// renderings is r's table, after checking that its JSON encodes and its
+// markdown renders with the verdict on top.
+func renderings(t *testing.T, r *Result) string {
+	t.Helper()
+	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
+		t.Error(err)
+	}
+	var md, table strings.Builder
+	WriteMarkdown(&md, r, MarkdownLinks{})
+	if !strings.HasPrefix(md.String(), "### Regression gate: "+verdictBadge(r.Decision)+"\n") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	WriteTable(&table, r)
+	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: ") {
+		t.Errorf("the table's last line is not the verdict:\n%s", table.String())
+	}
+	return table.String()
+}
+
+// A round whose measured window could not be read leaves NaN among the CPU
+// samples: the JSON writes it as 0 rather than fail.
+func TestWriteJSONNaNCPU(t *testing.T) {
+	r := &Result{Scenarios: []ScenarioResult{{Judgement: Judgement{CPU: &CPUJudgement{SamplesA: []float64{math.NaN(), 1}, SamplesB: []float64{1, 1},
+		MedianA: math.NaN(), CI: RatioCI{High: math.Inf(1)}}}}}}
+	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(r.Scenarios[0].CPU.SamplesA[0]) {
+		t.Error("WriteJSON changed the result it wrote")
 	}
 }
 
