@@ -1,6 +1,6 @@
-// Accepting connections: the listeners in each loop's epoll set, the
-// accept burst, pausing on descriptor exhaustion, and registering a new
-// connection, or refusing it past MaxConns. Loop goroutine only: lnActive,
+// Accepting connections: the listeners a loop's backend accepts on,
+// pausing on descriptor exhaustion, and registering a new connection, or
+// refusing it past MaxConns (the accepting itself is the backend's). Loop goroutine only: lnActive,
 // lnResume and the conn table are the loop's; the open-connection count is
 // an atomic shared by the Server's loops; the counters are atomics read by
 // /metrics.
@@ -8,7 +8,6 @@
 package eventloop
 
 import (
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -25,18 +24,10 @@ func nextGen() uint32 {
 	}
 }
 
-// addListener registers listener i. EPOLLEXCLUSIVE wakes one (or a few)
-// loops per connection instead of all; it is ADD-only, so pausing a
-// listener is DEL and resuming is ADD. Level-triggered, so a capped accept
-// burst is reported again on the next wait.
+// addListener has the backend accept on listener i.
 func (l *Loop) addListener(i int) error {
-	if l.ur != nil {
-		l.ur.addListener(i)
-		l.lnActive[i] = true
-		return nil
-	}
-	if err := l.ctl(unix.EPOLL_CTL_ADD, l.listeners[i].fd, unix.EPOLLIN|unix.EPOLLEXCLUSIVE, 0); err != nil {
-		return fmt.Errorf("register listener %s: %w", l.listeners[i].addr, err)
+	if err := l.be.addListener(i); err != nil {
+		return err
 	}
 	l.lnActive[i] = true
 	return nil
@@ -44,11 +35,7 @@ func (l *Loop) addListener(i int) error {
 
 func (l *Loop) removeListener(i int) {
 	if l.lnActive[i] {
-		if l.ur != nil {
-			l.ur.removeListener(i)
-		} else {
-			l.ctl(unix.EPOLL_CTL_DEL, l.listeners[i].fd, 0, 0)
-		}
+		l.be.removeListener(i)
 		l.lnActive[i] = false
 	}
 }
@@ -62,38 +49,19 @@ func (l *Loop) anyListenerPaused() bool {
 	return false
 }
 
-// acceptFrom accepts up to AcceptBatch connections from listener i (the
-// listener is level-triggered: what is left is reported again).
-func (l *Loop) acceptFrom(i int) {
-	ln := l.listeners[i]
-	for n := 0; n < l.opt.AcceptBatch; n++ {
-		fd, _, err := unix.Accept4(ln.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		if err != nil {
-			switch err {
-			case unix.EINTR, unix.ECONNABORTED, unix.EPROTO:
-				continue
-			case unix.EAGAIN:
-				return // normal with EPOLLEXCLUSIVE: another loop took it
-			default:
-				// Out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM) or an
-				// errno nobody expected: the backlog stays readable, so a
-				// level-triggered listener would spin. Leave the epoll set and
-				// come back after a timed back-off.
-				l.pauseAccepts(i, err)
-				return
-			}
-		}
-		l.Accepted.Add(1)
-		l.acceptErrLogged = false
-		if !l.admit() {
-			l.refuseOverLimit(fd, ln)
-			continue
-		}
-		if !ln.unix {
-			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-		}
-		l.registerAdmitted(fd, ln.unix)
+// takeAccepted takes a connection the backend accepted on ln: counted,
+// refused past MaxConns, else registered.
+func (l *Loop) takeAccepted(fd int, ln *Listener) {
+	l.Accepted.Add(1)
+	l.acceptErrLogged = false
+	if !l.admit() {
+		l.refuseOverLimit(fd, ln)
+		return
 	}
+	if !ln.unix {
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	l.registerAdmitted(fd, ln.unix)
 }
 
 // admit counts a new connection against MaxConns, across the Server's
@@ -108,7 +76,7 @@ func (l *Loop) admit() bool {
 	return true
 }
 
-// pauseAccepts takes listener i out of this loop's epoll set for
+// pauseAccepts stops the backend accepting on listener i for
 // AcceptBackoff after accept failed with err, and says so at most once a
 // second (and once per streak of EMFILE-like errors).
 func (l *Loop) pauseAccepts(i int, err error) {
@@ -143,8 +111,8 @@ func (l *Loop) register(fd int, isUnix bool) *Conn {
 }
 
 // registerAdmitted publishes the connection in the table first and then
-// adds it to epoll, so the readiness that ADD reports (once,
-// edge-triggered) finds the connection. Its header clock starts now.
+// has the backend arm its input, so what the backend reports finds the
+// connection. Its header clock starts now.
 func (l *Loop) registerAdmitted(fd int, isUnix bool) *Conn {
 	c := &Conn{loop: l, fd: fd, gen: nextGen(), isUnix: isUnix, heapIdx: -1, idleSince: l.now}
 	for fd >= len(l.conns) {
@@ -153,9 +121,7 @@ func (l *Loop) registerAdmitted(fd int, isUnix bool) *Conn {
 	l.conns[fd] = c
 	l.nconns++
 	l.h.OnOpen(c)
-	if l.ur != nil {
-		l.ur.armRecv(c)
-	} else if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connMask(false), c.gen); err != nil {
+	if err := l.be.arm(c); err != nil {
 		l.closeConn(c)
 		return nil
 	}

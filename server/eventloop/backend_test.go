@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // testBackendEnv names the backend the tests' servers run on: make test
@@ -18,6 +20,10 @@ func withTestBackend(opt Options) Options {
 	}
 	return opt
 }
+
+// dispatch hands an epoll event to the loop's epoll backend, for the tests
+// that drive a loop by hand (such loops are created on epoll).
+func (l *Loop) dispatch(ev unix.EpollEvent) { l.be.(*epollBackend).dispatch(ev) }
 
 // TestBackendSelection: the backend asked for is the one that serves, or
 // epoll with a reason when io_uring is unavailable; an unknown name is

@@ -54,29 +54,14 @@ func (l *Loop) maybeFinish(c *Conn) {
 	l.discardInput(c)
 }
 
-func (l *Loop) discardInput(c *Conn) {
-	if l.ur != nil {
-		l.ur.armRecv(c) // its completions discard (uring.go), until the FIN
-		return
-	}
-	for !c.isGone() {
-		n, err := unix.Read(c.fd, l.scratch)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.EAGAIN {
-			return
-		}
-		if err != nil || n == 0 {
-			l.closeConn(c)
-			return
-		}
-	}
-}
+// discardInput has the backend read and drop a lingering connection's
+// input until the peer's FIN.
+func (l *Loop) discardInput(c *Conn) { l.be.discard(c) }
 
 // closeConn is the only place a connection's descriptor is closed: on its
-// loop, under mu (so no Sender is writing to it), EPOLL_CTL_DEL first
-// (epoll follows open file descriptions, not numbers).
+// loop, under mu (so no Sender is writing to it), after the backend
+// forgets it (epoll follows open file descriptions, not numbers; a ring's
+// requests in flight are cancelled by their user data).
 func (l *Loop) closeConn(c *Conn) {
 	if c.isGone() {
 		return
@@ -84,11 +69,7 @@ func (l *Loop) closeConn(c *Conn) {
 	c.mu.Lock()
 	c.closed = true
 	c.dropOutputLocked()
-	if l.ur != nil {
-		l.ur.unwatch(c)
-	} else {
-		l.ctl(unix.EPOLL_CTL_DEL, c.fd, 0, 0)
-	}
+	l.be.unwatch(c)
 	unix.Close(c.fd)
 	c.mu.Unlock()
 	l.conns[c.fd] = nil

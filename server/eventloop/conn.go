@@ -3,15 +3,14 @@ package eventloop
 import (
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 // Conn is one accepted connection. It belongs to one Loop: only that loop
-// reads, calls epoll_ctl and closes. Other goroutines reach it by pointer
-// (a Conn is never reused for another descriptor) and only through Sender,
-// whose writes happen under mu, the same lock the loop holds to close: so a
-// write never lands on a descriptor number that was closed and reused.
+// reads, asks its backend about it, and closes it. Other goroutines reach
+// it by pointer (a Conn is never reused for another descriptor) and only
+// through Sender, whose writes happen under mu, the same lock the loop
+// holds to close: so a write never lands on a descriptor number that was
+// closed and reused.
 type Conn struct {
 	loop   *Loop
 	fd     int // owned by the loop; read by senders only under mu
@@ -27,13 +26,11 @@ type Conn struct {
 	// Loop goroutine only.
 	in          []byte    // input read but not yet consumed by the handler
 	state       connState // where it is in its life (state.go): the only lifecycle field
-	recv        recvState // io_uring: its multishot receive (uring.go)
+	io          connIO    // the backend's state of it (backend.go; its send fields under mu)
 	onReady     bool      // queued on the loop's ready list
-	rdhup       bool      // the peer's FIN was reported: read until EOF
 	eof         bool      // the peer shut its write side
 	lingerUntil int64     // stateLingering: when to close anyway (monotonic ns)
-	noLinger    bool      // close at once when the drain ends (a timed-out peer, io_uring)
-	outArmed    bool      // EPOLLOUT is in the interest mask
+	noLinger    bool      // close at once when the drain ends (a timed-out peer whose 408 is in flight)
 	needFlush   bool      // the loop queued responses this turn
 	stalled     bool      // Overloaded said so since the last afterInput: pause, then resume
 	nextSeq     uint64    // sequence number of the next parsed request
@@ -66,17 +63,12 @@ type Conn struct {
 	early          []earlyResponse
 	interim        []byte // SendInterim's bytes waiting for response interimAt's turn
 	interimAt      uint64
-	flushScheduled bool // the loop owns flushing (posted, or EPOLLOUT armed, or an io_uring send in flight)
-	// io_uring (uring.go): the send in flight and the buffers it reads,
-	// kept referenced until its completion (the kernel reads them).
-	sending      bool
-	sendIov      []unix.Iovec
-	sendRefs     [][]byte
-	closeQueued  bool // the response that ends the connection is queued
-	markLast     bool // a stop began: response lastSeq is the last (order.go)
-	lastSeq      uint64
-	finishOnIdle bool // the loop wants a post when nothing is owed any more
-	postPending  bool // a post to the loop is outstanding
+	flushScheduled bool // the loop owns flushing (posted, or the backend waits to write the rest)
+	closeQueued    bool // the response that ends the connection is queued
+	markLast       bool // a stop began: response lastSeq is the last (order.go)
+	lastSeq        uint64
+	finishOnIdle   bool // the loop wants a post when nothing is owed any more
+	postPending    bool // a post to the loop is outstanding
 	// idleSince is when the connection last came to owe nothing with no
 	// request in flight (accept, or a response's last byte written): the
 	// start of its idle and header clocks. The loop or a Sender sets it.
@@ -153,7 +145,7 @@ func (c *Conn) Closing() bool { return c.finishing() }
 // a numbered request's response is still missing (the stream would overtake
 // it) or when the connection is closing. last ends the connection once the
 // bytes are written (then a linger, as after Connection: close). A short
-// write arms EPOLLOUT; with NotifyDrained set the handler hears when it
+// write leaves the rest to the loop; with NotifyDrained set the handler hears when it
 // drained.
 func (c *Conn) Stream(data []byte, last bool) bool {
 	if c.Closing() {

@@ -15,7 +15,7 @@ type Handler interface {
 	// when c.Overloaded().
 	OnData(c *Conn, in []byte) (consumed int, act Action)
 	// OnTurnEnd is called once per loop turn, after the events of one
-	// epoll_wait and the ready list were served: the place to hand the
+	// wait of the backend and the ready list were served: the place to hand the
 	// turn's requests to the pipeline in one push.
 	OnTurnEnd(l *Loop)
 	// OnClose is called once after the descriptor is closed.
@@ -37,7 +37,7 @@ const (
 
 // DrainHandler is implemented by a Handler that streams (GET /v1/subscribe):
 // OnDrained runs on the loop when a connection with NotifyDrained set has
-// written everything it owed after a short write (EPOLLOUT fired), so the
+// written everything it owed after a short write (the socket took the rest), so the
 // handler can give it more. It must not write to c itself (Stream from
 // OnTurnEnd instead): flush calls it.
 type DrainHandler interface {

@@ -13,7 +13,7 @@ import (
 )
 
 // Listener is a non-blocking, close-on-exec listening socket: shared, which
-// every loop registers with EPOLLEXCLUSIVE, or one loop's own (SO_REUSEPORT,
+// every loop accepts on (one loop woken per connection), or one loop's own (SO_REUSEPORT,
 // ListenTCPReusePort). It is created outside the loops so that a bind error
 // stops the start before any loop runs. Close may be called by the owning
 // loop as it stops and by the Server after the loops: the first one closes.
@@ -175,7 +175,7 @@ func ListenUnix(path string) (*Listener, error) {
 }
 
 // Close closes the socket and removes a unix socket file. Call it only after
-// every loop has removed the listener from its epoll set.
+// every loop's backend has stopped accepting on the listener.
 func (l *Listener) Close() error {
 	if l.closed.Swap(true) {
 		return nil

@@ -1,11 +1,9 @@
-// Reading from the loop: edge-triggered reads to EAGAIN under a per-turn
-// budget, the ready list for connections with more, handing input to the
-// handler, and pausing a connection under back-pressure. Loop goroutine
-// only (pausedFlag is the atomic mirror senders read).
+// Input, whatever the backend: the ready list (connections with more to
+// read, or input a pause kept), handing input to the handler, and pausing
+// a connection under back-pressure. The reading itself is the backend's.
+// Loop goroutine only (pausedFlag is the atomic mirror senders read).
 
 package eventloop
-
-import "golang.org/x/sys/unix"
 
 func (l *Loop) addReady(c *Conn) {
 	if !c.onReady {
@@ -14,7 +12,8 @@ func (l *Loop) addReady(c *Conn) {
 	}
 }
 
-// serveReady gives connections that used up their read budget another turn.
+// serveReady gives connections that used up their read budget, or were
+// resumed after a pause, another turn.
 func (l *Loop) serveReady() {
 	if len(l.ready) == 0 {
 		return
@@ -24,70 +23,13 @@ func (l *Loop) serveReady() {
 	for i, c := range batch {
 		batch[i] = nil
 		c.onReady = false
-		switch {
-		case c.isGone():
-		case l.ur != nil:
-			l.ur.resume(c)
-		default:
-			l.readConn(c)
+		if !c.isGone() {
+			l.be.resume(c)
 		}
 	}
 	if l.ready == nil {
 		l.ready = batch[:0]
 	}
-}
-
-// readConn reads until EAGAIN (edge-triggered), at most ReadBudget bytes
-// this turn; a connection with more is put on the ready list.
-func (l *Loop) readConn(c *Conn) {
-	switch c.state {
-	case stateLingering:
-		l.discardInput(c)
-		return
-	case statePaused, stateDraining, stateClosed:
-		return
-	}
-	if len(c.in) > 0 && c.parsing() && !c.Overloaded() {
-		l.consume(c, nil) // left over from a pause
-	}
-	budget := l.opt.ReadBudget
-	for !c.isGone() {
-		if c.Overloaded() {
-			l.pause(c)
-			break
-		}
-		n, err := unix.Read(c.fd, l.scratch)
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			if err == unix.EAGAIN {
-				break
-			}
-			l.closeConn(c) // ECONNRESET and friends: nothing more can be delivered
-			return
-		}
-		if n == 0 {
-			c.eof = true
-			l.beginDrain(c)
-			break
-		}
-		c.lastInputAt = l.now
-		if c.parsing() {
-			l.consume(c, l.scratch[:n])
-		}
-		budget -= n
-		// A short read emptied the socket: later data raises a new edge.
-		// Unless the FIN was reported, which only a read returning 0 shows.
-		if n < len(l.scratch) && !c.rdhup {
-			break
-		}
-		if budget <= 0 {
-			l.addReady(c)
-			break
-		}
-	}
-	l.afterInput(c)
 }
 
 // afterInput follows the handling of input (a read pass, or a receive's
@@ -165,7 +107,7 @@ func (l *Loop) pause(c *Conn) {
 	if c.belowLowWater() {
 		c.setPaused(false)
 		l.addReady(c)
-	} else if l.ur != nil {
-		l.ur.pauseRecv(c)
+	} else {
+		l.be.pause(c)
 	}
 }

@@ -12,7 +12,8 @@ import "golang.org/x/sys/unix"
 // responses to the same connection are collected and queued under one lock
 // hold, so they leave in one write. When the connection owes nothing else,
 // Flush writes to the socket directly, which saves waking the loop; a short
-// write hands the rest to the loop, which arms EPOLLOUT.
+// write hands the rest to the loop (on epoll it arms EPOLLOUT). A backend
+// with asynchronous sends (backendTraits) always hands writing to the loop.
 type Sender struct {
 	iov    []unix.Iovec
 	cur    *Conn     // the connection batch is for
@@ -66,19 +67,19 @@ func (s *Sender) Flush() {
 
 // writeOrHandOverLocked writes what c owes when the loop is not already in
 // charge of it, and tells whether the loop must be posted: to flush the
-// rest (EPOLLOUT), to finish a draining connection, or to resume reading.
+// rest, to finish a draining connection, or to resume reading.
 func (s *Sender) writeOrHandOverLocked(c *Conn) (post bool) {
 	if c.closed {
 		return false
 	}
 	needLoop := false
 	if c.outBytes > 0 && !c.flushScheduled {
-		if c.closeQueued || c.finishOnIdle || !s.direct || c.loop.ur != nil {
-			// (io_uring: the loop sends, in its ring, with the turn's
-			// other responses: one system call for all of them.)
+		if c.closeQueued || c.finishOnIdle || !s.direct || c.loop.traits.asyncSends {
+			// (Asynchronous sends: the loop sends, with the turn's other
+			// responses: one system call for all of them.)
 			needLoop = true
 		} else if done, err := c.writeLocked(&s.iov); err != nil || !done {
-			needLoop = true // the loop arms EPOLLOUT, or closes on the error
+			needLoop = true // the loop flushes the rest, or closes on the error
 		} else if c.inflight.Load() == 0 && c.loop.timeoutsOn() {
 			// Written whole and nothing else in flight: the idle clock
 			// starts now. The loop is not told; it reads this when the

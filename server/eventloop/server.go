@@ -28,19 +28,8 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 		return nil, fmt.Errorf("eventloop: need at least one loop, got %d", n)
 	}
 	opt.fill()
-	switch opt.Backend {
-	case BackendEpoll:
-	case BackendIOUring:
-		if err := ProbeIOUring(); err != nil {
-			// Disabled by sysctl, refused by a container's seccomp profile,
-			// or an old kernel: serve on epoll and say why.
-			opt.Backend = BackendEpoll
-			if opt.Logf != nil {
-				opt.Logf("io_uring unavailable, using epoll: %v", err)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("eventloop: unknown backend %q (want %q or %q)", opt.Backend, BackendEpoll, BackendIOUring)
+	if err := chooseBackend(&opt); err != nil {
+		return nil, err
 	}
 	for _, ln := range listeners {
 		if ln.owner >= n {
@@ -67,8 +56,8 @@ func NewServer(listeners []*Listener, n int, opt Options, newHandler func(loopID
 	return s, nil
 }
 
-// Backend is the backend the loops run on (epoll when io_uring was asked
-// for and is unavailable).
+// Backend is the backend the loops run on (chooseBackend: epoll when
+// io_uring was asked for and is unavailable).
 func (s *Server) Backend() Backend { return s.loops[0].opt.Backend }
 
 // Loops returns the loops (for per-loop counters).

@@ -48,11 +48,7 @@ func (l *Loop) abort() {
 	}
 	// The eventfd stays open: a Sender may still post to this loop; the
 	// Server closes it once nothing can (see Server.Close).
-	if l.ur != nil {
-		l.ur.close()
-	} else {
-		unix.Close(l.epfd)
-	}
+	l.be.close()
 }
 
 // closeOwnListeners closes the listeners this loop alone serves
@@ -68,8 +64,8 @@ func (l *Loop) abort() {
 // deadline). A connection that completes its handshake between the last
 // accept and the close is refused, as on a shared listener closed at the
 // end of a stop; with the sysctl net.ipv4.tcp_migrate_req=1 the kernel
-// moves it to another listener of the group instead. io_uring: a multishot
-// accept that completes after its cancel lands in acceptLate too.
+// moves it to another listener of the group instead. An accept the backend
+// completes after the listener was removed lands in acceptLate too.
 func (l *Loop) closeOwnListeners() {
 	l.lateAccept = true
 	defer func() { l.lateAccept = false }()

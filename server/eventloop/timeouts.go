@@ -1,6 +1,6 @@
 // Connection timeouts: the header, body, idle and write deadlines of every
 // connection, kept in one deadline heap per loop and checked on the loop's
-// own clock through its epoll timeout. Loop goroutine only, except the
+// own clock through its wait timeout. Loop goroutine only, except the
 // fields of Conn under mu that a Sender also writes (idleSince).
 //
 // The heap is lazy so that a request costs no heap operation: each
@@ -276,10 +276,10 @@ func (l *Loop) timeOut(c *Conn, cause Cause) {
 			l.closeConn(c)
 			return
 		}
-		if l.ur != nil {
-			// io_uring: the 408 is a send in the ring, so it is never
-			// written by now; close once it is sent, without a linger, as
-			// above (the receive has been taking the peer's input all
+		if l.traits.asyncSends {
+			// The 408 is a send in flight, so it is never written by now;
+			// close once it is sent, without a linger, as above (such a
+			// backend's receive has been taking the peer's input all
 			// along, so the close is a FIN, not a reset).
 			c.noLinger = true
 		}

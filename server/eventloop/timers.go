@@ -1,5 +1,5 @@
 // The loop's clock and deadlines: one monotonic clock read per turn, and
-// the epoll timeout computed from the nearest deadline, so an idle loop
+// the backend's wait timeout computed from the nearest deadline, so an idle loop
 // sleeps until an event or its next deadline and never polls. Loop
 // goroutine only.
 

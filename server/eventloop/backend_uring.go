@@ -5,13 +5,14 @@
 // provided-buffer ring; a multishot poll of the wake eventfd; and the
 // responses as sends (writev) in the ring, so that one io_uring_enter
 // submits every response of the turn and waits for the next requests.
-// Senders never write to sockets themselves here: they queue and post to
-// the loop, which owns every send. Everything above this file (handler,
-// order, output queue, timeouts, stop) is the same for both backends.
+// Senders never write to sockets themselves here (backendTraits.asyncSends):
+// they queue and post to the loop, which owns every send. Everything behind
+// the backend interface (handler, order, output queue, timeouts, stop) is
+// the same for both backends.
 //
-// Owner: the loop goroutine, for everything here and the Conn fields it
-// touches (recv; sending, sendIov and sendRefs under Conn.mu); the ring is
-// never used from another thread.
+// Owner: the loop goroutine, for everything here and the Conn fields of
+// uringConn (recv; sending, sendIov and sendRefs under Conn.mu); the ring
+// is never used from another thread.
 //
 // Each request's user data names its kind, the connection's generation and
 // its descriptor (or the listener's index), so a completion for a
@@ -29,15 +30,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/internal/uring"
-)
-
-// Backend names an event loop's I/O interface with the kernel.
-type Backend string
-
-// The backends.
-const (
-	BackendEpoll   Backend = "epoll"
-	BackendIOUring Backend = "io_uring"
 )
 
 // opKind is what a submission was for (the top byte of its user data).
@@ -68,14 +60,24 @@ const (
 	recvCanceling                  // cancelled, its last completion not seen yet
 )
 
+// uringConn is a connection's state under io_uring.
+type uringConn struct {
+	recv recvState // its multishot receive (loop goroutine only)
+	// The send in flight and the buffers it reads, kept referenced until
+	// its completion (the kernel reads them). Under Conn.mu.
+	sending  bool
+	sendIov  []unix.Iovec
+	sendRefs [][]byte
+}
+
 const (
 	uringEntries = 1024
 	uringBufs    = 512 // provided buffers per loop, of Options.ReadBufferSize each
 	uringBgid    = 1
 )
 
-// uringLoop is a loop's ring and what the loop keeps about it.
-type uringLoop struct {
+// uringBackend is a loop's ring and what the loop keeps about it.
+type uringBackend struct {
 	l     *Loop
 	ring  *uring.Ring
 	bufs  *uring.BufRing
@@ -89,9 +91,9 @@ type uringLoop struct {
 	closed bool
 }
 
-// newUringLoop creates the loop's ring, disabled until the loop's thread
+// newUringBackend creates the loop's ring, disabled until the loop's thread
 // enables it, with its buffer ring.
-func newUringLoop(l *Loop) (*uringLoop, error) {
+func newUringBackend(l *Loop) (*uringBackend, error) {
 	ring, err := uring.New(uringEntries, uring.SetupSingleIssuer|uring.SetupDeferTaskrun|uring.SetupRDisabled|uring.SetupSubmitAll)
 	if err != nil {
 		return nil, err
@@ -101,7 +103,7 @@ func newUringLoop(l *Loop) (*uringLoop, error) {
 		ring.Close()
 		return nil, err
 	}
-	u := &uringLoop{l: l, ring: ring, bufs: bufs, sends: make(map[uint64]*Conn)}
+	u := &uringBackend{l: l, ring: ring, bufs: bufs, sends: make(map[uint64]*Conn)}
 	u.cqeFn = u.complete
 	return u, nil
 }
@@ -131,8 +133,12 @@ func ProbeIOUring() error {
 	return b.Close()
 }
 
+func (u *uringBackend) traits() backendTraits {
+	return backendTraits{lockThread: true, asyncSends: true}
+}
+
 // start runs on the loop's locked thread before its first wait.
-func (u *uringLoop) start() error {
+func (u *uringBackend) start() error {
 	if u.ring.Flags()&uring.SetupRDisabled != 0 {
 		if err := u.ring.EnableRings(); err != nil {
 			return err
@@ -144,7 +150,7 @@ func (u *uringLoop) start() error {
 
 // sqe returns a submission slot, submitting what is queued when the ring
 // is full.
-func (u *uringLoop) sqe() *uring.SQE {
+func (u *uringBackend) sqe() *uring.SQE {
 	for {
 		if s := u.ring.GetSQE(); s != nil {
 			return s
@@ -157,7 +163,7 @@ func (u *uringLoop) sqe() *uring.SQE {
 
 // wait submits what the turn queued and waits for completions (at most
 // timeoutMs; -1: until one comes), then handles them.
-func (u *uringLoop) wait(timeoutMs int) {
+func (u *uringBackend) wait(timeoutMs int) {
 	var timeout time.Duration = -1
 	if timeoutMs >= 0 {
 		timeout = time.Duration(timeoutMs) * time.Millisecond
@@ -179,7 +185,7 @@ func (u *uringLoop) wait(timeoutMs int) {
 	}
 }
 
-func (u *uringLoop) complete(cqe *uring.CQE) {
+func (u *uringBackend) complete(cqe *uring.CQE) {
 	l := u.l
 	kind, gen, fd := splitUserData(cqe.UserData)
 	switch kind {
@@ -215,7 +221,7 @@ func (u *uringLoop) complete(cqe *uring.CQE) {
 
 // conn is the connection a completion is for, or nil when it was closed
 // since (the descriptor may even serve another connection now).
-func (u *uringLoop) conn(fd int, gen uint32) *Conn {
+func (u *uringBackend) conn(fd int, gen uint32) *Conn {
 	l := u.l
 	if fd < 0 || fd >= len(l.conns) || l.conns[fd] == nil || l.conns[fd].gen != gen {
 		l.StaleEvents.Add(1)
@@ -225,7 +231,7 @@ func (u *uringLoop) conn(fd int, gen uint32) *Conn {
 }
 
 // received handles bytes a receive delivered, as a read would.
-func (u *uringLoop) received(c *Conn, data []byte) {
+func (u *uringBackend) received(c *Conn, data []byte) {
 	l := u.l
 	c.lastInputAt = l.now
 	switch c.state {
@@ -244,11 +250,11 @@ func (u *uringLoop) received(c *Conn, data []byte) {
 
 // recvResult follows a receive completion: the end of file, an error, or
 // a multishot receive that ended and must be armed again.
-func (u *uringLoop) recvResult(c *Conn, cqe *uring.CQE) {
+func (u *uringBackend) recvResult(c *Conn, cqe *uring.CQE) {
 	l := u.l
 	switch res := cqe.Res; {
 	case res == 0:
-		c.recv = recvIdle
+		c.io.recv = recvIdle
 		c.eof = true
 		if c.state == stateLingering {
 			l.closeConn(c)
@@ -263,7 +269,7 @@ func (u *uringLoop) recvResult(c *Conn, cqe *uring.CQE) {
 	if cqe.More() {
 		return
 	}
-	c.recv = recvIdle
+	c.io.recv = recvIdle
 	if cqe.Res == -int32(unix.ENOBUFS) {
 		u.rearm = append(u.rearm, c) // once this turn's buffers are back
 		return
@@ -273,27 +279,37 @@ func (u *uringLoop) recvResult(c *Conn, cqe *uring.CQE) {
 
 // armRecv starts a multishot receive unless one is in flight or the
 // connection is paused or closed.
-func (u *uringLoop) armRecv(c *Conn) {
-	if c.recv != recvIdle || c.state == statePaused || c.isGone() || u.closed {
+func (u *uringBackend) armRecv(c *Conn) {
+	if c.io.recv != recvIdle || c.state == statePaused || c.isGone() || u.closed {
 		return
 	}
-	c.recv = recvArmed
+	c.io.recv = recvArmed
 	u.recvs++
 	u.sqe().PrepRecvMultishot(c.fd, u.bufs.Group(), userData(opRecv, c.gen, c.fd))
 }
 
-// pauseRecv cancels the receive of a paused connection: bytes already on
+// arm starts a new connection's receive.
+func (u *uringBackend) arm(c *Conn) error {
+	u.armRecv(c)
+	return nil
+}
+
+// discard receives on a lingering connection: its completions discard
+// (received), until the FIN.
+func (u *uringBackend) discard(c *Conn) { u.armRecv(c) }
+
+// pause cancels the receive of a paused connection: bytes already on
 // their way still arrive and are kept (received).
-func (u *uringLoop) pauseRecv(c *Conn) {
-	if c.recv == recvArmed {
-		c.recv = recvCanceling
+func (u *uringBackend) pause(c *Conn) {
+	if c.io.recv == recvArmed {
+		c.io.recv = recvCanceling
 		u.sqe().PrepCancel(userData(opRecv, c.gen, c.fd), userData(opCancel, 0, 0))
 	}
 }
 
 // resume serves a connection on the ready list: parse what the pause kept,
 // then receive again.
-func (u *uringLoop) resume(c *Conn) {
+func (u *uringBackend) resume(c *Conn) {
 	l := u.l
 	if c.state == stateReading {
 		if c.Overloaded() {
@@ -316,17 +332,17 @@ func (u *uringLoop) resume(c *Conn) {
 // flush submits a send of what c owes, unless one is in flight (its
 // completion sends the rest) or nothing is owed. The iovecs and the
 // buffers they point to stay referenced until the completion.
-func (u *uringLoop) flush(c *Conn) {
+func (u *uringBackend) flush(c *Conn) {
 	l := u.l
 	c.mu.Lock()
-	if c.closed || c.sending || c.outBytes == 0 || u.closed {
+	if c.closed || c.io.sending || c.outBytes == 0 || u.closed {
 		c.mu.Unlock()
 		return
 	}
-	v := c.iovecsLocked(c.sendIov)
-	c.sendRefs = append(c.sendRefs, c.chunks[:len(v)]...) // the buffers v points into
-	c.sendIov = v
-	c.sending, c.flushScheduled = true, true
+	v := c.iovecsLocked(c.io.sendIov)
+	c.io.sendRefs = append(c.io.sendRefs, c.chunks[:len(v)]...) // the buffers v points into
+	c.io.sendIov = v
+	c.io.sending, c.flushScheduled = true, true
 	c.writeSince = l.now // the write clock: the peer must take bytes within the write timeout
 	c.mu.Unlock()
 	ud := userData(opSend, c.gen, c.fd)
@@ -340,7 +356,7 @@ func (u *uringLoop) flush(c *Conn) {
 // sent handles a send's completion: what the peer took leaves the queue,
 // the rest is sent next, and a connection that owes nothing more makes
 // progress (resumes reading, finishes its drain, hears OnDrained).
-func (u *uringLoop) sent(cqe *uring.CQE) {
+func (u *uringBackend) sent(cqe *uring.CQE) {
 	l := u.l
 	c := u.sends[cqe.UserData]
 	delete(u.sends, cqe.UserData)
@@ -348,10 +364,10 @@ func (u *uringLoop) sent(cqe *uring.CQE) {
 		return
 	}
 	c.mu.Lock()
-	c.sending = false
-	clear(c.sendRefs)
-	c.sendRefs = c.sendRefs[:0]
-	clear(c.sendIov)
+	c.io.sending = false
+	clear(c.io.sendRefs)
+	c.io.sendRefs = c.io.sendRefs[:0]
+	clear(c.io.sendIov)
 	if c.closed {
 		c.mu.Unlock()
 		return
@@ -386,34 +402,35 @@ func (u *uringLoop) sent(cqe *uring.CQE) {
 // unwatch cancels what is in flight for a connection being closed (by
 // user data, which stays right after the descriptor is closed and its
 // number reused).
-func (u *uringLoop) unwatch(c *Conn) {
+func (u *uringBackend) unwatch(c *Conn) {
 	if u.closed {
 		return
 	}
-	if c.recv == recvArmed {
-		c.recv = recvCanceling
+	if c.io.recv == recvArmed {
+		c.io.recv = recvCanceling
 		u.sqe().PrepCancel(userData(opRecv, c.gen, c.fd), userData(opCancel, 0, 0))
 	}
-	if c.sending {
+	if c.io.sending {
 		u.sqe().PrepCancel(userData(opSend, c.gen, c.fd), userData(opCancel, 0, 0))
 	}
 }
 
 // addListener starts a multishot accept on listener i.
-func (u *uringLoop) addListener(i int) {
+func (u *uringBackend) addListener(i int) error {
 	u.sqe().PrepAcceptMultishot(u.l.listeners[i].fd, userData(opAccept, 0, i))
+	return nil
 }
 
 // removeListener cancels listener i's accept.
-func (u *uringLoop) removeListener(i int) {
+func (u *uringBackend) removeListener(i int) {
 	if !u.closed {
 		u.sqe().PrepCancel(userData(opAccept, 0, i), userData(opCancel, 0, 0))
 	}
 }
 
-// accepted handles an accept completion of listener i, as acceptFrom does
-// for one accept4 call.
-func (u *uringLoop) accepted(i int, cqe *uring.CQE) {
+// accepted handles an accept completion of listener i, as the epoll
+// backend's acceptFrom does for one accept4 call.
+func (u *uringBackend) accepted(i int, cqe *uring.CQE) {
 	l := u.l
 	if i >= len(l.listeners) || !l.lnActive[i] {
 		switch {
@@ -428,17 +445,7 @@ func (u *uringLoop) accepted(i int, cqe *uring.CQE) {
 	ln := l.listeners[i]
 	switch res := cqe.Res; {
 	case res >= 0:
-		fd := int(res)
-		l.Accepted.Add(1)
-		l.acceptErrLogged = false
-		if !l.admit() {
-			l.refuseOverLimit(fd, ln)
-		} else {
-			if !ln.unix {
-				unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-			}
-			l.registerAdmitted(fd, ln.unix)
-		}
+		l.takeAccepted(int(res), ln)
 	case res == -int32(unix.EINTR) || res == -int32(unix.ECONNABORTED) || res == -int32(unix.EPROTO) || res == -int32(unix.EAGAIN):
 	case res == -int32(unix.ECANCELED):
 		return
@@ -455,11 +462,18 @@ func (u *uringLoop) accepted(i int, cqe *uring.CQE) {
 	}
 }
 
+// release frees the ring of a loop that never ran.
+func (u *uringBackend) release() {
+	u.closed = true
+	u.bufs.Close()
+	u.ring.Close()
+}
+
 // close tears the ring down once the loop closed every connection: the
 // cancels they queued are submitted, their last completions awaited for a
 // short while (so the kernel no longer writes into the buffers), then the
 // buffer ring and the ring go.
-func (u *uringLoop) close() {
+func (u *uringBackend) close() {
 	if u.closed {
 		return
 	}
