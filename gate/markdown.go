@@ -119,7 +119,7 @@ func markdownChecks(r *Result) []string {
 		idle = math.Max(idle, math.Max(s.A.MaxOtherIdleCPU, s.B.MaxOtherIdleCPU))
 	}
 	if len(rounds) > 0 {
-		out = append(out, fmt.Sprintf("**Rounds** (%d to start, at most %d, fresh servers every round): %s.",
+		out = append(out, fmt.Sprintf("**Rounds** (%d to start, at most %d): %s.",
 			r.RoundsPlan.Initial, r.RoundsPlan.Max, strings.Join(rounds, ", ")))
 	}
 	if len(noise) > 0 {

@@ -468,7 +468,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 	text, _ := os.ReadFile(md)
 	for _, want := range []string{"### Regression gate: ✅ pass (exit 0)\n",
 		"| `default` | GET /ok, 64 conns | 10 | 100,000 | 97,000 | 0.970 | 99% [0.970, 0.970] | ✅ pass |",
-		"**Rounds** (10 to start, at most 20, fresh servers every round): `default` 10 (decided", "✅ **Client-bound:** no run",
+		"**Rounds** (10 to start, at most 20): `default` 10 (decided", "✅ **Client-bound:** no run",
 		"no failed, unfinished or dropped requests", "`build/gate.json`", "(https://ci.example/o/r/actions/runs/7)"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, text)
