@@ -73,13 +73,39 @@ func newTestCert(t *testing.T, names ...string) testCert {
 // http/1.1), with a certificate for 127.0.0.1 and example.com.
 func startTLSTestServer(t *testing.T, configure func(*testServer)) (*testServer, testCert) {
 	t.Helper()
+	return startTLSTestServerMax(t, tls.VersionTLS13, configure)
+}
+
+// startTLSTestServerMax is startTLSTestServer speaking TLS up to version max.
+func startTLSTestServerMax(t *testing.T, max uint16, configure func(*testServer)) (*testServer, testCert) {
+	t.Helper()
 	cert := newTestCert(t, "127.0.0.1", "example.com")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf := &tls.Config{Certificates: []tls.Certificate{cert.cert}, NextProtos: []string{"http/1.1"}}
+	conf := &tls.Config{Certificates: []tls.Certificate{cert.cert}, NextProtos: []string{"http/1.1"}, MaxVersion: max}
 	return startTestServerOn(t, tls.NewListener(ln, conf), configure), cert
+}
+
+// TLS 1.2, with and without session resumption (tickets), and a server
+// that speaks only TLS 1.1, which the client refuses.
+func TestHTTPSTLS12(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		s, cert := startTLSTestServerMax(t, tls.VersionTLS12, nil)
+		cfg := tlsTestConfig(s, cert)
+		cfg.TLS.Resume, cfg.RequestsPerConn, cfg.Duration = resume, 10, 400*time.Millisecond
+		_, res, out := runJudged(t, cfg, "")
+		checkAccounting(t, res)
+		if res.Errors != 0 || res.TLS == nil || res.TLS.Version != "TLS 1.2" || (res.TLS.Resumed > 0) != resume {
+			t.Errorf("resume %v: errors %v, tls %+v\n%s", resume, res.ErrorsByKind, res.TLS, out)
+		}
+	}
+	s, cert := startTLSTestServerMax(t, tls.VersionTLS11, nil)
+	cfg := tlsTestConfig(s, cert)
+	if _, err := Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "protocol version") {
+		t.Errorf("a TLS 1.1 server: err %v", err)
+	}
 }
 
 // tlsTestConfig is testConfig for s over https, verifying by cert.
