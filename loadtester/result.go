@@ -10,6 +10,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"weaseldb/internal/jsonfile"
 )
 
 // ResultVersion is the schema version of the --json result. Version 2 added
@@ -211,12 +213,8 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 // WriteJSON writes res as the versioned JSON result (--json), indented,
 // with a final newline.
 func WriteJSON(w io.Writer, res *Result) error {
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	if _, err := w.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("write result: %w", err)
+	if err := jsonfile.Write(w, res); err != nil {
+		return fmt.Errorf("result: %w", err)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"weaseldb/internal/jsonfile"
 )
 
 // Rate steps (--rate-steps) and the search for the knee (--find-rate): one
@@ -384,12 +386,8 @@ func RateStepsSpec(s string) ([]float64, error) {
 
 // WriteSteps writes a StepsResult as JSON, indented, with a final newline.
 func WriteSteps(w io.Writer, sr *StepsResult) error {
-	data, err := json.MarshalIndent(sr, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode steps: %w", err)
-	}
-	if _, err := w.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("write steps: %w", err)
+	if err := jsonfile.Write(w, sr); err != nil {
+		return fmt.Errorf("steps: %w", err)
 	}
 	return nil
 }
