@@ -66,3 +66,16 @@ func TestBackendSelection(t *testing.T) {
 		t.Error("backend kqueue accepted")
 	}
 }
+
+// TestTestBackend says which backend the behaviour tests of this run serve
+// on (go test -v shows it), and fails when they were asked to run on
+// io_uring, io_uring is available, and they serve on something else: a
+// second run that silently fell back would cover epoll twice.
+func TestTestBackend(t *testing.T) {
+	srv, _, _ := startLineServer(t, 1, 1, true, Options{})
+	got := srv.Backend()
+	t.Logf("behaviour tests serve on %s (%s=%q)", got, testBackendEnv, os.Getenv(testBackendEnv))
+	if want := Backend(os.Getenv(testBackendEnv)); want == BackendIOUring && ProbeIOUring() == nil && got != want {
+		t.Errorf("asked for %s, which is available, but serving on %s", want, got)
+	}
+}
