@@ -41,6 +41,8 @@ var costFilter = []costFilterGroup{
 	{"the garbage collector's background work (the cost runs set GOGC=off; allocation is counted apart)", anchored(`runtime\.(` +
 		`gcBgMarkWorker.*|gcDrain.*|gcMarkDone|gcMarkTermination|markroot.*|scanobject|scanObject.*|scanstack|scanblock|greyobject|findObject|` +
 		`bgsweep|bgscavenge|sweepone|\(\*sweepLocked\)\..*|\(\*mspan\)\.sweep|\(\*scavengerState\)\..*|typePointers\..*|tryDeferToSpanScan|extractHeapBitsSmall)`)},
+	{"the page allocator growing the heap (with GOGC=off the heap only grows, and whether it crosses a boundary inside the window depends on what the setup allocated)", anchored(
+		`runtime\.(\(\*pageAlloc\)\..*|\(\*pallocBits\)\..*|\(\*pallocData\)\..*|mergeSummaries|\(\*mheap\)\.grow|\(\*mheap\)\.sysAlloc|sysGrow.*|sysMap.*|sysUsed.*|sysHugePage.*)`)},
 	{"a pipeline stage spinning or parking while it waits for the next item", anchored(
 		`weaseldb/server/pipeline\.(\(\*counter\)\.(park|wake).*|spinWhile.*|\(\*spinner\)\..*|runtimeCanSpin)|` +
 			`sync\.runtime_canSpin|sync\.runtime_notifyList.*|sync\.\(\*Cond\)\..*|runtime\.sync_runtime_canSpin|runtime\.notifyList.*`)},

@@ -24,6 +24,9 @@ func TestCostFilter(t *testing.T) {
 		{"sync.(*Cond).Wait", true},
 		{"github.com/prometheus/client_golang/prometheus.(*histogram).findBucket", true},
 		{"clone3", true},
+		{"runtime.(*pageAlloc).find", true},
+		{"runtime.mergeSummaries", true},
+		{"runtime.(*mheap).allocSpan", false},
 		// The work of a request stays counted.
 		{"runtime.mallocgc", false},
 		{"runtime.memmove", false},
