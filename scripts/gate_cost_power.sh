@@ -24,7 +24,11 @@
 #
 # Usage: make build && scripts/gate_cost_power.sh
 #        AA_RUNS=1 SLOW_RUNS=1 SLOWDOWNS=1 scripts/gate_cost_power.sh   (a 6-minute check of the script)
+#        AA_RUNS=0 SLOW_RUNS=10 SLOWDOWNS=0.5 OUT=build/gate_cost_power_05 scripts/gate_cost_power.sh
+#        KNOBS="1 22 94 48 1" FIRST_RUN=18 ... scripts/gate_cost_power.sh   (more runs with the knobs a fit gave)
 # Env: AA_RUNS (20), SLOW_RUNS (20), SLOWDOWNS ("1 0.5", percent), FIT_K (1000),
+#      KNOBS (skip the fit: "slowdown ok commit status ok_pipelined" groups, as the fit prints them),
+#      FIRST_RUN (1: the number of the first run, to add runs to an OUT that has some),
 #      SCENARIOS (testdata/gate_scenarios.toml), DEADLINE (5400 s; 0: none),
 #      BUILD_DIR (build), OUT (build/gate_cost_power), GATE_ARGS (extra flags for every run).
 set -euo pipefail
@@ -85,6 +89,9 @@ config() {
 # least 1 (where even 1 iteration costs more, the table's measured B/A
 # says so).
 k2=$((FIT_K / 10))
+if [ -n "${KNOBS:-}" ]; then
+  read -r -a knobs <<<"$KNOBS"
+else
 gate_cost fit "$(config fit "$FIT_K" "$FIT_K" "$FIT_K")" ""
 gate_cost fit2 "$(config fit2 "$k2" "$k2" "$k2")" ""
 read -r -a knobs < <(python3 - "$OUT/fit.json" "$OUT/fit2.json" "$FIT_K" "$k2" "$SLOWDOWNS" <<'EOF2'
@@ -113,6 +120,7 @@ for d in sys.argv[5].split():
 print(" ".join(out))
 EOF2
 )
+fi
 echo "gate_cost_power: knobs (slowdown ok commit status ok_pipelined): ${knobs[*]}"
 
 kinds=()
@@ -123,8 +131,9 @@ for ((i = 0; i < ${#knobs[@]}; i += 5)); do
   kinds+=("$d")
 done
 
+FIRST_RUN=${FIRST_RUN:-1}
 runs=$((AA_RUNS > SLOW_RUNS ? AA_RUNS : SLOW_RUNS))
-for ((run = 1; run <= runs; run++)); do
+for ((run = FIRST_RUN; run <= runs; run++)); do
   if [ "$DEADLINE" -gt 0 ] && [ $(($(date +%s) - started)) -gt "$DEADLINE" ]; then
     echo "gate_cost_power: DEADLINE ${DEADLINE}s reached before run $run"
     break
