@@ -321,7 +321,7 @@ func pairRatioRange(a, b []CostSample) (lo, hi float64) {
 	return rs[k], rs[len(rs)-1-k]
 }
 
-// RunCostTier judges every scenario's cost, one scenario after another.
+// runCostTier judges every scenario's cost, one scenario after another.
 // The error is for a tier that could not start (no valgrind): every
 // scenario then gets that line as its "could not judge".
 func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair, l costLab, progress io.Writer) []*CostJudgement {

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -23,20 +24,11 @@ func hasCost(r *Result) bool {
 // otherwise).
 func ranTime(r *Result) bool {
 	for _, s := range r.Scenarios {
-		if len(s.Tiers) == 0 || containsTier(s.Tiers, TierTime) {
+		if len(s.Tiers) == 0 || slices.Contains(s.Tiers, TierTime) {
 			return true
 		}
 	}
 	return len(r.Scenarios) == 0
-}
-
-func containsTier(tiers []string, t string) bool {
-	for _, x := range tiers {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // costHeadline says how the cost was counted, from the first judged scenario.

@@ -138,7 +138,10 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	}
 	logFrom := fileSize(logPath)
 	shape := spec.Scenario.LoadShape
-	shape.Rate, shape.Concurrency = spec.Rate, costConcurrency(shape)
+	// One connection, so that each request arrives as it was due, alone,
+	// on both sides (a pipelined scenario keeps its depth, which matters
+	// only when a response is late, or with [scenario.cost]'s --burst).
+	shape.Rate, shape.Concurrency = spec.Rate, 1
 	shape.LoadArgs = append(append([]string(nil), shape.LoadArgs...), spec.Scenario.Cost.LoadArgs...)
 	res, err := load(shape, time.Duration(float64(spec.Requests)/spec.Rate*float64(time.Second)), "measured")
 	if err != nil {
@@ -182,11 +185,6 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	sample.WallS = time.Since(began).Seconds()
 	return sample, nil
 }
-
-// costConcurrency is the connections of the counted load: one, so that
-// each request arrives as it was due, alone, on both sides. A pipelined
-// scenario keeps its depth, which matters only when a response is late.
-func costConcurrency(LoadShape) int { return 1 }
 
 // cleanCostRun: every due request answered, none failed. A count over
 // fewer requests than asked, or over failures, is not comparable.
