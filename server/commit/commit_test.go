@@ -146,20 +146,46 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 	}
 }
 
+// knobEntries are the entries the knob tests submit: a GET /ok, a status
+// lookup and a commit of the given id.
+func knobEntries() (ok Entry, status func() Entry, commit func(id string) Entry) {
+	ok = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+	status = func() Entry {
+		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
+			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
+	}
+	commit = func(id string) Entry {
+		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
+	}
+	return ok, status, commit
+}
+
+// submitCopiesAndClose submits a copy of entries (each with its own Data,
+// which the stages write to) and closes the pipeline, so every stage has
+// handled them all.
+func submitCopiesAndClose(t *testing.T, cp *Pipeline, entries []Entry) {
+	t.Helper()
+	copies := make([]Entry, len(entries))
+	for i, e := range entries {
+		if e.Data != nil {
+			d := *e.Data
+			e.Data = &d
+		}
+		copies[i] = e
+	}
+	if err := cp.Submit(copies); err != nil {
+		t.Fatal(err)
+	}
+	cp.Close()
+}
+
 // The benchmark knobs spin once per request of their own route and never
 // for another: a B slowed with commit_resolve_spin_ns must be slower on
 // POST /v1/commit alone (the gate's commit scenario), and ok_resolve_spin_ns
 // must leave commits alone. The spins are counted, not timed.
 func TestResolveSpinKnobsPerRoute(t *testing.T) {
 	const okSpin, commitSpin, statusSpin = 3 * time.Microsecond, 5 * time.Microsecond, 7 * time.Microsecond
-	ok := Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
-	status := func() Entry {
-		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
-			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
-	}
-	commit := func(id string) Entry {
-		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
-	}
+	ok, status, commit := knobEntries()
 	tests := []struct {
 		name                  string
 		okSpin, cSpin, stSpin time.Duration
@@ -188,18 +214,7 @@ func TestResolveSpinKnobsPerRoute(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			entries := make([]Entry, len(tt.entries))
-			for i, e := range tt.entries {
-				if e.Data != nil {
-					d := *e.Data
-					e.Data = &d
-				}
-				entries[i] = e
-			}
-			if err := cp.Submit(entries); err != nil {
-				t.Fatal(err)
-			}
-			cp.Close()
+			submitCopiesAndClose(t, cp, tt.entries)
 			mu.Lock()
 			defer mu.Unlock()
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
@@ -214,14 +229,7 @@ func TestResolveSpinKnobsPerRoute(t *testing.T) {
 // of its own route and never for another.
 func TestResolveIterationKnobsPerRoute(t *testing.T) {
 	const okIt, commitIt, statusIt = 3, 5, 7
-	ok := Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
-	status := func() Entry {
-		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
-			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
-	}
-	commit := func(id string) Entry {
-		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
-	}
+	ok, status, commit := knobEntries()
 	tests := []struct {
 		name            string
 		okIt, cIt, stIt int
@@ -247,18 +255,7 @@ func TestResolveIterationKnobsPerRoute(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			entries := make([]Entry, len(tt.entries))
-			for i, e := range tt.entries {
-				if e.Data != nil {
-					d := *e.Data
-					e.Data = &d
-				}
-				entries[i] = e
-			}
-			if err := cp.Submit(entries); err != nil {
-				t.Fatal(err)
-			}
-			cp.Close()
+			submitCopiesAndClose(t, cp, tt.entries)
 			mu.Lock()
 			defer mu.Unlock()
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
