@@ -80,7 +80,7 @@ request = function() return req end
 LUA
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-declare -A PORT
+declare -A PORT SPID
 for v in A B; do
     PORT[$v]=$(free_port)
     extra_var=${v}_SERVER
@@ -95,6 +95,7 @@ pipeline_release_threads = 1
 TOML
     "${SERVER_ON[@]}" "$WORK/$v" --config "$WORK/$v.toml" >"$WORK/$v.log" 2>&1 &
     PIDS+=($!)
+    SPID[$v]=$!
 done
 for v in A B; do
     for _ in $(seq 100); do
@@ -104,10 +105,20 @@ for v in A B; do
     grep -q "weaseldb: ready" "$WORK/$v.log" || { echo "compare_builds: server $v did not start:" >&2; tail -5 "$WORK/$v.log" >&2; exit 1; }
 done
 
-run() { # run VARIANT MODE -> req/s
-    local args=()
+# cputicks PID: the process's user+system CPU time, in clock ticks.
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TICK=$(getconf CLK_TCK)
+
+run() { # run VARIANT MODE -> "req/s cpu-µs-per-request"
+    local args=() before after out
     [ "$2" = pipelined ] && args=(-s "$WORK/pipeline.lua")
-    "${CLIENT_ON[@]}" wrk -t1 -c"$CONNS" -d"${DURATION}s" "${args[@]}" "http://127.0.0.1:${PORT[$1]}/ok" | awk '/Requests\/sec/ {print $2}'
+    before=$(cputicks "${SPID[$1]}")
+    out=$("${CLIENT_ON[@]}" wrk -t1 -c"$CONNS" -d"${DURATION}s" "${args[@]}" "http://127.0.0.1:${PORT[$1]}/ok")
+    after=$(cputicks "${SPID[$1]}")
+    awk -v b="$before" -v a="$after" -v tick="$TICK" '
+        /Requests\/sec/ {rps = $2}
+        /requests in/ {n = $1}
+        END {printf "%s %.3f\n", rps, (a - b) * 1e6 / tick / n}' <<<"$out"
 }
 
 echo "== $ROUNDS rounds of ${DURATION}s per run, wrk -t1 -c$CONNS, unpipelined and $DEPTH deep"
@@ -115,10 +126,12 @@ echo "== $ROUNDS rounds of ${DURATION}s per run, wrk -t1 -c$CONNS, unpipelined a
 for r in $(seq 1 "$ROUNDS"); do
     for mode in unpipelined pipelined; do
         order=(A B); [ $((r % 2)) = 0 ] && order=(B A)
-        declare -A got=()
-        for v in "${order[@]}"; do got[$v]=$(run "$v" "$mode"); done
-        echo "$mode ${got[A]} ${got[B]}" >>"$WORK/results"
-        printf '   round %2d %-11s A %12s  B %12s  B/A %.3f\n' "$r" "$mode" "${got[A]}" "${got[B]}" "$(python3 -c "print(${got[B]}/${got[A]})")"
+        declare -A rps=() cpu=()
+        for v in "${order[@]}"; do read -r "rps[$v]" "cpu[$v]" < <(run "$v" "$mode"); done
+        echo "$mode ${rps[A]} ${rps[B]} ${cpu[A]} ${cpu[B]}" >>"$WORK/results"
+        printf '   round %2d %-11s A %12s  B %12s  B/A %.3f   CPU µs/req A %6s  B %6s  B/A %.3f\n' "$r" "$mode" \
+            "${rps[A]}" "${rps[B]}" "$(python3 -c "print(${rps[B]}/${rps[A]})")" \
+            "${cpu[A]}" "${cpu[B]}" "$(python3 -c "print(${cpu[B]}/${cpu[A]})")"
     done
 done
 
@@ -126,13 +139,15 @@ python3 - "$WORK/results" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    mode, a, b = line.split()
-    rows.setdefault(mode, []).append((float(a), float(b)))
+    mode, *vals = line.split()
+    ra, rb, ca, cb = map(float, vals)
+    rows.setdefault((mode, "req/s"), []).append((ra, rb))
+    rows.setdefault((mode, "CPU µs/req"), []).append((ca, cb))
 print("== summary")
-for mode, pairs in rows.items():
+for (mode, what), pairs in rows.items():
     a = [p[0] for p in pairs]; b = [p[1] for p in pairs]
     ratios = sorted(p[1] / p[0] for p in pairs)
-    print(f"   {mode:11s} median A {statistics.median(a):12.0f}  median B {statistics.median(b):12.0f}  "
+    print(f"   {mode:11s} {what:10s} median A {statistics.median(a):10.3f}  median B {statistics.median(b):10.3f}  "
           f"ratio of medians {statistics.median(b)/statistics.median(a):.3f}  "
           f"median per-round B/A {statistics.median(ratios):.3f} (range {ratios[0]:.3f}-{ratios[-1]:.3f}, {len(ratios)} rounds)")
 PY
