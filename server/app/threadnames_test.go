@@ -33,7 +33,7 @@ func threadNames(t *testing.T) map[string]int {
 
 var stageThreadNames = []string{"sequence", "resolve", "persist", "release-0", "release-1"}
 
-// With server.thread_names every loop's thread is io-N and every stage's is
+// With server.thread_names (the default) every loop's thread is io-N and every stage's is
 // named after its stage, each exactly once; after Shutdown the threads are
 // gone with their goroutines (a locked goroutine that exits ends its
 // thread), so no name stays behind on a thread that runs something else.
@@ -49,7 +49,6 @@ func TestThreadNames(t *testing.T) {
 			cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceTCP, Address: "127.0.0.1", Port: 0}}
 			cfg.Server.IOThreads = 3
 			cfg.Server.IOBackend = backend
-			cfg.Server.ThreadNames = true
 			cfg.Commit.PipelineReleaseThreads = 2
 			srv, err := New(cfg, Options{OnLoopError: func(err error) { t.Errorf("loop: %v", err) }})
 			if err != nil {

@@ -95,13 +95,14 @@ type ServerConfig struct {
 	// for looking at a server under load. "" (the default): none. It has
 	// no authentication: bind it to loopback or a private network.
 	AdminAddress string
-	// ThreadNames locks every I/O loop and pipeline stage goroutine to an
-	// OS thread of its own, named io-N, sequence, resolve, persist,
-	// release-N, for top -H, ps -L and perf. Pinned loops and stages and
-	// io_uring loops are locked, and named, whatever it says. Off by
-	// default: every hand-off between locked goroutines is an OS thread
-	// switch, measured at 1.1-1.4x the server's CPU per GET /ok
-	// (docs/weaseldb.md, "Thread names").
+	// ThreadNames (the default) locks every I/O loop and pipeline stage
+	// goroutine to an OS thread of its own, named io-N, sequence, resolve,
+	// persist, release-N, for top -H, ps -L and perf. false runs the
+	// stages as goroutines on the thread of the loop that pushed, which on
+	// shared cores is cheaper: every hand-off between locked goroutines is
+	// an OS thread switch, measured at 1.2-1.35x the server's CPU per GET
+	// /ok on one core (docs/weaseldb.md, "Thread names"). Pinned loops and
+	// stages and io_uring loops are locked, and named, whatever it says.
 	ThreadNames bool
 	// Listener is how the loops share a TCP interface: "shared" (one
 	// socket that every loop waits on with EPOLLEXCLUSIVE, which wakes the
@@ -198,6 +199,7 @@ func Default() Config {
 			IdleTimeoutSeconds:   60,
 			WriteTimeoutSeconds:  30,
 			IOBackend:            IOBackendEpoll,
+			ThreadNames:          true,
 			Listener:             ListenerShared,
 		},
 		Commit: CommitConfig{

@@ -260,12 +260,12 @@ func TestListenerKey(t *testing.T) {
 }
 
 func TestThreadNamesKey(t *testing.T) {
-	if Default().Server.ThreadNames {
-		t.Fatal("thread_names on by default")
+	if !Default().Server.ThreadNames {
+		t.Fatal("thread_names off by default")
 	}
-	cfg, err := Parse([]byte("[server]\nthread_names = true\n"))
-	if err != nil || !cfg.Server.ThreadNames {
-		t.Fatalf("thread_names = true: %v %v", cfg.Server.ThreadNames, err)
+	cfg, err := Parse([]byte("[server]\nthread_names = false\n"))
+	if err != nil || cfg.Server.ThreadNames {
+		t.Fatalf("thread_names = false: %v %v", cfg.Server.ThreadNames, err)
 	}
 	if _, msg := parseErrors(t, "[server]\nthread_names = 1\n"); msg != "server.thread_names: must be true or false, got integer" {
 		t.Fatalf("got %q", msg)
@@ -443,7 +443,7 @@ func TestSummary(t *testing.T) {
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
-		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = false", "listener                      = shared",
+		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = true", "listener                      = shared",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {
