@@ -87,6 +87,37 @@ func TestSetRatios(t *testing.T) {
 	}
 }
 
+// MeasureCases calls before and after around each case, in order, and the
+// results it hands after already carry their family's ratio (behaviour, no
+// timing: the first case's ratio is 1, every ratio positive).
+func TestMeasureCases(t *testing.T) {
+	var cases []Case
+	for _, c := range FamilyCases([]string{FamilySingleStage, FamilyBatch})[:5] {
+		c.Items = 300
+		cases = append(cases, c)
+	}
+	var log []string
+	results, err := MeasureCases(cases, Options{Runs: 1},
+		func(c Case) { log = append(log, "before "+c.Name) },
+		func(r Result) {
+			log = append(log, "after "+r.Name)
+			if r.RatioToFirst <= 0 {
+				t.Errorf("%s: ratio %v", r.Name, r.RatioToFirst)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != len(cases) || results[0].RatioToFirst != 1 || results[3].RatioToFirst != 1 {
+		t.Fatalf("%d results, ratios %v and %v", len(results), results[0].RatioToFirst, results[3].RatioToFirst)
+	}
+	for i, c := range cases {
+		if log[2*i] != "before "+c.Name || log[2*i+1] != "after "+c.Name {
+			t.Fatalf("calls %v", log)
+		}
+	}
+}
+
 func TestHookErrorStopsStart(t *testing.T) {
 	c := AllCases()[0]
 	_, err := Start(c, Hooks{StageStart: func(int) error { return errTest }})

@@ -7,6 +7,7 @@ package pipebench
 
 import (
 	"fmt"
+	"slices"
 
 	"weaseldb/server/pipeline"
 )
@@ -108,6 +109,26 @@ func AllCases() []Case {
 		cases[i].Name = cases[i].defaultName()
 	}
 	return cases
+}
+
+// FamilyCases is AllCases of the given families, in AllCases' order.
+func FamilyCases(families []string) []Case {
+	var out []Case
+	for _, c := range AllCases() {
+		if slices.Contains(families, c.Family) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// MaxStages is the most stages any chosen family's cases use.
+func MaxStages(families []string) int {
+	n := 1
+	for _, c := range FamilyCases(families) {
+		n = max(n, c.Stages)
+	}
+	return n
 }
 
 func waitCase(impl Impl, s pipeline.WaitStrategy) Case {

@@ -1,6 +1,8 @@
 package pipebench
 
 import (
+	"os"
+	"strings"
 	"time"
 )
 
@@ -41,4 +43,13 @@ func MeasureClock(reads int) ClockCost {
 		prev = t
 	}
 	return ClockCost{Reads: reads, ReadNs: float64(prev-start) / float64(reads-1), ResolutionNs: max(res, 0)}
+}
+
+// ClockSource is the kernel's clocksource ("tsc", "kvm-clock"), or "".
+func ClockSource() string {
+	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

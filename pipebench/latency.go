@@ -14,10 +14,13 @@ package pipebench
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"weaseldb/artifacts"
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/procstat"
 	"weaseldb/server/pipeline"
 )
@@ -498,3 +501,56 @@ func (r *channelRoundTrip) send(rec bool) {
 
 func (r *channelRoundTrip) stop()                         { close(r.ping) }
 func (r *channelRoundTrip) hist() *hdrhistogram.Histogram { return r.h }
+
+// LatencyRow is one case on one kind of cores, measured or skipped.
+type LatencyRow struct {
+	Case       LatencyCase
+	Cores      string // artifacts.CoresDedicated or artifacts.CoresShared
+	Skip       string // why it was not measured; "" when it was
+	Plan       string // what ran where (the plan's Why, or the shared plan)
+	GOMAXPROCS int    // the case's GOMAXPROCS
+	Result     LatencyResult
+}
+
+// MeasureLatencyFamily measures each case on dedicated cores (by plan; the
+// row skipped, for plan.Skip, where it has none) and then on shared ones,
+// described by sharedPlan (interleaved, so a neighbour's burst hits both
+// alike); each calls row, if not nil, as it is done, so a table shows it as
+// it goes. A dedicated case pins its goroutines to plan's CPUs and runs with
+// GOMAXPROCS raised for them; GOMAXPROCS is set back after each case.
+func MeasureLatencyFamily(cases []LatencyCase, plan LatencyPlan, sharedPlan string, row func(LatencyRow)) ([]LatencyRow, error) {
+	base := runtime.GOMAXPROCS(0)
+	var rows []LatencyRow
+	for _, c := range cases {
+		for _, cores := range []string{artifacts.CoresDedicated, artifacts.CoresShared} {
+			r := LatencyRow{Case: c, Cores: cores, GOMAXPROCS: base, Plan: sharedPlan}
+			var hooks LatencyHooks
+			if cores == artifacts.CoresDedicated {
+				r.Plan = plan.Why
+				if !plan.Dedicated {
+					r.Skip = plan.Skip
+				} else {
+					p, s := plan.Producer, plan.Stage
+					hooks = LatencyHooks{Pinned: true,
+						Driver: func() error { return affinity.PinCurrentThread([]int{p}) },
+						Stage:  func() error { return affinity.PinCurrentThread([]int{s}) }}
+					r.GOMAXPROCS = affinity.GOMAXPROCSFor(2, base)
+				}
+			}
+			if r.Skip == "" {
+				runtime.GOMAXPROCS(r.GOMAXPROCS)
+				res, err := MeasureLatency(c, hooks)
+				runtime.GOMAXPROCS(base)
+				if err != nil {
+					return nil, err
+				}
+				r.Result = res
+			}
+			rows = append(rows, r)
+			if row != nil {
+				row(r)
+			}
+		}
+	}
+	return rows, nil
+}

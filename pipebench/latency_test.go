@@ -2,10 +2,12 @@ package pipebench
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
 	"weaseldb/server/pipeline"
 )
@@ -97,6 +99,38 @@ func TestLatencyHooks(t *testing.T) {
 		c := LatencyCase{Name: "failing", Impl: ImplPipeline, Kind: KindOneWay, Rate: RateSaturation, Samples: 5, LgSlots: 4}
 		if _, err := MeasureLatency(c, h); !errors.Is(err, boom) || !strings.Contains(err.Error(), "failing") {
 			t.Fatalf("err %v", err)
+		}
+	}
+}
+
+// MeasureLatencyFamily measures each case on dedicated cores and then on
+// shared ones; without a dedicated plan the dedicated rows are skipped with
+// its reason and the shared ones measured.
+func TestMeasureLatencyFamily(t *testing.T) {
+	cases := LatencyCases(LatencyParams{Samples: 5, Interval: 10 * time.Microsecond, MaxDuration: 5 * time.Second})
+	cases = []LatencyCase{cases[0], cases[len(cases)-1]}
+	plan := LatencyPlan{Skip: "not pinned"}
+	var seen int
+	rows, err := MeasureLatencyFamily(cases, plan, "shared plan", func(LatencyRow) { seen++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || seen != 4 {
+		t.Fatalf("%d rows, %d calls, want 4", len(rows), seen)
+	}
+	for i, r := range rows {
+		wantCores := []string{artifacts.CoresDedicated, artifacts.CoresShared}[i%2]
+		if r.Case.Name != cases[i/2].Name || r.Cores != wantCores || r.GOMAXPROCS != runtime.GOMAXPROCS(0) {
+			t.Fatalf("row %d: %s on %s, GOMAXPROCS %d", i, r.Case.Name, r.Cores, r.GOMAXPROCS)
+		}
+		if wantCores == artifacts.CoresDedicated {
+			if r.Skip != "not pinned" || r.Result.Hist != nil {
+				t.Fatalf("row %d: %+v, want skipped", i, r)
+			}
+			continue
+		}
+		if r.Skip != "" || r.Plan != "shared plan" || r.Result.Measured != r.Case.Samples {
+			t.Fatalf("row %d: skip %q plan %q measured %d", i, r.Skip, r.Plan, r.Result.Measured)
 		}
 	}
 }

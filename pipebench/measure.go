@@ -103,6 +103,29 @@ func SetRatios(results []Result) {
 	}
 }
 
+// MeasureCases measures the cases in order, each with o, and keeps every
+// result's RatioToFirst against its family's first (SetRatios) as it goes,
+// so a table printed case by case shows the ratio: before, if not nil, runs
+// ahead of each case (a family's title), after with each result.
+func MeasureCases(cases []Case, o Options, before func(Case), after func(Result)) ([]Result, error) {
+	var results []Result
+	for _, c := range cases {
+		if before != nil {
+			before(c)
+		}
+		res, err := Measure(c, o)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+		SetRatios(results)
+		if after != nil {
+			after(results[len(results)-1])
+		}
+	}
+	return results, nil
+}
+
 // IdleResult is the CPU a strategy's pipeline uses while it waits for work.
 type IdleResult struct {
 	Strategy pipeline.WaitStrategy

@@ -15,38 +15,6 @@ import (
 	"weaseldb/pipebench"
 )
 
-// --cpus auto for the latency family, on injected CPU sets: from 2 CPUs the
-// producer and the stage each own one; with 1 the dedicated cases are
-// skipped, saying why.
-func TestPlanLatencyAuto(t *testing.T) {
-	for _, tc := range []struct {
-		allowed         string
-		producer, stage int
-		whyHas, skipHas string
-	}{
-		{allowed: "0-1", producer: 0, stage: 1, whyHas: "none kept"},
-		{allowed: "0-2", producer: 1, stage: 2, whyHas: "0 kept"},
-		{allowed: "0-3", producer: 2, stage: 3, whyHas: "0-1 kept"},
-		{allowed: "0-15", producer: 14, stage: 15, whyHas: "0-13 kept"},
-		{allowed: "5", skipHas: "needs at least 2 CPUs"},
-	} {
-		allowed, err := affinity.ParseCPUList(tc.allowed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := planLatencyAuto(allowed)
-		if tc.skipHas != "" {
-			if p.dedicated || !strings.Contains(p.skip, tc.skipHas) {
-				t.Errorf("%s: %+v, want skipped with %q", tc.allowed, p, tc.skipHas)
-			}
-			continue
-		}
-		if !p.dedicated || p.producer != tc.producer || p.stage != tc.stage || !strings.Contains(p.why, tc.whyHas) {
-			t.Errorf("%s: %+v, want producer %d stage %d, why with %q", tc.allowed, p, tc.producer, tc.stage, tc.whyHas)
-		}
-	}
-}
-
 // The latency family's JSON keeps the contract (docs/CONTRACTS.md): every
 // case has impl, strategy, cores, skipped and handoff_latency_ns with p50,
 // p99, p999, max and a histogram that decodes to the same count. With

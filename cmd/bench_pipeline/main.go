@@ -22,11 +22,9 @@ import (
 	"strings"
 	"time"
 
-	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
 	"weaseldb/internal/jsonfile"
-	"weaseldb/internal/placement"
 	"weaseldb/pipebench"
 	"weaseldb/server/pipeline"
 )
@@ -41,7 +39,7 @@ type options struct {
 	// The latency family: its sizes, and where its dedicated cases pin the
 	// producer and the stage (set whatever --cpus says).
 	latency     pipebench.LatencyParams
-	latencyPlan latencyPlan
+	latencyPlan pipebench.LatencyPlan
 }
 
 func main() {
@@ -106,16 +104,16 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if len(o.families) == 0 {
 		return o, errors.New("--families: name at least one family")
 	}
-	o.latencyPlan = latencyPlan{skip: "not pinned: --cpus auto (or --cpus P,S0) gives the producer and the stage a CPU each"}
+	o.latencyPlan = pipebench.LatencyPlan{Skip: "not pinned: --cpus auto (or --cpus P,S0) gives the producer and the stage a CPU each"}
 	others := throughputFamilies(o.families)
 	if cpus == "auto" {
 		allowed, err := affinity.AllowedCPUs()
 		if err != nil {
 			return o, err
 		}
-		o.latencyPlan = planLatencyAuto(allowed)
+		o.latencyPlan = pipebench.PlanLatencyAuto(allowed)
 		if len(others) > 0 {
-			list, err := autoCPUs(allowed, maxStages(others))
+			list, err := pipebench.AutoCPUs(allowed, pipebench.MaxStages(others))
 			if err != nil {
 				return o, fmt.Errorf("--cpus auto: %w", err)
 			}
@@ -126,7 +124,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		if err != nil {
 			return o, fmt.Errorf("--cpus: %w", err)
 		}
-		if need := 1 + maxStages(o.families); len(list) < need {
+		if need := 1 + pipebench.MaxStages(o.families); len(list) < need {
 			return o, fmt.Errorf("--cpus %s: need %d CPUs (the producer, then one per stage)", cpus, need)
 		}
 		allowed, err := affinity.AllowedCPUs()
@@ -137,7 +135,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		if err := affinity.Validate(distinct, allowed); err != nil {
 			return o, fmt.Errorf("--cpus: %w", err)
 		}
-		o.latencyPlan = planLatencyList(list, allowed)
+		o.latencyPlan = pipebench.PlanLatencyList(list, allowed)
 		if len(others) > 0 {
 			o.cpus = list
 		}
@@ -163,41 +161,6 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// autoCPUs places the producer and one thread per stage on dedicated
-// cores by internal/placement (PlaceHot): where the full plan fits, the one
-// the gate and the report use, so a standalone run pins its threads where
-// the report's wait-strategy comparison does; with exactly a CPU per thread,
-// each its own and none kept. It fails, saying how many CPUs it needs, where
-// some thread would have to share: spinning stages on shared cores measure
-// the contention, not the pipeline.
-func autoCPUs(allowed []int, stages int) ([]int, error) {
-	need := placement.Need{Producer: true, StageThreads: slices.Repeat([]int{1}, stages)}
-	p, err := placement.PlaceHot(allowed, need)
-	if err == nil && !p.Dedicated {
-		err = fmt.Errorf("needs %d CPUs (one per hot thread: the producer and %d stages), this process may use %d (%s)",
-			stages+1, stages, len(allowed), affinity.FormatCPUList(allowed))
-	}
-	if err != nil {
-		return nil, err
-	}
-	list := []int{p.ProducerCPU}
-	for _, s := range p.StageCPUs {
-		list = append(list, s...)
-	}
-	return list, nil
-}
-
-// maxStages is the most stages any chosen family's cases use.
-func maxStages(families []string) int {
-	n := 1
-	for _, c := range pipebench.AllCases() {
-		if slices.Contains(families, c.Family) {
-			n = max(n, c.Stages)
-		}
-	}
-	return n
-}
-
 // pin locks the calling goroutine (the producer) to o.cpus[0] and returns
 // the hooks that pin each stage goroutine; it raises GOMAXPROCS so every
 // pinned thread has a P and the rest one more. The producer's thread stays
@@ -207,7 +170,7 @@ func pin(o options) (pipebench.Hooks, error) {
 	if len(o.cpus) == 0 {
 		return pipebench.Hooks{}, nil
 	}
-	runtime.GOMAXPROCS(affinity.GOMAXPROCSFor(1+maxStages(o.families), runtime.GOMAXPROCS(0)))
+	runtime.GOMAXPROCS(affinity.GOMAXPROCSFor(1+pipebench.MaxStages(o.families), runtime.GOMAXPROCS(0)))
 	if err := affinity.PinCurrentThread(o.cpus[:1]); err != nil {
 		return pipebench.Hooks{}, fmt.Errorf("pin the producer: %w", err)
 	}
@@ -219,24 +182,20 @@ func pin(o options) (pipebench.Hooks, error) {
 
 func run(o options, stdout io.Writer) error {
 	start := time.Now()
+	rep := pipebench.Report{Quick: o.quick, CPUs: o.cpus}
 	// The latency family first: it pins (and unpins) per case on goroutines
 	// of its own, before pin locks this goroutine's thread for the rest.
-	var latency []latencyRow
-	var clock *artifacts.PipelineClock
 	if slices.Contains(o.families, pipebench.FamilyLatency) {
 		fmt.Fprintf(stdout, "bench_pipeline: GOMAXPROCS=%d, %d CPUs, latency family\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
 		var err error
-		if latency, clock, err = runLatency(o, stdout); err != nil {
+		if rep.Latency, rep.Clock, err = runLatency(o, stdout); err != nil {
 			return err
 		}
 	}
 	o.families = throughputFamilies(o.families)
 	if len(o.families) == 0 {
 		fmt.Fprintf(stdout, "Took %.1fs.\n", time.Since(start).Seconds())
-		if o.jsonPath != "" {
-			return writeJSON(o, nil, nil, latency, clock)
-		}
-		return nil
+		return writeJSON(o, rep)
 	}
 	hooks, err := pin(o)
 	if err != nil {
@@ -248,100 +207,33 @@ func run(o options, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "bench_pipeline: GOMAXPROCS=%d, %d CPUs, %d runs per case%s, %s\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.runs, map[bool]string{true: " (--quick)", false: ""}[o.quick], pinned)
-	var results []pipebench.Result
-	family := ""
-	for _, c := range pipebench.AllCases() {
-		if !slices.Contains(o.families, c.Family) {
-			continue
-		}
-		if c.Family != family {
-			family = c.Family
-			fmt.Fprintf(stdout, "\n%s\n", familyTitle(c))
-			fmt.Fprintf(stdout, "%-16s %-19s %6s %5s %11s %17s %14s %12s %8s\n",
-				"impl", "strategy", "batch", "spin", "ns/item", "spread(min-max)", "items/s", "cpu-ns/item", "ratio")
-		}
-		res, err := pipebench.Measure(c, pipebench.Options{Runs: o.runs, Hooks: hooks})
-		if err != nil {
-			return err
-		}
-		results = append(results, res)
-		pipebench.SetRatios(results)
-		res = results[len(results)-1]
-		fmt.Fprintf(stdout, "%-16s %-19s %6d %5d %11.1f %17s %14.0f %12.1f %7.2fx\n",
-			res.Impl, res.StrategyName(), res.Batch, res.SpinIters, res.NsPerItem,
-			fmt.Sprintf("%.1f-%.1f", res.NsPerItemMin, res.NsPerItemMax), res.ItemsPerSec, res.CPUNsPerItem, res.RatioToFirst)
+	table := pipebench.NewCaseTable(stdout)
+	if rep.Results, err = pipebench.MeasureCases(pipebench.FamilyCases(o.families), pipebench.Options{Runs: o.runs, Hooks: hooks}, table.Begin, table.Row); err != nil {
+		return err
 	}
-	var idle []pipebench.IdleResult
 	if slices.Contains(o.families, pipebench.FamilyWaitStrategy) {
-		fmt.Fprintf(stdout, "\nidle CPU: the wait_strategy pipeline (2 stages) idle for %v after a run; process CPU over wall time\n", o.idle)
-		fmt.Fprintf(stdout, "%-19s %16s\n", "strategy", "% of one core")
+		pipebench.WriteIdleHeader(stdout, o.idle)
 		for _, s := range pipeline.Strategies() {
 			r, err := pipebench.MeasureIdle(s, o.idle, hooks)
 			if err != nil {
 				return err
 			}
-			idle = append(idle, r)
-			fmt.Fprintf(stdout, "%-19s %15.3f%%\n", s, 100*r.CoreFraction)
+			rep.Idle = append(rep.Idle, r)
+			pipebench.WriteIdleRow(stdout, r)
 		}
 	}
-	fmt.Fprintf(stdout, "\nns/item: median wall time per item over the runs; spread: fastest and slowest run;\n"+
-		"cpu-ns/item: the process's user+system CPU per item (getrusage), producer and stages together;\n"+
-		"ratio: items/s over the family's first case. Took %.1fs.\n", time.Since(start).Seconds())
-	if o.jsonPath != "" {
-		return writeJSON(o, results, idle, latency, clock)
-	}
-	return nil
+	pipebench.WriteCaseLegend(stdout, time.Since(start))
+	return writeJSON(o, rep)
 }
 
-func familyTitle(c pipebench.Case) string {
-	switch c.Family {
-	case pipebench.FamilySingleStage:
-		return fmt.Sprintf("== single_stage: 1 stage, %d spin iterations per item, pushes of %d, ring %d, %d items per run",
-			c.SpinIters, c.Batch, 1<<c.LgSlots, c.Items)
-	case pipebench.FamilyBatch:
-		return fmt.Sprintf("== batch: 1 stage, no spin work (the hand-off cost), ring %d, %d items per run", 1<<c.LgSlots, c.Items)
-	case pipebench.FamilyBatchSpin:
-		return fmt.Sprintf("== batch_spin: 1 stage, %d spin iterations per item, ring %d, %d items per run", c.SpinIters, 1<<c.LgSlots, c.Items)
-	default:
-		return fmt.Sprintf("== wait_strategy: 2 stages, batch %d, %d spin iterations per item per stage, ring %d, %d items per run",
-			c.Batch, c.SpinIters, 1<<c.LgSlots, c.Items)
+// writeJSON writes the report to --json's file, if one was named.
+func writeJSON(o options, rep pipebench.Report) error {
+	if o.jsonPath == "" {
+		return nil
 	}
-}
-
-func writeJSON(o options, results []pipebench.Result, idle []pipebench.IdleResult, latency []latencyRow, clock *artifacts.PipelineClock) error {
-	out := artifacts.PipelineBench{
-		Version:    1,
-		Quick:      o.quick,
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		NumCPU:     runtime.NumCPU(),
-		GoVersion:  runtime.Version(),
-		CPUs:       o.cpus,
-		Cases:      []artifacts.PipelineCase{},
-		Idle:       []artifacts.PipelineIdle{},
-		Clock:      clock,
-	}
-	cores := artifacts.CoresShared
-	if len(o.cpus) > 0 && len(slices.Compact(slices.Sorted(slices.Values(o.cpus)))) == len(o.cpus) {
-		cores = artifacts.CoresDedicated
-	}
-	for _, r := range results {
-		out.Cases = append(out.Cases, artifacts.PipelineCase{
-			Family: r.Family, Name: r.Name, Impl: string(r.Impl), Strategy: r.StrategyName(),
-			Stages: r.Stages, Batch: r.Batch, SpinIters: r.SpinIters,
-			NsPerItem: r.NsPerItem, ItemsPerSec: r.ItemsPerSec, CPUNsPerItem: r.CPUNsPerItem,
-			NsPerItemMin: r.NsPerItemMin, NsPerItemMax: r.NsPerItemMax, RatioToFirst: r.RatioToFirst,
-			Items: r.Items, Runs: r.Runs, SlotCount: 1 << r.LgSlots, Cores: cores,
-		})
-	}
-	for _, r := range latency {
-		c, err := latencyCase(r)
-		if err != nil {
-			return err
-		}
-		out.Cases = append(out.Cases, c)
-	}
-	for _, r := range idle {
-		out.Idle = append(out.Idle, artifacts.PipelineIdle{Strategy: r.Strategy.String(), CoreFraction: r.CoreFraction, Seconds: r.Seconds})
+	out, err := pipebench.Artifact(rep)
+	if err != nil {
+		return err
 	}
 	return jsonfile.WriteFile(o.jsonPath, out)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,42 +96,6 @@ func TestRunWritesTableAndJSON(t *testing.T) {
 	for _, key := range []string{"strategy", "core_fraction"} {
 		if _, ok := got.Idle[0][key]; !ok {
 			t.Fatalf("idle entry lacks %q: %v", key, got.Idle[0])
-		}
-	}
-}
-
-// --cpus auto places the producer and the stages by the placement rule:
-// the highest CPUs, one each, the lowest kept where that fits, else one
-// each and none kept; where some thread would share, an error that says
-// how many it needs.
-func TestAutoCPUs(t *testing.T) {
-	tests := []struct {
-		allowed string
-		stages  int
-		want    []int
-		err     string
-	}{
-		{"0-15", 2, []int{13, 14, 15}, ""},
-		{"0-3,8-11", 2, []int{9, 10, 11}, ""},
-		{"0-3", 3, []int{0, 1, 2, 3}, ""},
-		{"0-2", 2, []int{0, 1, 2}, ""},
-		{"0-3", 4, nil, "needs 5 CPUs (one per hot thread: the producer and 4 stages), this process may use 4 (0-3)"},
-		{"0-1", 2, nil, "needs 3 CPUs"},
-	}
-	for _, tt := range tests {
-		allowed, err := affinity.ParseCPUList(tt.allowed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := autoCPUs(allowed, tt.stages)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%s, %d stages: err %v, want %q", tt.allowed, tt.stages, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("%s, %d stages: %v, %v; want %v", tt.allowed, tt.stages, got, err, tt.want)
 		}
 	}
 }

@@ -1,0 +1,79 @@
+package pipebench
+
+// Where the hot threads run: the throughput families' producer and stages
+// (AutoCPUs), and the latency family's producer and stage (LatencyPlan).
+// Each function takes the CPUs the process may use, so the plans are tested
+// on injected CPU sets without touching real affinity.
+
+import (
+	"fmt"
+	"slices"
+
+	"weaseldb/internal/affinity"
+	"weaseldb/internal/placement"
+)
+
+// AutoCPUs places the producer and one thread per stage on dedicated
+// cores by internal/placement (PlaceHot): where the full plan fits, the one
+// the gate and the report use, so a standalone run pins its threads where
+// the report's wait-strategy comparison does; with exactly a CPU per thread,
+// each its own and none kept. It fails, saying how many CPUs it needs, where
+// some thread would have to share: spinning stages on shared cores measure
+// the contention, not the pipeline.
+func AutoCPUs(allowed []int, stages int) ([]int, error) {
+	need := placement.Need{Producer: true, StageThreads: slices.Repeat([]int{1}, stages)}
+	p, err := placement.PlaceHot(allowed, need)
+	if err == nil && !p.Dedicated {
+		err = fmt.Errorf("needs %d CPUs (one per hot thread: the producer and %d stages), this process may use %d (%s)",
+			stages+1, stages, len(allowed), affinity.FormatCPUList(allowed))
+	}
+	if err != nil {
+		return nil, err
+	}
+	list := []int{p.ProducerCPU}
+	for _, s := range p.StageCPUs {
+		list = append(list, s...)
+	}
+	return list, nil
+}
+
+// LatencyPlan is where the latency family's two hot threads (the producer,
+// or ping, and the stage, or pong) run on dedicated cores; the family's
+// shared cases pin nothing.
+type LatencyPlan struct {
+	Dedicated       bool // false: the dedicated cases are skipped, for Skip
+	Producer, Stage int
+	Why             string // what ran where and what shared what
+	Skip            string
+}
+
+// latencyNeed is the latency family's hot threads: a producer and one stage.
+var latencyNeed = placement.Need{Producer: true, StageThreads: []int{1}}
+
+// PlanLatencyAuto places the two hot threads by placement.PlaceHot: on 2
+// CPUs each owns one and the Go runtime's other threads float over both.
+func PlanLatencyAuto(allowed []int) LatencyPlan {
+	p, err := placement.PlaceHot(allowed, latencyNeed)
+	if err != nil {
+		return LatencyPlan{Skip: "--cpus auto: " + err.Error()}
+	}
+	return LatencyPlan{Dedicated: true, Producer: p.ProducerCPU, Stage: p.StageCPUs[0][0], Why: p.Why}
+}
+
+// PlanLatencyList takes the producer's and stage 0's CPUs from --cpus (list
+// has at least two; allowed is what the process may use, for Why).
+func PlanLatencyList(list, allowed []int) LatencyPlan {
+	if list[0] == list[1] {
+		return LatencyPlan{Skip: fmt.Sprintf("--cpus gives the producer and stage 0 the same CPU (%d): not dedicated", list[0])}
+	}
+	return LatencyPlan{Dedicated: true, Producer: list[0], Stage: list[1],
+		Why: fmt.Sprintf("from --cpus: producer on %d, stage 0 on %d; the Go runtime's other threads float over %s",
+			list[0], list[1], affinity.FormatCPUList(allowed))}
+}
+
+// SharedLatencyPlan is the CPU plan of the latency family's shared cases:
+// nothing pinned, everything floating over the allowed CPUs.
+func SharedLatencyPlan(allowed []int, gomaxprocs int) string {
+	return fmt.Sprintf("shared cores: nothing pinned; the producer, the stage and the Go runtime's threads float over %s (GOMAXPROCS %d)",
+		affinity.FormatCPUList(allowed), gomaxprocs)
+}
