@@ -66,23 +66,12 @@ if [ -n "${B_BIN:-}" ]; then cp "$B_BIN" "$WORK/B"; echo "   B: $B_BIN"; else bu
 
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
-read -r FIRST SECOND < <(first_two_cpus) || true
-SERVER_ON=(); CLIENT_ON=()
-if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
-    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
-    echo "   pinned: servers on CPU $FIRST, wrk on CPU $SECOND"
-else
-    echo "   not pinned (PIN=$PIN, fewer than 2 CPUs allowed, or PIN=0)"
-fi
+pin_server_and_client servers
+echo "   $PINNED$( [ ${#SERVER_ON[@]} = 0 ] && echo " (PIN=$PIN, or fewer than 2 CPUs allowed)")"
 
-cat >"$WORK/pipeline.lua" <<LUA
-init = function(args)
-   local r = {}
-   for i = 1, $DEPTH do r[i] = wrk.format(nil, "/ok") end
-   req = table.concat(r)
-end
-request = function() return req end
-LUA
+# shellcheck source=lib/wrk.sh
+. "$ROOT/scripts/lib/wrk.sh"
+write_pipeline_lua "$WORK/pipeline.lua" "$DEPTH"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A PORT SPID

@@ -50,23 +50,13 @@ echo "after:  the working tree ($(git -C "$ROOT" log -1 --format='%h' HEAD)$(git
 
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
-read -r FIRST SECOND < <(first_two_cpus) || true
-SERVER_ON=(); CLIENT_ON=(); PINNED="unpinned"
-if [ "${PIN:-1}" = 1 ] && [ -n "$SECOND" ]; then
-    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
-    PINNED="nginx on CPU $FIRST, the clients on CPU $SECOND"
-fi
+pin_server_and_client nginx
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # shellcheck source=lib/nginx_anchor.sh
 . "$ROOT/scripts/lib/nginx_anchor.sh"
 write_nginx_conf "$WORK" "$PORT"
-"${SERVER_ON[@]}" nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
-NGINX_PID=$!
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-done
+start_nginx_anchor "$WORK" "$PORT"
 
 # run BUILD DEPTH: prints "cpu_ns_per_request req_per_s requests"
 run() {

@@ -27,12 +27,7 @@ done
 
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
-read -r FIRST SECOND < <(first_two_cpus) || true
-PIN=${PIN:-1}
-SERVER_ON=(); CLIENT_ON=()
-if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
-    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
-fi
+pin_server_and_client nginx
 
 WORK=$(mktemp -d)
 NGINX_PID=""
@@ -46,21 +41,11 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 # shellcheck source=lib/nginx_anchor.sh
 . "$ROOT/scripts/lib/nginx_anchor.sh"
 write_nginx_conf "$WORK" "$PORT"
-cat >"$WORK/pipeline.lua" <<'LUA'
-init = function(args)
-   local r = {}
-   for i = 1, 16 do r[i] = wrk.format(nil, "/ok") end
-   req = table.concat(r)
-end
-request = function() return req end
-LUA
+# shellcheck source=lib/wrk.sh
+. "$ROOT/scripts/lib/wrk.sh"
+write_pipeline_lua "$WORK/pipeline.lua" 16
 
-"${SERVER_ON[@]}" nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
-NGINX_PID=$!
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-done
+start_nginx_anchor "$WORK" "$PORT"
 URL="http://127.0.0.1:$PORT/ok"
 
 # run_wrk EXTRA...: prints "req_per_s cpu_s requests"
@@ -92,8 +77,6 @@ record() { # name line
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print (NR%2? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-PINNED="unpinned"
-[ ${#SERVER_ON[@]} -gt 0 ] && PINNED="nginx on CPU $FIRST, the clients on CPU $SECOND"
 echo "nginx 1 worker on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s, alternating; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
 PAIRED=""; PAIRED_PIPE=""
 for round in $(seq "$ROUNDS"); do

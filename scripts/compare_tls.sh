@@ -41,12 +41,7 @@ LT=$WORK/load_tester
 
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
-read -r FIRST SECOND < <(first_two_cpus) || true
-SERVER_ON=(); CLIENT_ON=(); PINNED="unpinned"
-if [ "${PIN:-1}" = 1 ] && [ -n "$SECOND" ]; then
-    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
-    PINNED="nginx on CPU $FIRST, the clients on CPU $SECOND"
-fi
+pin_server_and_client nginx
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
@@ -66,21 +61,11 @@ conf = conf.replace("backlog=4096;", f"""ssl http2 backlog=4096;
     ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;""", 1)
 open(path, "w").write(conf)
 PY
-cat >"$WORK/pipeline.lua" <<'LUA'
-init = function(args)
-   local r = {}
-   for i = 1, 16 do r[i] = wrk.format(nil, "/ok") end
-   req = table.concat(r)
-end
-request = function() return req end
-LUA
+# shellcheck source=lib/wrk.sh
+. "$ROOT/scripts/lib/wrk.sh"
+write_pipeline_lua "$WORK/pipeline.lua" 16
 
-"${SERVER_ON[@]}" nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
-NGINX_PID=$!
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-done
+start_nginx_anchor "$WORK" "$PORT"
 URL="https://127.0.0.1:$PORT/ok"
 
 # run_wrk EXTRA...: prints "req_per_s cpu_s requests"

@@ -15,3 +15,17 @@ for part in sys.argv[1].split(","):
 print(*(cpus[:2] if len(cpus) >= 2 else []))
 PY
 }
+
+# pin_server_and_client [SERVER_NAME]: with PIN=1 (the default) and two
+# CPUs allowed, sets SERVER_ON=(taskset -c FIRST) and CLIENT_ON=(taskset -c
+# SECOND), and PINNED to a line saying so; otherwise leaves both empty
+# (PINNED="unpinned").
+pin_server_and_client() {
+    local first second
+    SERVER_ON=(); CLIENT_ON=(); PINNED="unpinned"
+    read -r first second < <(first_two_cpus) || true
+    if [ "${PIN:-1}" = 1 ] && [ -n "$second" ]; then
+        SERVER_ON=(taskset -c "$first"); CLIENT_ON=(taskset -c "$second")
+        PINNED="${1:-the server} on CPU $first, the clients on CPU $second"
+    fi
+}

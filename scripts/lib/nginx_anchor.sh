@@ -28,3 +28,21 @@ http {
 }
 NGINX
 }
+
+# start_nginx_anchor DIR PORT: starts nginx with DIR/nginx.conf (under
+# SERVER_ON, when the caller pinned it), sets NGINX_PID, and waits until
+# 127.0.0.1:PORT accepts; if it never does, says why on stderr and returns 1
+# (the caller's cleanup stops what was started).
+start_nginx_anchor() {
+  local dir=$1 port=$2
+  "${SERVER_ON[@]}" nginx -c "$dir/nginx.conf" >"$dir/nginx.out" 2>&1 &
+  NGINX_PID=$!
+  for _ in $(seq 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    kill -0 "$NGINX_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "nginx did not start on 127.0.0.1:$port:" >&2
+  tail -5 "$dir/nginx.out" "$dir/error.log" >&2 2>/dev/null
+  return 1
+}
