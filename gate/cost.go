@@ -129,6 +129,15 @@ type CostJudgement struct {
 	AllocsRatio     float64     `json:"ratio_allocs,omitempty"`
 	Verdict         CostVerdict `json:"verdict"`
 	Reason          string      `json:"reason"`
+	// Moved are the functions whose counted instructions per request
+	// moved most from A's median run (from) to B's (to): where a
+	// difference comes from (costdiff.go).
+	Moved []FunctionDelta `json:"moved,omitempty"`
+	// Unsteady, when a side's runs disagreed, are the functions that moved
+	// most from its cheapest run to its dearest, on UnsteadySide: code
+	// whose cost follows the clock, which the filter does not leave out.
+	Unsteady     []FunctionDelta `json:"unsteady,omitempty"`
+	UnsteadySide string          `json:"unsteady_side,omitempty"`
 	// NoiseForgiven: --noise-ok made runs that disagreed a pass.
 	NoiseForgiven bool    `json:"noise_forgiven,omitempty"`
 	Tolerance     float64 `json:"tolerance"`
@@ -274,12 +283,22 @@ func (j *CostJudgement) judge(final bool) bool {
 		j.AllocsRatio = b.AllocsPerRequest / a.AllocsPerRequest
 	}
 	j.Low, j.High = pairRatioRange(a.Runs, b.Runs)
+	j.Moved = abDeltas(a.Runs, b.Runs)
+	j.Unsteady, j.UnsteadySide = nil, ""
 	more := 100 * (j.Ratio - 1)
 	switch {
 	case a.Spread > j.MaxSpread || b.Spread > j.MaxSpread:
 		j.Verdict = CostCouldNotJudge
 		j.Reason = fmt.Sprintf("the runs disagree: A's spread %.2f%%, B's %.2f%%, more than the %.2f%% allowed (docs/gate.md)",
 			100*a.Spread, 100*b.Spread, 100*j.MaxSpread)
+		j.UnsteadySide, j.Unsteady = "A", unsteadyDeltas(a.Runs)
+		if b.Spread > a.Spread {
+			j.UnsteadySide, j.Unsteady = "B", unsteadyDeltas(b.Runs)
+		}
+		if len(j.Unsteady) > 0 {
+			j.Reason += fmt.Sprintf("; from %s's cheapest run to its dearest, instructions per request moved most in %s (code whose cost follows the clock belongs in the filter, gate/costfilter.go)",
+				j.UnsteadySide, formatDeltas(j.Unsteady))
+		}
 		return true
 	case j.Ratio-1 <= j.Tolerance:
 		j.Verdict = CostPass
@@ -290,6 +309,9 @@ func (j *CostJudgement) judge(final bool) bool {
 		j.Verdict = CostRegression
 		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request (%.0f against %.0f; run pairs %+.2f%% to %+.2f%%), beyond the %.2f%% tolerance",
 			more, b.InstructionsPerRequest, a.InstructionsPerRequest, 100*(j.Low-1), 100*(j.High-1), 100*j.Tolerance)
+		if len(j.Moved) > 0 {
+			j.Reason += fmt.Sprintf("; moved most, instructions per request from A's median run to B's: %s", formatDeltas(j.Moved))
+		}
 		return true
 	case final:
 		j.Verdict = CostCouldNotJudge

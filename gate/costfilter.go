@@ -24,7 +24,7 @@ type costFilterGroup struct {
 var costFilter = []costFilterGroup{
 	{"the Go scheduler looking for work, handing Ps and Ms around, and its locks", anchored(`runtime\.(` +
 		`schedule|findRunnable|stealWork|runqsteal|runqgrab|runqget|runqput.*|globrunq.*|checkRunqsNoP|checkTimersNoP|checkIdleGCNoP|` +
-		`pidleput|pidleget|pidlegetSpinning|startm|stopm|handoffp|wakep|resetspinning|mPark|mget|mput|` +
+		`pidleput|pidleget|pidlegetSpinning|startm|stopm|startlockedm|stoplockedm|handoffp|wakep|resetspinning|mPark|mget|mput|` +
 		`acquirep.*|releasep.*|wirep|lock2|unlock2|unlock2Wake|lockWithRank|unlockWithRank|lock|unlock|` +
 		`execute|mcall|park_m|gopark|goready.*|ready|readyWithTime.*|casgstatus|castogscanstatus|casfrom_Gscanstatus|` +
 		`gosched_m|goschedImpl|gopreempt_m|preemptone|preemptall|systemstack.*|gogo.*|` +
@@ -60,6 +60,19 @@ func filteredOut(fn string) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// KeptFunctions are the functions the cost tier counts, with their own
+// instructions (names trimmed as the filter reads them).
+func KeptFunctions(p *CallgrindProfile) map[string]int64 {
+	kept := make(map[string]int64, len(p.Self))
+	for fn, v := range p.Self {
+		fn = strings.TrimSpace(fn)
+		if left, _ := filteredOut(fn); !left {
+			kept[fn] += v
+		}
+	}
+	return kept
 }
 
 // FilteredInstructions splits a profile's instructions into those the cost

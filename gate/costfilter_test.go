@@ -1,6 +1,9 @@
 package gate
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // The filter leaves out what follows the clock and keeps the request
 // path: a table of names as Go 1.26 and callgrind write them.
@@ -11,6 +14,8 @@ func TestCostFilter(t *testing.T) {
 	}{
 		{"runtime.findRunnable", true},
 		{"runtime.stealWork", true},
+		{"runtime.startlockedm", true}, // a locked goroutine's P handed to its thread (thread_names)
+		{"runtime.stoplockedm", true},
 		{"runtime.lock2", true},
 		{"runtime.procyieldAsm.abi0", true},
 		{"runtime.nanotime1.abi0", true},
@@ -44,5 +49,18 @@ func TestCostFilter(t *testing.T) {
 		if out, why := filteredOut(tt.fn); out != tt.out {
 			t.Errorf("%s: left out %v (%s), want %v", tt.fn, out, why, tt.out)
 		}
+	}
+}
+
+// KeptFunctions is what FilteredInstructions counts, by function.
+func TestKeptFunctions(t *testing.T) {
+	p := &CallgrindProfile{Self: map[string]int64{"runtime.findRunnable": 900, "runtime.memmove": 40, " weaseldb/server/http1.(*Parser).Parse": 60}}
+	kept := KeptFunctions(p)
+	want := map[string]int64{"runtime.memmove": 40, "weaseldb/server/http1.(*Parser).Parse": 60}
+	if !reflect.DeepEqual(kept, want) {
+		t.Fatalf("kept %v, want %v", kept, want)
+	}
+	if k, left := FilteredInstructions(p); k != 100 || left != 900 {
+		t.Fatalf("FilteredInstructions %d kept, %d left; want 100, 900", k, left)
 	}
 }

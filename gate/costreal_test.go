@@ -90,6 +90,10 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 			if s.Cost.Verdict != want {
 				t.Errorf("%s: cost %s (%s), want %s", s.Name, s.Cost.Verdict, s.Cost.Reason, want)
 			}
+			// The knob's loop is where B's extra cost is: named first.
+			if s.Name == "commit" && (len(s.Cost.Moved) == 0 || !strings.Contains(s.Cost.Moved[0].Function, "weaseldb/server/cpuwork.")) {
+				t.Errorf("commit: moved most %+v, want the cpuwork loop first", s.Cost.Moved)
+			}
 		}
 	})
 }

@@ -70,6 +70,10 @@ type CostSample struct {
 	SyscallsPerRequest float64        `json:"syscalls_per_request"`
 	Syscalls           map[string]int `json:"syscalls,omitempty"`
 	WallS              float64        `json:"wall_s"`
+	// Functions are the counted functions' own instructions per request,
+	// for naming what a difference is made of (costdiff.go); not written
+	// out, the list is thousands long.
+	Functions map[string]float64 `json:"-"`
 }
 
 // costEnv is the server's environment under valgrind: no asynchronous
@@ -168,6 +172,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	sample.Requests = n
 	sample.Unfiltered = prof.Instructions()
 	sample.Instructions, _ = FilteredInstructions(prof)
+	sample.Functions = perRequest(KeptFunctions(prof), n)
 	sample.InstructionsPerRequest = float64(sample.Instructions) / float64(n)
 	sample.UnfilteredPerRequest = float64(sample.Unfiltered) / float64(n)
 	over := m1.minus(m0)
