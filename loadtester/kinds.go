@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"weaseldb/internal/numfmt"
 )
 
 // Request kinds of a workload (workload.go) as a run sends and counts them.
@@ -297,6 +299,6 @@ func (r *Result) printKinds(w io.Writer) {
 		l := k.Latency
 		fmt.Fprintf(w, "                %-12s %5.1f%% %9d %9d %7d %10d %8d %6d   %s / %s / %s / %s\n",
 			k.Name, 100*k.Share, k.Due, k.Answered, k.Failed, k.Unfinished, k.Dropped, k.Answered-k.Successes,
-			fmtNs(l.P50), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max))
+			numfmt.Latency(l.P50), numfmt.Latency(l.P99), numfmt.Latency(l.P999), numfmt.Latency(l.Max))
 	}
 }

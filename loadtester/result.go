@@ -12,6 +12,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"weaseldb/internal/jsonfile"
+	"weaseldb/internal/numfmt"
 )
 
 // ResultVersion is the schema version of the --json result. Version 2 added
@@ -289,20 +290,6 @@ func decodeHist(s string) (h *hdrhistogram.Histogram, err error) {
 	return hdrhistogram.Decode([]byte(s))
 }
 
-// fmtNs prints a latency with a unit that keeps 3 significant digits.
-func fmtNs(ns int64) string {
-	d := time.Duration(ns)
-	switch {
-	case d < time.Microsecond:
-		return fmt.Sprintf("%dns", ns)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
-	case d < time.Second:
-		return fmt.Sprintf("%.2fms", float64(ns)/1e6)
-	}
-	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
-}
-
 func intervalHeader(w io.Writer) {
 	fmt.Fprintf(w, "%9s %11s %10s %10s %8s %7s\n", "t(s)", "req/s", "p50", "p99", "errors", "conns")
 }
@@ -316,10 +303,10 @@ func printInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
 		tag = "  (warm-up, excluded)"
 	}
 	if every > 0 && iv.LengthS > 0 && iv.LengthS < 0.9*every.Seconds() {
-		tag += fmt.Sprintf("  (partial: %s)", fmtNs(int64(iv.LengthS*1e9)))
+		tag += fmt.Sprintf("  (partial: %s)", numfmt.Latency(int64(iv.LengthS*1e9)))
 	}
-	fmt.Fprintf(w, "%9.1f %11.0f %10s %10s %8d %7d%s\n", iv.TS, iv.RequestsPerSec, fmtNs(iv.P50NS),
-		fmtNs(iv.P99NS), iv.Errors, iv.OpenConnections, tag)
+	fmt.Fprintf(w, "%9.1f %11.0f %10s %10s %8d %7d%s\n", iv.TS, iv.RequestsPerSec, numfmt.Latency(iv.P50NS),
+		numfmt.Latency(iv.P99NS), iv.Errors, iv.OpenConnections, tag)
 }
 
 // PrintSummary writes the end-of-run text.
@@ -342,7 +329,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		label = "latency (CO)"
 	}
 	fmt.Fprintf(w, "  %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n", label,
-		fmtNs(l.P50), fmtNs(l.P90), fmtNs(l.P99), fmtNs(l.P999), fmtNs(l.Max), fmtNs(int64(l.Mean)))
+		numfmt.Latency(l.P50), numfmt.Latency(l.P90), numfmt.Latency(l.P99), numfmt.Latency(l.P999), numfmt.Latency(l.Max), numfmt.Latency(int64(l.Mean)))
 	if r.RateAsked > 0 {
 		fmt.Fprintln(w, "                (CO: coordinated omission corrected, from each request's intended send time)")
 		if r.ResponseStamps {
@@ -351,7 +338,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	if s := r.ServiceLatency; s != nil {
 		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
-			fmtNs(s.P50), fmtNs(s.P90), fmtNs(s.P99), fmtNs(s.P999), fmtNs(s.Max), fmtNs(int64(s.Mean)))
+			numfmt.Latency(s.P50), numfmt.Latency(s.P90), numfmt.Latency(s.P99), numfmt.Latency(s.P999), numfmt.Latency(s.Max), numfmt.Latency(int64(s.Mean)))
 		fmt.Fprintln(w, "                (from each request's actual send: what the server took, not what a user waited)")
 	}
 	if r.Protocol != "" {
@@ -366,7 +353,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "; %d handshakes (%d resumed)\n", t.Handshakes, t.Resumed)
 		if t.Handshakes > 0 {
 			fmt.Fprintf(w, "  handshake     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
-				fmtNs(h.P50), fmtNs(h.P90), fmtNs(h.P99), fmtNs(h.P999), fmtNs(h.Max), fmtNs(int64(h.Mean)))
+				numfmt.Latency(h.P50), numfmt.Latency(h.P90), numfmt.Latency(h.P99), numfmt.Latency(h.P999), numfmt.Latency(h.Max), numfmt.Latency(int64(h.Mean)))
 		}
 	}
 	if r.LowerBounds > 0 {

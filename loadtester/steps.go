@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"weaseldb/internal/jsonfile"
+	"weaseldb/internal/numfmt"
 )
 
 // Rate steps (--rate-steps) and the search for the knee (--find-rate): one
@@ -64,7 +65,7 @@ func ParseObjectives(s string) ([]Objective, error) {
 }
 
 // String is "p99<=1ms".
-func (o Objective) String() string { return o.Percentile + "<=" + fmtNs(o.LimitNs) }
+func (o Objective) String() string { return o.Percentile + "<=" + numfmt.Latency(o.LimitNs) }
 
 // of is the objective's percentile of l.
 func (o Objective) of(l Latency) int64 {
@@ -109,7 +110,7 @@ const MaxRateShortfall = 0.02
 func Judge(res *Result, objs []Objective) (pass bool, reasons []string) {
 	for _, o := range objs {
 		if v := o.of(res.Latency); v > o.LimitNs {
-			reasons = append(reasons, fmt.Sprintf("%s %s > %s", o.Percentile, fmtNs(v), fmtNs(o.LimitNs)))
+			reasons = append(reasons, fmt.Sprintf("%s %s > %s", o.Percentile, numfmt.Latency(v), numfmt.Latency(o.LimitNs)))
 		}
 	}
 	if res.Unfinished > 0 {
@@ -320,8 +321,8 @@ func (st *Step) Line() string {
 		}
 	}
 	return fmt.Sprintf("step %d: asked %s/s, achieved %.0f/s, p50 %s, p99 %s, p99.9 %s, unfinished %d, dropped %d%s%s",
-		st.N, fmtRate(st.RateAsked), st.RateAchieved, fmtNs(st.Latency.P50), fmtNs(st.Latency.P99),
-		fmtNs(st.Latency.P999), st.Unfinished, st.Dropped, verdict, st.thresholdsNote())
+		st.N, fmtRate(st.RateAsked), st.RateAchieved, numfmt.Latency(st.Latency.P50), numfmt.Latency(st.Latency.P99),
+		numfmt.Latency(st.Latency.P999), st.Unfinished, st.Dropped, verdict, st.thresholdsNote())
 }
 
 // thresholdsNote is "" without thresholds, else what they say of the step.
@@ -455,8 +456,8 @@ func PrintSteps(w io.Writer, sr *StepsResult) {
 		}
 		verdict += st.thresholdsNote()
 		fmt.Fprintf(w, "%5d %9s %9.0f %9s %9s %9s %9s %9s %10d %8d %6.0fns  %s\n", st.N, fmtRate(st.RateAsked), st.RateAchieved,
-			fmtNs(st.Latency.P50), fmtNs(st.Latency.P99), fmtNs(st.Latency.P999), fmtNs(st.ServiceLatency.P50),
-			fmtNs(st.ServiceLatency.P99), st.Unfinished, st.Dropped, st.ClientCPUNsReq, verdict)
+			numfmt.Latency(st.Latency.P50), numfmt.Latency(st.Latency.P99), numfmt.Latency(st.Latency.P999), numfmt.Latency(st.ServiceLatency.P50),
+			numfmt.Latency(st.ServiceLatency.P99), st.Unfinished, st.Dropped, st.ClientCPUNsReq, verdict)
 	}
 	if s := sr.Search; s != nil {
 		answer := "no rate met the objective"

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"weaseldb/internal/numfmt"
 )
 
 // Thresholds (--threshold, repeatable): a condition on a finished run's
@@ -181,7 +183,7 @@ func (r *Result) ThresholdsPass() bool {
 func (t Threshold) format(v float64) string {
 	switch {
 	case t.latencyMetric():
-		return fmtNs(int64(v))
+		return numfmt.Latency(int64(v))
 	case t.Metric == "errors" && t.Percent:
 		return strconv.FormatFloat(v, 'g', 4, 64) + "%"
 	case t.Metric == "rps":

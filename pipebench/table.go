@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/numfmt"
 )
 
 // CaseTable writes the throughput families' table to its writer: Begin
@@ -102,7 +103,7 @@ func WriteLatencyRow(w io.Writer, r LatencyRow) {
 		trunc = " (time limit)"
 	}
 	fmt.Fprintf(w, "%s %7d %9s %9s %9s %9s %12.0f%s\n", head, r.Result.Measured,
-		fmtNs(h.ValueAtQuantile(50)), fmtNs(h.ValueAtQuantile(99)), fmtNs(h.ValueAtQuantile(99.9)), fmtNs(h.Max()),
+		numfmt.Latency(h.ValueAtQuantile(50)), numfmt.Latency(h.ValueAtQuantile(99)), numfmt.Latency(h.ValueAtQuantile(99.9)), numfmt.Latency(h.Max()),
 		float64(r.Result.CPU.Nanoseconds())/float64(max(r.Result.Measured, 1)), trunc)
 }
 
@@ -111,20 +112,6 @@ func WriteLatencyRow(w io.Writer, r LatencyRow) {
 func WriteLatencyLegend(w io.Writer, plan LatencyPlan, sharedPlan string) {
 	fmt.Fprintf(w, "dedicated: %s\nshared: %s\n", orDash(firstNonEmpty(plan.Why, "skipped: "+plan.Skip)), sharedPlan)
 	fmt.Fprintf(w, "p50..max: one_way the hand-off, round_trip two hand-offs; cpu-ns/item: the process's CPU per item or round trip over the case\n")
-}
-
-// fmtNs prints a latency compactly: 812ns, 12.3µs, 4.51ms.
-func fmtNs(ns int64) string {
-	d := time.Duration(ns)
-	switch {
-	case d < time.Microsecond:
-		return fmt.Sprintf("%dns", ns)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
-	case d < time.Second:
-		return fmt.Sprintf("%.2fms", float64(ns)/1e6)
-	}
-	return fmt.Sprintf("%.2fs", d.Seconds())
 }
 
 func orDash(s string) string {

@@ -68,3 +68,18 @@ func Parse(s string) (value float64, decimals int, err error) {
 	}
 	return v, decimals, nil
 }
+
+// Latency prints a duration in nanoseconds with the unit that keeps it short:
+// "812ns", "12.3µs", "4.51ms", "2.500s" (load_tester's and bench_pipeline's
+// latency tables).
+func Latency(ns int64) string {
+	switch {
+	case ns < 1_000:
+		return fmt.Sprintf("%dns", ns)
+	case ns < 1_000_000:
+		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
+	case ns < 1_000_000_000:
+		return fmt.Sprintf("%.2fms", float64(ns)/1e6)
+	}
+	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+}

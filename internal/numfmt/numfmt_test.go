@@ -75,3 +75,23 @@ func TestInt(t *testing.T) {
 		}
 	}
 }
+
+func TestLatency(t *testing.T) {
+	for _, tc := range []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0ns"},
+		{812, "812ns"},
+		{999, "999ns"},
+		{1000, "1.0µs"},
+		{12_345, "12.3µs"},
+		{4_510_000, "4.51ms"},
+		{999_999_999, "1000.00ms"},
+		{2_500_000_000, "2.500s"},
+	} {
+		if got := Latency(tc.ns); got != tc.want {
+			t.Errorf("Latency(%d) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+}
