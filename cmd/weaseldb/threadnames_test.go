@@ -1,28 +1,24 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/internal/procstat"
 )
 
 // taskNames lists the names of a process's threads, as ps -L and top -H
-// show them (/proc/PID/task/*/comm).
+// show them.
 func taskNames(t *testing.T, pid int) []string {
 	t.Helper()
-	paths, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/comm", pid))
-	if err != nil || len(paths) == 0 {
-		t.Skipf("no /proc/%d/task: %v", pid, err)
+	threads, err := procstat.Threads(pid)
+	if err != nil {
+		t.Fatalf("reading the threads of %d: %v", pid, err)
 	}
 	var names []string
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil { // a thread may end while we list them
-			names = append(names, strings.TrimSuffix(string(b), "\n"))
-		}
+	for _, th := range threads {
+		names = append(names, th.Comm)
 	}
 	return names
 }

@@ -2,31 +2,26 @@ package app
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"weaseldb/internal/procstat"
 	"weaseldb/server/config"
 	"weaseldb/server/eventloop"
 )
 
-// threadNames counts this process's threads by name, from
-// /proc/self/task/*/comm (what ps -L, top -H and perf show).
+// threadNames counts this process's threads by name, as ps -L, top -H and
+// perf show them (the tree's one /proc reader).
 func threadNames(t *testing.T) map[string]int {
 	t.Helper()
-	paths, err := filepath.Glob("/proc/self/task/*/comm")
-	if err != nil || len(paths) == 0 {
-		t.Skipf("no /proc/self/task: %v", err)
+	threads, err := procstat.Threads(os.Getpid())
+	if err != nil {
+		t.Fatalf("reading this process's threads: %v", err)
 	}
 	names := map[string]int{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // the thread ended while we listed them
-		}
-		names[strings.TrimSuffix(string(b), "\n")]++
+	for _, th := range threads {
+		names[th.Comm]++
 	}
 	return names
 }
