@@ -123,7 +123,10 @@ gate_run() { # gate_run NAME ARGS...: one gate run, its table and JSON kept; pri
   local name=$1
   shift
   set +e
-  "$GATE" --quiet --scenarios "$SCENARIOS" --a "$SERVER" --b "$SERVER" --json "$OUT/$name.json" "$@" "${extra_args[@]}" >"$OUT/$name.txt"
+  # The time tier alone: this is its power (the cost tier's is
+  # scripts/gate_cost_power.sh), and the knobs here spin on the clock,
+  # which costs a different number of instructions every run.
+  "$GATE" --quiet --scenarios "$SCENARIOS" --tiers time --a "$SERVER" --b "$SERVER" --json "$OUT/$name.json" "$@" "${extra_args[@]}" >"$OUT/$name.txt"
   local code=$?
   set -e
   echo "$code"
