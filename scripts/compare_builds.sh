@@ -22,6 +22,10 @@
 # Env: ROUNDS=9 DURATION=3 (seconds per run) CONNS=100 DEPTH=16 PIN=1
 #      WAIT_STRATEGY=WaitIfStageEmpty FRESH=0 (1: start both servers afresh
 #      every round, for what changes from one process start to the next)
+#      THREAD_NAMES=false (server.thread_names for both, so that a build from
+#      before names were the default compares like for like; the server's
+#      default is true; a variant whose *_SERVER sets it, or whose build
+#      predates the key, is left as it is)
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-9}
@@ -30,6 +34,7 @@ CONNS=${CONNS:-100}
 DEPTH=${DEPTH:-16}
 PIN=${PIN:-1}
 FRESH=${FRESH:-0}
+THREAD_NAMES=${THREAD_NAMES:-false}
 WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -78,10 +83,17 @@ declare -A PORT SPID
 for v in A B; do
     PORT[$v]=$(free_port)
     extra_var=${v}_SERVER
+    names_line=""
+    # A build from before the key existed would refuse it; one whose own
+    # lines set it keeps theirs.
+    if grep -aq 'thread_names' "$WORK/$v" && ! grep -q 'thread_names' <<<"${!extra_var:-}"; then
+        names_line="thread_names = $THREAD_NAMES"
+    fi
     cat >"$WORK/$v.toml" <<TOML
 [server]
 interfaces = [{ type = "tcp", address = "127.0.0.1", port = ${PORT[$v]} }]
 io_threads = 1
+$names_line
 ${!extra_var:-}
 [commit]
 pipeline_wait_strategy = "$WAIT_STRATEGY"
