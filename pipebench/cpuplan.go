@@ -60,9 +60,13 @@ func PlanLatencyAuto(allowed []int) LatencyPlan {
 	return LatencyPlan{Dedicated: true, Producer: p.ProducerCPU, Stage: p.StageCPUs[0][0], Why: p.Why}
 }
 
-// PlanLatencyList takes the producer's and stage 0's CPUs from --cpus (list
-// has at least two; allowed is what the process may use, for Why).
+// PlanLatencyList takes the producer's and stage 0's CPUs from --cpus
+// (allowed is what the process may use, for Why); a list of fewer than two
+// is a plan that skips, not a panic.
 func PlanLatencyList(list, allowed []int) LatencyPlan {
+	if len(list) < 2 {
+		return LatencyPlan{Skip: fmt.Sprintf("--cpus gives %d CPUs: the producer and stage 0 need one each", len(list))}
+	}
 	if list[0] == list[1] {
 		return LatencyPlan{Skip: fmt.Sprintf("--cpus gives the producer and stage 0 the same CPU (%d): not dedicated", list[0])}
 	}

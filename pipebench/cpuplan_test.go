@@ -89,6 +89,7 @@ func TestPlanLatencyList(t *testing.T) {
 		{"1,0,0", "0-1", LatencyPlan{Dedicated: true, Producer: 1, Stage: 0,
 			Why: "from --cpus: producer on 1, stage 0 on 0; the Go runtime's other threads float over 0-1"}},
 		{"1,1,0", "0-1", LatencyPlan{Skip: "--cpus gives the producer and stage 0 the same CPU (1): not dedicated"}},
+		{"1", "0-1", LatencyPlan{Skip: "--cpus gives 1 CPUs: the producer and stage 0 need one each"}},
 	} {
 		list, err := affinity.ParseCPUList(tc.list)
 		if err != nil {
