@@ -47,7 +47,8 @@ func sampleWith(run int, fns map[string]float64) CostSample {
 }
 
 // A regression names the function it came from; runs that disagree name
-// the function that moved between them; a pass still records what moved.
+// the function that moved between them; a pass where nothing moved, and
+// runs without profiles, name nothing.
 func TestCostJudgementNamesFunctions(t *testing.T) {
 	base := func(extra map[string]float64) map[string]float64 {
 		m := map[string]float64{"weaseldb/server/app.(*handler).okRequest": 5000, "runtime.memmove": 2000}

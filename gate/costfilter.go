@@ -63,28 +63,28 @@ func filteredOut(fn string) (bool, string) {
 }
 
 // KeptFunctions are the functions the cost tier counts, with their own
-// instructions (names trimmed as the filter reads them).
-func KeptFunctions(p *CallgrindProfile) map[string]int64 {
-	kept := make(map[string]int64, len(p.Self))
+// instructions (names trimmed as the filter reads them), and the
+// instructions of those it leaves out. Functions valgrind could not name
+// ("0x..." addresses) are counted: nothing says they wait.
+func KeptFunctions(p *CallgrindProfile) (kept map[string]int64, left int64) {
+	kept = make(map[string]int64, len(p.Self))
 	for fn, v := range p.Self {
 		fn = strings.TrimSpace(fn)
-		if left, _ := filteredOut(fn); !left {
+		if out, _ := filteredOut(fn); out {
+			left += v
+		} else {
 			kept[fn] += v
 		}
 	}
-	return kept
+	return kept, left
 }
 
 // FilteredInstructions splits a profile's instructions into those the cost
-// tier counts and those it leaves out. Functions valgrind could not name
-// ("0x..." addresses) are counted: nothing says they wait.
+// tier counts and those it leaves out (KeptFunctions, summed).
 func FilteredInstructions(p *CallgrindProfile) (kept, left int64) {
-	for fn, v := range p.Self {
-		if out, _ := filteredOut(strings.TrimSpace(fn)); out {
-			left += v
-		} else {
-			kept += v
-		}
+	fns, left := KeptFunctions(p)
+	for _, v := range fns {
+		kept += v
 	}
 	return kept, left
 }

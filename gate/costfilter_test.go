@@ -55,10 +55,10 @@ func TestCostFilter(t *testing.T) {
 // KeptFunctions is what FilteredInstructions counts, by function.
 func TestKeptFunctions(t *testing.T) {
 	p := &CallgrindProfile{Self: map[string]int64{"runtime.findRunnable": 900, "runtime.memmove": 40, " weaseldb/server/http1.(*Parser).Parse": 60}}
-	kept := KeptFunctions(p)
+	kept, left := KeptFunctions(p)
 	want := map[string]int64{"runtime.memmove": 40, "weaseldb/server/http1.(*Parser).Parse": 60}
-	if !reflect.DeepEqual(kept, want) {
-		t.Fatalf("kept %v, want %v", kept, want)
+	if !reflect.DeepEqual(kept, want) || left != 900 {
+		t.Fatalf("kept %v, left %d; want %v, 900", kept, left, want)
 	}
 	if k, left := FilteredInstructions(p); k != 100 || left != 900 {
 		t.Fatalf("FilteredInstructions %d kept, %d left; want 100, 900", k, left)

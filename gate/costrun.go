@@ -171,8 +171,11 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	n := res.Answered
 	sample.Requests = n
 	sample.Unfiltered = prof.Instructions()
-	sample.Instructions, _ = FilteredInstructions(prof)
-	sample.Functions = perRequest(KeptFunctions(prof), n)
+	kept, _ := KeptFunctions(prof)
+	for _, v := range kept {
+		sample.Instructions += v
+	}
+	sample.Functions = perRequest(kept, n)
 	sample.InstructionsPerRequest = float64(sample.Instructions) / float64(n)
 	sample.UnfilteredPerRequest = float64(sample.Unfiltered) / float64(n)
 	over := m1.minus(m0)
