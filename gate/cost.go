@@ -45,6 +45,10 @@ type CostOptions struct {
 	MaxSpread float64
 	Valgrind  string // valgrind binary ("" looks it up in $PATH)
 	Control   string // callgrind_control ("" looks it up)
+	// Godebug is added to the server's GODEBUG under valgrind (e.g.
+	// "cpu.avx2=off"), after what the gate turns off itself
+	// (valgrindenv.go).
+	Godebug string
 	// SetupSlowdown paces open-loop setups this many times slower (and
 	// longer) under valgrind.
 	SetupSlowdown float64
@@ -142,9 +146,12 @@ type CostJudgement struct {
 	NoiseForgiven bool    `json:"noise_forgiven,omitempty"`
 	Tolerance     float64 `json:"tolerance"`
 	MaxSpread     float64 `json:"max_spread"`
-	Requests      int     `json:"requests_per_run"`
-	Rate          float64 `json:"rate"`
-	ElapsedS      float64 `json:"elapsed_s"`
+	// Valgrind is valgrind's version and hwcaps here, and the Go CPU
+	// options the server ran with turned off (valgrindenv.go).
+	Valgrind *ValgrindEnv `json:"valgrind,omitempty"`
+	Requests int          `json:"requests_per_run"`
+	Rate     float64      `json:"rate"`
+	ElapsedS float64      `json:"elapsed_s"`
 }
 
 // costLab runs one cost run; the tests give a synthetic one.
@@ -183,6 +190,7 @@ type costPair struct {
 	cfgA, cfgB []byte
 	loadTester string
 	dir        string
+	env        []string // the servers' environment under valgrind
 }
 
 // judgeCost runs one scenario's cost runs, A and B at the same time, and
@@ -221,7 +229,7 @@ func costRound(ctx context.Context, c CostOptions, sc Scenario, p costPair, l co
 	requests, rate := costLoad(c, sc)
 	spec := func(side, bin string, cfg []byte) CostSpec {
 		return CostSpec{Side: side, Binary: bin, ConfigData: cfg, Dir: p.dir, Scenario: sc, Run: run, Requests: requests,
-			Rate: rate, LoadTester: p.loadTester, Valgrind: c.Valgrind, Control: c.Control,
+			Rate: rate, LoadTester: p.loadTester, Valgrind: c.Valgrind, Control: c.Control, Env: p.env,
 			SetupSlowdown: c.SetupSlowdown, StartTimeout: c.StartTimeout}
 	}
 	var wg sync.WaitGroup
@@ -351,6 +359,7 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 	if err := c.Validate(); err != nil {
 		return costFailed(out, c, err)
 	}
+	var venv *ValgrindEnv
 	if _, ok := l.(processCostLab); ok {
 		if err := costTools(&c); err != nil {
 			return costFailed(out, c, err)
@@ -358,13 +367,28 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 		if _, err := os.Stat(p.loadTester); err != nil {
 			return costFailed(out, c, fmt.Errorf("load tester %s: %w", p.loadTester, err))
 		}
+		env, err := costPreflight(ctx, c, p)
+		venv = &env
+		if err != nil {
+			out = costFailed(out, c, err)
+			for _, j := range out {
+				j.Valgrind = venv
+			}
+			return out
+		}
+		p.env = env.Env()
+		if len(env.CPUOff) > 0 {
+			fmt.Fprintf(progress, "cost: %s cannot execute Go's %v here; the servers run with GODEBUG=%s\n",
+				cmp.Or(env.Version, "valgrind"), env.CPUOff, env.Godebug())
+		}
 	}
 	for i, sc := range scs {
 		if ctx.Err() != nil {
 			out[i] = &CostJudgement{Verdict: CostCouldNotJudge, Reason: "interrupted", Tolerance: c.Tolerance}
-			continue
+		} else {
+			out[i] = judgeCost(ctx, c, sc, p, l, progress)
 		}
-		out[i] = judgeCost(ctx, c, sc, p, l, progress)
+		out[i].Valgrind = venv
 	}
 	return out
 }

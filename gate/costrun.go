@@ -2,7 +2,6 @@ package gate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +39,9 @@ type CostSpec struct {
 	Rate       float64
 	LoadTester string
 	Valgrind   string // the valgrind binary
-	Control    string // callgrind_control
+	// Env is the server's environment under valgrind (ValgrindEnv.Env).
+	Env     []string
+	Control string // callgrind_control
 	// SetupSlowdown divides an open-loop setup's rate and multiplies its
 	// duration, so the same requests are due at a pace a server under
 	// valgrind keeps up with.
@@ -76,14 +77,6 @@ type CostSample struct {
 	Functions map[string]float64 `json:"-"`
 }
 
-// costEnv is the server's environment under valgrind: no asynchronous
-// preemption (callgrind aborts in its signal handling in most runs without
-// it), no garbage collection (a cycle lands in one run in a few and costs a
-// few percent; allocation is counted on its own) and no sampling of
-// allocations for the heap profile (each sample unwinds a stack, and which
-// allocations are sampled is random: 0.1-0.3% of a commit's count).
-var costEnv = []string{"GODEBUG=asyncpreemptoff=1,memprofilerate=0", "GOGC=off"}
-
 // RunCostOnce performs one cost run. Its error is one line.
 func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	began := time.Now()
@@ -99,10 +92,10 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	wrapper := []string{spec.Valgrind, "--tool=callgrind", "--callgrind-out-file=" + outPrefix + ".%p",
 		"--trace-syscalls=yes", "--log-file=" + logPath}
 	proc, err := serverproc.Start(serverproc.Spec{Name: "server " + spec.Side + " (callgrind)", Binary: spec.Binary,
-		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, Wrapper: wrapper, Env: costEnv,
+		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, Wrapper: wrapper, Env: spec.Env,
 		StartTimeout: spec.StartTimeout})
 	if err != nil {
-		return sample, fmt.Errorf("%w%s", err, valgrindTail(logPath))
+		return sample, fmt.Errorf("%w%s", err, valgrindCause(logPath))
 	}
 	defer proc.Kill()
 	pid := proc.Pid()
@@ -160,7 +153,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
 	}
 	if !proc.Alive() {
-		return sample, fmt.Errorf("server %s died under callgrind%s", spec.Side, proc.LastLine())
+		return sample, fmt.Errorf("server %s died under callgrind%s%s", spec.Side, proc.LastLine(), valgrindCause(logPath))
 	}
 	_ = proc.Kill()
 
@@ -331,21 +324,4 @@ func tracedSyscalls(path string, from, to int64) (map[string]int, error) {
 		calls[strings.TrimPrefix(m[1], "sys_")]++
 	}
 	return calls, sc.Err()
-}
-
-// valgrindTail is ": <valgrind's last log line>" when it left one.
-func valgrindTail(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if l := lastLine(data); l != "" {
-		return " (valgrind: " + l + ")"
-	}
-	return ""
-}
-
-func lastLine(out []byte) string {
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	return strings.TrimSpace(string(lines[len(lines)-1]))
 }

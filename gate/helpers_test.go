@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeServerMain(os.Args[1:]))
 	case "fakeloadtester":
 		os.Exit(fakeLoadTesterMain(os.Args[1:]))
+	case "fakevalgrind":
+		os.Exit(fakeValgrindMain(os.Args[1:]))
 	}
 	// The fakes are this test binary: built with -race, each would sleep
 	// a second at exit (the race runtime's atexit_sleep_ms default), which

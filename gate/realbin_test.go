@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,10 +127,18 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 	t.Run("B slowed on the commit path", func(t *testing.T) {
 		o := o
 		o.Rounds, o.MaxRounds = 6, 6
+		// Wide: the spin makes a commit several times dearer (B/A far
+		// below 0.75 in req/s or CPU per request), while an unchanged
+		// scenario on a loaded machine drifts by 10%, not 25%.
+		o.Tolerance = 0.25
 		o.BConfig = writeFile(t, "slow.toml", string(DefaultConfig())+"commit_resolve_spin_ns = 20000\n")
 		r := run(t, o)
+		// Every reason a time-tier judgement of a slower or equal B can
+		// give: slower in req/s, or in CPU per request where the load
+		// tester set the pace, within tolerance, noisy, client-bound.
+		judged := []string{ReasonSlower, ReasonCPUHigher, ReasonNoisy, ReasonWithinTolerance, ReasonClientBound}
 		for _, s := range r.Scenarios {
-			if s.ReasonCode != ReasonSlower && s.ReasonCode != ReasonNoisy && s.ReasonCode != ReasonWithinTolerance && s.ReasonCode != ReasonClientBound {
+			if !slices.Contains(judged, s.ReasonCode) {
 				t.Errorf("%s: %s (%s): %s", s.Name, s.Verdict, s.ReasonCode, s.Reason)
 			}
 			if s.Name == "commit" && s.Verdict == Pass {

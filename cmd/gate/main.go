@@ -102,6 +102,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.Float64Var(&o.Cost.Tolerance, "cost-tolerance", o.Cost.Tolerance, "cost tier: extra instructions per request B may have (0.005 = 0.5%)")
 	fs.Float64Var(&o.Cost.MaxSpread, "cost-max-spread", o.Cost.MaxSpread, "cost tier: a side whose runs disagree by more (max/min - 1) cannot be judged")
 	fs.StringVar(&o.Cost.KeepDir, "cost-keep", "", "cost tier: keep every run's files (callgrind dumps for callgrind_annotate, valgrind logs, load results) in `DIR`")
+	fs.StringVar(&o.Cost.Godebug, "cost-godebug", "", "cost tier: more GODEBUG settings for the servers under valgrind, a comma-separated `LIST` such as cpu.avx2=off (the gate already turns off the CPU features valgrind cannot execute here)")
 	fs.StringVar(&o.Cost.Valgrind, "valgrind", "", "cost tier: the valgrind binary (default: from $PATH)")
 	fs.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
 	fs.StringVar(&markdownPath, "markdown", "", "write a short markdown summary to this file (a pull-request comment, $GITHUB_STEP_SUMMARY)")

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -94,8 +95,8 @@ func TestRun(t *testing.T) {
 		name     string
 		mode     string
 		timeout  time.Duration
-		cancel   time.Duration // cancel the context after this long (0: never)
-		result   bool          // a result comes back
+		cancelOn string // cancel the context once the tool prints this line ("": never)
+		result   bool   // a result comes back
 		check    func(err error) bool
 		wantText string // in the error's message
 	}{
@@ -116,9 +117,9 @@ func TestRun(t *testing.T) {
 			var e *TimeoutError
 			return errors.As(err, &e) && e.Limit == 300*time.Millisecond && errors.Is(err, context.DeadlineExceeded)
 		}, wantText: "load_tester did not finish within 300ms"},
-		{name: "interrupted: SIGINT, and what it measured comes back", mode: "sleep", cancel: 300 * time.Millisecond, result: true,
+		{name: "interrupted: SIGINT, and what it measured comes back", mode: "sleep", cancelOn: "fake: running", result: true,
 			check: func(err error) bool { return errors.Is(err, ErrInterrupted) && errors.Is(err, context.Canceled) }, wantText: "interrupted"},
-		{name: "interrupted, deaf to SIGINT: killed after the grace", mode: "deaf", cancel: 300 * time.Millisecond,
+		{name: "interrupted, deaf to SIGINT: killed after the grace", mode: "deaf", cancelOn: "fake: not listening",
 			check: func(err error) bool { return errors.Is(err, ErrInterrupted) }, wantText: "interrupted"},
 	}
 	for _, tt := range tests {
@@ -127,8 +128,11 @@ func TestRun(t *testing.T) {
 			s.Timeout = tt.timeout
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tt.cancel > 0 {
-				time.AfterFunc(tt.cancel, cancel)
+			if tt.cancelOn != "" {
+				// On the tool's word that its handler is in place, never
+				// after a guessed delay: a SIGINT before it kills the tool
+				// (a loaded machine starts it slowly) and nothing is written.
+				s.Output = &lineTrigger{line: tt.cancelOn, fire: cancel}
 			}
 			began := time.Now()
 			res, err := Run(ctx, s)
@@ -144,7 +148,7 @@ func TestRun(t *testing.T) {
 			if err != nil && !strings.Contains(err.Error(), tt.wantText) {
 				t.Errorf("error %q, want it to say %q", err, tt.wantText)
 			}
-			if tt.mode == "sleep" && tt.cancel > 0 && (res == nil || !res.Interrupted || res.Requests != 3) {
+			if tt.mode == "sleep" && tt.cancelOn != "" && (res == nil || !res.Interrupted || res.Requests != 3) {
 				t.Errorf("an interrupted run's result %+v, want the one written on SIGINT", res)
 			}
 		})
@@ -215,4 +219,31 @@ func TestLastLine(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
+}
+
+// lineTrigger calls fire once a whole line equal to line has been written.
+type lineTrigger struct {
+	mu   sync.Mutex
+	buf  []byte
+	line string
+	fire func()
+	done bool
+}
+
+func (w *lineTrigger) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for !w.done {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if strings.TrimSpace(string(w.buf[:i])) == w.line {
+			w.done = true
+			w.fire()
+		}
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
 }

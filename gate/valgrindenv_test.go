@@ -1,0 +1,167 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeValgrindMain behaves as valgrind 3.19 does on a CPU where its
+// synthetic CPUID offers RDTSCP that its decoder cannot run: -v prints the
+// hwcaps (FAKE_VALGRIND_HWCAPS, default without rdtscp), --version its
+// version, and a program run under it dies with SIGILL in runtime.cputicks
+// unless GODEBUG turns rdtscp off, in which case the program runs.
+func fakeValgrindMain(args []string) int {
+	if slices.Contains(args, "--version") {
+		os.Stdout.WriteString("valgrind-3.19.0\n")
+		return 0
+	}
+	if slices.Contains(args, "-v") {
+		hw := os.Getenv("FAKE_VALGRIND_HWCAPS")
+		if hw == "" {
+			hw = "amd64-cx16-lzcnt-sse3-ssse3-avx-avx2-bmi-f16c-rdrand"
+		}
+		os.Stderr.WriteString("--1-- Arch and hwcaps: AMD64, LittleEndian, " + hw + "\n")
+		return 0
+	}
+	var logPath string
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "--"); i++ {
+		if v, ok := strings.CutPrefix(args[i], "--log-file="); ok {
+			logPath = v
+		}
+	}
+	if i == len(args) {
+		os.Stderr.WriteString("valgrind: no program given\n")
+		return 1
+	}
+	if strings.Contains(os.Getenv("GODEBUG"), "cpu.rdtscp=off") {
+		err := syscall.Exec(args[i], args[i:], os.Environ())
+		os.Stderr.WriteString("fakevalgrind: " + err.Error() + "\n")
+		return 1
+	}
+	crash, err := os.ReadFile(filepath.Join(os.Getenv("FAKE_VALGRIND_TESTDATA"), "valgrind319_rdtscp.log"))
+	if err == nil && logPath != "" {
+		err = os.WriteFile(logPath, crash, 0o644)
+	}
+	if err != nil {
+		os.Stderr.WriteString("fakevalgrind: " + err.Error() + "\n")
+	}
+	// What the Go runtime prints when valgrind delivers the SIGILL.
+	os.Stderr.WriteString("SIGILL: illegal instruction\nPC=0x492fe9 m=2 sigcode=128\n\ngoroutine 0 gp=0xc000003340 m=2 mp=0xc000080008 [idle]:\nrip    0x492fe9\ngs     0x0\n")
+	return 2
+}
+
+func fakeValgrind(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fakevalgrind")
+	if err := os.Symlink(self, p); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_VALGRIND_TESTDATA", abs)
+	return p
+}
+
+func TestUnexecutableOptions(t *testing.T) {
+	for _, tc := range []struct {
+		hwcaps string
+		off    []string
+	}{
+		{"amd64-cx16-lzcnt-rdtscp-sse3-ssse3-avx-avx2-bmi-f16c-rdrand", nil},
+		{"amd64-cx16-lzcnt-sse3-ssse3-avx-avx2-bmi-f16c-rdrand", []string{"rdtscp"}},
+		{"amd64-cx16-rdtscp-sse3-ssse3-avx", []string{"avx2", "fma", "bmi1", "bmi2"}},
+		{"amd64-sse2", []string{"rdtscp", "sse3", "ssse3", "avx", "avx2", "fma", "bmi1", "bmi2"}},
+	} {
+		if got := unexecutableOptions(tc.hwcaps); !slices.Equal(got, tc.off) {
+			t.Errorf("%s: off %v, want %v", tc.hwcaps, got, tc.off)
+		}
+	}
+}
+
+func TestValgrindEnvGodebug(t *testing.T) {
+	v := ValgrindEnv{CPUOff: []string{"rdtscp", "avx2"}, Extra: "cpu.fma=off"}
+	want := "asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off,cpu.avx2=off,cpu.fma=off"
+	if got := v.Godebug(); got != want {
+		t.Errorf("Godebug %q, want %q", got, want)
+	}
+	if env := (ValgrindEnv{}).Env(); !slices.Equal(env, []string{"GODEBUG=" + costBaseGodebug, "GOGC=off"}) {
+		t.Errorf("Env %v", env)
+	}
+}
+
+// TestExplainValgrindLog: valgrind 3.19's log of the RDTSCP crash (as it
+// was written here, on an AMD EPYC of family 26) becomes one line that
+// names the instruction, where Go ran it, and the fix.
+func TestExplainValgrindLog(t *testing.T) {
+	log, err := os.ReadFile("testdata/valgrind319_rdtscp.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, ok := explainValgrindLog(log)
+	if !ok {
+		t.Fatal("not explained")
+	}
+	for _, want := range []string{"RDTSCP (0xF 0x1 0xF9)", "runtime.cputicks.abi0 (asm_amd64.s:1261)", "--cost-godebug", "newer valgrind"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("%q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "\n") {
+		t.Errorf("not one line: %q", line)
+	}
+	if _, ok := explainValgrindLog([]byte("==1== I   refs: 4,583,796\n")); ok {
+		t.Error("a log without an unrecognised instruction was explained")
+	}
+}
+
+// TestCostPreflight runs the preflight against a valgrind that cannot run
+// RDTSCP: where it says so in its hwcaps, the gate turns rdtscp off and the
+// server starts; where it does not (the features cannot be told apart),
+// the preflight fails with the one explained line, and so does every
+// scenario of the cost tier, before any cost run.
+func TestCostPreflight(t *testing.T) {
+	server, lt := fakeBinaries(t)
+	valgrind := fakeValgrind(t)
+	c := DefaultCostOptions()
+	c.Valgrind, c.Control, c.StartTimeout = valgrind, "true", 30*time.Second
+	p := costPair{binA: server, binB: server, cfgA: []byte("[fake]\n"), cfgB: []byte("[fake]\n"), loadTester: lt, dir: t.TempDir()}
+
+	env, err := costPreflight(context.Background(), c, p)
+	if err != nil {
+		t.Fatalf("preflight with rdtscp off: %v", err)
+	}
+	if !slices.Equal(env.CPUOff, []string{"rdtscp"}) || env.Version != "valgrind-3.19.0" || !strings.Contains(env.Godebug(), "cpu.rdtscp=off") {
+		t.Errorf("env %+v", env)
+	}
+
+	t.Setenv("FAKE_VALGRIND_HWCAPS", "amd64-cx16-lzcnt-rdtscp-sse3-ssse3-avx-avx2-bmi-f16c-rdrand")
+	_, err = costPreflight(context.Background(), c, p)
+	if err == nil || !strings.Contains(err.Error(), "RDTSCP") || !strings.Contains(err.Error(), "runtime.cputicks") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("preflight against a valgrind that dies: %v, want one line naming RDTSCP in runtime.cputicks", err)
+	}
+	scs := []Scenario{{Name: "ok"}, {Name: "commit"}}
+	out := runCostTier(context.Background(), c, scs, p, processCostLab{}, &strings.Builder{})
+	for i, j := range out {
+		if j.Verdict != CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
+			t.Errorf("scenario %s: %s %q valgrind %+v", scs[i].Name, j.Verdict, j.Reason, j.Valgrind)
+		}
+	}
+	// The user's own GODEBUG is how to get past it.
+	c.Godebug = "cpu.rdtscp=off"
+	if _, err := costPreflight(context.Background(), c, p); err != nil {
+		t.Errorf("preflight with --cost-godebug cpu.rdtscp=off: %v", err)
+	}
+}
