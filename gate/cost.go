@@ -377,8 +377,8 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 			return out
 		}
 		p.env = env.Env()
-		if len(env.CPUOff) > 0 {
-			fmt.Fprintf(progress, "cost: %s cannot execute Go's %v here; the servers run with GODEBUG=%s\n",
+		if len(env.CPUOff) > 0 && progress != nil {
+			fmt.Fprintf(progress, "gate: cost: %s cannot execute Go's %v here; the servers run with GODEBUG=%s\n",
 				cmp.Or(env.Version, "valgrind"), env.CPUOff, env.Godebug())
 		}
 	}

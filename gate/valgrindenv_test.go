@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,7 +154,7 @@ func TestCostPreflight(t *testing.T) {
 		t.Fatalf("preflight against a valgrind that dies: %v, want one line naming RDTSCP in runtime.cputicks", err)
 	}
 	scs := []Scenario{{Name: "ok"}, {Name: "commit"}}
-	out := runCostTier(context.Background(), c, scs, p, processCostLab{}, &strings.Builder{})
+	out := runCostTier(context.Background(), c, scs, p, processCostLab{}, nil) // nil: --quiet
 	for i, j := range out {
 		if j.Verdict != CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
 			t.Errorf("scenario %s: %s %q valgrind %+v", scs[i].Name, j.Verdict, j.Reason, j.Valgrind)
@@ -163,5 +164,25 @@ func TestCostPreflight(t *testing.T) {
 	c.Godebug = "cpu.rdtscp=off"
 	if _, err := costPreflight(context.Background(), c, p); err != nil {
 		t.Errorf("preflight with --cost-godebug cpu.rdtscp=off: %v", err)
+	}
+}
+
+// TestCostTierSaysWhatItTurnedOff: with progress, one line naming the
+// options turned off; without (--quiet), none, and no crash.
+func TestCostTierSaysWhatItTurnedOff(t *testing.T) {
+	server, lt := fakeBinaries(t)
+	c := DefaultCostOptions()
+	c.Valgrind, c.Control, c.StartTimeout = fakeValgrind(t), "true", 30*time.Second
+	c.Requests, c.Runs, c.MaxRuns = 10, 2, 2
+	p := costPair{binA: server, binB: server, cfgA: []byte("[fake]\n"), cfgB: []byte("[fake]\n"), loadTester: lt, dir: t.TempDir()}
+	var progress strings.Builder
+	for _, w := range []io.Writer{nil, &progress} {
+		out := runCostTier(context.Background(), c, []Scenario{{Name: "ok"}}, p, processCostLab{}, w)
+		if len(out) != 1 || out[0].Valgrind == nil || !slices.Equal(out[0].Valgrind.CPUOff, []string{"rdtscp"}) {
+			t.Fatalf("%+v", out)
+		}
+	}
+	if !strings.Contains(progress.String(), "cannot execute Go's [rdtscp] here; the servers run with GODEBUG=asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off") {
+		t.Errorf("progress %q", progress.String())
 	}
 }
