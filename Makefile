@@ -28,15 +28,18 @@ unit: build
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # arm64: vet the whole tree for arm64, then run the tests of the packages
-# with arm64 assembly (the spin loop, the pause) under qemu-user. Without
+# with arm64 assembly (the spin loop, the pause), the event loop, the app
+# and the load tester under qemu-user (WEASELDB_QEMU_USER tells a test that
+# re-runs its own binary to run it through the emulator, and one of a
+# kernel feature qemu-user does not pass on to skip, saying which). Without
 # qemu-aarch64-static (Debian's qemu-user-static) only the vet runs, and it
 # says so; ARM64_REQUIRED=1 (CI) makes its absence an error.
-ARM64_PKGS := ./server/cpuwork ./server/pipeline
+ARM64_PKGS := ./server/cpuwork ./server/pipeline ./server/eventloop ./server/app ./loadtester
 arm64:
 	GOARCH=arm64 $(GO) vet ./...
 	@if command -v qemu-aarch64-static >/dev/null; then \
 	  echo "GOARCH=arm64 go test -exec qemu-aarch64-static $(ARM64_PKGS)"; \
-	  GOARCH=arm64 $(GO) test -count=1 -timeout 5m -exec qemu-aarch64-static $(ARM64_PKGS); \
+	  GOARCH=arm64 WEASELDB_QEMU_USER=qemu-aarch64-static $(GO) test -count=1 -timeout 10m -exec qemu-aarch64-static $(ARM64_PKGS); \
 	elif [ -n "$(ARM64_REQUIRED)" ]; then \
 	  echo "arm64: qemu-aarch64-static is not installed (apt-get install qemu-user-static) and ARM64_REQUIRED is set"; exit 1; \
 	else \

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/testenv"
 )
 
 func TestDescriptorsNeeded(t *testing.T) {
@@ -68,7 +69,7 @@ func TestDescriptorChild(t *testing.T) {
 // running with fewer connections than asked and a count of connect errors.
 // cmd/load_tester's tests check the exit status the command makes of it.
 func TestRunRefusesMoreConnectionsThanDescriptors(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDescriptorChild$", "-test.v")
+	cmd := testenv.Command(os.Args[0], "-test.run=^TestDescriptorChild$", "-test.v")
 	cmd.Env = append(os.Environ(), descriptorChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
