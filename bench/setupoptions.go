@@ -96,9 +96,9 @@ func setupConfig(seedDoc map[string]any, s artifacts.Setup, socket string) (map[
 		doc["commit"] = commit
 	}
 	server["io_threads"] = s.IOThreads
-	// Shared cores: the stages run as goroutines on their loop's thread
-	// (FitSetup's Why says so). Dedicated cores pin, and so name, them all.
-	server["thread_names"] = s.Cores == artifacts.CoresDedicated
+	// server.thread_names stays at the server's "auto": on shared cores
+	// the stages run as goroutines on their loop's thread (FitSetup's Why
+	// says so); dedicated cores pin, and so name, them all.
 	commit["pipeline_release_threads"] = s.ReleaseThreads
 	commit["pipeline_wait_strategy"] = s.WaitStrategy
 	delete(server, "io_cpus")

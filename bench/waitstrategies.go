@@ -239,12 +239,12 @@ func pipelineFigures(run artifacts.WaitRun, pb *artifacts.PipelineBench, artifac
 
 // serverConfig is the config document the server of one run reads.
 func serverConfig(p plan.PlannedRun, o *WaitOptions, socket string) map[string]any {
-	server := map[string]any{"interfaces": []map[string]any{serverproc.UnixInterface(socket)}, "io_threads": o.IOThreads,
-		// On shared cores the stages run as goroutines on their loop's
-		// thread, the design the strategies are compared in; locked, named
-		// threads would add an OS thread switch per hand-off
-		// (docs/weaseldb.md, "Thread names"). Pinned threads are named anyway.
-		"thread_names": p.Cores == artifacts.CoresDedicated}
+	// server.thread_names stays at the server's "auto": on shared cores
+	// the stages run as goroutines on their loop's thread, the design the
+	// strategies are compared in (locked threads would add an OS thread
+	// switch per hand-off: docs/weaseldb.md, "Thread names"); pinned
+	// threads are locked, and named, anyway.
+	server := map[string]any{"interfaces": []map[string]any{serverproc.UnixInterface(socket)}, "io_threads": o.IOThreads}
 	if len(p.IOCPUs) > 0 {
 		server["io_cpus"] = p.IOCPUs
 	}

@@ -50,7 +50,7 @@ func FitSetup(allowed []int, seed artifacts.Setup) artifacts.Setup {
 	}
 	f.Cores, f.WaitStrategy = artifacts.CoresShared, "WaitIfStageEmpty"
 	f.Connections = connectionsPerLoadThread * f.LoadThreads
-	f.Why = fmt.Sprintf("%d allowed CPUs (%s), fewer than 7: shared cores, nothing pinned; one I/O loop and one load-tester thread per 4 CPUs (%d and %d); WaitIfStageEmpty, which never spins; thread_names = false, so the stages run as goroutines on the loop's thread instead of paying an OS thread switch per hand-off",
+	f.Why = fmt.Sprintf("%d allowed CPUs (%s), fewer than 7: shared cores, nothing pinned; one I/O loop and one load-tester thread per 4 CPUs (%d and %d); WaitIfStageEmpty, which never spins; nothing pinned, so the server's thread_names (auto) runs the stages as goroutines on the loop's thread instead of paying an OS thread switch per hand-off",
 		n, affinity.FormatCPUList(allowed), f.IOThreads, f.LoadThreads)
 	return f
 }

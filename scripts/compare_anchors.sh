@@ -6,9 +6,9 @@
 # alternated (A B C A B C ...) ROUNDS times; medians, then the ratios.
 # weaseldb runs with io_threads=1, pipeline_release_threads=1,
 # ok_resolve_iterations=0, WAIT_STRATEGY (default WaitIfStageEmpty) and
-# thread_names = THREAD_NAMES (default false: the stages run as goroutines on
-# the loop's thread, the design docs/weaseldb.md's figures are for; true is
-# the server's default, with an OS thread switch per hand-off).
+# the server's own thread_names ("auto": unpinned, the stages run as
+# goroutines on the loop's thread), or THREAD_NAMES where set (true: an OS
+# thread switch per hand-off; false).
 #
 # Usage: scripts/compare_anchors.sh        (env: DURATION=4 ROUNDS=3 CONNS=100
 #        WAIT_STRATEGY=WaitIfStageEmpty WEASELDB_ARGS="" WEASELDB_ENV="" (e.g.
@@ -52,7 +52,7 @@ cat >"$work/weaseldb.toml" <<TOML
 [server]
 interfaces = [{ type = "tcp", address = "127.0.0.1", port = $PORT_WDB }]
 io_threads = 1
-thread_names = ${THREAD_NAMES:-false}
+${THREAD_NAMES:+thread_names = $THREAD_NAMES}
 [commit]
 pipeline_wait_strategy = "$WAIT_STRATEGY"
 pipeline_release_threads = 1

@@ -17,8 +17,8 @@
 # Knobs (environment; defaults in brackets): BUILD_DIR [build]  PAIRS [6]
 #   DURATION [5] seconds of load per run after WARMUP [1]  OUT [stdout]
 #   SKIP_STRACE [0]  SKIP_IDLE [0]  SERVER_CPU [0]  CLIENT_CPU [1]
-#   THREAD_NAMES [false: the epoll loop unlocked, as measured in docs/io_uring.md;
-#   io_uring loops are locked either way]
+#   THREAD_NAMES [unset: the server's "auto", the epoll loop unlocked, as
+#   measured in docs/io_uring.md; io_uring loops are locked either way]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -43,7 +43,7 @@ config() { # variant backend [extra line]
 [server]
 io_threads = 1
 io_backend = "$2"
-thread_names = ${THREAD_NAMES:-false}
+${THREAD_NAMES:+thread_names = $THREAD_NAMES}
 interfaces = [{ type = "tcp", address = "127.0.0.1", port = $PORT }]
 max_connections = 20000
 ${3:-}

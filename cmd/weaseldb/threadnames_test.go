@@ -1,10 +1,14 @@
 package main
 
 import (
+	"io"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"weaseldb/internal/nettest"
 	"weaseldb/internal/procstat"
 )
 
@@ -23,10 +27,10 @@ func taskNames(t *testing.T, pid int) []string {
 	return names
 }
 
-// With the defaults (nothing but a listener configured), every loop and
-// stage has a thread of its own under its name, for top -H and perf.
-func TestDefaultConfigNamesThreads(t *testing.T) {
-	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\nio_threads = 2\n")
+// With thread_names = true every loop and stage has a thread of its own
+// under its name, for top -H and perf.
+func TestThreadNamesTrueNamesThreads(t *testing.T) {
+	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\nio_threads = 2\nthread_names = true\n")
 	want := []string{"io-0", "io-1", "sequence", "resolve", "persist", "release-0"}
 	var names []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -36,4 +40,30 @@ func TestDefaultConfigNamesThreads(t *testing.T) {
 		}
 	}
 	t.Fatalf("threads %v, want among them %v", names, want)
+}
+
+// With the defaults (nothing but a listener configured: thread_names
+// "auto", epoll, nothing pinned) the loop and the stages run as
+// goroutines, with no OS thread switch per hand-off: once a GET /ok is
+// answered, every one of them ran, and no thread is named after them.
+func TestDefaultConfigRunsGoroutines(t *testing.T) {
+	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\nio_threads = 1\n[commit]\npipeline_release_threads = 1\n")
+	addr := strings.TrimPrefix(r.addrs[0], "tcp ")
+	c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	buf := make([]byte, 12)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "HTTP/1.1 200" {
+		t.Fatalf("%q %v", buf, err)
+	}
+	names := taskNames(t, r.Pid())
+	for _, n := range []string{"io-0", "sequence", "resolve", "persist", "release-0"} {
+		if slices.Contains(names, n) {
+			t.Errorf("a thread named %q with the defaults (all: %v)", n, names)
+		}
+	}
 }

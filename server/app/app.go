@@ -116,7 +116,8 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		Metrics:                 s.Metrics,
 		SpinBeforePark:          spin,
 		StageCPUs:               cfg.Commit.PipelineCPUs,
-		LockThreads:             cfg.Server.ThreadNames,
+		LockThreads:             cfg.Server.ThreadNames.LockAll(),
+		Unnamed:                 cfg.Server.ThreadNames.Unnamed(),
 		Store:                   s.store,
 		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
 			s.handlers[c.Loop().ID()].register(c, sub)

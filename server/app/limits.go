@@ -18,7 +18,8 @@ func loopOptions(cfg config.Config, opt Options) eventloop.Options {
 	lo.EventBatchSize = cfg.Server.EventBatchSize
 	lo.ReadBufferSize = cfg.Server.ReadBufferSize
 	lo.IOCPUs = cfg.Server.IOCPUs
-	lo.LockThreads = cfg.Server.ThreadNames
+	lo.LockThreads = cfg.Server.ThreadNames.LockAll()
+	lo.Unnamed = cfg.Server.ThreadNames.Unnamed()
 	if lo.Logf == nil {
 		lo.Logf = opt.Logf
 	}

@@ -1,11 +1,17 @@
 package app
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"weaseldb/internal/affinity"
+	"weaseldb/internal/nettest"
 	"weaseldb/internal/procstat"
 	"weaseldb/server/config"
 	"weaseldb/server/eventloop"
@@ -28,7 +34,7 @@ func threadNames(t *testing.T) map[string]int {
 
 var stageThreadNames = []string{"sequence", "resolve", "persist", "release-0", "release-1"}
 
-// With server.thread_names (the default) every loop's thread is io-N and every stage's is
+// With server.thread_names = true every loop's thread is io-N and every stage's is
 // named after its stage, each exactly once; after Shutdown the threads are
 // gone with their goroutines (a locked goroutine that exits ends its
 // thread), so no name stays behind on a thread that runs something else.
@@ -44,6 +50,7 @@ func TestThreadNames(t *testing.T) {
 			cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceTCP, Address: "127.0.0.1", Port: 0}}
 			cfg.Server.IOThreads = 3
 			cfg.Server.IOBackend = backend
+			cfg.Server.ThreadNames = config.ThreadNamesOn
 			cfg.Commit.PipelineReleaseThreads = 2
 			srv, err := New(cfg, Options{OnLoopError: func(err error) { t.Errorf("loop: %v", err) }})
 			if err != nil {
@@ -82,24 +89,96 @@ func TestThreadNames(t *testing.T) {
 	}
 }
 
-// With thread_names off an unpinned epoll server names (and locks) nothing.
-func TestThreadNamesOff(t *testing.T) {
-	cfg := config.Default()
-	cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceTCP, Address: "127.0.0.1", Port: 0}}
-	cfg.Server.IOThreads = 2
-	cfg.Server.ThreadNames = false
-	cfg.Commit.PipelineReleaseThreads = 2
-	srv, err := New(cfg, Options{Loop: eventloop.Options{Backend: eventloop.BackendEpoll}})
+// The names each thread_names mode gives, where the threads run: "auto"
+// (the default) names the loops and stages that are locked anyway (pinned,
+// or io_uring loops) and leaves unpinned epoll ones as goroutines; false
+// names none, locked or not. Each server answers a GET /ok first: its one
+// loop and every stage (one release thread) then ran, and named their
+// threads if they were going to.
+func TestThreadNamesByMode(t *testing.T) {
+	stages := []string{"sequence", "resolve", "persist", "release-0"}
+	allowed, err := affinity.AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Start()
-	defer srv.Shutdown(5 * time.Second)
-	time.Sleep(50 * time.Millisecond) // the goroutines have started
-	names := threadNames(t)
-	for _, n := range append([]string{"io-0", "io-1"}, stageThreadNames...) {
-		if names[n] != 0 {
-			t.Errorf("thread %q named with thread_names off (all: %v)", n, names)
-		}
+	cpu := allowed[0]
+	pinned := func(c *config.Config) {
+		c.Server.IOCPUs = []int{cpu}
+		c.Commit.PipelineCPUs = [][]int{{cpu}, {cpu}, {cpu}, {cpu}}
+	}
+	for _, tc := range []struct {
+		name   string
+		mode   config.ThreadNames
+		setup  func(*config.Config)
+		uring  bool
+		named  []string
+		absent []string
+	}{
+		{"auto, unpinned epoll: goroutines", config.ThreadNamesAuto, nil, false, nil, append([]string{"io-0"}, stages...)},
+		{"auto, io_uring loop: named, stages goroutines", config.ThreadNamesAuto, nil, true, []string{"io-0"}, stages},
+		{"auto, pinned: every thread named", config.ThreadNamesAuto, pinned, false, append([]string{"io-0"}, stages...), nil},
+		{"false, pinned: none named", config.ThreadNamesOff, pinned, false, nil, append([]string{"io-0"}, stages...)},
+		{"false, io_uring: none named", config.ThreadNamesOff, nil, true, nil, append([]string{"io-0"}, stages...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.uring {
+				if err := eventloop.ProbeIOUring(); err != nil {
+					t.Skipf("io_uring unavailable: %v", err)
+				}
+			}
+			// Names from an earlier server are gone before this one starts
+			// (each is restored before its goroutine ends).
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				names := threadNames(t)
+				if !slices.ContainsFunc(append([]string{"io-0"}, stages...), func(n string) bool { return names[n] != 0 }) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("named threads of an earlier server remain: %v", names)
+				}
+			}
+			cfg := config.Default()
+			cfg.Server.Interfaces = []config.Interface{{Type: config.InterfaceTCP, Address: "127.0.0.1", Port: 0}}
+			cfg.Server.IOThreads, cfg.Commit.PipelineReleaseThreads = 1, 1
+			cfg.Server.ThreadNames = tc.mode
+			if tc.setup != nil {
+				tc.setup(&cfg)
+			}
+			// The backend the case names, whatever WEASELDB_TEST_IO_BACKEND says.
+			backend := eventloop.BackendEpoll
+			if tc.uring {
+				backend = eventloop.BackendIOUring
+			}
+			srv, err := New(cfg, Options{Loop: eventloop.Options{Backend: backend}, OnLoopError: func(err error) { t.Errorf("loop: %v", err) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Start()
+			defer srv.Shutdown(5 * time.Second)
+			ts := &testServer{srv: srv, tcpAddr: fmt.Sprintf("127.0.0.1:%d", srv.TCPPort(0))}
+			c, err := net.DialTimeout("tcp", ts.tcpAddr, nettest.DialTimeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			if _, err := io.WriteString(c, okRequest(1)); err != nil {
+				t.Fatal(err)
+			}
+			if resp, _ := readResponse(t, bufio.NewReader(c)); resp.StatusCode != 200 {
+				t.Fatalf("GET /ok: %s", resp.Status)
+			}
+			names := threadNames(t)
+			for _, n := range tc.named {
+				if names[n] != 1 {
+					t.Errorf("%d threads named %q, want 1 (all: %v)", names[n], n, names)
+				}
+			}
+			for _, n := range tc.absent {
+				if names[n] != 0 {
+					t.Errorf("thread %q named (all: %v)", n, names)
+				}
+			}
+		})
 	}
 }

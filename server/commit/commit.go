@@ -122,7 +122,10 @@ type Options struct {
 	// named after its stage (sequence, resolve, persist, release-N). A
 	// pinned stage is locked, and named, whatever this says.
 	LockThreads bool
-	Metrics     *metrics.Metrics
+	// Unnamed leaves every stage's thread unnamed, locked or not
+	// (server.thread_names = false).
+	Unnamed bool
+	Metrics *metrics.Metrics
 	// Store is the state the stages own (see server/store); nil: a fresh
 	// store with the default options.
 	Store *store.Store
@@ -334,7 +337,7 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 		runtime.LockOSThread()
 		locked = true
 	}
-	if locked {
+	if locked && !cp.opt.Unnamed {
 		// The old name is back before the goroutine (and its thread) ends.
 		restore, err := eventloop.NameThread(StageThreadName(stage, thread))
 		if err != nil {

@@ -64,6 +64,22 @@ var ListenerModes = []string{ListenerShared, ListenerReusePort}
 // IOBackends lists the allowed server.io_backend values.
 var IOBackends = []string{IOBackendEpoll, IOBackendIOUring}
 
+// ThreadNames is server.thread_names: true, false or "auto".
+type ThreadNames string
+
+// The values of server.thread_names.
+const (
+	ThreadNamesAuto ThreadNames = "auto"
+	ThreadNamesOn   ThreadNames = "true"
+	ThreadNamesOff  ThreadNames = "false"
+)
+
+// LockAll: every loop and stage on a locked, named thread of its own.
+func (n ThreadNames) LockAll() bool { return n == ThreadNamesOn }
+
+// Unnamed: no thread is named, even one locked for pinning or io_uring.
+func (n ThreadNames) Unnamed() bool { return n == ThreadNamesOff }
+
 // PipelineStages is the number of commit pipeline stages (sequence, resolve,
 // persist, release); commit.pipeline_cpus has one list per stage.
 const PipelineStages = 4
@@ -95,15 +111,18 @@ type ServerConfig struct {
 	// for looking at a server under load. "" (the default): none. It has
 	// no authentication: bind it to loopback or a private network.
 	AdminAddress string
-	// ThreadNames (the default) locks every I/O loop and pipeline stage
-	// goroutine to an OS thread of its own, named io-N, sequence, resolve,
-	// persist, release-N, for top -H, ps -L and perf. false runs the
-	// stages as goroutines on the thread of the loop that pushed, which on
-	// shared cores is cheaper: every hand-off between locked goroutines is
-	// an OS thread switch, measured at 1.2-1.35x the server's CPU per GET
-	// /ok on one core (docs/weaseldb.md, "Thread names"). Pinned loops and
-	// stages and io_uring loops are locked, and named, whatever it says.
-	ThreadNames bool
+	// ThreadNames says which I/O loops and pipeline stages run on OS
+	// threads of their own, named io-N, sequence, resolve, persist,
+	// release-N, for top -H, ps -L and perf (docs/weaseldb.md, "Thread
+	// names"). ThreadNamesAuto (the default) names the threads that are
+	// locked anyway (pinned loops and stages, io_uring loops) and runs the
+	// rest as goroutines, a stage on the thread of the loop that pushed:
+	// where threads share cores, every hand-off between locked goroutines
+	// is an OS thread switch, measured at 1.2-1.35x the server's CPU per
+	// GET /ok on one core. ThreadNamesOn locks and names every loop and
+	// stage; ThreadNamesOff names none (pinned and io_uring loops are
+	// still locked: they must be).
+	ThreadNames ThreadNames
 	// Listener is how the loops share a TCP interface: "shared" (one
 	// socket that every loop waits on with EPOLLEXCLUSIVE, which wakes the
 	// first waiting loop, so connections opened while the loops are idle
@@ -199,7 +218,7 @@ func Default() Config {
 			IdleTimeoutSeconds:   60,
 			WriteTimeoutSeconds:  30,
 			IOBackend:            IOBackendEpoll,
-			ThreadNames:          true,
+			ThreadNames:          ThreadNamesAuto,
 			Listener:             ListenerShared,
 		},
 		Commit: CommitConfig{

@@ -260,15 +260,35 @@ func TestListenerKey(t *testing.T) {
 }
 
 func TestThreadNamesKey(t *testing.T) {
-	if !Default().Server.ThreadNames {
-		t.Fatal("thread_names off by default")
+	if got := Default().Server.ThreadNames; got != ThreadNamesAuto {
+		t.Fatalf("thread_names %q by default, want auto", got)
 	}
-	cfg, err := Parse([]byte("[server]\nthread_names = false\n"))
-	if err != nil || cfg.Server.ThreadNames {
-		t.Fatalf("thread_names = false: %v %v", cfg.Server.ThreadNames, err)
+	for _, tc := range []struct {
+		value            string
+		want             ThreadNames
+		lockAll, unnamed bool
+	}{
+		{"true", ThreadNamesOn, true, false},
+		{"false", ThreadNamesOff, false, true},
+		{`"auto"`, ThreadNamesAuto, false, false},
+	} {
+		cfg, err := Parse([]byte("[server]\nthread_names = " + tc.value + "\n"))
+		if err != nil || cfg.Server.ThreadNames != tc.want {
+			t.Fatalf("thread_names = %s: %q %v, want %q", tc.value, cfg.Server.ThreadNames, err, tc.want)
+		}
+		if n := cfg.Server.ThreadNames; n.LockAll() != tc.lockAll || n.Unnamed() != tc.unnamed {
+			t.Errorf("thread_names = %s: LockAll %v Unnamed %v", tc.value, n.LockAll(), n.Unnamed())
+		}
 	}
-	if _, msg := parseErrors(t, "[server]\nthread_names = 1\n"); msg != "server.thread_names: must be true or false, got integer" {
-		t.Fatalf("got %q", msg)
+	for value, want := range map[string]string{
+		"1":        "server.thread_names: must be true, false or \"auto\", got integer",
+		`"yes"`:    `server.thread_names: must be true, false or "auto", got "yes"`,
+		`"true"`:   `server.thread_names: must be true, false or "auto", got "true"`,
+		`["auto"]`: "server.thread_names: must be true, false or \"auto\", got array",
+	} {
+		if _, msg := parseErrors(t, "[server]\nthread_names = "+value+"\n"); msg != want {
+			t.Errorf("thread_names = %s: got %q, want %q", value, msg, want)
+		}
 	}
 }
 
@@ -443,7 +463,7 @@ func TestSummary(t *testing.T) {
 		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
-		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = true", "listener                      = shared",
+		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = auto", "listener                      = shared",
 		"max_request_ids               = 0 (no cap: retention decides)",
 	} {
 		if !strings.Contains(s, want) {

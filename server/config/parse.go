@@ -69,7 +69,7 @@ var schema = []section{
 		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
 		{"admin_address", stringSetter(func(c *Config) *string { return &c.Server.AdminAddress })},
 		{"listener", stringSetter(func(c *Config) *string { return &c.Server.Listener })},
-		{"thread_names", boolSetter(func(c *Config) *bool { return &c.Server.ThreadNames })},
+		{"thread_names", setThreadNames},
 	}},
 	{"commit", []field{
 		{"min_request_id_length", intSetter(func(c *Config) *int { return &c.Commit.MinRequestIDLength })},
@@ -222,6 +222,25 @@ func boolSetter(dst func(*Config) *bool) setter {
 			return
 		}
 		*dst(c) = b
+	}
+}
+
+// setThreadNames takes a TOML boolean (true, false) or the string "auto".
+func setThreadNames(c *Config, key string, v any, l *errorList) {
+	switch v := v.(type) {
+	case bool:
+		c.Server.ThreadNames = ThreadNamesOff
+		if v {
+			c.Server.ThreadNames = ThreadNamesOn
+		}
+	case string:
+		if v != string(ThreadNamesAuto) {
+			l.add(key, "must be true, false or \"auto\", got %q", v)
+			return
+		}
+		c.Server.ThreadNames = ThreadNamesAuto
+	default:
+		l.add(key, "must be true, false or \"auto\", got %s", typeName(v))
 	}
 }
 

@@ -22,7 +22,7 @@ func (c Config) Summary() string {
 	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
 	line("  io_backend                    = %s", c.Server.IOBackend)
 	line("  listener                      = %s", c.Server.Listener)
-	line("  thread_names                  = %t", c.Server.ThreadNames)
+	line("  thread_names                  = %s", c.Server.ThreadNames)
 	if c.Server.AdminAddress == "" {
 		line("  admin_address                 = off")
 	} else {

@@ -195,7 +195,7 @@ func (l *Loop) run(failed chan<- error) {
 		runtime.LockOSThread()
 		locked = true
 	}
-	if locked {
+	if locked && !l.opt.Unnamed {
 		// A thread of its own: worth a name for top -H and perf. The old
 		// name is back before the goroutine (and so the thread) ends.
 		restore, err := NameThread(fmt.Sprintf("io-%d", l.id))

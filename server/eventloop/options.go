@@ -28,6 +28,9 @@ type Options struct {
 	// switch where it would otherwise hand its P to a goroutine
 	// (docs/weaseldb.md, "Thread names", has what was measured).
 	LockThreads bool
+	// Unnamed leaves every loop's thread unnamed, locked or not
+	// (server.thread_names = false).
+	Unnamed bool
 
 	// Connection timeouts (timeouts.go). Unlike the fields above, zero (or
 	// negative) turns a timeout off; DefaultOptions leaves them off.
