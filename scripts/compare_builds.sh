@@ -23,9 +23,11 @@
 #      WAIT_STRATEGY=WaitIfStageEmpty FRESH=0 (1: start both servers afresh
 #      every round, for what changes from one process start to the next)
 #      THREAD_NAMES=false (server.thread_names for both, so that a build from
-#      before names were the default compares like for like; the server's
-#      default is true; a variant whose *_SERVER sets it, or whose build
-#      predates the key, is left as it is)
+#      the days names were the default (true) compares like for like; the
+#      server's default is now "auto", the same as false where nothing is
+#      pinned; a variant whose *_SERVER names the key, even in a comment
+#      such as '# thread_names: default', or whose build predates the key,
+#      is left as it is)
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-9}
