@@ -31,6 +31,7 @@ func costPreflight(ctx context.Context, c CostOptions, p costPair) (ValgrindEnv,
 	proc, err := serverproc.Start(serverproc.Spec{Name: "server A (callgrind preflight)", Binary: p.binA, Config: doc,
 		ConfigFile: filepath.Join(dir, "preflight.toml"), Dir: dir, Env: env.Env(), StartTimeout: c.StartTimeout,
 		Wrapper: []string{c.Valgrind, "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "callgrind.%p"),
+			"--vgdb-prefix=" + filepath.Join(dir, "vgdb"),
 			"--log-file=" + logPath}})
 	if err != nil {
 		if line, ok := explainValgrindLogFile(logPath); ok {

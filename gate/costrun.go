@@ -89,7 +89,11 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	}
 	outPrefix := filepath.Join(spec.Dir, name+".callgrind")
 	logPath := filepath.Join(spec.Dir, name+".valgrind.log")
-	wrapper := []string{spec.Valgrind, "--tool=callgrind", "--callgrind-out-file=" + outPrefix + ".%p",
+	// The FIFOs valgrind's gdbserver makes for callgrind_control live in
+	// the run's directory, not /tmp: the process is killed with SIGKILL,
+	// which leaves them behind.
+	vgdbPrefix := filepath.Join(spec.Dir, "vgdb")
+	wrapper := []string{spec.Valgrind, "--tool=callgrind", "--callgrind-out-file=" + outPrefix + ".%p", "--vgdb-prefix=" + vgdbPrefix,
 		"--trace-syscalls=yes", "--log-file=" + logPath}
 	proc, err := serverproc.Start(serverproc.Spec{Name: "server " + spec.Side + " (callgrind)", Binary: spec.Binary,
 		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, Wrapper: wrapper, Env: spec.Env,
@@ -130,7 +134,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	if err := errors.Join(err0, err1, err2); err != nil {
 		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
 	}
-	if err := callgrindControl(ctx, spec.Control, "-z", pid); err != nil {
+	if err := callgrindControl(ctx, spec.Control, vgdbPrefix, "-z", pid); err != nil {
 		return sample, err
 	}
 	logFrom := fileSize(logPath)
@@ -144,7 +148,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	if err != nil {
 		return sample, err
 	}
-	if err := callgrindControl(ctx, spec.Control, "-d", pid); err != nil {
+	if err := callgrindControl(ctx, spec.Control, vgdbPrefix, "-d", pid); err != nil {
 		return sample, err
 	}
 	logTo := fileSize(logPath)
@@ -200,10 +204,10 @@ func cleanCostRun(res loadtester.Result) error {
 	return nil
 }
 
-func callgrindControl(ctx context.Context, control, flag string, pid int) error {
+func callgrindControl(ctx context.Context, control, vgdbPrefix, flag string, pid int) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, control, flag, strconv.Itoa(pid)).CombinedOutput()
+	out, err := exec.CommandContext(ctx, control, "--vgdb-prefix="+vgdbPrefix, flag, strconv.Itoa(pid)).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s %s %d: %w: %s", control, flag, pid, err, lastLine(out))
 	}
