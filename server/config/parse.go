@@ -214,17 +214,6 @@ func secondsSetter(dst func(*Config) *float64) setter {
 	}
 }
 
-func boolSetter(dst func(*Config) *bool) setter {
-	return func(c *Config, key string, v any, l *errorList) {
-		b, ok := v.(bool)
-		if !ok {
-			l.add(key, "must be true or false, got %s", typeName(v))
-			return
-		}
-		*dst(c) = b
-	}
-}
-
 // setThreadNames takes a TOML boolean (true, false) or the string "auto".
 func setThreadNames(c *Config, key string, v any, l *errorList) {
 	switch v := v.(type) {
