@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"time"
@@ -12,34 +13,68 @@ import (
 )
 
 // Connect threads (goroutines, ConnectThreads of them) share only the
-// runner's connReqs channel, which any goroutine sends to and they receive
-// from, and each network thread's inbox (handOff), which they fill under
-// its lock. A socket is theirs until handed off, then its network thread's.
+// runner's connReqs channel, which any goroutine sends to (a network
+// thread, or the timer of a slot backing off) and they receive from, and
+// each network thread's inbox (handOff), which they fill under its lock. A
+// socket is theirs until handed off, then its network thread's. A slot
+// backing off is its timer's until the timer queues it.
 
 // connRequest asks the connect threads for connection number slot.
 type connRequest struct {
 	slot     int
-	failures int // consecutive failures of this slot: the back-off grows with it
+	failures int           // consecutive failures of this slot: the back-off grows with it
+	backoff  time.Duration // how long the slot backed off before this request (0: none)
 }
 
-// requestConn queues a (re)connection. The channel holds one entry per
-// connection slot and a slot is in at most one place at a time, so the send
-// never blocks.
+// requestConn queues a (re)connection of slot once its back-off (after
+// failures consecutive failures) has passed. Each waiting slot has its own
+// timer, so slots back off independently and no connect thread sleeps
+// while other slots wait for it. The channel holds one entry per
+// connection slot and a slot is in at most one place at a time, so the
+// send never blocks.
 func (r *runner) requestConn(slot, failures int) {
+	d := jittered(backoff(failures))
+	if d == 0 {
+		r.queueConn(connRequest{slot: slot, failures: failures})
+		return
+	}
+	time.AfterFunc(d, func() { r.queueConn(connRequest{slot: slot, failures: failures, backoff: d}) })
+}
+
+func (r *runner) queueConn(req connRequest) {
 	select {
-	case r.connReqs <- connRequest{slot: slot, failures: failures}:
+	case r.connReqs <- req:
 	default: // unreachable by construction; dropping beats blocking a loop
 	}
 }
 
+// Back-off bounds: the first retry of a failing slot waits about
+// backoffFirst, each further one twice as long, up to backoffCap.
+const (
+	backoffFirst = 5 * time.Millisecond
+	backoffCap   = time.Second
+)
+
 // backoff spaces retries of a failing slot: 5 ms doubling up to 1 s, so a
-// dead server is not hammered and a restarted one is found quickly.
+// dead server, or one that refuses every handshake, is not hammered (a
+// slot makes about one attempt a second once capped) and a restarted one
+// is found quickly.
 func backoff(failures int) time.Duration {
 	if failures <= 0 {
 		return 0
 	}
-	d := 5 * time.Millisecond << min(failures-1, 8)
-	return min(d, time.Second)
+	d := backoffFirst << min(failures-1, 8)
+	return min(d, backoffCap)
+}
+
+// jittered draws a wait in [d/2, d], so slots that failed together (a
+// server restart) do not retry in lockstep; the lower half bounds how
+// often a slot can retry.
+func jittered(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d-d/2+1)
 }
 
 // connectLoop is one connect thread: it opens non-blocking sockets and hands
@@ -51,22 +86,15 @@ func (r *runner) connectLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case req := <-r.connReqs:
-			if d := backoff(req.failures); d > 0 {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(d):
-				}
-			}
 			t := r.threads[req.slot%len(r.threads)]
 			var h handoff
 			if r.tlsConf != nil {
 				d, err := dialTLS(ctx, &r.cfg, r.tlsConf)
-				h = handoff{fd: d.fd, connSlot: req.slot, failures: req.failures, err: err,
+				h = handoff{fd: d.fd, connSlot: req.slot, failures: req.failures, backoff: req.backoff, err: err,
 					tls: d.conn, handshake: d.handshake, resumed: d.resumed}
 			} else {
 				fd, err := r.dial(ctx, sa)
-				h = handoff{fd: fd, connSlot: req.slot, failures: req.failures, err: err}
+				h = handoff{fd: fd, connSlot: req.slot, failures: req.failures, backoff: req.backoff, err: err}
 			}
 			if !t.handOff(h) && h.err == nil {
 				unix.Close(h.fd)

@@ -149,6 +149,9 @@ func (m *mergeState) sums() {
 		o.Dropped += r.Dropped
 		o.LowerBounds += r.LowerBounds
 		o.ConnectionsOpened += r.ConnectionsOpened
+		o.ReconnectBackoffs += r.ReconnectBackoffs
+		o.ReconnectBackoffS += r.ReconnectBackoffS
+		o.ReconnectBackoffMaxS = max(o.ReconnectBackoffMaxS, r.ReconnectBackoffMaxS)
 		o.BytesIn += r.BytesIn
 		o.BytesOut += r.BytesOut
 		o.RateAsked += r.RateAsked

@@ -72,6 +72,7 @@ type conn struct {
 	slot     int32 // index in the thread's table
 	gen      int32 // generation of the slot when this conn took it
 	connSlot int   // which of the --concurrency connections this is
+	failures int   // consecutive failed attempts of its slot before it (back-off: retryFailures)
 	state    connState
 	parser   respParser
 	tls      *tlsConn // https: reads and writes go through it (tlsconn.go); nil for plaintext
@@ -104,8 +105,9 @@ type conn struct {
 type handoff struct {
 	fd       int
 	connSlot int
-	failures int   // consecutive failed attempts for this slot, for back-off
-	err      error // the attempt failed before reaching the loop
+	failures int           // consecutive failed attempts for this slot, for back-off
+	backoff  time.Duration // how long the slot backed off before this attempt (connect.go)
+	err      error         // the attempt failed before reaching the loop
 	// https: the connection's TLS state, its handshake's length and
 	// whether it resumed a session.
 	tls       *tlsConn
@@ -480,6 +482,7 @@ func (t *netThread) onWake() {
 // adopt puts a handed-off connection in the table, then registers it
 // (hazard #3: ADD reports readiness that already exists).
 func (t *netThread) adopt(h handoff) {
+	t.books.measured.bookBackoff(h.backoff)
 	if h.err != nil {
 		t.books.measured.errors[connectErrorKind(h.err)]++
 		t.sampleError(t.now(), 0, connectErrorKind(h.err))
@@ -499,7 +502,7 @@ func (t *netThread) adopt(h handoff) {
 	for ring < t.r.cfg.Pipeline {
 		ring <<= 1
 	}
-	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, state: connConnecting,
+	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, failures: h.failures, state: connConnecting,
 		sendTimes: make([]int64, ring), mask: ring - 1,
 		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
 	if t.pace.on() {
@@ -533,7 +536,7 @@ func (t *netThread) adopt(h handoff) {
 	t.conns[slot] = c
 	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
 		t.books.measured.errors[errConnect]++
-		t.closeConn(c, h.failures+1)
+		t.closeConn(c, true)
 	}
 }
 
@@ -547,7 +550,7 @@ func (t *netThread) finishConnect(c *conn) {
 		kind := connectErrorKind(err)
 		t.books.measured.errors[kind]++
 		t.sampleError(t.now(), 0, kind)
-		t.closeConn(c, 1)
+		t.closeConn(c, true)
 		return
 	}
 	c.state = connActive
@@ -778,7 +781,7 @@ func (t *netThread) quotaDone(c *conn) bool {
 // server's Connection: close); requests still in flight were not answered.
 func (t *netThread) retire(c *conn, now int64) {
 	t.lose(c, now, errEOF)
-	t.closeConn(c, 0)
+	t.closeConn(c, false)
 }
 
 func (t *netThread) onEOF(c *conn, now int64) {
@@ -786,7 +789,7 @@ func (t *netThread) onEOF(c *conn, now int64) {
 		t.complete(c, now)
 	}
 	t.lose(c, now, errEOF)
-	t.closeConn(c, 0)
+	t.closeConn(c, false)
 }
 
 // failConn closes a broken connection, charging its requests in flight (at
@@ -797,7 +800,7 @@ func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 		t.sampleError(now, 0, kind)
 	}
 	t.lose(c, now, kind)
-	t.closeConn(c, 1)
+	t.closeConn(c, true)
 }
 
 // lose counts every request in flight on c as failed with kind, in the
@@ -825,8 +828,9 @@ func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 	}
 }
 
-// closeConn unregisters and closes c and asks for its replacement.
-func (t *netThread) closeConn(c *conn, failures int) {
+// closeConn unregisters and closes c and asks for its replacement, after
+// a back-off if c failed or never got a response (retryFailures).
+func (t *netThread) closeConn(c *conn, failed bool) {
 	if c.state == connActive {
 		t.books.open--
 	}
@@ -840,8 +844,25 @@ func (t *netThread) closeConn(c *conn, failures int) {
 	// the window wait for one (a --requests-per-conn quota, a reset):
 	// they are owed a send before the drain ends.
 	if !t.stopping.Load() && (!t.win.closing || t.backlog()) {
-		t.r.requestConn(c.connSlot, failures)
+		t.r.requestConn(c.connSlot, c.retryFailures(failed))
 	}
+}
+
+// retryFailures is the failure count c's replacement starts from. A
+// response (any status) proves that the slot's connect and handshake
+// work, so the back-off starts over: none after a normal close, the first
+// step after a failure. A connection that never got one adds to its slot's
+// count however it ended (a refused connect, a handshake or certificate
+// the server rejects on the first read, a close right after accept), so a
+// target that refuses every connection sees the back-off grow to its cap.
+func (c *conn) retryFailures(failed bool) int {
+	switch {
+	case c.received == 0:
+		return c.failures + 1
+	case failed:
+		return 1
+	}
+	return 0
 }
 
 // topUp keeps up to --pipeline requests in flight (closed loop). A
@@ -954,10 +975,10 @@ func (t *netThread) sweep(now int64) {
 		case c.state == connConnecting && now > c.connectDeadline:
 			t.books.measured.errors[errConnectTimeout]++
 			t.sampleError(now, 0, errConnectTimeout)
-			t.closeConn(c, 1)
+			t.closeConn(c, true)
 		case c.state == connActive && c.inflight > 0 && now-c.sentAtOf(c.head) > timeout:
 			t.lose(c, now, errTimeout)
-			t.closeConn(c, 1)
+			t.closeConn(c, true)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func TestStaleEventIsDropped(t *testing.T) {
 	a, _ := socketPair(t)
 	th.adopt(handoff{fd: a, connSlot: 0})
 	old := th.conns[0]
-	th.closeConn(old, 0)
+	th.closeConn(old, false)
 	b, peerB := socketPair(t)
 	th.adopt(handoff{fd: b, connSlot: 1})
 	cur := th.conns[old.slot]

@@ -100,6 +100,14 @@ type Result struct {
 	ConnectionsOpened int64            `json:"connections_opened"`
 	BytesIn           int64            `json:"bytes_in"`
 	BytesOut          int64            `json:"bytes_out"`
+
+	// Reconnects after a failed connect, handshake or connection that
+	// waited out a back-off first (connect.go), during the measured run as
+	// connections_opened, and how long they waited in all and at most.
+	ReconnectBackoffs    int64   `json:"reconnect_backoffs"`
+	ReconnectBackoffS    float64 `json:"reconnect_backoff_s"`
+	ReconnectBackoffMaxS float64 `json:"reconnect_backoff_max_s"`
+
 	// Open loop only: the asked rate, requests that found every connection
 	// busy when due, and sends late while a connection was free.
 	RateAsked     float64 `json:"rate_asked,omitempty"`
@@ -366,7 +374,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 	if n := len(r.Intervals); n > 0 {
 		open = r.Intervals[n-1].OpenConnections
 	}
-	fmt.Fprintf(w, "  connections   %d open at the end, %d opened during the measured run\n", open, r.ConnectionsOpened)
+	fmt.Fprintf(w, "  connections   %d open at the end, %d opened during the measured run", open, r.ConnectionsOpened)
+	if r.ReconnectBackoffs > 0 {
+		fmt.Fprintf(w, "; %d reconnects backed off, %.3gs in all, longest %.3gs", r.ReconnectBackoffs, r.ReconnectBackoffS, r.ReconnectBackoffMaxS)
+	}
+	fmt.Fprintln(w)
 	if len(r.ErrorsByKind) > 0 {
 		keys := make([]string, 0, len(r.ErrorsByKind))
 		for k := range r.ErrorsByKind {

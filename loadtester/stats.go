@@ -2,6 +2,7 @@ package loadtester
 
 import (
 	"strconv"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -48,8 +49,8 @@ const maxStatus = 600
 // collector takes them under the thread's lock and zeroes them. The
 // request-level counts (requests, sent, failedBy, status, recordErrors,
 // lateSends, waitedForConn) belong to the phase the request was due in; the
-// connection-level ones (errors, bytes, connsOpened) to the time they
-// happened.
+// connection-level ones (errors, bytes, connsOpened, the back-offs) to the
+// time they happened.
 type counters struct {
 	requests      int64                // responses received (any status): answered requests
 	sent          int64                // requests written (a check on the other counts)
@@ -62,6 +63,10 @@ type counters struct {
 	recordErrors  int64 // latencies outside the histogram's range
 	lateSends     int64 // open loop: sends late by > lateSendThreshold while a connection was free
 	waitedForConn int64 // open loop: requests that found every connection busy when due
+
+	// Reconnects that backed off (connect.go) before their attempt, and
+	// how long they waited in all and at most (ns).
+	backoffs, backoffNs, backoffMaxNs int64
 }
 
 func (c *counters) add(o *counters) {
@@ -77,9 +82,22 @@ func (c *counters) add(o *counters) {
 	c.bytesIn += o.bytesIn
 	c.bytesOut += o.bytesOut
 	c.connsOpened += o.connsOpened
+	c.backoffs += o.backoffs
+	c.backoffNs += o.backoffNs
+	c.backoffMaxNs = max(c.backoffMaxNs, o.backoffMaxNs)
 	c.recordErrors += o.recordErrors
 	c.lateSends += o.lateSends
 	c.waitedForConn += o.waitedForConn
+}
+
+// bookBackoff counts a reconnect that waited d before its attempt (0: none).
+func (c *counters) bookBackoff(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.backoffs++
+	c.backoffNs += int64(d)
+	c.backoffMaxNs = max(c.backoffMaxNs, int64(d))
 }
 
 // requestLevel is the part of c that belongs to the requests' phase.
