@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -342,43 +341,6 @@ func (c *tlsConn) write(p []byte) (errno unix.Errno, tlsErr bool) {
 
 // owes reports ciphertext waiting for the socket.
 func (c *tlsConn) owes() bool { return len(c.tr.out) > 0 }
-
-// tlsPreflight is preflight for an https target: one connection and a
-// full handshake, so a certificate the client refuses fails the run in one
-// line; it reports what was negotiated.
-func tlsPreflight(cfg *Config, conf *tls.Config) (*TLSInfo, error) {
-	network, address := cfg.dialTarget()
-	d := net.Dialer{Timeout: cfg.ConnectTimeout}
-	nc, err := d.Dial(network, address)
-	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) && op.Err != nil {
-			err = op.Err
-		}
-		return nil, fmt.Errorf("cannot connect to %s %s: %w", network, address, err)
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
-	probe := conf.Clone()
-	probe.ClientSessionCache = nil // the run's first connection is not resumed from the probe's
-	tc := tls.Client(nc, probe)
-	if err := tc.Handshake(); err != nil {
-		hint := ""
-		var verr *tls.CertificateVerificationError
-		if errors.As(err, &verr) {
-			hint = " (--ca FILE verifies by another issuer, --sni NAME checks another name, --insecure skips the check)"
-		}
-		if cfg.HTTP2 && strings.Contains(err.Error(), "no application protocol") {
-			return nil, fmt.Errorf("%s %s does not offer HTTP/2: ALPN offered h2 and the server refused it (%w)", network, address, err)
-		}
-		return nil, fmt.Errorf("TLS handshake with %s %s (server name %q): %w%s", network, address, probe.ServerName, err, hint)
-	}
-	st := tc.ConnectionState()
-	if cfg.HTTP2 && st.NegotiatedProtocol != "h2" {
-		return nil, fmt.Errorf("%s %s does not offer HTTP/2: ALPN offered h2, the server chose %q", network, address, st.NegotiatedProtocol)
-	}
-	return &TLSInfo{Version: tls.VersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite), ALPN: st.NegotiatedProtocol}, nil
-}
 
 // writeTLS sends out on a TLS connection (netThread.write's TLS half).
 func (t *netThread) writeTLS(c *conn, out []byte) {

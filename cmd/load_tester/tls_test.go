@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/pem"
 	"io"
 	"log"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -51,5 +53,27 @@ func TestHTTPSEndToEnd(t *testing.T) {
 	errOut.Reset()
 	if code := run(append(append([]string{}, base...), "--cert", ca), &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "--cert and --key") {
 		t.Errorf("--cert alone: exit %d, %q", code, errOut.String())
+	}
+}
+
+// A server that requires a client certificate under TLS 1.3 (it says so
+// only after the handshake) stops the run before any load: exit 1, one
+// line naming the refusal and the flags that give a certificate.
+func TestHTTPSClientCertificateRequired(t *testing.T) {
+	var answered atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answered.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert, MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	code := run([]string{"--url", srv.URL + "/ok", "--insecure", "--concurrency", "2", "--duration", "5", "--quiet"}, &out, &errOut)
+	line := errOut.String()
+	if code != exitFailure || strings.Count(line, "\n") != 1 || answered.Load() != 0 ||
+		!strings.Contains(line, "the server requires a client certificate and none was given (remote error: tls: certificate required); --cert FILE --key FILE give one") {
+		t.Errorf("exit %d, %d requests answered, stderr %q", code, answered.Load(), line)
 	}
 }
