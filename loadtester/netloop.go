@@ -785,11 +785,19 @@ func (t *netThread) retire(c *conn, now int64) {
 }
 
 func (t *netThread) onEOF(c *conn, now int64) {
+	truncated := false
 	if c.parser.finishAtEOF() && c.inflight > 0 { // a body delimited by the close
-		t.complete(c, now)
+		// Over TLS such a body is complete only after the server's
+		// close_notify (RFC 9112 §9.8): a bare close may have cut it, and
+		// counting it answered would hide a broken server.
+		if truncated = c.tls != nil && c.tls.cut; truncated {
+			t.loseHead(c, now, errTruncated)
+		} else {
+			t.complete(c, now)
+		}
 	}
 	t.lose(c, now, errEOF)
-	t.closeConn(c, false)
+	t.closeConn(c, truncated)
 }
 
 // failConn closes a broken connection, charging its requests in flight (at
@@ -807,25 +815,31 @@ func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 // books of the phase it was due in.
 func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 	for c.inflight > 0 {
-		if c.h2 != nil && c.h2.done[c.head] { // a stream that ended behind an open one: already booked
-			c.h2.done[c.head] = false
-			c.head = (c.head + 1) & c.mask
-			c.inflight--
-			continue
-		}
-		start := c.sendTimes[c.head]
-		t.phase(start).failedBy[kind]++
-		if start >= t.win.start {
-			var reqKind uint8
-			if c.kinds != nil {
-				reqKind = c.kinds[c.head]
-				t.kb[reqKind].failed++
-			}
-			t.sampleRequestError(now, start, kind, reqKind)
-		}
+		t.loseHead(c, now, kind)
+	}
+}
+
+// loseHead counts the oldest request in flight on c as failed with kind,
+// or passes it if it is a stream that already ended (booked then).
+func (t *netThread) loseHead(c *conn, now int64, kind errorKind) {
+	if c.h2 != nil && c.h2.done[c.head] { // a stream that ended behind an open one: already booked
+		c.h2.done[c.head] = false
 		c.head = (c.head + 1) & c.mask
 		c.inflight--
+		return
 	}
+	start := c.sendTimes[c.head]
+	t.phase(start).failedBy[kind]++
+	if start >= t.win.start {
+		var reqKind uint8
+		if c.kinds != nil {
+			reqKind = c.kinds[c.head]
+			t.kb[reqKind].failed++
+		}
+		t.sampleRequestError(now, start, kind, reqKind)
+	}
+	c.head = (c.head + 1) & c.mask
+	c.inflight--
 }
 
 // closeConn unregisters and closes c and asks for its replacement, after

@@ -32,12 +32,16 @@ const (
 	errParse   // a response that is not HTTP/1.x
 	errIO      // any other read or write failure
 	errTLS     // https: a failed TLS handshake, or a TLS record or alert the client cannot take
+	// errTruncated: https, a body delimited by the connection's close
+	// ended without the server's close_notify (RFC 9112 §9.8), so it may
+	// have been cut short.
+	errTruncated
 	numErrorKinds
 )
 
 var errorKindNames = [numErrorKinds]string{
 	"connect_refused", "connect_timeout", "connect_error", "reset", "eof",
-	"timeout", "parse_error", "io_error", "tls_error",
+	"timeout", "parse_error", "io_error", "tls_error", "truncated",
 }
 
 func (k errorKind) String() string { return errorKindNames[k] }

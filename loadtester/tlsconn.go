@@ -90,6 +90,9 @@ type tlsConn struct {
 	tc  *tls.Conn
 	tr  *fdTransport
 	eof bool // the tls.Conn returned data with io.EOF: the next read reports the end
+	// cut: the stream ended without the server's close_notify (the
+	// socket's end came first), so what it delimited may be cut short.
+	cut bool
 }
 
 // errWouldBlock is what the transport returns when the socket has nothing
@@ -115,6 +118,7 @@ type fdTransport struct {
 	out     []byte // ciphertext the socket has not taken yet
 	drained bool   // the last read was short: the socket is empty until the next edge
 	closed  bool   // the peer's FIN is being read to the end: read on past a short read
+	fin     bool   // a read found the socket's end
 }
 
 func (t *fdTransport) Read(p []byte) (int, error) {
@@ -133,6 +137,7 @@ func (t *fdTransport) Read(p []byte) (int, error) {
 	case errno != 0:
 		return 0, errno
 	case n == 0:
+		t.fin = true
 		return 0, io.EOF
 	}
 	t.drained = n < len(p)
@@ -295,8 +300,9 @@ func detach(nc net.Conn) (int, error) {
 
 // read reads decrypted bytes into p, as rawRead reads plaintext: n > 0,
 // or EAGAIN (nothing more until the next edge), or n == 0 and no errno at
-// the end of the stream, or an errno (EIO for a TLS failure: tlsErr says
-// so). peerClosed: the peer's FIN was seen, so read on to the end.
+// the end of the stream (c.cut says whether the server's close_notify
+// ended it), or an errno (EIO for a TLS failure: tlsErr says so).
+// peerClosed: the peer's FIN was seen, so read on to the end.
 func (c *tlsConn) read(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsErr bool) {
 	if c.eof {
 		return 0, 0, false
@@ -306,7 +312,13 @@ func (c *tlsConn) read(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsE
 	switch {
 	case err == nil:
 		return n, 0, false
-	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// crypto/tls ends the stream with io.EOF both after a
+		// close_notify and after a bare TCP close at a record boundary
+		// (io.ErrUnexpectedEOF inside a record); only the transport
+		// knows which came: its own read found the socket's end. A
+		// close_notify is read from a record before the socket's end.
+		c.cut = c.tr.fin || errors.Is(err, io.ErrUnexpectedEOF)
 		if n > 0 {
 			c.eof = true
 			return n, 0, false
