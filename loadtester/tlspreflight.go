@@ -52,6 +52,9 @@ func tlsPreflight(cfg *Config, conf *tls.Config) (*TLSInfo, error) {
 		return nil, fmt.Errorf("%s %s does not offer HTTP/2: ALPN offered h2, the server chose %q", network, address, st.NegotiatedProtocol)
 	}
 	if err := firstRead(cfg, tc, st.Version, cc.asked); err != nil {
+		if cc.certRefusal(err) == "" {
+			return nil, fmt.Errorf("%s %s: %w", network, address, err)
+		}
 		return nil, preflightError(cfg, network, address, probe.ServerName, &cc, err)
 	}
 	return &TLSInfo{Version: tls.VersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite), ALPN: st.NegotiatedProtocol}, nil
@@ -87,7 +90,10 @@ func (p *clientCertProbe) choose(certs []tls.Certificate) func(*tls.CertificateR
 // certificate, the first bytes of the answer to `OPTIONS *` (a request
 // with no effect on any resource), or the alert that refuses the
 // certificate. An HTTP/1.1 server that says nothing within the connect
-// timeout, or closes, passes: only an alert is a refusal.
+// timeout, or closes, passes: only an alert is a refusal. Write errors
+// are left to the read: a server that refused the certificate may have
+// closed before the request arrived (a reset), and its alert, sent
+// before, still waits to be read.
 func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool) error {
 	if cfg.HTTP2 {
 		return readSettings(tc)
@@ -95,31 +101,25 @@ func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool) error {
 	if version < tls.VersionTLS13 || !asked { // a TLS 1.2 refusal ends the handshake
 		return nil
 	}
-	if _, err := fmt.Fprintf(tc, "OPTIONS * HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", cfg.hostHeader()); err != nil {
-		return remoteAlertOnly(err)
-	}
+	fmt.Fprintf(tc, "OPTIONS * HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", cfg.hostHeader())
 	var b [1]byte
 	_, err := tc.Read(b[:])
 	return remoteAlertOnly(err)
 }
 
 // readSettings sends the HTTP/2 preface and reads frames until the
-// server's SETTINGS.
+// server's SETTINGS (write errors left to the read, as in firstRead).
 func readSettings(tc *tls.Conn) error {
-	if _, err := tc.Write([]byte(http2.ClientPreface)); err != nil {
-		return err
-	}
+	tc.Write([]byte(http2.ClientPreface))
 	fr := http2.NewFramer(tc, tc)
-	if err := fr.WriteSettings(); err != nil {
-		return err
-	}
+	fr.WriteSettings()
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
 			if _, alert := remoteAlert(err); alert {
 				return err
 			}
-			return fmt.Errorf("the server chose h2 but sent no SETTINGS after the preface: %w", err)
+			return fmt.Errorf("the server chose h2 by ALPN but sent no SETTINGS frame after the client's preface (%w)", err)
 		}
 		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
 			return nil

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,5 +135,31 @@ func TestRemoteAlert(t *testing.T) {
 		if a, ok := remoteAlert(tt.err); a != tt.want || ok != tt.ok {
 			t.Errorf("remoteAlert(%v) = %d, %v; want %d, %v", tt.err, a, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// A server that chooses h2 by ALPN but never sends its SETTINGS is named
+// before any load.
+func TestPreflightH2NoSettings(t *testing.T) {
+	cert := newTestCert(t, "127.0.0.1")
+	conf := &tls.Config{Certificates: []tls.Certificate{cert.cert}, NextProtos: []string{"h2"}}
+	s := startCountingServer(t, func(_ int64, c net.Conn) {
+		tc := tls.Server(c, conf)
+		tc.Handshake()
+		tc.Close()
+	})
+	cfg := DefaultConfig()
+	cfg.Port = s.ln.Addr().(*net.TCPAddr).Port
+	cfg.TLS = &TLSOptions{CAFile: cert.certFile}
+	cfg.HTTP2, cfg.Streams = true, 4
+	_, err := Run(t.Context(), cfg)
+	// The close reads as EOF, or as a reset if the preface reached a
+	// closed socket.
+	want := fmt.Sprintf("target down: tcp %s: the server chose h2 by ALPN but sent no SETTINGS frame after the client's preface (", s.ln.Addr())
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err\n%v\nwant\n%s", err, want)
+	}
+	if n := s.accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want the preflight's alone", n)
 	}
 }
