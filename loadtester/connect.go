@@ -38,7 +38,12 @@ func (r *runner) requestConn(slot, failures int) {
 		r.queueConn(connRequest{slot: slot, failures: failures})
 		return
 	}
-	time.AfterFunc(d, func() { r.queueConn(connRequest{slot: slot, failures: failures, backoff: d}) })
+	queue := func() { r.queueConn(connRequest{slot: slot, failures: failures, backoff: d}) }
+	if r.afterBackoff != nil {
+		r.afterBackoff(d, queue)
+		return
+	}
+	time.AfterFunc(d, queue)
 }
 
 func (r *runner) queueConn(req connRequest) {

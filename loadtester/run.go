@@ -59,6 +59,9 @@ type runner struct {
 	seed         int64
 	threads      []*netThread
 	connReqs     chan connRequest
+	// afterBackoff, set by a test only, runs a back-off's request in place
+	// of time.AfterFunc (nil: the timer).
+	afterBackoff func(d time.Duration, queue func())
 	// https: the client's TLS config (shared read-only by the connect
 	// threads) and what the preflight connection negotiated.
 	tlsConf *tls.Config
