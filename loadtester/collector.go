@@ -35,6 +35,9 @@ type collector struct {
 	cpuStart  time.Duration
 	measuring bool
 	openConns int
+	inFlight  int64 // written, not yet answered or failed, both phases (Snapshot)
+	draining  bool
+	drainHist *hdrhistogram.Histogram // the last interval's latencies, for the last Snapshot
 	// From the threads' tails (accountTails).
 	unfinished, dropped         int64
 	warmUnfinished, warmDropped int64
@@ -78,6 +81,7 @@ func (c *collector) take(warmInto *hdrhistogram.Histogram) (measured, warm count
 		b.warm.giveBack(wh)
 		measured.add(&st)
 		warm.add(&ws)
+		c.inFlight += st.sent + ws.sent - st.requests - ws.requests - st.failed() - ws.failed()
 	}
 	c.openConns = open
 	return measured, warm
@@ -116,6 +120,8 @@ func (c *collector) run(ctx context.Context, loopsDone <-chan struct{}) (interru
 			t.wake()
 		}
 	}
+	c.draining = true
+	c.snapshot(PhaseDrain, 0, nil)
 	c.waitForDrain(loopsDone)
 	if c.lastNs < r.mStart && end > r.mStart {
 		c.collect(r.mStart)
@@ -196,6 +202,11 @@ func (c *collector) collect(endNs int64) {
 		report(IntervalReport{Interval: iv, Start: c.r.base.Add(time.Duration(startNs)),
 			End: c.r.base.Add(time.Duration(endNs)), Hist: c.interval})
 	}
+	if c.draining { // the drain's responses go with the run's last Snapshot
+		c.drainHist = c.interval
+		return
+	}
+	c.snapshot(PhaseMeasured, iv.RequestsPerSec, c.interval)
 }
 
 // collectWarmup prints a warm-up interval from the requests due in the
@@ -215,6 +226,7 @@ func (c *collector) collectWarmup(startNs, endNs int64) {
 	iv := c.newInterval(conns, startNs, endNs)
 	iv.TS = time.Duration(endNs - c.r.startNs).Seconds()
 	printInterval(c.out, iv, true, c.r.cfg.StatsInterval)
+	c.snapshot(PhaseWarmup, iv.RequestsPerSec, nil)
 }
 
 func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {

@@ -94,6 +94,12 @@ type Config struct {
 	// from it). A slow callback delays the next interval's collection, not
 	// the load.
 	OnInterval func(IntervalReport) `json:"-"`
+	// OnSnapshot, when set, is called with the run so far at the end of
+	// every stats interval (warm-up ones included), when the drain begins
+	// and when the run is done, on Run's collector goroutine (a live
+	// exporter's feed, e.g. livemetrics). Like OnInterval, a slow callback
+	// delays collection, not the load.
+	OnSnapshot func(Snapshot) `json:"-"`
 }
 
 // DefaultSendSlack is Config.SendSlack's default (docs/load_tester.md,

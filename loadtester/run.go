@@ -232,5 +232,6 @@ func (r *runner) drive(ctx context.Context) *Result {
 	connectors.Wait()
 	c.gatherKinds()
 	c.accountTails()
+	c.snapshot(PhaseDone, 0, c.drainHist)
 	return c.result(cpuEnd, interrupted)
 }

@@ -1,0 +1,51 @@
+package loadtester
+
+import (
+	"testing"
+	"time"
+)
+
+// A run's snapshots go warm-up, measured, drain, done, in that order; the
+// last one's counts are the result's, and the latencies handed over add up
+// to the measured requests answered.
+func TestSnapshotsFollowTheRun(t *testing.T) {
+	s := startTestServer(t, "tcp", nil)
+	cfg := testConfig(s)
+	cfg.Concurrency, cfg.Warmup, cfg.Duration = 2, 300*time.Millisecond, 600*time.Millisecond
+	cfg.StatsInterval = 100 * time.Millisecond
+	var phases []Phase
+	var last Snapshot
+	var histCount int64
+	cfg.OnSnapshot = func(sn Snapshot) {
+		if len(phases) == 0 || phases[len(phases)-1] != sn.Phase {
+			phases = append(phases, sn.Phase)
+		}
+		if sn.Hist != nil {
+			histCount += sn.Hist.TotalCount()
+		}
+		last = sn
+	}
+	res := runOK(t, cfg)
+	want := []Phase{PhaseWarmup, PhaseMeasured, PhaseDrain, PhaseDone}
+	if len(phases) != len(want) {
+		t.Fatalf("phases %v, want %v", phases, want)
+	}
+	for i := range want {
+		if phases[i] != want[i] {
+			t.Fatalf("phases %v, want %v", phases, want)
+		}
+	}
+	if last.Measured.Answered != res.Answered || res.Answered == 0 {
+		t.Errorf("last snapshot answered %d, result %d (want equal, > 0)", last.Measured.Answered, res.Answered)
+	}
+	if last.Warmup.Answered != res.Warmup.Answered {
+		t.Errorf("last snapshot's warm-up answered %d, result's %d", last.Warmup.Answered, res.Warmup.Answered)
+	}
+	if last.Measured.Unfinished != res.Unfinished || last.Measured.Dropped != res.Dropped || last.InFlight != 0 {
+		t.Errorf("last snapshot unfinished %d dropped %d in flight %d, result %d %d",
+			last.Measured.Unfinished, last.Measured.Dropped, last.InFlight, res.Unfinished, res.Dropped)
+	}
+	if histCount != res.Answered {
+		t.Errorf("snapshots' histograms hold %d latencies, the run answered %d", histCount, res.Answered)
+	}
+}
