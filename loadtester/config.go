@@ -344,6 +344,13 @@ func (c *Config) resultRecord() map[string]any {
 }
 
 // instanceName is Instance, or hostname-pid.
+// InstanceName is the instance's name as the result gives it (--instance,
+// or hostname-pid).
+func (c *Config) InstanceName() string { return c.instanceName() }
+
+// TargetName is the target as the result names it.
+func (c *Config) TargetName() string { return c.targetName() }
+
 func (c *Config) instanceName() string {
 	if c.Instance != "" {
 		return c.Instance

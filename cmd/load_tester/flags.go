@@ -27,6 +27,9 @@ type options struct {
 	findRate   bool
 	objectives []loadtester.Objective
 	search     loadtester.SearchSpec
+	// Live metrics (metrics.go): --metrics-addr, --metrics-linger.
+	metricsAddr   string
+	metricsLinger time.Duration
 }
 
 // thresholdFlag collects --threshold, each parsed as it is given, so a
@@ -158,6 +161,8 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
 	fs.Var(thresholdFlag{&cfg.Thresholds}, "threshold", "judge the result at the end: `EXPR` METRIC OP LIMIT, METRIC one of p50, p90, p99, p99.9, max, mean (latency; corrected in rate mode), errors (a count, or % of due requests), rps; OP <, <=, >, >= (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99 (per step with --rate-steps)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run as it goes at http://`HOST:PORT`/metrics (load_tester_*; docs/load_tester.md, \"Live metrics\"), until the result is written")
+	fs.Var(secondsFlag{&o.metricsLinger}, "metrics-linger", "with --metrics-addr: once the result is written, serve until one scrape has read the final counts, or this long at most (0: close at once)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines, only the summary")
 	fs.StringVar(&sf.workload, "workload", "", "send a weighted mix of requests described in the TOML `FILE` (replaces --path, --method, --body; see docs/load_tester.md)")
 	fs.StringVar(&sf.rateSteps, "rate-steps", "", "run one open-loop step per rate: `LIST` 10000,20000,40000 or STARTxFACTORxCOUNT 10000x2x4; a row per step (--json: one document, --hdr-log: one log per step)")
@@ -208,6 +213,9 @@ func parseArgs(args []string) (o options, help bool, err error) {
 		if set[f] && cfg.TLS == nil {
 			return o, false, fmt.Errorf("--%s: only with an https:// --url", f)
 		}
+	}
+	if set["metrics-linger"] && o.metricsAddr == "" {
+		return o, false, errors.New("--metrics-linger: only with --metrics-addr")
 	}
 	if cfg.TLS != nil {
 		tls := sf.tls

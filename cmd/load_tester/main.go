@@ -47,6 +47,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
+	metrics, err := startMetrics(&o, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
+		return exitUsage
+	}
+	defer stopMetrics(metrics, o.metricsLinger, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); stop() }() // a second ^C kills at once
