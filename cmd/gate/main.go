@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"weaseldb/gate"
+	"weaseldb/internal/progress"
 	"weaseldb/internal/serverproc"
 )
 
@@ -127,9 +128,14 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 
 	ctx, stop := serverproc.SupervisorContext()
 	defer stop()
-	var progress io.Writer = stderr
+	// On a terminal the progress lines become one line rewritten in place
+	// with the time run (how long is left is not known ahead: the gate adds
+	// rounds and runs while a scenario is undecided); cleared before the
+	// verdict.
+	line := progress.For(stderr)
+	var lines io.Writer = line
 	if quiet {
-		progress = nil
+		lines = nil
 	}
 	links := gate.MarkdownLinks{JSONPath: jsonPath, RunURL: ciRunURL()}
 	if len(o.Only) > 0 && scenarios == "" {
@@ -150,10 +156,13 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 		}
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		r := gate.RunScenarios(ctx, o, scenarios, func(name string) bool { return set[name] }, progress)
+		r := gate.RunScenarios(ctx, o, scenarios, func(name string) bool { return set[name] }, lines)
+		line.Done()
 		return report(stdout, stderr, r, jsonPath, markdownPath, links)
 	}
-	return report(stdout, stderr, gate.Run(ctx, o, progress), jsonPath, markdownPath, links)
+	r := gate.Run(ctx, o, lines)
+	line.Done()
+	return report(stdout, stderr, r, jsonPath, markdownPath, links)
 }
 
 // report prints the result's table and writes the JSON and markdown files

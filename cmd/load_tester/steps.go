@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
+	"weaseldb/internal/progress"
 	"weaseldb/loadtester"
 )
 
@@ -64,11 +66,31 @@ func runSteps(ctx context.Context, o options, stdout io.Writer) (*loadtester.Ste
 		}
 		return loadtester.RunSteps(ctx, sr, o.rateSteps)
 	}
-	var progress io.Writer
+	// On a terminal the interval lines become one line rewritten in place,
+	// with about how long the steps have left; the table's rows stay.
+	line := progress.For(stdout)
+	line.Expect(stepsTime(o))
+	var lines io.Writer
 	if !o.quiet {
-		progress = stdout
+		lines = line
 	}
-	return loadtester.RunStepsWithOutputs(ctx, sr, run, o.outputs(), stdout, progress)
+	defer line.Done()
+	return loadtester.RunStepsWithOutputs(ctx, sr, run, o.outputs(), line.Permanent(), lines)
+}
+
+// stepsTime is how long the steps should take: each step's warm-up,
+// measured window and drain; for a search, an upper bound (its step or
+// time limit: it may stop sooner).
+func stepsTime(o options) (total time.Duration, atMost bool) {
+	step := o.cfg.Warmup + o.cfg.Duration + o.cfg.Drain
+	if !o.findRate {
+		return time.Duration(len(o.rateSteps)) * step, false
+	}
+	total = time.Duration(o.search.MaxSteps) * step
+	if t := o.search.MaxTime; t > 0 && t < total {
+		total = t
+	}
+	return total, true
 }
 
 // stepsStatus is the exit status of steps that ran: a search that found

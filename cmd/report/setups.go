@@ -28,5 +28,10 @@ func setups(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	return bench.Setups(ctx, o, stdout, stderr)
+	// Each round runs both setups: a warm-up, the measured load and the idle
+	// check each, and about 2 s to start and calibrate (an estimate).
+	perRun := time.Duration((o.WarmupS + o.DurationS + o.IdleS + 2) * float64(time.Second))
+	out, log, done := withProgress(stdout, stderr, time.Duration(2*o.Rounds)*perRun)
+	defer done()
+	return bench.Setups(ctx, o, out, log)
 }

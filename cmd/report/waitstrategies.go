@@ -31,5 +31,9 @@ func waitStrategies(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	return bench.WaitStrategies(ctx, o, stdout, stderr)
+	// How long is left is not known ahead (the plan depends on the CPUs and
+	// each run's open-loop steps on its own closed-loop rate): time run only.
+	out, log, done := withProgress(stdout, stderr, 0)
+	defer done()
+	return bench.WaitStrategies(ctx, o, out, log)
 }

@@ -92,8 +92,9 @@ func (l *Line) Write(p []byte) (int, error) {
 }
 
 // Permanent is a writer for lines that stay (a table's rows, a verdict):
-// on a terminal the progress line is cleared before them and drawn again
-// after.
+// on a terminal the progress line is cleared before them, and the next
+// progress line draws it again (a redraw after them would show a stale
+// line under a table printed at the end).
 func (l *Line) Permanent() io.Writer { return permanent{l} }
 
 type permanent struct{ l *Line }
@@ -105,17 +106,13 @@ func (p permanent) Write(b []byte) (int, error) {
 	if !l.tty {
 		return l.w.Write(b)
 	}
-	if _, err := io.WriteString(l.w, "\r\x1b[K"); err != nil {
-		return 0, err
+	if l.status != "" {
+		if _, err := io.WriteString(l.w, "\r\x1b[K"); err != nil {
+			return 0, err
+		}
+		l.status = ""
 	}
-	n, err := l.w.Write(b)
-	if err != nil {
-		return n, err
-	}
-	if bytes.HasSuffix(b, []byte("\n")) {
-		return n, l.draw()
-	}
-	return n, nil
+	return l.w.Write(b)
 }
 
 // Done clears the progress line (a terminal's cursor is left at the start
@@ -146,7 +143,7 @@ func (l *Line) clock() string {
 	switch left := l.total - ran; {
 	case l.total <= 0:
 	case left <= 0:
-		s += ", finishing"
+		s += ", past the estimate"
 	case l.atMost:
 		s += ", at most " + Round(left) + " left"
 	default:

@@ -25,7 +25,7 @@ func TestLineOnATerminal(t *testing.T) {
 		{"unknown length", 0, false, 5 * time.Second, "step 1  [5s run]"},
 		{"about", 2 * time.Minute, false, 50 * time.Second, "step 1  [50s run, about 1m10s left]"},
 		{"at most", time.Hour, true, 90 * time.Second, "step 1  [1m30s run, at most 58m30s left]"},
-		{"overrun", time.Second, false, 2 * time.Second, "step 1  [2s run, finishing]"},
+		{"overrun", time.Second, false, 2 * time.Second, "step 1  [2s run, past the estimate]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,9 +53,15 @@ func TestPermanentLinesAndWidth(t *testing.T) {
 	}
 	buf.Reset()
 	fmt.Fprint(l.Permanent(), "row\n")
-	if got := buf.String(); !strings.HasPrefix(got, "\r\x1b[Krow\n\r\x1b[Ka progress") {
-		t.Errorf("permanent %q", got)
+	if got := buf.String(); got != "\r\x1b[Krow\n" {
+		t.Errorf("permanent %q, want the line cleared, then the row", got)
 	}
+	buf.Reset()
+	fmt.Fprint(l.Permanent(), "row 2\n")
+	if got := buf.String(); got != "row 2\n" {
+		t.Errorf("a second row %q, want it alone (nothing to clear)", got)
+	}
+	fmt.Fprint(l, "next\n")
 	buf.Reset()
 	l.Done()
 	if buf.String() != "\r\x1b[K" {
