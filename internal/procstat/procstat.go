@@ -3,7 +3,9 @@
 // Benchmarks, tests and the report use it to give CPU per item and idle CPU
 // from what the kernel measured, not from wall-clock guesses. It also names
 // the machine's CPU (cpuinfo.go: the gate's machine description and the
-// report's manifest read it here). It is the tree's one reader of /proc:
+// report's manifest read it here), and where each CPU sits: its physical
+// core, hyper-thread siblings and NUMA node (topology.go, from sysfs). It
+// is the tree's one reader of /proc and sysfs:
 // every /proc file goes through github.com/prometheus/procfs (proc.go) but
 // /proc/cpuinfo, which cpuinfo.go parses itself; this file holds the
 // system calls.
