@@ -18,6 +18,10 @@
 //     up), each process on its whole set, its threads placed by the
 //     kernel; with fewer than 2 CPUs left nothing is pinned.
 //
+// On a machine with hyper-threads or several NUMA nodes (topology.go,
+// PlaceOn), "a CPU" in 2 is a physical core, its other hyper-threads left
+// idle, and the server's threads share one node where one has room.
+//
 // PlaceHot (hot.go) is the variant for small machines that keeps giving hot
 // threads CPUs of their own where this rule would share: bench_pipeline's
 // latency family uses it; the gate and the report keep this rule.
@@ -28,6 +32,7 @@ import (
 	"slices"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/procstat"
 )
 
 // Reserve is how many CPUs a plan keeps for everything unpinned.
@@ -74,6 +79,14 @@ type Plan struct {
 	// threads named in Shared share the lowest CPU; the others own theirs.
 	Partial bool
 	Shared  []string
+	// Threads (dedicated plans) is where each thread runs: its CPU, its
+	// physical core and node, and the core's other hyper-threads, which
+	// the run leaves idle (Idle lists them all).
+	Threads []Thread
+	Idle    []int
+	// GaveUp says what the machine could not give the plan and why (a
+	// pipeline across nodes, threads on sibling hyper-threads).
+	GaveUp []string
 	// Why says what the rule did, for a report or a log.
 	Why string
 }
@@ -83,34 +96,25 @@ func (p Plan) Pinned() bool {
 	return len(p.ServerCPUs) > 0 || len(p.LoadCPUs) > 0 || p.ProducerCPU >= 0
 }
 
-// Place applies the rule to allowed for need.
+// Place applies the rule to allowed for need, each CPU taken for a core of
+// its own (PlaceOn knows hyper-threads and nodes).
 func Place(allowed []int, need Need) Plan {
-	cpus := slices.Clone(allowed)
-	slices.Sort(cpus)
-	cpus = slices.Compact(cpus)
-	if p, err := PlaceDedicated(cpus, need); err == nil {
-		return p
-	}
-	return placeShared(cpus, need)
+	return PlaceOn(procstat.FlatTopology(allowed, ""), need)
 }
 
 // PlaceDedicated is step 2 of the rule alone: an error (saying how many
 // CPUs it needs) when allowed cannot give every thread a CPU of its own
-// and keep Reserve.
+// and keep Reserve. It takes each CPU for a core of its own (PlaceDedicatedOn
+// knows hyper-threads and nodes).
 func PlaceDedicated(allowed []int, need Need) (Plan, error) {
-	cpus := slices.Clone(allowed)
-	slices.Sort(cpus)
-	cpus = slices.Compact(cpus)
-	want := need.threads()
-	if want < 1 {
-		return Plan{}, fmt.Errorf("placement: nothing asks for a CPU")
-	}
-	if len(cpus) < want+Reserve {
-		return Plan{}, fmt.Errorf("needs %d CPUs (%d dedicated + %d for the rest), this process may use %d (%s)",
-			want+Reserve, want, Reserve, len(cpus), affinity.FormatCPUList(cpus))
-	}
-	p := Plan{Dedicated: true, ProducerCPU: -1, Kept: slices.Clone(cpus[:len(cpus)-want])}
-	free := slices.Clone(cpus[len(cpus)-want:])
+	return PlaceDedicatedOn(procstat.FlatTopology(allowed, ""), need)
+}
+
+// assign gives need's threads the CPUs of block in the rule's order
+// (producer, I/O loops, stages, load generator); kept is left for the rest.
+func assign(kept, block []int, need Need) Plan {
+	p := Plan{Dedicated: true, ProducerCPU: -1, Kept: slices.Clone(kept)}
+	free := slices.Clone(block)
 	take := func(n int) []int {
 		got := free[:n:n]
 		free = free[n:]
@@ -127,9 +131,7 @@ func PlaceDedicated(allowed []int, need Need) (Plan, error) {
 		p.ServerCPUs = append(p.ServerCPUs, s...)
 	}
 	p.LoadCPUs = take(need.LoadThreads)
-	p.Why = fmt.Sprintf("dedicated cores: %d threads on a CPU each (%s), %s kept for the rest",
-		want, affinity.FormatCPUList(cpus[len(cpus)-want:]), affinity.FormatCPUList(p.Kept))
-	return p, nil
+	return p
 }
 
 func placeShared(cpus []int, need Need) Plan {
@@ -161,7 +163,14 @@ func placeShared(cpus []int, need Need) Plan {
 // "auto" pinning places its processes where this puts the fitted setup's
 // threads, so the two measure the same placement on one machine.
 func Fit(allowed []int) Need {
-	n := len(slices.Compact(slices.Sorted(slices.Values(allowed))))
+	return fitCores(len(slices.Compact(slices.Sorted(slices.Values(allowed)))))
+}
+
+// FitOn is Fit by physical cores: a hyper-thread is not a core of its own
+// for a thread that is to have one.
+func FitOn(topo procstat.Topology) Need { return fitCores(len(topo.Cores())) }
+
+func fitCores(n int) Need {
 	stages := []int{1, 1, 1, 1}
 	rest := n - Reserve - 4
 	if rest >= 2 {
