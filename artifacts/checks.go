@@ -44,6 +44,12 @@ const (
 	CheckIdle        = "idle"         // with nothing to do, a parking strategy parks and Never spins
 	CheckStageSleeps = "stage-sleeps" // with nothing to do, a pinned stage thread does not keep sleeping and waking (reports.VerifyIdleSleeps)
 	CheckCalibration = "calibration"  // bench_cpu_work ran
+	// CheckSharedCore: no two threads the plan dedicates share a physical
+	// core (their CPUs read back from /proc, mapped by the run's topology).
+	CheckSharedCore = "no-shared-physical-core"
+	// CheckOneNode: a server's loops and stages (or a benchmark's producer
+	// and stages) ran on one NUMA node, unless no node had room for them.
+	CheckOneNode = "one-node-per-pipeline"
 )
 
 // FailedChecks lists the failed checks.

@@ -19,13 +19,15 @@ const (
 // artifacts are. Figures are not copied here: the report reads them from the
 // artifacts each run names.
 type Setups struct {
-	Version     int     `json:"version"`
-	AllowedCPUs string  `json:"allowed_cpus"` // sched_getaffinity at the start, kernel list format
-	Rounds      int     `json:"rounds"`
-	DurationS   float64 `json:"duration_s"` // measured load per run
-	WarmupS     float64 `json:"warmup_s"`   // load before it, excluded from every figure
-	IdleS       float64 `json:"idle_s"`     // idle CPU window after the last round's load
-	IdleConns   int     `json:"idle_conns"` // keep-alive connections held open while idle
+	Version     int    `json:"version"`
+	AllowedCPUs string `json:"allowed_cpus"` // sched_getaffinity at the start, kernel list format
+	// Topology is where the allowed CPUs sat (nil: not recorded).
+	Topology  *CPUTopology `json:"topology,omitempty"`
+	Rounds    int          `json:"rounds"`
+	DurationS float64      `json:"duration_s"` // measured load per run
+	WarmupS   float64      `json:"warmup_s"`   // load before it, excluded from every figure
+	IdleS     float64      `json:"idle_s"`     // idle CPU window after the last round's load
+	IdleConns int          `json:"idle_conns"` // keep-alive connections held open while idle
 	// The spin work: bench_cpu_work times WorkIterations (the server's
 	// ok_resolve_iterations) and calibrates WorkTargetNs, once a round.
 	WorkIterations int     `json:"work_iterations"`
@@ -57,8 +59,13 @@ type Setup struct {
 	PipelineCPUs [][]int `json:"pipeline_cpus,omitempty"`
 	LoadCPUs     []int   `json:"load_cpus,omitempty"`
 	CPUPlan      string  `json:"cpu_plan,omitempty"`
-	Config       string  `json:"config"` // the server's config file in the run directory
-	Why          string  `json:"why"`    // the rule that chose it, as applied
+	// Placement and PlacementGaveUp: as WaitRun's, for a dedicated setup.
+	Placement       []string `json:"placement,omitempty"`
+	PlacementGaveUp []string `json:"placement_gave_up,omitempty"`
+	// IRQWarnings: network interrupts that may land on a dedicated CPU.
+	IRQWarnings []string `json:"irq_warnings,omitempty"`
+	Config      string   `json:"config"` // the server's config file in the run directory
+	Why         string   `json:"why"`    // the rule that chose it, as applied
 }
 
 // SetupRun is one run of one setup: a fresh server, the load, the samples.

@@ -29,6 +29,8 @@ type WaitStrategies struct {
 	Version     int    `json:"version"`
 	Note        string `json:"note,omitempty"`
 	AllowedCPUs string `json:"allowed_cpus"` // the set the runs were planned from (kernel list format)
+	// Topology is where the allowed CPUs sat (nil: not recorded).
+	Topology *CPUTopology `json:"topology,omitempty"`
 	// Simulated is true when AllowedCPUs was given on the command line
 	// instead of read from sched_getaffinity (planning only, nothing runs).
 	Simulated   bool    `json:"simulated,omitempty"`
@@ -112,7 +114,15 @@ type WaitRun struct {
 	Reason     string `json:"reason,omitempty"`
 	CPUsNeeded int    `json:"cpus_needed,omitempty"` // allowed CPUs a dedicated run needs
 	CPUPlan    string `json:"cpu_plan,omitempty"`    // which thread got which CPU
-	Artifact   string `json:"artifact,omitempty"`    // the raw result in the run directory
+	// Placement is where each dedicated thread runs, a line a thread
+	// ("io 0 cpu=5 core=5 node=1 idle=13": its CPU, physical core, NUMA
+	// node and the core's hyper-threads left idle); PlacementGaveUp what
+	// the machine could not give (a pipeline on one node).
+	Placement       []string `json:"placement,omitempty"`
+	PlacementGaveUp []string `json:"placement_gave_up,omitempty"`
+	// IRQWarnings: network interrupts that may land on a dedicated CPU.
+	IRQWarnings []string `json:"irq_warnings,omitempty"`
+	Artifact    string   `json:"artifact,omitempty"` // the raw result in the run directory
 	// Threads is the run's Placement (<name>.threads.json): its threads
 	// read back from the kernel under load, and the server's loops.
 	Threads string `json:"threads,omitempty"`

@@ -39,11 +39,12 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("setups: %w", err)
 	}
-	fitted := plan.FitSetup(allowed, seed)
+	topo := machineTopology(o.AllowedCPUs, allowed)
+	fitted := plan.FitSetupOn(topo, seed)
 	ss := &artifacts.Setups{Version: artifacts.SetupsVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Rounds: o.Rounds,
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns,
 		WorkIterations: o.WorkIterations, WorkTargetNs: float64(o.WorkTarget.Nanoseconds()),
-		Setups: []artifacts.Setup{seed, fitted}}
+		Setups: []artifacts.Setup{seed, fitted}, Topology: plan.RecordTopology(topo)}
 	if o.Plan {
 		fmt.Fprint(stdout, formatSetupsPlan(ss))
 		return nil

@@ -26,6 +26,7 @@ import (
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/loadrun"
+	"weaseldb/internal/procstat"
 	"weaseldb/loadtester"
 )
 
@@ -186,6 +187,18 @@ func (c *Common) slowMachineArgs() []string {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func ptr(v float64) *float64 { return &v }
+
+// machineTopology is where the allowed CPUs sit: read from sysfs for this
+// process's own CPUs; flat for a simulated set (a plan for a machine this
+// is not).
+func machineTopology(simulated string, allowed []int) procstat.Topology {
+	if simulated != "" {
+		return procstat.FlatTopology(allowed, "a simulated CPU set: no topology")
+	}
+	topo := procstat.ReadTopology(procstat.SysRoot, allowed)
+	topo.NetIRQs = procstat.NetworkIRQs(procstat.ProcRoot, procstat.SysRoot)
+	return topo
+}
 
 // allowedCPUs is the CPUs the runs are planned from: simulated (a CPU list
 // given on the command line, for a plan) or this process's allowed set.

@@ -33,9 +33,10 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
-	runs := plan.WaitStrategies(allowed, p)
+	topo := machineTopology(o.AllowedCPUs, allowed)
+	runs := plan.WaitStrategiesOn(topo, p)
 	ws := &artifacts.WaitStrategies{
-		Version: artifacts.WaitStrategiesVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Simulated: o.AllowedCPUs != "",
+		Version: artifacts.WaitStrategiesVersion, AllowedCPUs: affinity.FormatCPUList(allowed), Topology: plan.RecordTopology(topo), Simulated: o.AllowedCPUs != "",
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns, Concurrency: o.Concurrency,
 		IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads, RequestsPerConn: o.RequestsPerConn,
 	}

@@ -7,6 +7,7 @@ import (
 
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
+	"weaseldb/internal/procstat"
 )
 
 // CPUPlan puts the server and the load tester on CPUs of their own. On a
@@ -42,11 +43,22 @@ func (p CPUPlan) String() string {
 //   - "off": nothing pinned.
 //   - "SERVER:CLIENT", two CPU lists in the kernel's format ("0-3:4-7").
 func PlanCPUs(spec string, allowed []int) (CPUPlan, error) {
+	return PlanCPUsOn(spec, procstat.FlatTopology(allowed, ""))
+}
+
+// PlanCPUsOn is PlanCPUs on the machine's topology: "auto" counts physical
+// cores, not hyper-threads, and keeps the server on one NUMA node where
+// one has room (placement.PlaceOn).
+func PlanCPUsOn(spec string, topo procstat.Topology) (CPUPlan, error) {
+	var allowed []int
+	for _, p := range topo.CPUs {
+		allowed = append(allowed, p.CPU)
+	}
 	switch spec {
 	case "off":
 		return CPUPlan{}, nil
 	case "auto", "":
-		p := placement.Place(allowed, placement.Fit(allowed))
+		p := placement.PlaceOn(topo, placement.FitOn(topo))
 		if !p.Pinned() {
 			return CPUPlan{}, nil
 		}

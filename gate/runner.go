@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/procstat"
 
 	"weaseldb/internal/stats"
 )
@@ -275,7 +276,7 @@ func (m *measurement) planCPUs() error {
 	if err != nil && m.o.Pin != "off" {
 		return fmt.Errorf("--pin %s: %w", m.o.Pin, err)
 	}
-	if m.plan, err = PlanCPUs(m.o.Pin, allowed); err != nil {
+	if m.plan, err = PlanCPUsOn(m.o.Pin, procstat.ReadTopology(procstat.SysRoot, allowed)); err != nil {
 		return err
 	}
 	m.threads = m.o.Threads

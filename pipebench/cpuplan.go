@@ -11,6 +11,7 @@ import (
 
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
+	"weaseldb/internal/procstat"
 )
 
 // AutoCPUs places the producer and one thread per stage on dedicated
@@ -21,20 +22,40 @@ import (
 // some thread would have to share: spinning stages on shared cores measure
 // the contention, not the pipeline.
 func AutoCPUs(allowed []int, stages int) ([]int, error) {
+	list, _, err := AutoPlan(procstat.FlatTopology(allowed, ""), stages)
+	return list, err
+}
+
+// AutoPlan is AutoCPUs on a machine's topology (a physical core per hot
+// thread, one NUMA node where one has room), with the plan it chose
+// (bench_pipeline --print-plan prints its threads).
+func AutoPlan(topo procstat.Topology, stages int) ([]int, placement.Plan, error) {
 	need := placement.Need{Producer: true, StageThreads: slices.Repeat([]int{1}, stages)}
-	p, err := placement.PlaceHot(allowed, need)
+	p, err := placement.PlaceHotOn(topo, need)
 	if err == nil && !p.Dedicated {
-		err = fmt.Errorf("needs %d CPUs (one per hot thread: the producer and %d stages), this process may use %d (%s)",
-			stages+1, stages, len(allowed), affinity.FormatCPUList(allowed))
+		unit := "CPUs"
+		if topo.SMT() {
+			unit = "physical cores"
+		}
+		err = fmt.Errorf("needs %d %s (one per hot thread: the producer and %d stages), this process may use %d (%s)",
+			stages+1, unit, stages, len(topo.Cores()), affinity.FormatCPUList(allowedOf(topo)))
 	}
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	list := []int{p.ProducerCPU}
 	for _, s := range p.StageCPUs {
 		list = append(list, s...)
 	}
-	return list, nil
+	return list, p, nil
+}
+
+func allowedOf(topo procstat.Topology) []int {
+	out := make([]int, len(topo.CPUs))
+	for i, c := range topo.CPUs {
+		out[i] = c.CPU
+	}
+	return out
 }
 
 // LatencyPlan is where the latency family's two hot threads (the producer,
@@ -53,7 +74,13 @@ var latencyNeed = placement.Need{Producer: true, StageThreads: []int{1}}
 // PlanLatencyAuto places the two hot threads by placement.PlaceHot: on 2
 // CPUs each owns one and the Go runtime's other threads float over both.
 func PlanLatencyAuto(allowed []int) LatencyPlan {
-	p, err := placement.PlaceHot(allowed, latencyNeed)
+	return PlanLatencyOn(procstat.FlatTopology(allowed, ""))
+}
+
+// PlanLatencyOn is PlanLatencyAuto on a machine's topology: the two hot
+// threads on physical cores of their own where there are two.
+func PlanLatencyOn(topo procstat.Topology) LatencyPlan {
+	p, err := placement.PlaceHotOn(topo, latencyNeed)
 	if err != nil {
 		return LatencyPlan{Skip: "--cpus auto: " + err.Error()}
 	}

@@ -7,6 +7,7 @@ import (
 	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
+	"weaseldb/internal/procstat"
 )
 
 // fittedStageThreads is the pipeline's threads in a fitted setup: sequence,
@@ -34,12 +35,25 @@ const connectionsPerLoadThread = 100
 //     load-tester thread per 4 CPUs (at least one each), and a wait strategy
 //     that never spins: WaitIfStageEmpty.
 func FitSetup(allowed []int, seed artifacts.Setup) artifacts.Setup {
+	return FitSetupOn(procstat.FlatTopology(allowed, ""), seed)
+}
+
+// FitSetupOn is FitSetup on a machine's topology: the thread counts from
+// its physical cores, each dedicated thread on a core of its own, the
+// server on one NUMA node where one has room.
+func FitSetupOn(topo procstat.Topology, seed artifacts.Setup) artifacts.Setup {
+	var allowed []int
+	for _, c := range topo.CPUs {
+		allowed = append(allowed, c.CPU)
+	}
 	f := artifacts.Setup{Name: artifacts.SetupFitted, Title: "fitted setup", ReleaseThreads: 1, OkIterations: seed.OkIterations,
 		ConnectThreads: seed.ConnectThreads, RequestsPerConn: seed.RequestsPerConn}
 	n := len(allowed)
-	need := placement.Fit(allowed) // the thread counts; the one placement rule places them
+	need := placement.FitOn(topo) // the thread counts; the one placement rule places them
 	f.IOThreads, f.LoadThreads = need.IOThreads, need.LoadThreads
-	if p, err := placement.PlaceDedicated(allowed, need); err == nil {
+	if p, err := placement.PlaceDedicatedOn(topo, need); err == nil {
+		f.Placement, f.PlacementGaveUp = placementLines(p), p.GaveUp
+		f.IRQWarnings = placement.IRQWarnings(p.Threads, topo.NetIRQs)
 		f.Cores, f.WaitStrategy = artifacts.CoresDedicated, "WaitIfUpstreamIdle"
 		f.IOCPUs, f.PipelineCPUs, f.LoadCPUs = p.IOCPUs, p.StageCPUs, p.LoadCPUs
 		f.CPUPlan = dedicatedPlan(f)

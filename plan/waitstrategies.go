@@ -8,6 +8,7 @@ import (
 	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
+	"weaseldb/internal/procstat"
 )
 
 // WaitParams sizes the runs the plan assigns CPUs for.
@@ -39,6 +40,13 @@ func ServerStageThreads(releaseThreads int) int { return 3 + releaseThreads }
 // in turn. Dedicated runs get CPUs from placement.PlaceDedicated; where allowed
 // is too small they are planned as skipped, with the count they need.
 func WaitStrategies(allowed []int, p WaitParams) []PlannedRun {
+	return WaitStrategiesOn(procstat.FlatTopology(allowed, ""), p)
+}
+
+// WaitStrategiesOn is WaitStrategies on a machine's topology: a dedicated
+// thread gets a physical core, a pipeline one NUMA node where one has room
+// (placement.PlaceDedicatedOn), and each run records where each thread is.
+func WaitStrategiesOn(topo procstat.Topology, p WaitParams) []PlannedRun {
 	strategies := p.Strategies
 	if len(strategies) == 0 {
 		strategies = artifacts.WaitStrategyNames
@@ -53,7 +61,7 @@ func WaitStrategies(allowed []int, p WaitParams) []PlannedRun {
 			for _, s := range strategies {
 				run := PlannedRun{WaitRun: artifacts.WaitRun{Bench: bench, Strategy: s, Cores: cores, Status: artifacts.StatusMeasured}}
 				if cores == artifacts.CoresDedicated {
-					planDedicated(&run, allowed, p)
+					planDedicated(&run, topo, p)
 				}
 				runs = append(runs, run)
 			}
@@ -63,7 +71,7 @@ func WaitStrategies(allowed []int, p WaitParams) []PlannedRun {
 }
 
 // planDedicated assigns CPUs to one dedicated run, or marks it skipped.
-func planDedicated(run *PlannedRun, allowed []int, p WaitParams) {
+func planDedicated(run *PlannedRun, topo procstat.Topology, p WaitParams) {
 	var need placement.Need
 	if run.Bench == artifacts.BenchPipeline {
 		need = placement.Need{Producer: true, StageThreads: slices.Repeat([]int{1}, p.PipelineStages)}
@@ -71,11 +79,13 @@ func planDedicated(run *PlannedRun, allowed []int, p WaitParams) {
 		need = placement.Need{IOThreads: p.IOThreads, StageThreads: []int{1, 1, 1, p.ReleaseThreads}, LoadThreads: p.LoadThreads}
 	}
 	run.CPUsNeeded = need.DedicatedCPUs()
-	plan, err := placement.PlaceDedicated(allowed, need)
+	plan, err := placement.PlaceDedicatedOn(topo, need)
 	if err != nil {
 		run.Status, run.Reason = artifacts.StatusSkipped, err.Error()
 		return
 	}
+	run.Placement, run.PlacementGaveUp = placementLines(plan), plan.GaveUp
+	run.IRQWarnings = placement.IRQWarnings(plan.Threads, topo.NetIRQs)
 	if run.Bench == artifacts.BenchPipeline {
 		run.ProducerCPU = plan.ProducerCPU
 		for _, s := range plan.StageCPUs {
@@ -91,6 +101,15 @@ func planDedicated(run *PlannedRun, allowed []int, p WaitParams) {
 	}
 	run.CPUPlan = fmt.Sprintf("io %s; stages %s; load_tester %s",
 		affinity.FormatCPUList(run.IOCPUs), strings.Join(stages, " "), affinity.FormatCPUList(run.LoadCPUs))
+}
+
+// placementLines is the plan's line per thread (placement.Thread).
+func placementLines(p placement.Plan) []string {
+	lines := make([]string, len(p.Threads))
+	for i, t := range p.Threads {
+		lines[i] = t.String()
+	}
+	return lines
 }
 
 // joinInts is v's numbers joined by sep.

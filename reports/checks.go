@@ -110,28 +110,29 @@ func loopsAdvisory(run artifacts.WaitRun) string {
 
 // pinning checks a run's threads (and, for a server, its loops; advisory
 // says why its loops are reported but not required).
-func (c *checker) pinning(subject, name string, server bool, advisory string) {
+func (c *checker) pinning(subject, name string, server bool, advisory string) PinningResult {
 	pl, err := c.readThreads(name)
 	if err != nil {
 		c.add(subject, artifacts.CheckPinning, false, name, "%v", err)
 		if server {
 			c.add(subject, artifacts.CheckLoops, false, name, "%v", err)
 		}
-		return
+		return PinningResult{}
 	}
 	res := VerifyPinning(pl)
 	c.add(subject, artifacts.CheckPinning, res.OK(), name, "%s", res.Summary())
 	if !server {
-		return
+		return res
 	}
 	summary, problems := VerifyLoops(pl)
 	detail := joinDetail(summary, problems)
 	if advisory == "" || len(problems) == 0 {
 		c.add(subject, artifacts.CheckLoops, len(problems) == 0, name, "%s", detail)
-		return
+		return res
 	}
 	c.add(subject, artifacts.CheckLoops, true, name, "%s (%s)", detail, advisory)
 	c.out.Checks[len(c.out.Checks)-1].Advisory = true
+	return res
 }
 
 // accounting checks a load result: every due request answered.
@@ -208,7 +209,10 @@ func (c *checker) waitStrategies() {
 			want := replanned[run.Bench+" "+run.Strategy]
 			c.add(subject, artifacts.CheckPlan, want == run.CPUPlan, artifacts.WaitStrategiesFile, "CPUs %q; the planner gives %q for %s", run.CPUPlan, want, ws.AllowedCPUs)
 		}
-		c.pinning(subject, run.Threads, run.Bench == artifacts.BenchServer, loopsAdvisory(run))
+		res := c.pinning(subject, run.Threads, run.Bench == artifacts.BenchServer, loopsAdvisory(run))
+		if run.Cores == artifacts.CoresDedicated {
+			c.topology(subject, run.Threads, res, ws.Topology, ws.AllowedCPUs, run.PlacementGaveUp)
+		}
 		c.idle(subject, artifacts.WaitStrategiesFile, run.Strategy, run.IdleCoreFraction)
 		if run.Bench == artifacts.BenchServer && run.Cores == artifacts.CoresDedicated {
 			c.stageSleeps(subject, run.Threads)
@@ -240,7 +244,7 @@ func (c *checker) replanWait(ws *artifacts.WaitStrategies) map[string]string {
 		}
 	}
 	out := map[string]string{}
-	for _, p := range plan.WaitStrategies(allowed, plan.WaitParams{Strategies: strategies, PipelineStages: 2,
+	for _, p := range plan.WaitStrategiesOn(plan.TopologyOf(ws.Topology, allowed), plan.WaitParams{Strategies: strategies, PipelineStages: 2,
 		IOThreads: ws.IOThreads, ReleaseThreads: ws.ReleaseThreads, LoadThreads: ws.LoadThreads, Dedicated: true}) {
 		if p.Cores == artifacts.CoresDedicated {
 			out[p.Bench+" "+p.Strategy] = p.CPUPlan
@@ -290,7 +294,10 @@ func (c *checker) setups() {
 		if run.Reason == "" {
 			c.add(subject, artifacts.CheckStatus, sample.ExitCode == 0, run.Sample, "measured; the server stopped with exit %d after SIGTERM", sample.ExitCode)
 		}
-		c.pinning(subject, run.Threads, true, "")
+		res := c.pinning(subject, run.Threads, true, "")
+		if s.Cores == artifacts.CoresDedicated {
+			c.topology(subject, run.Threads, res, ss.Topology, ss.AllowedCPUs, s.PlacementGaveUp)
+		}
 		pinned := 0
 		if s.Cores == artifacts.CoresDedicated {
 			pinned = len(s.IOCPUs)

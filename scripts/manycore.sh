@@ -25,7 +25,11 @@
 # unless MANYCORE_REQUIRED=1.
 #
 # Knobs (environment, defaults in brackets):
-#   CPUS [16]               guest CPUs (at least 8: the dedicated runs need 15 with the defaults below)
+#   CPUS [16]               guest CPUs (with TOPOLOGY=smt-numa at least 16: 8 physical cores)
+#   TOPOLOGY [smt-numa]     smt-numa: 2 sockets, each a NUMA node with half the memory, 2 hyper-threads a
+#                           core (-smp CPUS,sockets=2,cores=CPUS/4,threads=2), so that placement by physical
+#                           core and node is checked; flat: CPUS single-thread cores, one node (the
+#                           fallback placement, as before)
 #   MEM [2048]              guest memory, MiB
 #   ACCEL [auto]            kvm, tcg, or auto: KVM when a short probe boots (KVM_PROBE_TIMEOUT s), else TCG
 #   KVM_PROBE_TIMEOUT [20]  seconds the KVM probe may take
@@ -63,6 +67,7 @@ cd "$ROOT" || exit 1
 T_START=$(date +%s)
 
 CPUS=${CPUS:-16}
+TOPOLOGY=${TOPOLOGY:-smt-numa}
 QEMU=${QEMU:-auto}
 MEM=${MEM:-2048}
 ACCEL=${ACCEL:-auto}
@@ -102,14 +107,32 @@ for knob in CPUS MEM KVM_PROBE_TIMEOUT GUEST_TIMEOUT WS_DURATION SETUP_DURATION 
     DRAIN REQUEST_TIMEOUT READY_TIMEOUT WS_LOAD_THREADS WS_CONCURRENCY WS_REQUESTS_PER_CONN; do
     [[ ${!knob} =~ ^[0-9]+$ ]] || die "$knob must be a non-negative integer, got '${!knob}'"
 done
-((CPUS >= 8)) || die "CPUS must be at least 8 (a dedicated server run needs 1 I/O loop, 4 stage threads, 2 load-tester threads and 1 CPU for the rest), got $CPUS"
+# A dedicated server run needs 1 I/O loop, 4 stage threads, 2 load-tester
+# threads and 1 core for the rest: 8 physical cores.
+case $TOPOLOGY in
+smt-numa)
+    ((CPUS >= 16 && CPUS % 4 == 0)) || die "CPUS must be a multiple of 4, at least 16 with TOPOLOGY=smt-numa (8 physical cores of 2 hyper-threads), got $CPUS"
+    CORES=$((CPUS / 2))
+    ((MEM >= 512 && MEM % 2 == 0)) || die "MEM must be even and at least 512 (half a node) with TOPOLOGY=smt-numa, got $MEM"
+    SMP_ARGS=(-smp "$CPUS,sockets=2,cores=$((CPUS / 4)),threads=2"
+        -object "memory-backend-ram,id=mem0,size=$((MEM / 2))M" -object "memory-backend-ram,id=mem1,size=$((MEM / 2))M"
+        -numa "node,nodeid=0,memdev=mem0,cpus=0-$((CPUS / 2 - 1))" -numa "node,nodeid=1,memdev=mem1,cpus=$((CPUS / 2))-$((CPUS - 1))")
+    ;;
+flat)
+    ((CPUS >= 8)) || die "CPUS must be at least 8 with TOPOLOGY=flat, got $CPUS"
+    CORES=$CPUS
+    SMP_ARGS=(-smp "$CPUS")
+    ;;
+*) die "TOPOLOGY must be smt-numa or flat, got '$TOPOLOGY'" ;;
+esac
 ((WS_DURATION >= 2 && SETUP_DURATION >= 2 && ROUNDS >= 1 && IDLE >= 1)) ||
     die "WS_DURATION and SETUP_DURATION must be at least 2, ROUNDS and IDLE at least 1"
 case $ACCEL in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg, got '$ACCEL'" ;; esac
-# The comparison's I/O loops: the seed's 8 on CPUs of their own where the
-# guest has room (loops + 4 stage threads + load threads + 1 for the rest).
+# The comparison's I/O loops: the seed's 8 on physical cores of their own
+# where the guest has room (loops + 4 stage threads + load threads + 1 for
+# the rest).
 if [[ -z ${WS_IO_THREADS:-} ]]; then
-    WS_IO_THREADS=$((CPUS - 4 - WS_LOAD_THREADS - 1))
+    WS_IO_THREADS=$((CORES - 4 - WS_LOAD_THREADS - 1))
     ((WS_IO_THREADS > 8)) && WS_IO_THREADS=8
     ((WS_IO_THREADS < 1)) && WS_IO_THREADS=1
 fi
@@ -230,7 +253,7 @@ else
 fi
 
 {
-    for v in CPUS ACCEL HOST_CPUS HOST_CPU_MODEL WS_DURATION SETUP_DURATION SETUP_WARMUP ROUNDS WARMUP IDLE IDLE_CONNS DRAIN \
+    for v in CPUS TOPOLOGY ACCEL HOST_CPUS HOST_CPU_MODEL WS_DURATION SETUP_DURATION SETUP_WARMUP ROUNDS WARMUP IDLE IDLE_CONNS DRAIN \
         REQUEST_TIMEOUT READY_TIMEOUT WS_IO_THREADS WS_LOAD_THREADS WS_CONCURRENCY WS_REQUESTS_PER_CONN; do
         printf '%s=%q\n' "$v" "${!v}"
     done
@@ -247,7 +270,7 @@ child_cpu_s() { awk 'NR == 2 { split($0, f, /[ms ]+/); print f[1] * 60 + f[2] + 
 times >"$GUEST/times"
 CPU0=$(child_cpu_s)
 T0=$(date +%s)
-timeout -k 10 "$GUEST_TIMEOUT" "$QEMU" "${ACCEL_ARGS[@]}" -smp "$CPUS" -m "$MEM" -nodefaults -no-user-config \
+timeout -k 10 "$GUEST_TIMEOUT" "$QEMU" "${ACCEL_ARGS[@]}" "${SMP_ARGS[@]}" -m "$MEM" -nodefaults -no-user-config \
     -display none -serial stdio -serial "file:$GUEST/ttyS1.out" -no-reboot \
     -kernel "$KERNEL" -initrd "$GUEST/initrd.cpio" -append "console=ttyS0 quiet panic=-1" </dev/null |
     tee "$GUEST/console.log"
@@ -278,6 +301,7 @@ cat >"$OUT/host.json" <<JSON
   "accel": "$ACCEL",
   "emulated": $([[ $ACCEL == tcg ]] && echo true || echo false),
   "guest_cpus": $CPUS,
+  "topology": "$TOPOLOGY",
   "guest_memory_mib": $MEM,
   "host_cpus": $HOST_CPUS,
   "host_cpu_model": "$(printf '%s' "$HOST_CPU_MODEL" | tr -d '"\\')",

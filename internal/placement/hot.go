@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/procstat"
 )
 
 // PlaceHot is the rule for machines too small for the full plan, used where
@@ -91,6 +92,31 @@ func PlaceHot(allowed []int, need Need) (Plan, error) {
 	}
 	p.Why += "; the Go runtime's other threads float over " + affinity.FormatCPUList(cpus) + ", sharing the hot threads' CPUs"
 	return p, nil
+}
+
+// PlaceHotOn is PlaceHot on a topology: where the full plan fits by
+// physical cores, that plan (placement.PlaceDedicatedOn); otherwise
+// PlaceHot over one hyper-thread of each core, so hot threads never share
+// a core while there are cores to give; on a single core, its hyper-threads,
+// and GaveUp says so.
+func PlaceHotOn(topo procstat.Topology, need Need) (Plan, error) {
+	if p, err := PlaceDedicatedOn(topo, need); err == nil {
+		p.Why += "; the Go runtime's other threads float over the rest"
+		return p, nil
+	}
+	cores := topo.Cores()
+	if len(cores) >= 2 {
+		reps := make([]int, len(cores))
+		for i, c := range cores {
+			reps[i] = c[0]
+		}
+		return PlaceHot(reps, need)
+	}
+	p, err := PlaceHot(coreOrder(topo), need)
+	if err == nil && topo.SMT() {
+		p.GaveUp = append(p.GaveUp, "one physical core: the hot threads run on its sibling hyper-threads")
+	}
+	return p, err
 }
 
 // threadNames names need's threads in the rule's order, for Plan.Why.

@@ -39,6 +39,10 @@ type Topology struct {
 	// a core of its own on node 0 (Note says what was missing).
 	Flat bool
 	Note string
+	// NetIRQs are the network devices' interrupts, where the caller read
+	// them (NetworkIRQs), so that a plan can say which may land on a CPU
+	// it dedicates.
+	NetIRQs []IRQ
 }
 
 // ReadTopology reads the topology of the allowed CPUs under sysRoot
