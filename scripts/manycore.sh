@@ -249,7 +249,9 @@ esac
 if [[ $ACCEL == kvm ]]; then
     ACCEL_ARGS=(-accel kvm -cpu host)
 else
-    ACCEL_ARGS=(-accel tcg,thread=multi -cpu max)
+    # topoext: without it an AMD-flavoured guest CPU cannot show
+    # hyper-thread siblings (QEMU says "doesn't support hyperthreading").
+    ACCEL_ARGS=(-accel tcg,thread=multi -cpu max,+topoext)
 fi
 
 {

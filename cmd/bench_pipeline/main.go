@@ -25,6 +25,8 @@ import (
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/benchmain"
 	"weaseldb/internal/jsonfile"
+	"weaseldb/internal/placement"
+	"weaseldb/internal/procstat"
 	"weaseldb/pipebench"
 	"weaseldb/server/pipeline"
 )
@@ -40,6 +42,9 @@ type options struct {
 	// producer and the stage (set whatever --cpus says).
 	latency     pipebench.LatencyParams
 	latencyPlan pipebench.LatencyPlan
+	// --print-plan: print where --cpus auto puts each thread, run nothing.
+	printPlan bool
+	plan      []string // the plan's lines (--cpus auto)
 }
 
 func main() {
@@ -78,6 +83,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.latency.Interval, "latency-interval", pipebench.DefaultLatencyInterval, "latency family: the low rate's gap between items (keep it above the pipeline's 50µs IdleSpin, so every parking strategy parks)")
 	fs.DurationVar(&o.latency.MaxDuration, "latency-max", pipebench.DefaultLatencyMaxDuration, "latency family: a case ends after this long even with samples to go (marked truncated)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
+	fs.BoolVar(&o.printPlan, "print-plan", false, "with --cpus auto: print where each hot thread goes (cpu=N core=N node=N idle=...: its physical core, NUMA node and the hyper-threads left idle), what the machine could not give, and the network interrupts that may land on those CPUs; run nothing")
 	var cpus string
 	fs.StringVar(&cpus, "cpus", "", "pin threads: `P,S0,S1` = the producer's CPU, then stage 0's and stage 1's (checked against the allowed set; a CPU may repeat); auto = a CPU per hot thread by internal/placement (PlaceHot: from 2 CPUs for the latency family). The latency family runs each case on these dedicated cores and unpinned")
 	fs.Usage = func() {
@@ -106,18 +112,23 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	}
 	o.latencyPlan = pipebench.LatencyPlan{Skip: "not pinned: --cpus auto (or --cpus P,S0) gives the producer and the stage a CPU each"}
 	others := throughputFamilies(o.families)
+	if o.printPlan && cpus != "auto" {
+		return o, errors.New("--print-plan: only with --cpus auto")
+	}
 	if cpus == "auto" {
 		allowed, err := affinity.AllowedCPUs()
 		if err != nil {
 			return o, err
 		}
-		o.latencyPlan = pipebench.PlanLatencyAuto(allowed)
+		topo := procstat.ReadTopology(procstat.SysRoot, allowed)
+		topo.NetIRQs = procstat.NetworkIRQs(procstat.ProcRoot, procstat.SysRoot)
+		o.latencyPlan = pipebench.PlanLatencyOn(topo)
 		if len(others) > 0 {
-			list, err := pipebench.AutoCPUs(allowed, pipebench.MaxStages(others))
+			list, p, err := pipebench.AutoPlan(topo, pipebench.MaxStages(others))
 			if err != nil {
 				return o, fmt.Errorf("--cpus auto: %w", err)
 			}
-			o.cpus = list
+			o.cpus, o.plan = list, planLines(topo, p)
 		}
 	} else if cpus != "" {
 		list, err := affinity.ParseCPUList(cpus)
@@ -180,7 +191,32 @@ func pin(o options) (pipebench.Hooks, error) {
 	}}, nil
 }
 
+// planLines are --print-plan's lines: one per thread, then what the plan
+// gave up and the interrupts that may land on its CPUs.
+func planLines(topo procstat.Topology, p placement.Plan) []string {
+	var lines []string
+	for _, t := range p.Threads {
+		lines = append(lines, t.String())
+	}
+	if topo.Flat {
+		lines = append(lines, "topology: flat ("+topo.Note+")")
+	}
+	for _, g := range p.GaveUp {
+		lines = append(lines, "gave up: "+g)
+	}
+	for _, w := range placement.IRQWarnings(p.Threads, topo.NetIRQs) {
+		lines = append(lines, "warning: "+w)
+	}
+	return lines
+}
+
 func run(o options, stdout io.Writer) error {
+	if o.printPlan {
+		for _, l := range o.plan {
+			fmt.Fprintln(stdout, l)
+		}
+		return nil
+	}
 	start := time.Now()
 	rep := pipebench.Report{Quick: o.quick, CPUs: o.cpus}
 	// The latency family first: it pins (and unpins) per case on goroutines

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/pipebench"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -127,5 +129,36 @@ func TestRunPinned(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "producer on CPU") {
 		t.Fatalf("output does not say how it pinned:\n%s", out.String())
+	}
+}
+
+// --print-plan prints one line per hot thread with its CPU, physical core
+// and node, and runs nothing; on a machine with fewer cores than hot
+// threads it says how many it needs instead.
+func TestPrintPlan(t *testing.T) {
+	o, err := parseArgs([]string{"--cpus", "auto", "--print-plan", "--families", "batch"}, &bytes.Buffer{})
+	if err != nil {
+		if !strings.Contains(err.Error(), "needs ") {
+			t.Fatalf("--print-plan: %v, want a plan or the cores it needs", err)
+		}
+		t.Skipf("this machine is too small for a plan: %v", err)
+	}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	line := regexp.MustCompile(`^(producer|stage \d+) cpu=\d+ core=\d+ node=\d+ idle=\S+$`)
+	threads := 0
+	for _, l := range lines {
+		if line.MatchString(l) {
+			threads++
+		}
+	}
+	if want := 1 + pipebench.MaxStages(o.families); threads != want {
+		t.Errorf("%d thread lines, want %d (the producer and its stages):\n%s", threads, want, out.String())
+	}
+	if _, err := parseArgs([]string{"--print-plan"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "only with --cpus auto") {
+		t.Errorf("--print-plan without --cpus auto: %v", err)
 	}
 }

@@ -110,13 +110,38 @@ func PlaceHotOn(topo procstat.Topology, need Need) (Plan, error) {
 		for i, c := range cores {
 			reps[i] = c[0]
 		}
-		return PlaceHot(reps, need)
+		p, err := PlaceHot(reps, need)
+		if err == nil {
+			p.Threads = threadsOf(topo, blockOf(p, need), need)
+		}
+		return p, err
 	}
 	p, err := PlaceHot(coreOrder(topo), need)
-	if err == nil && topo.SMT() {
-		p.GaveUp = append(p.GaveUp, "one physical core: the hot threads run on its sibling hyper-threads")
+	if err == nil {
+		p.Threads = threadsOf(topo, blockOf(p, need), need)
+		if topo.SMT() {
+			p.GaveUp = append(p.GaveUp, "one physical core: the hot threads run on its sibling hyper-threads")
+		}
 	}
 	return p, err
+}
+
+// blockOf lists a plan's thread CPUs in the rule's order (producer, I/O
+// loops, stages, load generator; the load generator's only where each of
+// its threads has one).
+func blockOf(p Plan, need Need) []int {
+	var block []int
+	if p.ProducerCPU >= 0 {
+		block = append(block, p.ProducerCPU)
+	}
+	block = append(block, p.IOCPUs...)
+	for _, s := range p.StageCPUs {
+		block = append(block, s...)
+	}
+	if len(p.LoadCPUs) == need.LoadThreads {
+		block = append(block, p.LoadCPUs...)
+	}
+	return block
 }
 
 // threadNames names need's threads in the rule's order, for Plan.Why.

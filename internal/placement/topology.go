@@ -144,6 +144,7 @@ func onNode(topo procstat.Topology, cpus []int, node int) []int {
 // threadsOf names each thread of block (in the rule's order) with its place.
 func threadsOf(topo procstat.Topology, block []int, need Need) []Thread {
 	names := need.threadNames()
+	block = block[:min(len(block), len(names))]
 	out := make([]Thread, len(block))
 	for i, cpu := range block {
 		p, _ := topo.Place(cpu)
