@@ -317,7 +317,7 @@ func (c *checker) fittedPlan(ss *artifacts.Setups, seed, fitted artifacts.Setup)
 		c.add("setups fitted", artifacts.CheckPlan, false, artifacts.SetupsFile, "allowed CPUs %q: %v", ss.AllowedCPUs, err)
 		return
 	}
-	want := plan.FitSetup(allowed, seed)
+	want := plan.FitSetupOn(plan.TopologyOf(ss.Topology, allowed), seed)
 	same := want.IOThreads == fitted.IOThreads && want.LoadThreads == fitted.LoadThreads &&
 		want.WaitStrategy == fitted.WaitStrategy && want.Cores == fitted.Cores && want.Connections == fitted.Connections &&
 		slices.Equal(want.IOCPUs, fitted.IOCPUs) && slices.Equal(want.LoadCPUs, fitted.LoadCPUs) &&

@@ -41,10 +41,10 @@ func TestGenerateFunctional(t *testing.T) {
 		"## Verdict: **every check passed**",
 		"from checks.json",
 		// what ran where, as read back
-		"| server | Never | dedicated | measured | io 2-9; stages 10 11 12 13; load_tester 14-15 | ok | 8 of 8 (ok) | 13 (ok) |",
-		"CPU 10 (sequence): thread",
+		"| server | Never | dedicated | measured | io 2; stages 4 6 8 10; load_tester 12,14 | ok | 1 of 1 (ok) | 6 (ok) |",
+		"CPU 4 (sequence): thread",
 		"CPU 2 (I/O loop 0): thread",
-		"producer 13; stages 14,15",
+		"producer 10; stages 12,14",
 		"the seed's setup",
 		"connections each loop accepted: loop 0:",
 		"## What this does not show",

@@ -328,7 +328,7 @@ func (f *functional) waitLatencyFunctional(ws *artifacts.WaitStrategies) {
 				clean++
 			}
 		}
-		lines = append(lines, fmt.Sprintf("- `runs[%d]` %s %s: %d open-loop steps ran at %s of its closed-loop req/s, %d answered every request in time",
+		lines = append(lines, fmt.Sprintf("- `runs[%d]` %s %s: %d open-loop steps ran at %s of its closed-loop rate, %d answered every request in time",
 			i, r.Strategy, r.Cores, len(r.RateSteps), fractionsText(ws.RateFractions), clean))
 	}
 	if len(lines) > 0 {

@@ -181,7 +181,7 @@ func TestWaitLatencyFunctional(t *testing.T) {
 	}
 	md := string(data)
 	for _, want := range []string{"1 cases measured on dedicated cores and 1 on shared ones, 1 skipped (a reason)", "Dedicated placement: " + plan,
-		"1 open-loop steps ran at 0.50 of its closed-loop req/s, 1 answered every request in time"} {
+		"1 open-loop steps ran at 0.50 of its closed-loop rate, 1 answered every request in time"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("lacks %q", want)
 		}
