@@ -55,7 +55,7 @@ func threadsWantingACore(s artifacts.Setup) int {
 
 func coresOf(s artifacts.Setup) string {
 	if s.Cores == artifacts.CoresDedicated {
-		return "dedicated: " + s.CPUPlan
+		return "dedicated: " + s.CPUPlan + placementNote(s.Placement, s.PlacementGaveUp, s.IRQWarnings)
 	}
 	return "shared (nothing pinned)"
 }

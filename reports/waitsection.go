@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/affinity"
 	"weaseldb/internal/numfmt"
 )
 
@@ -108,9 +109,47 @@ func (w *writer) waitNotMeasured(ws *artifacts.WaitStrategies) {
 
 func coresLabel(r artifacts.WaitRun) string {
 	if r.Cores == artifacts.CoresDedicated && r.CPUPlan != "" {
-		return fmt.Sprintf("dedicated (%s)", r.CPUPlan)
+		return fmt.Sprintf("dedicated (%s%s)", r.CPUPlan, placementNote(r.Placement, r.PlacementGaveUp, r.IRQWarnings))
 	}
 	return r.Cores
+}
+
+// placementNote says which physical cores and NUMA nodes a dedicated run's
+// threads used (from its plan's lines, "io 0 cpu=2 core=2 node=0 idle=3"),
+// what the plan gave up, and how many network interrupts may land on them;
+// "" for a run planned before placement was recorded.
+func placementNote(lines, gaveUp, irqs []string) string {
+	var cores, nodes []int
+	idle := 0
+	for _, l := range lines {
+		var core, node int
+		_, after, ok := strings.Cut(l, " core=")
+		if !ok {
+			continue
+		}
+		if _, err := fmt.Sscanf(after, "%d node=%d", &core, &node); err != nil {
+			continue
+		}
+		cores, nodes = append(cores, core), append(nodes, node)
+		if !strings.HasSuffix(l, "idle=none") {
+			idle++
+		}
+	}
+	if len(cores) == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("; physical cores %s, node %s", affinity.FormatCPUList(slices.Sorted(slices.Values(cores))),
+		affinity.FormatCPUList(slices.Compact(slices.Sorted(slices.Values(nodes)))))
+	if idle > 0 {
+		note += fmt.Sprintf(", %d with their hyper-threads left idle", idle)
+	}
+	if len(gaveUp) > 0 {
+		note += "; gave up " + strings.Join(gaveUp, "; ")
+	}
+	if len(irqs) > 0 {
+		note += fmt.Sprintf("; %d network interrupts may land on these CPUs (irq_warnings)", len(irqs))
+	}
+	return note
 }
 
 // optNumber prints v × scale, or "not measured".
