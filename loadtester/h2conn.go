@@ -106,22 +106,17 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 
 // h2Conn is a connection's HTTP/2 state.
 type h2Conn struct {
-	fr  *http2.Framer
-	rd  bytes.Reader // the whole frames ReadFrame is given
-	out bytes.Buffer // frames written, for the next write
-	// The response headers: decoded for :status alone (emit), the block
-	// of stream hdrStream being read (a HEADERS frame and its
-	// CONTINUATIONs), whether it ends the stream.
-	dec       *hpack.Decoder
-	status    string
-	hdrStream uint32
-	hdrEnds   bool
-	done      []bool   // ring: the stream ended (recorded or failed), not yet passed by the head
-	final     []uint16 // ring: the stream's final status
-	open      int      // streams open
-	max       int      // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
-	ring      int
-	unacked   int64 // connection bytes received since the last WINDOW_UPDATE
+	fr      *http2.Framer
+	rd      bytes.Reader // the one frame ReadFrame is given
+	out     bytes.Buffer // frames written, for the next write
+	dec     *hpack.Decoder
+	hb      headerBlock // the response header block being read (h2headers.go)
+	done    []bool      // ring: the stream ended (recorded or failed), not yet passed by the head
+	final   []uint16    // ring: the stream's final status
+	open    int         // streams open
+	max     int         // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
+	ring    int
+	unacked int64 // connection bytes received since the last WINDOW_UPDATE
 }
 
 func newH2Conn(ring int) *h2Conn {
@@ -130,20 +125,18 @@ func newH2Conn(ring int) *h2Conn {
 	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring}
 	h.fr = http2.NewFramer(&h.out, &h.rd)
 	h.fr.SetReuseFrames()
-	h.dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) {
-		if f.Name == ":status" {
-			h.status = f.Value
-		}
-	})
+	h.dec = newH2Decoder(&h.hb)
 	return h
 }
 
-// h2Preface is what a client sends first: the preface, its settings (no
-// push, a large stream window) and a large connection window.
+// writePreface writes what a client sends first: the preface, its
+// settings (no push, a large stream window, the header list it accepts)
+// and a large connection window.
 func (h *h2Conn) writePreface() {
 	h.out.WriteString(http2.ClientPreface)
 	h.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
-		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2Window})
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2Window},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: h2MaxHeaderList})
 	h.fr.WriteWindowUpdate(0, h2Window-65535)
 }
 
@@ -179,17 +172,33 @@ func (t *netThread) appendH2Requests(dst []byte, c *conn, n int) []byte {
 	return dst
 }
 
-// h2Entry is the ring entry of stream id, if it is open.
-func (t *netThread) h2Entry(c *conn, id uint32) (int, bool) {
+// streamState is what a stream ID names on a connection.
+type streamState uint8
+
+const (
+	streamOpen   streamState = iota
+	streamClosed             // opened by us, ended since (answered, failed or reset)
+	streamIdle               // never opened by us: a server's frame on it is a protocol error
+)
+
+// h2Entry is the ring entry of stream id and the stream's state; the
+// entry means something only for an open stream.
+func (t *netThread) h2Entry(c *conn, id uint32) (int, streamState) {
 	if id == 0 || id%2 == 0 {
-		return 0, false
+		return 0, streamIdle
 	}
 	n := int(id-1) / 2
-	if n < c.sent-c.inflight || n >= c.sent {
-		return 0, false
+	switch {
+	case n >= c.sent:
+		return 0, streamIdle
+	case n < c.sent-c.inflight:
+		return 0, streamClosed
 	}
 	i := n & c.mask
-	return i, !c.h2.done[i]
+	if c.h2.done[i] {
+		return i, streamClosed
+	}
+	return i, streamOpen
 }
 
 // h2End records stream entry i as answered at now.
@@ -266,31 +275,20 @@ func (t *netThread) consumeH2(c *conn, data []byte, now int64) bool {
 	return true
 }
 
-// h2FrameSpan is the length of the frame at the start of data, with the
-// CONTINUATION frames that finish its header block; ok is false while it
-// is incomplete, total < 0 for a frame larger than we accept.
+// h2FrameSpan is the length of the frame at the start of data; ok is
+// false while it is incomplete, total < 0 for a frame larger than we
+// accept. A header block's CONTINUATION frames are frames of their own:
+// the block is decoded as they come (h2headers.go).
 func h2FrameSpan(data []byte) (total int, ok bool) {
-	for {
-		if len(data)-total < 9 {
-			return total, false
-		}
-		h := data[total:]
-		length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-		if length > h2MaxFrame {
-			return -1, false
-		}
-		typ, flags := http2.FrameType(h[3]), http2.Flags(h[4])
-		total += 9 + length
-		if len(data) < total {
-			return total, false
-		}
-		if (typ != http2.FrameHeaders && typ != http2.FrameContinuation) || flags.Has(http2.FlagHeadersEndHeaders) {
-			return total, true
-		}
-		if total > h2MaxPartial {
-			return -1, false
-		}
+	if len(data) < 9 {
+		return 0, false
 	}
+	length := int(data[0])<<16 | int(data[1])<<8 | int(data[2])
+	if length > h2MaxFrame {
+		return -1, false
+	}
+	total = 9 + length
+	return total, len(data) >= total
 }
 
 // h2Frame handles one frame from the server; false means the connection
@@ -299,37 +297,24 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	h := c.h2
 	switch f := f.(type) {
 	case *http2.HeadersFrame:
-		h.hdrStream, h.hdrEnds, h.status = f.StreamID, f.StreamEnded(), ""
-		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
-			t.failConn(c, now, errParse)
-			return false
-		}
-		if f.HeadersEnded() {
-			return t.h2Headers(c, now)
-		}
+		return t.h2HeadersFrame(c, f, now)
 	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
-		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
-			t.failConn(c, now, errParse)
-			return false
-		}
-		if f.HeadersEnded() {
-			return t.h2Headers(c, now)
-		}
+		return t.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 	case *http2.DataFrame:
-		i, ok := t.h2Entry(c, f.StreamID)
-		if !ok {
-			t.failConn(c, now, errParse)
-			return false
-		}
 		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
 			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
 			h.unacked = 0
 		}
-		if f.StreamEnded() {
+		i, st := t.h2Entry(c, f.StreamID)
+		switch {
+		case st == streamIdle:
+			t.failConn(c, now, errParse)
+			return false
+		case st == streamOpen && f.StreamEnded():
 			t.h2End(c, i, now)
 		}
 	case *http2.RSTStreamFrame:
-		if i, ok := t.h2Entry(c, f.StreamID); ok {
+		if i, st := t.h2Entry(c, f.StreamID); st == streamOpen {
 			t.h2Fail(c, i, now, errReset)
 		}
 	case *http2.SettingsFrame:
@@ -361,36 +346,6 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	case *http2.PushPromiseFrame:
 		t.failConn(c, now, errParse) // push is off (our SETTINGS)
 		return false
-	}
-	return true
-}
-
-// h2Headers handles a header block just decoded: its :status for the
-// stream, and the stream's end if the block ends it.
-func (t *netThread) h2Headers(c *conn, now int64) bool {
-	h := c.h2
-	if err := h.dec.Close(); err != nil {
-		t.failConn(c, now, errParse)
-		return false
-	}
-	i, ok := t.h2Entry(c, h.hdrStream)
-	if !ok {
-		t.failConn(c, now, errParse)
-		return false
-	}
-	if h.status != "" {
-		code, err := strconv.Atoi(h.status)
-		if err != nil || code < 100 || code > 999 {
-			t.failConn(c, now, errParse)
-			return false
-		}
-		if code < 200 && !h.hdrEnds { // interim: the final response follows
-			return true
-		}
-		h.final[i] = uint16(min(code, maxStatus))
-	}
-	if h.hdrEnds {
-		t.h2End(c, i, now)
 	}
 	return true
 }
