@@ -44,9 +44,10 @@ const (
 // stream of every connection (the server's decoder keeps no state of ours):
 // a few bytes more a request, no HPACK work per request.
 type h2Request struct {
-	fields []hpack.HeaderField
-	block  []byte
-	body   []byte
+	fields   []hpack.HeaderField
+	block    []byte
+	body     []byte
+	listSize uint32 // the header list's size (RFC 9113 §6.5.2), for the server's SETTINGS_MAX_HEADER_LIST_SIZE
 }
 
 // newH2Request builds the request from the config: the pseudo-headers,
@@ -79,9 +80,6 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 		}
 	}
 	req := &h2Request{body: []byte(sub(string(cfg.Body)))}
-	if len(req.body) > h2MaxFrame {
-		return nil, fmt.Errorf("--http2: a body of %d bytes, at most %d (one DATA frame)", len(req.body), h2MaxFrame)
-	}
 	req.fields = append(req.fields,
 		hpack.HeaderField{Name: ":method", Value: cfg.Method}, hpack.HeaderField{Name: ":scheme", Value: scheme},
 		hpack.HeaderField{Name: ":authority", Value: authority}, hpack.HeaderField{Name: ":path", Value: sub(cfg.Path)})
@@ -97,8 +95,8 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 			return nil, fmt.Errorf("--http2: header %s: %w", f.Name, err)
 		}
 	}
-	if block.Len() > h2MaxFrame {
-		return nil, fmt.Errorf("--http2: the request's headers take %d bytes, at most %d (one HEADERS frame)", block.Len(), h2MaxFrame)
+	for _, f := range req.fields {
+		req.listSize += f.Size()
 	}
 	req.block = block.Bytes()
 	return req, nil
@@ -116,13 +114,15 @@ type h2Conn struct {
 	open    int         // streams open
 	max     int         // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
 	ring    int
-	unacked int64 // connection bytes received since the last WINDOW_UPDATE
+	unacked int64  // connection bytes received since the last WINDOW_UPDATE
+	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
+	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
 }
 
 func newH2Conn(ring int) *h2Conn {
 	// No stream before the server's SETTINGS: streams past its limit would
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
-	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring}
+	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring, send: newH2Send(ring)}
 	h.fr = http2.NewFramer(&h.out, &h.rd)
 	h.fr.SetReuseFrames()
 	h.dec = newH2Decoder(&h.hb)
@@ -140,15 +140,6 @@ func (h *h2Conn) writePreface() {
 	h.fr.WriteWindowUpdate(0, h2Window-65535)
 }
 
-// writeRequest writes one request on stream id into h.out.
-func (h *h2Conn) writeRequest(id uint32, req *h2Request) {
-	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: req.block,
-		EndStream: len(req.body) == 0, EndHeaders: true})
-	if len(req.body) > 0 {
-		h.fr.WriteData(id, true, req.body)
-	}
-}
-
 // room is how many more streams the server allows now.
 func (h *h2Conn) room() int { return h.max - h.open }
 
@@ -164,7 +155,8 @@ func (t *netThread) h2Start(c *conn) {
 func (t *netThread) appendH2Requests(dst []byte, c *conn, n int) []byte {
 	h := c.h2
 	for j := range n {
-		h.writeRequest(uint32(2*(c.sent+j)+1), t.r.h2req)
+		stream := c.sent + j
+		h.writeRequest(stream&c.mask, uint32(2*stream+1), t.r.h2req)
 	}
 	h.open += n
 	dst = append(dst, h.out.Bytes()...)
@@ -201,8 +193,13 @@ func (t *netThread) h2Entry(c *conn, id uint32) (int, streamState) {
 	return i, streamOpen
 }
 
-// h2End records stream entry i as answered at now.
+// h2End records stream entry i as answered at now. A response may end
+// before its request's body is all sent (§8.1): the rest is not sent,
+// and RST_STREAM tells the server so.
 func (t *netThread) h2End(c *conn, i int, now int64) {
+	if c.h2.bodyLeft(i, t.r.h2req) {
+		c.h2.fr.WriteRSTStream(c.h2.send.ids[i], http2.ErrCodeCancel)
+	}
 	t.record(c, i, now, int(c.h2.final[i]))
 	t.h2Close(c, i)
 }
@@ -221,6 +218,7 @@ func (t *netThread) h2Fail(c *conn, i int, now int64, kind errorKind) {
 // h2Close marks entry i done and moves the head past the done entries.
 func (t *netThread) h2Close(c *conn, i int) {
 	h := c.h2
+	h.dropBody(i, t.r.h2req)
 	h.done[i] = true
 	h.open--
 	for c.inflight > 0 && h.done[c.head] {
@@ -321,13 +319,9 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 		if f.IsAck() {
 			return true
 		}
-		if h.max == 0 {
-			h.max = h.ring
-		}
-		if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
-			h.max = int(min(v, uint32(h.ring)))
-		}
-		h.fr.WriteSettingsAck()
+		return t.h2Settings(c, f, now)
+	case *http2.WindowUpdateFrame:
+		return t.h2WindowUpdate(c, f, now)
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			h.fr.WritePing(true, f.Data)

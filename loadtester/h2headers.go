@@ -116,7 +116,7 @@ func (t *netThread) h2Headers(c *conn, now int64) bool {
 		return true
 	}
 	if hb.size > h2MaxHeaderList {
-		if !hb.ends {
+		if !hb.ends || h.bodyLeft(i, t.r.h2req) { // the server would go on sending, or wait for the body
 			h.fr.WriteRSTStream(hb.stream, http2.ErrCodeCancel)
 		}
 		t.h2Fail(c, i, now, errHeaderTooLarge)
