@@ -347,7 +347,7 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 // h2Preflight checks, before any load, that the target speaks HTTP/2:
 // over TLS the preflight's ALPN (tlsPreflight), here h2c by prior
 // knowledge: the preface and our SETTINGS get the server's SETTINGS.
-func h2Preflight(cfg *Config) error {
+func h2Preflight(cfg *Config, req *h2Request) error {
 	network, address := cfg.dialTarget()
 	nc, err := net.DialTimeout(network, address, cfg.ConnectTimeout)
 	if err != nil {
@@ -367,6 +367,15 @@ func h2Preflight(cfg *Config) error {
 	var head [9]byte
 	n, err := io.ReadFull(nc, head[:])
 	if err == nil && http2.FrameType(head[3]) == http2.FrameSettings {
+		f, err := http2.NewFramer(nil, io.MultiReader(bytes.NewReader(head[:]), nc)).ReadFrame()
+		if err != nil {
+			return fmt.Errorf("%s %s: the server's SETTINGS: %w", network, address, err)
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok {
+			if err := h2SettingsAllow(sf, req); err != nil {
+				return fmt.Errorf("%s %s: %w", network, address, err)
+			}
+		}
 		return nil
 	}
 	return fmt.Errorf("%s %s does not speak HTTP/2 with prior knowledge (h2c): to the preface it answered %q%s",

@@ -398,3 +398,18 @@ func TestH2Misbehave(t *testing.T) {
 		})
 	}
 }
+
+// A server whose first SETTINGS allow a smaller header list than the
+// request's is refused before any load, in one line naming the setting;
+// nothing is sent to it.
+func TestH2PreflightHeaderList(t *testing.T) {
+	s := startH2Misbehave(t, &h2Misbehave{maxHeaderList: 100})
+	cfg := misbehaveConfig(t, s)
+	_, err := Run(t.Context(), cfg)
+	if err == nil || !errors.Is(err, ErrTargetDown) || !strings.Contains(err.Error(), "SETTINGS_MAX_HEADER_LIST_SIZE of 100") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err %v: want the target refused, the server's limit named", err)
+	}
+	if n := s.answered.Load(); n != 0 || len(s.violations()) != 0 {
+		t.Errorf("%d requests answered, violations %q: want none sent", n, s.violations())
+	}
+}
