@@ -246,11 +246,17 @@ func (c *mbConn) data(f *http2.DataFrame) error {
 			return err
 		}
 	}
-	if n > 0 { // the window is given back only once the bytes are read
-		c.conn += n
-		if err := c.fr.WriteWindowUpdate(0, uint32(n)); err != nil {
+	// The connection's window is given back only once the client has used
+	// it all (a client that waits has: no deadlock), so a client that
+	// overruns it is caught, whatever the reads; a stream's as soon as
+	// its bytes are read.
+	if c.conn == 0 {
+		c.conn = 65535
+		if err := c.fr.WriteWindowUpdate(0, 65535); err != nil {
 			return err
 		}
+	}
+	if n > 0 {
 		if !f.StreamEnded() {
 			c.streams[id] += n
 			if err := c.fr.WriteWindowUpdate(id, uint32(n)); err != nil {
