@@ -117,6 +117,7 @@ type h2Conn struct {
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
 	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
+	refused bool   // that limit refuses the request: no new stream (h2Settings)
 }
 
 func newH2Conn(ring int) *h2Conn {

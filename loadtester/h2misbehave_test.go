@@ -343,7 +343,9 @@ func misbehaveConfig(t *testing.T, s *h2Misbehave) Config {
 		t.Fatal(err)
 	}
 	cfg.HTTP2, cfg.Streams = true, 8
-	cfg.Concurrency, cfg.Duration, cfg.StatsInterval, cfg.Timeout = 2, 300*time.Millisecond, 150*time.Millisecond, 5*time.Second
+	// A second: long enough for the connections to come up and carry
+	// bodies that wait on the windows on a loaded machine under -race.
+	cfg.Concurrency, cfg.Duration, cfg.StatsInterval, cfg.Timeout = 2, time.Second, 500*time.Millisecond, 5*time.Second
 	return cfg
 }
 
@@ -400,6 +402,11 @@ func TestH2Misbehave(t *testing.T) {
 			}
 			if !tt.redial && res.ConnectionsOpened != int64(cfg.Concurrency) {
 				t.Errorf("%d connections opened, want %d: no connection may be lost\n%s", res.ConnectionsOpened, cfg.Concurrency, out)
+			}
+			// Replacements back off, doubling from 5 ms: a few a slot in
+			// the run, never one per response.
+			if most := int64(cfg.Concurrency) * 12; tt.redial && res.ConnectionsOpened > most {
+				t.Errorf("%d connections opened, want at most %d: the replacements must back off\n%s", res.ConnectionsOpened, most, out)
 			}
 		})
 	}
