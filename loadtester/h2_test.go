@@ -96,6 +96,7 @@ func TestHTTP2Run(t *testing.T) {
 		{"h2 open loop", true, func(c *Config) { c.Rate, c.Warmup = 2000, 200*time.Millisecond }},
 		{"h2c churn", false, func(c *Config) { c.RequestsPerConn = 20 }},
 		{"h2 POST", true, func(c *Config) { c.Method, c.Body = "POST", []byte(`{"x":1}`) }},
+		{"h2c POST of 200 KiB, past the windows", false, func(c *Config) { c.Method, c.Body = "POST", make([]byte, 200<<10) }},
 		{"h2c two threads", false, func(c *Config) { c.NetworkThreads = 2 }},
 	}
 	for _, tt := range tests {

@@ -368,6 +368,7 @@ func TestH2Misbehave(t *testing.T) {
 		{"CONTINUATIONs written a byte at a time", &h2Misbehave{fragment: 40, pad: 300, oneByte: true}, nil, "", false},
 		{"many CONTINUATIONs", &h2Misbehave{fragment: 1, pad: 2000}, nil, "", false},
 		{"header block over the limit fails its stream", &h2Misbehave{fragment: 16384, pad: 300, hugeEvery: 3, hugeBytes: 200 << 10}, nil, "header_too_large", false},
+		{"header block over 1 MiB fails its connection", &h2Misbehave{pad: 300, hugeEvery: 3, hugeBytes: 1100 << 10}, nil, "header_too_large", true},
 		{"stream window of 1,024, 4 KiB bodies", &h2Misbehave{windowSet: true, initialWindow: 1024}, post(4096), "", false},
 		{"connection window of 65,535, 8 streams of 16 KiB", &h2Misbehave{}, post(16 << 10), "", false},
 		{"stream window shrinks mid-connection, goes negative", &h2Misbehave{windowSet: true, initialWindow: 1024, changeWindow: true, newWindow: 256}, post(4096), "", false},
