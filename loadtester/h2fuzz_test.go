@@ -101,3 +101,42 @@ func FuzzH2Consume(f *testing.F) {
 		checkH2Invariants(t, c)
 	})
 }
+
+// A request and its response, with and without a body, cost one
+// allocation: the HeadersFrame x/net's Framer makes for every HEADERS
+// frame it reads (it reuses DATA frames only). Flow control, the header
+// block's CONTINUATION handling and its limit add none.
+func TestH2AllocsPerRequest(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, body := range []int{0, 3000} {
+		th, c := newH2TestConn(t, body)
+		th.r.cfg.Pipeline = 1 // one request at a time: each turn sends one, reads one
+		now := th.now()
+		th.consume(c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
+			fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30})
+			fr.WriteWindowUpdate(0, 1<<30)
+		}), now)
+		th.topUp(c, now)
+		var out, block bytes.Buffer
+		fr := http2.NewFramer(&out, nil)
+		hpack.NewEncoder(&block).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+		id := uint32(1)
+		allocs := testing.AllocsPerRun(1000, func() {
+			out.Reset()
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true})
+			fr.WriteData(id, true, []byte("ok"))
+			th.consume(c, out.Bytes(), now)
+			th.topUp(c, now)
+			c.pending = c.pending[:0] // the peer never reads: forget what the socket did not take
+			id += 2
+		})
+		if c.state != connActive || c.received < 1000 {
+			t.Fatalf("body %d: state %v, %d answered", body, c.state, c.received)
+		}
+		if allocs > 1 {
+			t.Errorf("body %d: %.1f allocations per request, want at most 1", body, allocs)
+		}
+	}
+}
