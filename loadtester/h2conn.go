@@ -16,8 +16,10 @@ import (
 
 // HTTP/2 (--http2): h2 over TLS by ALPN, h2c by prior knowledge on
 // plaintext. Framing and HPACK are golang.org/x/net/http2's Framer and
-// hpack; this file only buffers whole frames for the Framer (the loop's
-// reads end anywhere) and maps streams to the connection's ring.
+// hpack; this file gathers whole frames for the Framer (the loop's reads
+// end anywhere), one at a time, and maps streams to the connection's
+// ring. Response header blocks are h2headers.go's; what the client sends,
+// within the server's windows and SETTINGS, is h2send.go's.
 //
 // Who owns what: an h2Conn is its connection's, so its network thread's
 // loop's alone, like the rest of the conn.
@@ -35,7 +37,7 @@ const (
 	h2MaxFrame     = 16384   // SETTINGS_MAX_FRAME_SIZE we accept (the default: we advertise no other)
 	h2Window       = 1 << 30 // the receive window we give each stream and the connection
 	h2WindowRefill = 1 << 29 // connection bytes received before the window is topped up again
-	h2MaxPartial   = 32 << 10
+	h2MaxPartial   = 32 << 10 // bytes of an incomplete frame kept between reads (one frame: at most 9 + h2MaxFrame)
 )
 
 // h2Request is the one request an HTTP/2 run sends: its header fields and
