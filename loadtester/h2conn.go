@@ -34,9 +34,9 @@ import (
 // as requests take ring entries in the order they are sent.
 
 const (
-	h2MaxFrame     = 16384   // SETTINGS_MAX_FRAME_SIZE we accept (the default: we advertise no other)
-	h2Window       = 1 << 30 // the receive window we give each stream and the connection
-	h2WindowRefill = 1 << 29 // connection bytes received before the window is topped up again
+	h2MaxFrame     = 16384    // SETTINGS_MAX_FRAME_SIZE we accept (the default: we advertise no other)
+	h2Window       = 1 << 30  // the receive window we give each stream and the connection
+	h2WindowRefill = 1 << 29  // connection bytes received before the window is topped up again
 	h2MaxPartial   = 32 << 10 // bytes of an incomplete frame kept between reads (one frame: at most 9 + h2MaxFrame)
 )
 
