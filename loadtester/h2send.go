@@ -183,7 +183,7 @@ func (t *netThread) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool 
 // SETTINGS allow the request: its header list within the server's
 // SETTINGS_MAX_HEADER_LIST_SIZE (a later, smaller one is met in the loop).
 func h2SettingsAllow(f *http2.SettingsFrame, req *h2Request) error {
-	if v, ok := f.Value(http2.SettingMaxHeaderListSize); ok && req.listSize > v {
+	if v, ok := f.Value(http2.SettingMaxHeaderListSize); ok && req != nil && req.listSize > v {
 		return fmt.Errorf("the request's header list takes %d bytes (RFC 9113 §6.5.2: names, values and 32 a field), over the server's SETTINGS_MAX_HEADER_LIST_SIZE of %d: shorten --header or --url's path", req.listSize, v)
 	}
 	return nil
