@@ -137,7 +137,6 @@ func (c *Config) Validate() error {
 		check(c.Streams >= 1 && c.Streams <= 1024, "--streams %d: want 1..1024", c.Streams)
 		check(c.Pipeline == 1 || c.Pipeline == c.Streams, "--pipeline with --http2: give --streams (requests in flight per connection)")
 		check(c.Workload == nil, "--workload with --http2: not supported (one request over HTTP/2)")
-		check(len(c.Body) <= h2MaxFrame, "--body with --http2: %d bytes, at most %d (one DATA frame)", len(c.Body), h2MaxFrame)
 	} else {
 		check(c.Streams == 0, "--streams: only with --http2")
 	}

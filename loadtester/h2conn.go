@@ -16,8 +16,10 @@ import (
 
 // HTTP/2 (--http2): h2 over TLS by ALPN, h2c by prior knowledge on
 // plaintext. Framing and HPACK are golang.org/x/net/http2's Framer and
-// hpack; this file only buffers whole frames for the Framer (the loop's
-// reads end anywhere) and maps streams to the connection's ring.
+// hpack; this file gathers whole frames for the Framer (the loop's reads
+// end anywhere), one at a time, and maps streams to the connection's
+// ring. Response header blocks are h2headers.go's; what the client sends,
+// within the server's windows and SETTINGS, is h2send.go's.
 //
 // Who owns what: an h2Conn is its connection's, so its network thread's
 // loop's alone, like the rest of the conn.
@@ -32,10 +34,10 @@ import (
 // as requests take ring entries in the order they are sent.
 
 const (
-	h2MaxFrame     = 16384   // SETTINGS_MAX_FRAME_SIZE we accept (the default: we advertise no other)
-	h2Window       = 1 << 30 // the receive window we give each stream and the connection
-	h2WindowRefill = 1 << 29 // connection bytes received before the window is topped up again
-	h2MaxPartial   = 32 << 10
+	h2MaxFrame     = 16384    // SETTINGS_MAX_FRAME_SIZE we accept (the default: we advertise no other)
+	h2Window       = 1 << 30  // the receive window we give each stream and the connection
+	h2WindowRefill = 1 << 29  // connection bytes received before the window is topped up again
+	h2MaxPartial   = 32 << 10 // bytes of an incomplete frame kept between reads (one frame: at most 9 + h2MaxFrame)
 )
 
 // h2Request is the one request an HTTP/2 run sends: its header fields and
@@ -44,9 +46,10 @@ const (
 // stream of every connection (the server's decoder keeps no state of ours):
 // a few bytes more a request, no HPACK work per request.
 type h2Request struct {
-	fields []hpack.HeaderField
-	block  []byte
-	body   []byte
+	fields   []hpack.HeaderField
+	block    []byte
+	body     []byte
+	listSize uint32 // the header list's size (RFC 9113 §6.5.2), for the server's SETTINGS_MAX_HEADER_LIST_SIZE
 }
 
 // newH2Request builds the request from the config: the pseudo-headers,
@@ -79,9 +82,6 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 		}
 	}
 	req := &h2Request{body: []byte(sub(string(cfg.Body)))}
-	if len(req.body) > h2MaxFrame {
-		return nil, fmt.Errorf("--http2: a body of %d bytes, at most %d (one DATA frame)", len(req.body), h2MaxFrame)
-	}
 	req.fields = append(req.fields,
 		hpack.HeaderField{Name: ":method", Value: cfg.Method}, hpack.HeaderField{Name: ":scheme", Value: scheme},
 		hpack.HeaderField{Name: ":authority", Value: authority}, hpack.HeaderField{Name: ":path", Value: sub(cfg.Path)})
@@ -97,8 +97,8 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 			return nil, fmt.Errorf("--http2: header %s: %w", f.Name, err)
 		}
 	}
-	if block.Len() > h2MaxFrame {
-		return nil, fmt.Errorf("--http2: the request's headers take %d bytes, at most %d (one HEADERS frame)", block.Len(), h2MaxFrame)
+	for _, f := range req.fields {
+		req.listSize += f.Size()
 	}
 	req.block = block.Bytes()
 	return req, nil
@@ -106,54 +106,41 @@ func newH2Request(cfg *Config, run string) (*h2Request, error) {
 
 // h2Conn is a connection's HTTP/2 state.
 type h2Conn struct {
-	fr  *http2.Framer
-	rd  bytes.Reader // the whole frames ReadFrame is given
-	out bytes.Buffer // frames written, for the next write
-	// The response headers: decoded for :status alone (emit), the block
-	// of stream hdrStream being read (a HEADERS frame and its
-	// CONTINUATIONs), whether it ends the stream.
-	dec       *hpack.Decoder
-	status    string
-	hdrStream uint32
-	hdrEnds   bool
-	done      []bool   // ring: the stream ended (recorded or failed), not yet passed by the head
-	final     []uint16 // ring: the stream's final status
-	open      int      // streams open
-	max       int      // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
-	ring      int
-	unacked   int64 // connection bytes received since the last WINDOW_UPDATE
+	fr      *http2.Framer
+	rd      bytes.Reader // the one frame ReadFrame is given
+	out     bytes.Buffer // frames written, for the next write
+	dec     *hpack.Decoder
+	hb      headerBlock // the response header block being read (h2headers.go)
+	done    []bool      // ring: the stream ended (recorded or failed), not yet passed by the head
+	final   []uint16    // ring: the stream's final status
+	open    int         // streams open
+	max     int         // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
+	ring    int
+	unacked int64  // connection bytes received since the last WINDOW_UPDATE
+	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
+	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
+	refused bool   // that limit refuses the request: no new stream (h2Settings)
 }
 
 func newH2Conn(ring int) *h2Conn {
 	// No stream before the server's SETTINGS: streams past its limit would
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
-	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring}
+	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring, send: newH2Send(ring)}
 	h.fr = http2.NewFramer(&h.out, &h.rd)
 	h.fr.SetReuseFrames()
-	h.dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) {
-		if f.Name == ":status" {
-			h.status = f.Value
-		}
-	})
+	h.dec = newH2Decoder(&h.hb)
 	return h
 }
 
-// h2Preface is what a client sends first: the preface, its settings (no
-// push, a large stream window) and a large connection window.
+// writePreface writes what a client sends first: the preface, its
+// settings (no push, a large stream window, the header list it accepts)
+// and a large connection window.
 func (h *h2Conn) writePreface() {
 	h.out.WriteString(http2.ClientPreface)
 	h.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
-		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2Window})
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2Window},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: h2MaxHeaderList})
 	h.fr.WriteWindowUpdate(0, h2Window-65535)
-}
-
-// writeRequest writes one request on stream id into h.out.
-func (h *h2Conn) writeRequest(id uint32, req *h2Request) {
-	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: req.block,
-		EndStream: len(req.body) == 0, EndHeaders: true})
-	if len(req.body) > 0 {
-		h.fr.WriteData(id, true, req.body)
-	}
 }
 
 // room is how many more streams the server allows now.
@@ -171,7 +158,8 @@ func (t *netThread) h2Start(c *conn) {
 func (t *netThread) appendH2Requests(dst []byte, c *conn, n int) []byte {
 	h := c.h2
 	for j := range n {
-		h.writeRequest(uint32(2*(c.sent+j)+1), t.r.h2req)
+		stream := c.sent + j
+		h.writeRequest(stream&c.mask, uint32(2*stream+1), t.r.h2req)
 	}
 	h.open += n
 	dst = append(dst, h.out.Bytes()...)
@@ -179,21 +167,42 @@ func (t *netThread) appendH2Requests(dst []byte, c *conn, n int) []byte {
 	return dst
 }
 
-// h2Entry is the ring entry of stream id, if it is open.
-func (t *netThread) h2Entry(c *conn, id uint32) (int, bool) {
+// streamState is what a stream ID names on a connection.
+type streamState uint8
+
+const (
+	streamOpen   streamState = iota
+	streamClosed             // opened by us, ended since (answered, failed or reset)
+	streamIdle               // never opened by us: a server's frame on it is a protocol error
+)
+
+// h2Entry is the ring entry of stream id and the stream's state; the
+// entry means something only for an open stream.
+func (t *netThread) h2Entry(c *conn, id uint32) (int, streamState) {
 	if id == 0 || id%2 == 0 {
-		return 0, false
+		return 0, streamIdle
 	}
 	n := int(id-1) / 2
-	if n < c.sent-c.inflight || n >= c.sent {
-		return 0, false
+	switch {
+	case n >= c.sent:
+		return 0, streamIdle
+	case n < c.sent-c.inflight:
+		return 0, streamClosed
 	}
 	i := n & c.mask
-	return i, !c.h2.done[i]
+	if c.h2.done[i] {
+		return i, streamClosed
+	}
+	return i, streamOpen
 }
 
-// h2End records stream entry i as answered at now.
+// h2End records stream entry i as answered at now. A response may end
+// before its request's body is all sent (§8.1): the rest is not sent,
+// and RST_STREAM tells the server so.
 func (t *netThread) h2End(c *conn, i int, now int64) {
+	if c.h2.bodyLeft(i, t.r.h2req) {
+		c.h2.fr.WriteRSTStream(c.h2.send.ids[i], http2.ErrCodeCancel)
+	}
 	t.record(c, i, now, int(c.h2.final[i]))
 	t.h2Close(c, i)
 }
@@ -212,6 +221,7 @@ func (t *netThread) h2Fail(c *conn, i int, now int64, kind errorKind) {
 // h2Close marks entry i done and moves the head past the done entries.
 func (t *netThread) h2Close(c *conn, i int) {
 	h := c.h2
+	h.dropBody(i, t.r.h2req)
 	h.done[i] = true
 	h.open--
 	for c.inflight > 0 && h.done[c.head] {
@@ -266,31 +276,20 @@ func (t *netThread) consumeH2(c *conn, data []byte, now int64) bool {
 	return true
 }
 
-// h2FrameSpan is the length of the frame at the start of data, with the
-// CONTINUATION frames that finish its header block; ok is false while it
-// is incomplete, total < 0 for a frame larger than we accept.
+// h2FrameSpan is the length of the frame at the start of data; ok is
+// false while it is incomplete, total < 0 for a frame larger than we
+// accept. A header block's CONTINUATION frames are frames of their own:
+// the block is decoded as they come (h2headers.go).
 func h2FrameSpan(data []byte) (total int, ok bool) {
-	for {
-		if len(data)-total < 9 {
-			return total, false
-		}
-		h := data[total:]
-		length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-		if length > h2MaxFrame {
-			return -1, false
-		}
-		typ, flags := http2.FrameType(h[3]), http2.Flags(h[4])
-		total += 9 + length
-		if len(data) < total {
-			return total, false
-		}
-		if (typ != http2.FrameHeaders && typ != http2.FrameContinuation) || flags.Has(http2.FlagHeadersEndHeaders) {
-			return total, true
-		}
-		if total > h2MaxPartial {
-			return -1, false
-		}
+	if len(data) < 9 {
+		return 0, false
 	}
+	length := int(data[0])<<16 | int(data[1])<<8 | int(data[2])
+	if length > h2MaxFrame {
+		return -1, false
+	}
+	total = 9 + length
+	return total, len(data) >= total
 }
 
 // h2Frame handles one frame from the server; false means the connection
@@ -299,50 +298,33 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	h := c.h2
 	switch f := f.(type) {
 	case *http2.HeadersFrame:
-		h.hdrStream, h.hdrEnds, h.status = f.StreamID, f.StreamEnded(), ""
-		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
-			t.failConn(c, now, errParse)
-			return false
-		}
-		if f.HeadersEnded() {
-			return t.h2Headers(c, now)
-		}
+		return t.h2HeadersFrame(c, f, now)
 	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
-		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
-			t.failConn(c, now, errParse)
-			return false
-		}
-		if f.HeadersEnded() {
-			return t.h2Headers(c, now)
-		}
+		return t.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 	case *http2.DataFrame:
-		i, ok := t.h2Entry(c, f.StreamID)
-		if !ok {
-			t.failConn(c, now, errParse)
-			return false
-		}
 		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
 			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
 			h.unacked = 0
 		}
-		if f.StreamEnded() {
+		i, st := t.h2Entry(c, f.StreamID)
+		switch {
+		case st == streamIdle:
+			t.failConn(c, now, errParse)
+			return false
+		case st == streamOpen && f.StreamEnded():
 			t.h2End(c, i, now)
 		}
 	case *http2.RSTStreamFrame:
-		if i, ok := t.h2Entry(c, f.StreamID); ok {
+		if i, st := t.h2Entry(c, f.StreamID); st == streamOpen {
 			t.h2Fail(c, i, now, errReset)
 		}
 	case *http2.SettingsFrame:
 		if f.IsAck() {
 			return true
 		}
-		if h.max == 0 {
-			h.max = h.ring
-		}
-		if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
-			h.max = int(min(v, uint32(h.ring)))
-		}
-		h.fr.WriteSettingsAck()
+		return t.h2Settings(c, f, now)
+	case *http2.WindowUpdateFrame:
+		return t.h2WindowUpdate(c, f, now)
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			h.fr.WritePing(true, f.Data)
@@ -365,40 +347,10 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	return true
 }
 
-// h2Headers handles a header block just decoded: its :status for the
-// stream, and the stream's end if the block ends it.
-func (t *netThread) h2Headers(c *conn, now int64) bool {
-	h := c.h2
-	if err := h.dec.Close(); err != nil {
-		t.failConn(c, now, errParse)
-		return false
-	}
-	i, ok := t.h2Entry(c, h.hdrStream)
-	if !ok {
-		t.failConn(c, now, errParse)
-		return false
-	}
-	if h.status != "" {
-		code, err := strconv.Atoi(h.status)
-		if err != nil || code < 100 || code > 999 {
-			t.failConn(c, now, errParse)
-			return false
-		}
-		if code < 200 && !h.hdrEnds { // interim: the final response follows
-			return true
-		}
-		h.final[i] = uint16(min(code, maxStatus))
-	}
-	if h.hdrEnds {
-		t.h2End(c, i, now)
-	}
-	return true
-}
-
 // h2Preflight checks, before any load, that the target speaks HTTP/2:
 // over TLS the preflight's ALPN (tlsPreflight), here h2c by prior
 // knowledge: the preface and our SETTINGS get the server's SETTINGS.
-func h2Preflight(cfg *Config) error {
+func h2Preflight(cfg *Config, req *h2Request) error {
 	network, address := cfg.dialTarget()
 	nc, err := net.DialTimeout(network, address, cfg.ConnectTimeout)
 	if err != nil {
@@ -418,6 +370,15 @@ func h2Preflight(cfg *Config) error {
 	var head [9]byte
 	n, err := io.ReadFull(nc, head[:])
 	if err == nil && http2.FrameType(head[3]) == http2.FrameSettings {
+		f, err := http2.NewFramer(nil, io.MultiReader(bytes.NewReader(head[:]), nc)).ReadFrame()
+		if err != nil {
+			return fmt.Errorf("%s %s: the server's SETTINGS: %w", network, address, err)
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok {
+			if err := h2SettingsAllow(sf, req); err != nil {
+				return fmt.Errorf("%s %s: %w", network, address, err)
+			}
+		}
 		return nil
 	}
 	return fmt.Errorf("%s %s does not speak HTTP/2 with prior knowledge (h2c): to the preface it answered %q%s",

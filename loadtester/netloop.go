@@ -868,10 +868,12 @@ func (t *netThread) closeConn(c *conn, failed bool) {
 // step after a failure. A connection that never got one adds to its slot's
 // count however it ended (a refused connect, a handshake or certificate
 // the server rejects on the first read, a close right after accept), so a
-// target that refuses every connection sees the back-off grow to its cap.
+// target that refuses every connection sees the back-off grow to its cap;
+// so does an HTTP/2 connection whose server's SETTINGS refuse the request
+// (h2Settings), answers or not: its replacement would meet the same.
 func (c *conn) retryFailures(failed bool) int {
 	switch {
-	case c.received == 0:
+	case c.received == 0, c.h2 != nil && c.h2.refused:
 		return c.failures + 1
 	case failed:
 		return 1

@@ -99,27 +99,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var h2req *h2Request // built before the preflight, which checks the server's SETTINGS allow it
+	if cfg.HTTP2 {
+		if h2req, err = newH2Request(&cfg, runID(seed)); err != nil {
+			return nil, err
+		}
+	}
 	var tlsConf *tls.Config
 	var tlsInfo *TLSInfo
 	if cfg.TLS != nil {
 		if tlsConf, err = cfg.TLS.tlsConfig(cfg.tlsHost(), cfg.HTTP2); err != nil {
 			return nil, err
 		}
-		if tlsInfo, err = tlsPreflight(&cfg, tlsConf); err != nil {
+		if tlsInfo, err = tlsPreflight(&cfg, tlsConf, h2req); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 		}
 	} else if cfg.HTTP2 {
-		if err := h2Preflight(&cfg); err != nil {
+		if err := h2Preflight(&cfg, h2req); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
 		}
 	} else if err := preflight(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTargetDown, err)
-	}
-	var h2req *h2Request
-	if cfg.HTTP2 {
-		if h2req, err = newH2Request(&cfg, runID(seed)); err != nil {
-			return nil, err
-		}
 	}
 	if err := waitForStart(ctx, &cfg); err != nil {
 		if errors.Is(err, ErrInterrupted) {

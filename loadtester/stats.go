@@ -36,12 +36,17 @@ const (
 	// ended without the server's close_notify (RFC 9112 §9.8), so it may
 	// have been cut short.
 	errTruncated
+	// errHeaderTooLarge: HTTP/2, a response header list over the limit
+	// the client advertises (h2headers.go), or a request header list over
+	// the server's SETTINGS_MAX_HEADER_LIST_SIZE (never sent).
+	errHeaderTooLarge
 	numErrorKinds
 )
 
 var errorKindNames = [numErrorKinds]string{
 	"connect_refused", "connect_timeout", "connect_error", "reset", "eof",
 	"timeout", "parse_error", "io_error", "tls_error", "truncated",
+	"header_too_large",
 }
 
 func (k errorKind) String() string { return errorKindNames[k] }

@@ -25,8 +25,9 @@ import (
 // thread starts.
 
 // tlsPreflight is preflight for an https target: it reports what the
-// connection negotiated, or one line naming why the target refuses it.
-func tlsPreflight(cfg *Config, conf *tls.Config) (*TLSInfo, error) {
+// connection negotiated, or one line naming why the target refuses it;
+// h2req is the HTTP/2 request (nil for HTTP/1.1).
+func tlsPreflight(cfg *Config, conf *tls.Config, h2req *h2Request) (*TLSInfo, error) {
 	network, address := cfg.dialTarget()
 	d := net.Dialer{Timeout: cfg.ConnectTimeout}
 	nc, err := d.Dial(network, address)
@@ -51,7 +52,7 @@ func tlsPreflight(cfg *Config, conf *tls.Config) (*TLSInfo, error) {
 	if cfg.HTTP2 && st.NegotiatedProtocol != "h2" {
 		return nil, fmt.Errorf("%s %s does not offer HTTP/2: ALPN offered h2, the server chose %q", network, address, st.NegotiatedProtocol)
 	}
-	if err := firstRead(cfg, tc, st.Version, cc.asked); err != nil {
+	if err := firstRead(cfg, tc, st.Version, cc.asked, h2req); err != nil {
 		if cc.certRefusal(err) == "" {
 			return nil, fmt.Errorf("%s %s: %w", network, address, err)
 		}
@@ -94,9 +95,9 @@ func (p *clientCertProbe) choose(certs []tls.Certificate) func(*tls.CertificateR
 // are left to the read: a server that refused the certificate may have
 // closed before the request arrived (a reset), and its alert, sent
 // before, still waits to be read.
-func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool) error {
+func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool, h2req *h2Request) error {
 	if cfg.HTTP2 {
-		return readSettings(tc)
+		return readSettings(tc, h2req)
 	}
 	if version < tls.VersionTLS13 || !asked { // a TLS 1.2 refusal ends the handshake
 		return nil
@@ -108,8 +109,9 @@ func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool) error {
 }
 
 // readSettings sends the HTTP/2 preface and reads frames until the
-// server's SETTINGS (write errors left to the read, as in firstRead).
-func readSettings(tc *tls.Conn) error {
+// server's SETTINGS (write errors left to the read, as in firstRead),
+// which must allow req.
+func readSettings(tc *tls.Conn, req *h2Request) error {
 	tc.Write([]byte(http2.ClientPreface))
 	fr := http2.NewFramer(tc, tc)
 	fr.WriteSettings()
@@ -122,7 +124,7 @@ func readSettings(tc *tls.Conn) error {
 			return fmt.Errorf("the server chose h2 by ALPN but sent no SETTINGS frame after the client's preface (%w)", err)
 		}
 		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
-			return nil
+			return h2SettingsAllow(sf, req)
 		}
 	}
 }

@@ -1,0 +1,140 @@
+package loadtester
+
+import (
+	"errors"
+	"strconv"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// Response header blocks (RFC 9113 §4.3, §6.2, §6.10): a HEADERS frame
+// and any number of CONTINUATION frames, each handled as it arrives (the
+// Framer checks that nothing comes between them). The block is decoded
+// fragment by fragment into the connection's one HPACK decoder, keeping
+// only :status and the size of the header list.
+//
+// Who owns what: like the rest of an h2Conn, its loop's alone.
+//
+// The limit: a header list (§6.5.2's size: each field's name and value
+// and 32) over h2MaxHeaderList, the SETTINGS_MAX_HEADER_LIST_SIZE the
+// client advertises, fails its stream alone as header_too_large. The
+// block is still decoded to its end, with nothing kept: HPACK's dynamic
+// table is the connection's, and a block left undecoded would leave every
+// later response misread. Decoding costs the client what the server sends,
+// so a block over h2MaxHeaderBlock encoded bytes, or a single string
+// longer than that, fails the connection instead (as Go's own client
+// gives up on a block far past its limit).
+
+const (
+	// h2MaxHeaderList is 64 KiB: a response header list is a few hundred
+	// bytes from nginx and Go's server alike, and even large cookies and
+	// security policies stay far below; Go's server accepts 1 MiB of
+	// request headers, its client 10 MiB of response headers, numbers
+	// meant for proxies, not for a load tester's own responses.
+	h2MaxHeaderList = 64 << 10
+	// h2MaxHeaderBlock bounds the encoded bytes of one block decoded for
+	// nothing (one over the limit): past it the connection fails.
+	h2MaxHeaderBlock = 1 << 20
+)
+
+// headerBlock is the response header block being read.
+type headerBlock struct {
+	stream uint32 // the stream it belongs to
+	ends   bool   // its HEADERS frame ends the stream
+	status string // :status, if the list is within the limit
+	size   uint32 // the header list's size so far (§6.5.2)
+	bytes  int    // encoded bytes so far
+}
+
+// newH2Decoder is the connection's HPACK decoder, emitting into hb. A
+// string longer than h2MaxHeaderBlock is an error before it is buffered.
+func newH2Decoder(hb *headerBlock) *hpack.Decoder {
+	dec := hpack.NewDecoder(4096, func(f hpack.HeaderField) {
+		hb.size += f.Size()
+		if f.Name == ":status" && hb.size <= h2MaxHeaderList {
+			hb.status = f.Value
+		}
+	})
+	dec.SetMaxStringLength(h2MaxHeaderBlock)
+	return dec
+}
+
+// h2HeadersFrame starts a header block.
+func (t *netThread) h2HeadersFrame(c *conn, f *http2.HeadersFrame, now int64) bool {
+	c.h2.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded()}
+	return t.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+}
+
+// h2Fragment decodes one fragment of the block; end: the block is whole.
+// False means the connection closed.
+func (t *netThread) h2Fragment(c *conn, frag []byte, end bool, now int64) bool {
+	h := c.h2
+	if h.hb.bytes += len(frag); h.hb.bytes > h2MaxHeaderBlock {
+		t.failConn(c, now, errHeaderTooLarge)
+		return false
+	}
+	if h.hb.size > h2MaxHeaderList {
+		h.dec.SetEmitEnabled(false) // over the limit: decoded for the table's sake alone
+	}
+	if _, err := h.dec.Write(frag); err != nil {
+		t.failConn(c, now, decodeErrorKind(err))
+		return false
+	}
+	if !end {
+		return true
+	}
+	h.dec.SetEmitEnabled(true)
+	if err := h.dec.Close(); err != nil {
+		t.failConn(c, now, decodeErrorKind(err))
+		return false
+	}
+	return t.h2Headers(c, now)
+}
+
+// decodeErrorKind names an HPACK decoding failure: a string too long to
+// decode is a header block too large, anything else a broken one.
+func decodeErrorKind(err error) errorKind {
+	if errors.Is(err, hpack.ErrStringLength) {
+		return errHeaderTooLarge
+	}
+	return errParse
+}
+
+// h2Headers handles a header block just decoded: its :status for the
+// stream, and the stream's end if the block ends it. A block over the
+// limit fails its stream (and asks the server to stop sending on it).
+func (t *netThread) h2Headers(c *conn, now int64) bool {
+	h := c.h2
+	hb := &h.hb
+	i, st := t.h2Entry(c, hb.stream)
+	switch st {
+	case streamIdle:
+		t.failConn(c, now, errParse)
+		return false
+	case streamClosed: // reset by us, or a server's late frame: ignored (decoded all the same)
+		return true
+	}
+	if hb.size > h2MaxHeaderList {
+		if !hb.ends || h.bodyLeft(i, t.r.h2req) { // the server would go on sending, or wait for the body
+			h.fr.WriteRSTStream(hb.stream, http2.ErrCodeCancel)
+		}
+		t.h2Fail(c, i, now, errHeaderTooLarge)
+		return true
+	}
+	if hb.status != "" {
+		code, err := strconv.Atoi(hb.status)
+		if err != nil || code < 100 || code > 999 {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		if code < 200 && !hb.ends { // interim: the final response follows
+			return true
+		}
+		h.final[i] = uint16(min(code, maxStatus))
+	}
+	if hb.ends {
+		t.h2End(c, i, now)
+	}
+	return true
+}

@@ -1,0 +1,208 @@
+package loadtester
+
+import (
+	"fmt"
+
+	"golang.org/x/net/http2"
+)
+
+// What the client sends over HTTP/2 and what the server allows it to
+// (RFC 9113 §5.2, §6.5.2, §6.9): the request's header block split to the
+// server's SETTINGS_MAX_FRAME_SIZE, its body in DATA frames no larger and
+// never past the server's windows, the connection's and each stream's.
+// A body that finds a window shut waits: WINDOW_UPDATE and a larger
+// SETTINGS_INITIAL_WINDOW_SIZE send what they allow, oldest stream first.
+// A change of SETTINGS_INITIAL_WINDOW_SIZE moves every open stream's
+// window by the difference, so a window may go negative (§6.9.2), and
+// that stream then waits for the updates that bring it above zero.
+//
+// Who owns what: like the rest of an h2Conn, its loop's alone. The
+// per-stream state is in rings beside the others (h2Conn.done), indexed
+// by ring entry; nothing is allocated per request.
+
+const (
+	h2DefaultWindow = 65535 // a window before any SETTINGS or WINDOW_UPDATE (§6.9.2)
+	h2MaxWindow     = 1<<31 - 1
+)
+
+// h2Send is a connection's send side.
+type h2Send struct {
+	connWin  int64    // the server's connection window: what may still be sent
+	initWin  int64    // the server's SETTINGS_INITIAL_WINDOW_SIZE
+	maxFrame int      // the server's SETTINGS_MAX_FRAME_SIZE
+	win      []int64  // ring: the stream's window
+	sent     []int    // ring: body bytes sent
+	ids      []uint32 // ring: the stream's ID
+	waiting  int      // streams whose body is not all sent
+}
+
+func newH2Send(ring int) h2Send {
+	return h2Send{connWin: h2DefaultWindow, initWin: h2DefaultWindow, maxFrame: h2MaxFrame,
+		win: make([]int64, ring), sent: make([]int, ring), ids: make([]uint32, ring)}
+}
+
+// writeRequest writes the request on stream id, ring entry i, into h.out:
+// its header block, then as much of its body as the windows allow.
+func (h *h2Conn) writeRequest(i int, id uint32, req *h2Request) {
+	h.writeBlock(id, req.block, len(req.body) == 0)
+	s := &h.send
+	s.ids[i], s.win[i], s.sent[i] = id, s.initWin, 0
+	if len(req.body) > 0 {
+		s.waiting++
+		h.writeBody(i, req.body)
+	}
+}
+
+// writeBlock writes a header block as a HEADERS frame and as many
+// CONTINUATION frames as the server's frame size needs.
+func (h *h2Conn) writeBlock(id uint32, block []byte, endStream bool) {
+	first := block[:min(len(block), h.send.maxFrame)]
+	rest := block[len(first):]
+	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: first,
+		EndStream: endStream, EndHeaders: len(rest) == 0})
+	for len(rest) > 0 {
+		frag := rest[:min(len(rest), h.send.maxFrame)]
+		rest = rest[len(frag):]
+		h.fr.WriteContinuation(id, len(rest) == 0, frag)
+	}
+}
+
+// writeBody writes what the windows allow of ring entry i's body.
+func (h *h2Conn) writeBody(i int, body []byte) {
+	s := &h.send
+	for off := s.sent[i]; off < len(body) && s.connWin > 0 && s.win[i] > 0; off = s.sent[i] {
+		n := int(min(int64(len(body)-off), int64(s.maxFrame), s.connWin, s.win[i]))
+		end := off+n == len(body)
+		h.fr.WriteData(s.ids[i], end, body[off:off+n])
+		s.sent[i] += n
+		s.connWin -= int64(n)
+		s.win[i] -= int64(n)
+		if end {
+			s.waiting--
+		}
+	}
+}
+
+// bodyLeft reports whether ring entry i's body is not all sent.
+func (h *h2Conn) bodyLeft(i int, req *h2Request) bool { return h.send.sent[i] < len(req.body) }
+
+// dropBody forgets the rest of ring entry i's body: its stream ended.
+func (h *h2Conn) dropBody(i int, req *h2Request) {
+	if h.bodyLeft(i, req) {
+		h.send.sent[i] = len(req.body)
+		h.send.waiting--
+	}
+}
+
+// h2WriteWaiting writes what the windows now allow of the bodies
+// waiting, oldest stream first.
+func (t *netThread) h2WriteWaiting(c *conn) {
+	h, req := c.h2, t.r.h2req
+	for j := 0; j < c.inflight && h.send.waiting > 0 && h.send.connWin > 0; j++ {
+		i := (c.head + j) & c.mask
+		if !h.done[i] && h.bodyLeft(i, req) {
+			h.writeBody(i, req.body)
+		}
+	}
+}
+
+// h2WindowUpdate adds a server's WINDOW_UPDATE to its window; false means
+// the connection closed. A window past 2^31-1 is a flow-control error:
+// the connection's fails the connection, a stream's the stream.
+func (t *netThread) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) bool {
+	s := &c.h2.send
+	inc := int64(f.Increment)
+	if f.StreamID == 0 {
+		if s.connWin += inc; s.connWin > h2MaxWindow {
+			t.failConn(c, now, errParse)
+			return false
+		}
+		t.h2WriteWaiting(c)
+		return true
+	}
+	i, st := t.h2Entry(c, f.StreamID)
+	switch st {
+	case streamIdle:
+		t.failConn(c, now, errParse)
+		return false
+	case streamClosed:
+		return true
+	}
+	if s.win[i] += inc; s.win[i] > h2MaxWindow {
+		c.h2.fr.WriteRSTStream(f.StreamID, http2.ErrCodeFlowControl)
+		t.h2Fail(c, i, now, errParse)
+		return true
+	}
+	if c.h2.bodyLeft(i, t.r.h2req) {
+		c.h2.writeBody(i, t.r.h2req.body)
+	}
+	return true
+}
+
+// h2Settings applies the server's SETTINGS and acknowledges them before
+// any DATA they allow; false means the connection closed.
+func (t *netThread) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool {
+	h := c.h2
+	if h.max == 0 {
+		h.max = h.ring
+	}
+	ok := true
+	f.ForeachSetting(func(st http2.Setting) error {
+		if st.Valid() != nil {
+			ok = false
+			return nil
+		}
+		switch st.ID {
+		case http2.SettingMaxConcurrentStreams:
+			h.max = int(min(st.Val, uint32(h.ring)))
+		case http2.SettingMaxFrameSize:
+			h.send.maxFrame = int(st.Val)
+		case http2.SettingInitialWindowSize:
+			ok = ok && t.h2InitialWindow(c, int64(st.Val))
+		case http2.SettingMaxHeaderListSize:
+			h.maxList = st.Val
+		}
+		return nil
+	})
+	if !ok {
+		t.failConn(c, now, errParse)
+		return false
+	}
+	h.fr.WriteSettingsAck()
+	if h.maxList != 0 && t.r.h2req.listSize > h.maxList && !c.parser.close {
+		// Every request is the same: none can be sent on this connection.
+		c.parser.close, h.refused = true, true
+		t.books.measured.errors[errHeaderTooLarge]++
+		t.sampleError(now, 0, errHeaderTooLarge)
+	}
+	t.h2WriteWaiting(c)
+	return true
+}
+
+// h2SettingsAllow checks, before any load, that the server's first
+// SETTINGS allow the request: its header list within the server's
+// SETTINGS_MAX_HEADER_LIST_SIZE (a later, smaller one is met in the loop).
+func h2SettingsAllow(f *http2.SettingsFrame, req *h2Request) error {
+	if v, ok := f.Value(http2.SettingMaxHeaderListSize); ok && req != nil && req.listSize > v {
+		return fmt.Errorf("the request's header list takes %d bytes (RFC 9113 §6.5.2: names, values and 32 a field), over the server's SETTINGS_MAX_HEADER_LIST_SIZE of %d: shorten --header or --url's path", req.listSize, v)
+	}
+	return nil
+}
+
+// h2InitialWindow applies a new SETTINGS_INITIAL_WINDOW_SIZE to every open
+// stream (§6.9.2); false when a window would pass 2^31-1.
+func (t *netThread) h2InitialWindow(c *conn, v int64) bool {
+	h := c.h2
+	delta := v - h.send.initWin
+	h.send.initWin = v
+	for j := range c.inflight {
+		i := (c.head + j) & c.mask
+		if h.done[i] {
+			continue
+		}
+		if h.send.win[i] += delta; h.send.win[i] > h2MaxWindow {
+			return false
+		}
+	}
+	return true
+}
