@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+# Sourced by compare_peers.sh: what a request costs in instructions
+# (callgrind, the gate's cost-tier method: deterministic, so a ratio holds
+# from machine to machine) and in system calls (strace -c -f), once a peer.
+
+# cost_load PORT DEPTH RATE SECONDS [JSON]: load_tester on one connection at
+# RATE for SECONDS, 16 a burst at DEPTH 16 (the gate's ok_pipelined cost
+# shape); prints the requests answered.
+cost_load() {
+  local port=$1 depth=$2 rate=$3 secs=$4 json=${5:-$WORK/cost.json}
+  local pipe=()
+  [ "$depth" = 1 ] || pipe=(--pipeline "$depth" --burst "$depth")
+  "${CLIENT_ON[@]}" "$BIN/load_tester" --port "$port" --path /ok --concurrency 1 --network-threads 1 --rate "$rate" \
+    --duration "$secs" --drain 10s --timeout 10s "${pipe[@]}" --json "$json" --quiet >/dev/null 2>&1 || true
+  python3 -c 'import json, sys
+try: print(json.load(open(sys.argv[1]))["answered"])
+except (OSError, ValueError, KeyError): print(0)' "$json"
+}
+
+# cost_server NAME DEPTH: a fresh NAME under callgrind, warmed up, its
+# counters zeroed, COST_REQUESTS requests (16 times as many 16 deep, at 16
+# times the rate), dumped, killed.
+cost_server() {
+  local name=$1 depth=$2 scen=ok port dir pid n count
+  [ "$depth" = 1 ] || scen=ok_pipelined$depth
+  port=$(free_port); dir=$WORK/cost-$name-$depth
+  mkdir -p "$dir"
+  if ! START_TRIES=900 start_server "$name" "$port" "$dir" env GODEBUG="$COST_GODEBUG" GOGC=off valgrind --tool=callgrind \
+      --callgrind-out-file="$dir/cg.%p" --vgdb-prefix="$dir/vgdb" --log-file="$dir/valgrind.log"; then
+    sample_skip server "$scen" "$name" "did not start under callgrind" instructions_per_request; return
+  fi
+  pid=$SERVED_BY
+  cost_load "$port" "$depth" 100 1 "$dir/warm.json" >/dev/null
+  callgrind_control --vgdb-prefix="$dir/vgdb" -z "$pid" >/dev/null
+  n=$(cost_load "$port" "$depth" $((COST_RATE * depth)) "$(awk -v n="$COST_REQUESTS" -v r="$COST_RATE" 'BEGIN {print n / r}')")
+  callgrind_control --vgdb-prefix="$dir/vgdb" -d "$pid" >/dev/null
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  count=$("$PEERS" callgrind "$dir/cg.$pid.1" 2>/dev/null || echo 0)
+  printf '   %-15s %-16s %12.0f instructions/request\n' "$scen" "$name" "$(awk -v c="$count" -v n="$n" 'BEGIN {print (n > 0 ? c / n : 0)}')"
+  sample_count instructions server "$scen" "$name" "$n" "$count"
+}
+
+# cost_client SCENARIO PEER: the client's whole run under callgrind (start
+# and TLS handshakes included, spread over the run's requests).
+cost_client() {
+  local scen=$1 peer=$2 dir=$WORK/cost-$1-$2 n rps cpu count
+  mkdir -p "$dir"
+  CLIENT_WRAP=(env GODEBUG="$COST_GODEBUG" GOGC=off valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --log-file="$dir/valgrind.log")
+  read -r n rps cpu < <("client_${scen}_$peer")
+  CLIENT_WRAP=()
+  count=$("$PEERS" callgrind "$dir/cg.out" 2>/dev/null || echo 0)
+  printf '   %-19s %-12s %12.0f instructions/request (%s requests)\n' "$scen" "$peer" "$(awk -v c="$count" -v n="$n" 'BEGIN {print (n > 0 ? c / n : 0)}')" "$n"
+  sample_count instructions client "$scen" "$peer" "$n" "$count"
+  : "$rps" "$cpu"
+}
+
+# strace_server NAME DEPTH: strace -c -f attached to the running server
+# over a STRACE_S-second wrk run (strace slows the server down, so each
+# read may find more waiting: a floor on batching, not its speed).
+strace_server() {
+  local name=$1 depth=$2 scen=ok out=$WORK/strace-$1-$2 spid n rps
+  [ "$depth" = 1 ] || scen=ok_pipelined$depth
+  strace -c -f -o "$out" -p "${SERVER_PID[$name]}" 2>/dev/null &
+  spid=$!; PIDS+=("$spid")
+  sleep 0.5
+  read -r n rps < <(WRK_S=$STRACE_S wrk_load "http://127.0.0.1:${SERVER_PORT[$name]}/ok" "$depth")
+  kill -INT "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true
+  sample_count syscalls server "$scen" "$name" "$n" "$("$PEERS" strace "$out" 2>/dev/null || echo 0)"
+  : "$rps"
+}
+
+# strace_client SCENARIO PEER: the client's whole run under strace -c -f.
+strace_client() {
+  local scen=$1 peer=$2 out=$WORK/strace-$1-$2 n rps cpu
+  CLIENT_WRAP=(strace -c -f -o "$out")
+  read -r n rps cpu < <(DURATION=$STRACE_S "client_${scen}_$peer")
+  CLIENT_WRAP=()
+  sample_count syscalls client "$scen" "$peer" "$n" "$("$PEERS" strace "$out" 2>/dev/null || echo 0)"
+  : "$rps" "$cpu"
+}
