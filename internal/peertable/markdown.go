@@ -16,7 +16,7 @@ func Markdown(t Table) string {
 		"%d interleaved rounds of %s s, medians, and the median of each round's ratio.",
 		r.Date, orDash(m.CPUModel), orDash(m.CPUFamily), m.CPUs, orDash(m.Kernel), orDash(m.GoVersion), r.Rounds, numfmt.Format(r.DurationS, 1))
 	if r.Setup != "" {
-		fmt.Fprintf(&b, " %s", r.Setup)
+		fmt.Fprintf(&b, " Setup: %s", r.Setup)
 	}
 	b.WriteString("\n")
 	for _, sc := range Scenarios {

@@ -14,7 +14,7 @@ func TestMarkdown(t *testing.T) {
 	md := Markdown(tab)
 	for _, want := range []string{
 		"on 2026-12-03: AMD EPYC 7B13 (CPU family 25), 2 CPUs, Linux 6.18.0, go1.26.8; 3 interleaved rounds of 4.0 s",
-		"Unpinned.",
+		" Setup: Unpinned.",
 		"**Server: GET /ok 16 deep",
 		"| weaseldb (syscalls_per_request: strace not installed) | 1,000,000 | 2.22 µs | 0.001 | 900 | – |",
 		"| gnet | 900,000 | 2.00 µs | 0.001 | 1,000 | 0.25 |",

@@ -31,22 +31,23 @@ cost_server() {
   fi
   pid=$SERVED_BY
   cost_load "$port" "$depth" 100 1 "$dir/warm.json" >/dev/null
-  callgrind_control --vgdb-prefix="$dir/vgdb" -z "$pid" >/dev/null
+  callgrind_control --vgdb-prefix="$dir/vgdb" -z "$pid" >/dev/null 2>&1
   n=$(cost_load "$port" "$depth" $((COST_RATE * depth)) "$(awk -v n="$COST_REQUESTS" -v r="$COST_RATE" 'BEGIN {print n / r}')")
-  callgrind_control --vgdb-prefix="$dir/vgdb" -d "$pid" >/dev/null
+  callgrind_control --vgdb-prefix="$dir/vgdb" -d "$pid" >/dev/null 2>&1
   kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
   count=$("$PEERS" callgrind "$dir/cg.$pid.1" 2>/dev/null || echo 0)
   printf '   %-15s %-16s %12.0f instructions/request\n' "$scen" "$name" "$(awk -v c="$count" -v n="$n" 'BEGIN {print (n > 0 ? c / n : 0)}')"
   sample_count instructions server "$scen" "$name" "$n" "$count"
 }
 
-# cost_client SCENARIO PEER: the client's whole run under callgrind (start
-# and TLS handshakes included, spread over the run's requests).
+# cost_client SCENARIO PEER: the client's whole run of COST_CLIENT_S
+# seconds under callgrind (start and TLS handshakes included, spread over
+# the run's requests: 100 handshakes under valgrind take seconds).
 cost_client() {
   local scen=$1 peer=$2 dir=$WORK/cost-$1-$2 n rps cpu count
   mkdir -p "$dir"
   CLIENT_WRAP=(env GODEBUG="$COST_GODEBUG" GOGC=off valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --log-file="$dir/valgrind.log")
-  read -r n rps cpu < <("client_${scen}_$peer")
+  read -r n rps cpu < <(DURATION=$COST_CLIENT_S "client_${scen}_$peer")
   CLIENT_WRAP=()
   count=$("$PEERS" callgrind "$dir/cg.out" 2>/dev/null || echo 0)
   printf '   %-19s %-12s %12.0f instructions/request (%s requests)\n' "$scen" "$peer" "$(awk -v c="$count" -v n="$n" 'BEGIN {print (n > 0 ? c / n : 0)}')" "$n"
@@ -65,7 +66,7 @@ strace_server() {
   sleep 0.5
   read -r n rps < <(WRK_S=$STRACE_S wrk_load "http://127.0.0.1:${SERVER_PORT[$name]}/ok" "$depth")
   kill -INT "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true
-  sample_count syscalls server "$scen" "$name" "$n" "$("$PEERS" strace "$out" 2>/dev/null || echo 0)"
+  count_syscalls server "$scen" "$name" "$n" "$out"
   : "$rps"
 }
 
@@ -75,6 +76,15 @@ strace_client() {
   CLIENT_WRAP=(strace -c -f -o "$out")
   read -r n rps cpu < <(DURATION=$STRACE_S "client_${scen}_$peer")
   CLIENT_WRAP=()
-  sample_count syscalls client "$scen" "$peer" "$n" "$("$PEERS" strace "$out" 2>/dev/null || echo 0)"
+  count_syscalls client "$scen" "$peer" "$n" "$out"
   : "$rps" "$cpu"
+}
+
+# count_syscalls SIDE SCENARIO PEER REQUESTS SUMMARY: prints and records
+# the system calls an strace -c summary counted.
+count_syscalls() {
+  local count
+  count=$("$PEERS" strace "$5" 2>/dev/null || echo 0)
+  printf '   %-19s %-16s %8.2f system calls/request\n' "$2" "$3" "$(awk -v c="$count" -v n="$4" 'BEGIN {print (n > 0 ? c / n : 0)}')"
+  sample_count syscalls "$1" "$2" "$3" "$4" "$count"
 }
