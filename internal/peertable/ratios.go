@@ -12,7 +12,7 @@ func ratios(peers []PeerEntry) []Ratio {
 				continue
 			}
 			for _, p := range peers {
-				if p.Scenario != sc.Name || p.Side != sc.Side || p.Peer == subj.Peer {
+				if p.Scenario != sc.Name || p.Side != sc.Side || p.Peer == subj.Peer || subjectBefore(sc, p.Peer, subj.Peer) {
 					continue
 				}
 				out = append(out, pairRatios(subj, p)...)
@@ -72,4 +72,11 @@ func ratioOf(a, b *float64) (float64, bool) {
 		return 0, false
 	}
 	return *a / *b, true
+}
+
+// subjectBefore: a is a subject listed before b, so a/b is already in the
+// table and b/a would only say it again.
+func subjectBefore(sc Scenario, a, b string) bool {
+	ia, ib := slices.Index(sc.Subjects, a), slices.Index(sc.Subjects, b)
+	return ia >= 0 && ib >= 0 && ia < ib
 }

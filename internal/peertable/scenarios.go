@@ -25,6 +25,21 @@ var Scenarios = []Scenario{
 	{Side: "client", Name: "h2", Title: "h2 against nginx (10 connections × 10 streams)", Subjects: []string{"load_tester"}},
 }
 
+// peerRank orders a scenario's peers the same way in every table,
+// whatever order the rounds ran them in: the subjects first, then the
+// peers as docs/anchors.md lists them; a peer not listed goes last.
+var peerRank = map[string]int{
+	"weaseldb": 1, "weaseldb_fitted": 2, "nginx": 3, "gnet": 4, "fasthttp": 5, "nethttp": 6,
+	"load_tester": 1, "wrk": 2, "wrk2": 3, "h2load": 4,
+}
+
+func rank(peer string) int {
+	if r, ok := peerRank[peer]; ok {
+		return r
+	}
+	return len(peerRank) + 1
+}
+
 func scenarioIndex(side, name string) int {
 	for i, s := range Scenarios {
 		if s.Side == side && s.Name == name {

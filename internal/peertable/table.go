@@ -68,8 +68,9 @@ type Ratio struct {
 	Value    float64   `json:"value"`
 }
 
-// Build makes the table from the samples: peers in the order the samples
-// first name them, scenarios in Scenarios' order.
+// Build makes the table from the samples: scenarios in Scenarios' order,
+// peers in peerRank's (those it does not know in the order the samples
+// first name them).
 func Build(samples []Sample, m Machine, run Run) (Table, error) {
 	t := Table{Machine: m, Run: run, Peers: []PeerEntry{}, Ratios: []Ratio{}}
 	groups := make([][]Sample, len(Scenarios))
@@ -99,6 +100,7 @@ func peerOrder(samples []Sample) []string {
 			out = append(out, s.Peer)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
 	return out
 }
 

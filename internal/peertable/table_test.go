@@ -123,6 +123,35 @@ func findRatio(rs []Ratio, scenario, subject, peer, metric string) (Ratio, bool)
 	return Ratio{}, false
 }
 
+// Peers come out in one order whatever order the rounds ran them in, and
+// of two subjects only the first is divided by the second.
+func TestBuildOrderAndSubjectPairs(t *testing.T) {
+	var ss []Sample
+	for i, peer := range []string{"zeta", "nginx", "weaseldb_fitted", "gnet", "weaseldb"} {
+		ss = append(ss, load("server", "ok", peer, 1, float64(1000*(i+1)), 1, 1e6))
+	}
+	tab, err := Build(ss, Machine{}, Run{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range tab.Peers {
+		got = append(got, p.Peer)
+	}
+	if want := "weaseldb weaseldb_fitted nginx gnet zeta"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+	if _, ok := findRatio(tab.Ratios, "ok", "weaseldb", "weaseldb_fitted", MetricRPS); !ok {
+		t.Error("no weaseldb / weaseldb_fitted")
+	}
+	if _, ok := findRatio(tab.Ratios, "ok", "weaseldb_fitted", "weaseldb", MetricRPS); ok {
+		t.Error("weaseldb_fitted / weaseldb repeats weaseldb / weaseldb_fitted")
+	}
+	if _, ok := findRatio(tab.Ratios, "ok", "weaseldb_fitted", "nginx", MetricRPS); !ok {
+		t.Error("no weaseldb_fitted / nginx")
+	}
+}
+
 func TestBuildRejectsUnknownScenario(t *testing.T) {
 	_, err := Build([]Sample{load("server", "okk", "nginx", 1, 1, 1, 1)}, Machine{}, Run{})
 	if err == nil || !strings.Contains(err.Error(), "unknown scenario server/okk") {
