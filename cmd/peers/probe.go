@@ -53,8 +53,10 @@ func runGodebug(args []string) error {
 	return nil
 }
 
-// runCallgrind prints the instructions a callgrind dump counted (all of
-// them: peers in other languages have no Go runtime to filter out).
+// runCallgrind prints "KEPT ALL": the instructions a callgrind dump counted
+// after the cost tier's filter (gate.KeptFunctions: the Go runtime's and
+// the pipeline's waiting, which follows the clock, not the requests; a
+// peer in another language loses little or nothing to it), and all of them.
 func runCallgrind(args []string) error {
 	if len(args) != 1 {
 		return errors.New("want one callgrind dump")
@@ -68,7 +70,12 @@ func runCallgrind(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println(p.Instructions())
+	kept, _ := gate.KeptFunctions(p)
+	var n int64
+	for _, v := range kept {
+		n += v
+	}
+	fmt.Println(n, p.Instructions())
 	return nil
 }
 

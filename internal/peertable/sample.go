@@ -36,8 +36,11 @@ type Sample struct {
 	CPUNs    float64  `json:"cpu_ns,omitempty"`
 	Switches *float64 `json:"switches,omitempty"`
 	Count    float64  `json:"count,omitempty"`
-	Metric   string   `json:"metric,omitempty"`
-	Note     string   `json:"note,omitempty"`
+	// CountAll is an instructions sample's unfiltered count (Count is
+	// after the cost tier's filter); 0 when not given.
+	CountAll float64 `json:"count_all,omitempty"`
+	Metric   string  `json:"metric,omitempty"`
+	Note     string  `json:"note,omitempty"`
 }
 
 // ReadSamples reads JSON lines; blank lines are skipped, and an error names

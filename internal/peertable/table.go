@@ -34,17 +34,20 @@ type Table struct {
 // PeerEntry is one peer in one scenario: medians over its rounds, and the
 // counts made once. A nil figure was not measured (Skipped or Notes say why).
 type PeerEntry struct {
-	Side                   string       `json:"side"`
-	Scenario               string       `json:"scenario"`
-	Peer                   string       `json:"peer"`
-	RequestsPerSec         *float64     `json:"requests_per_sec"`
-	CPUNsPerRequest        *float64     `json:"cpu_ns_per_request"`
-	InstructionsPerRequest *float64     `json:"instructions_per_request"`
-	SwitchesPerRequest     *float64     `json:"context_switches_per_request"`
-	SyscallsPerRequest     *float64     `json:"syscalls_per_request"`
-	Rounds                 []RoundEntry `json:"rounds,omitempty"`
-	Skipped                string       `json:"skipped,omitempty"`
-	Notes                  []string     `json:"notes,omitempty"`
+	Side                   string   `json:"side"`
+	Scenario               string   `json:"scenario"`
+	Peer                   string   `json:"peer"`
+	RequestsPerSec         *float64 `json:"requests_per_sec"`
+	CPUNsPerRequest        *float64 `json:"cpu_ns_per_request"`
+	InstructionsPerRequest *float64 `json:"instructions_per_request"`
+	// InstructionsUnfilteredPerRequest counts what the cost tier's filter
+	// leaves out too (the runtime's waiting, which follows the clock).
+	InstructionsUnfilteredPerRequest *float64     `json:"instructions_unfiltered_per_request,omitempty"`
+	SwitchesPerRequest               *float64     `json:"context_switches_per_request"`
+	SyscallsPerRequest               *float64     `json:"syscalls_per_request"`
+	Rounds                           []RoundEntry `json:"rounds,omitempty"`
+	Skipped                          string       `json:"skipped,omitempty"`
+	Notes                            []string     `json:"notes,omitempty"`
 }
 
 // RoundEntry is one round of one peer.
@@ -107,7 +110,7 @@ func peerOrder(samples []Sample) []string {
 // peerEntry gathers one peer's samples in one scenario.
 func peerEntry(sc Scenario, peer string, samples []Sample) PeerEntry {
 	e := PeerEntry{Side: sc.Side, Scenario: sc.Name, Peer: peer}
-	var instr, calls []float64
+	var instr, all, calls []float64
 	for _, s := range samples {
 		if s.Peer != peer {
 			continue
@@ -117,6 +120,9 @@ func peerEntry(sc Scenario, peer string, samples []Sample) PeerEntry {
 			e.Rounds = append(e.Rounds, roundEntry(s))
 		case KindInstructions:
 			instr = append(instr, s.Count/s.Requests)
+			if s.CountAll > 0 {
+				all = append(all, s.CountAll/s.Requests)
+			}
 		case KindSyscalls:
 			calls = append(calls, s.Count/s.Requests)
 		case KindSkip:
@@ -137,6 +143,7 @@ func peerEntry(sc Scenario, peer string, samples []Sample) PeerEntry {
 		return *r.SwitchesPerRequest, true
 	})
 	e.InstructionsPerRequest = medianPtr(instr)
+	e.InstructionsUnfilteredPerRequest = medianPtr(all)
 	e.SyscallsPerRequest = medianPtr(calls)
 	return e
 }

@@ -15,7 +15,7 @@ func fixture() []Sample {
 		load("server", "ok_pipelined16", "gnet", 2, 1_000_000, 1, 2e9, 500),
 		load("server", "ok_pipelined16", "weaseldb", 3, 900_000, 1, 2e9, 900),
 		load("server", "ok_pipelined16", "gnet", 3, 900_000, 1, 1.8e9, 900),
-		count(KindInstructions, "server", "ok_pipelined16", "weaseldb", 2048, 2048*900),
+		withAll(count(KindInstructions, "server", "ok_pipelined16", "weaseldb", 2048, 2048*900), 2048*1500),
 		count(KindInstructions, "server", "ok_pipelined16", "gnet", 2048, 2048*1000),
 		count(KindSyscalls, "server", "ok_pipelined16", "gnet", 100, 25),
 		{Kind: KindSkip, Side: "server", Scenario: "ok_pipelined16", Peer: "weaseldb", Metric: MetricSyscalls, Note: "strace not installed"},
@@ -63,6 +63,12 @@ func TestBuildPeers(t *testing.T) {
 		if p.Skipped != c.skipped {
 			t.Errorf("%s skipped = %q, want %q", c.key, p.Skipped, c.skipped)
 		}
+	}
+	if u := byName["ok_pipelined16/weaseldb"].InstructionsUnfilteredPerRequest; u == nil || *u != 1500 {
+		t.Errorf("weaseldb unfiltered instructions = %v, want 1500", deref(u))
+	}
+	if u := byName["ok_pipelined16/gnet"].InstructionsUnfilteredPerRequest; u != nil {
+		t.Errorf("gnet unfiltered instructions = %v, want none (not given)", *u)
 	}
 	if n := byName["ok_pipelined16/weaseldb"].Notes; len(n) != 1 || !strings.Contains(n[0], "strace not installed") {
 		t.Errorf("weaseldb notes = %v, want the syscalls skip", n)

@@ -21,7 +21,7 @@ except (OSError, ValueError, KeyError): print(0)' "$json"
 # counters zeroed, COST_REQUESTS requests (16 times as many 16 deep, at 16
 # times the rate), dumped, killed.
 cost_server() {
-  local name=$1 depth=$2 scen=ok port dir pid n count
+  local name=$1 depth=$2 scen=ok port dir pid n
   [ "$depth" = 1 ] || scen=ok_pipelined$depth
   port=$(free_port); dir=$WORK/cost-$name-$depth
   mkdir -p "$dir"
@@ -35,24 +35,30 @@ cost_server() {
   n=$(cost_load "$port" "$depth" $((COST_RATE * depth)) "$(awk -v n="$COST_REQUESTS" -v r="$COST_RATE" 'BEGIN {print n / r}')")
   callgrind_control --vgdb-prefix="$dir/vgdb" -d "$pid" >/dev/null 2>&1
   kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
-  count=$("$PEERS" callgrind "$dir/cg.$pid.1" 2>/dev/null || echo 0)
-  printf '   %-15s %-16s %12.0f instructions/request\n' "$scen" "$name" "$(awk -v c="$count" -v n="$n" 'BEGIN {print (n > 0 ? c / n : 0)}')"
-  sample_count instructions server "$scen" "$name" "$n" "$count"
+  count_instructions server "$scen" "$name" "$n" "$dir/cg.$pid.1"
 }
 
 # cost_client SCENARIO PEER: the client's whole run of COST_CLIENT_S
 # seconds under callgrind (start and TLS handshakes included, spread over
 # the run's requests: 100 handshakes under valgrind take seconds).
 cost_client() {
-  local scen=$1 peer=$2 dir=$WORK/cost-$1-$2 n rps cpu count
+  local scen=$1 peer=$2 dir=$WORK/cost-$1-$2 n rps cpu
   mkdir -p "$dir"
   CLIENT_WRAP=(env GODEBUG="$COST_GODEBUG" GOGC=off valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --log-file="$dir/valgrind.log")
   read -r n rps cpu < <(DURATION=$COST_CLIENT_S "client_${scen}_$peer")
   CLIENT_WRAP=()
-  count=$("$PEERS" callgrind "$dir/cg.out" 2>/dev/null || echo 0)
-  printf '   %-19s %-12s %12.0f instructions/request (%s requests)\n' "$scen" "$peer" "$(awk -v c="$count" -v n="$n" 'BEGIN {print (n > 0 ? c / n : 0)}')" "$n"
-  sample_count instructions client "$scen" "$peer" "$n" "$count"
+  count_instructions client "$scen" "$peer" "$n" "$dir/cg.out"
   : "$rps" "$cpu"
+}
+
+# count_instructions SIDE SCENARIO PEER REQUESTS DUMP: prints and records
+# what a callgrind dump counted, after the cost tier's filter and before.
+count_instructions() {
+  local kept all
+  read -r kept all < <("$PEERS" callgrind "$5" 2>/dev/null || echo 0 0)
+  printf '   %-19s %-16s %12.0f instructions/request (%s before the filter, %s requests)\n' "$2" "$3" \
+    "$(awk -v c="$kept" -v n="$4" 'BEGIN {print (n > 0 ? c / n : 0)}')" "$(awk -v c="$all" -v n="$4" 'BEGIN {printf "%.0f", (n > 0 ? c / n : 0)}')" "$4"
+  sample_count instructions "$1" "$2" "$3" "$4" "$kept" "$all"
 }
 
 # strace_server NAME DEPTH: strace -c -f attached to the running server

@@ -22,16 +22,17 @@ sample_load() {
     "${sw:+,\"switches\":$sw}" >>"$SAMPLES"
 }
 
-# sample_count KIND SIDE SCENARIO PEER REQUESTS COUNT: an instructions or
-# syscalls count over REQUESTS requests.
+# sample_count KIND SIDE SCENARIO PEER REQUESTS COUNT [COUNT_ALL]: an
+# instructions or syscalls count over REQUESTS requests (COUNT_ALL: the
+# instructions before the cost tier's filter).
 sample_count() {
-  local kind=$1 side=$2 scen=$3 peer=$4 n=$5 count=$6
+  local kind=$1 side=$2 scen=$3 peer=$4 n=$5 count=$6 all=${7:-}
   if ! awk -v n="$n" -v c="$count" 'BEGIN {exit !(n > 0 && c > 0)}'; then
     sample_skip "$side" "$scen" "$peer" "the count failed (${count:-nothing} over ${n:-no} requests)" "$kind"
     return
   fi
-  printf '{"kind":"%s","side":"%s","scenario":"%s","peer":"%s","requests":%s,"count":%s}\n' \
-    "$kind" "$side" "$scen" "$peer" "$n" "$count" >>"$SAMPLES"
+  printf '{"kind":"%s","side":"%s","scenario":"%s","peer":"%s","requests":%s,"count":%s%s}\n' \
+    "$kind" "$side" "$scen" "$peer" "$n" "$count" "${all:+,\"count_all\":$all}" >>"$SAMPLES"
 }
 
 # sample_skip SIDE SCENARIO PEER NOTE [METRIC]: a peer (or one measurement
