@@ -32,10 +32,11 @@ PY
   rm -f "$WORK/lt.json"
 }
 
-# run_wrk URL [WRK FLAGS...]: wrk, or wrk2 with WRK=wrk2.
+# run_wrk URL [WRK FLAGS...]: wrk, or wrk2 with WRK=wrk2; a request
+# unanswered after WRK_TIMEOUT (wrk's own 2 s) counts as a timeout.
 run_wrk() {
   local url=$1 cpu; shift
-  cpu=$(timed "$WORK/wrk.out" "${WRK:-wrk}" -t1 -c"$CONNS" -d"${DURATION}s" "$@" "$url")
+  cpu=$(timed "$WORK/wrk.out" "${WRK:-wrk}" -t1 -c"$CONNS" -d"${DURATION}s" --timeout "${WRK_TIMEOUT:-2s}" "$@" "$url")
   awk -v c="$cpu" '/requests in/ {n=$1} /^Requests\/sec/ {r=$2} END {print n + 0, r + 0, c}' "$WORK/wrk.out"
 }
 
