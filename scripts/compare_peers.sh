@@ -18,7 +18,8 @@
 # Usage: scripts/compare_peers.sh [--splice]
 # Env: DURATION=3 (s a run) ROUNDS=3 CONNS=100 RATE=50000 PIN=1 COST=1
 #      STRACE=1 SERVERS=1 CLIENTS=1 OUT=build/peers COST_REQUESTS=1000
-#      COST_RATE=250 (the gate's) COST_CLIENT_S=5 COST_CONNS=10 STRACE_S=1
+#      COST_RATE=250 COST_PIPELINED_REQUESTS=2048 COST_PIPELINED_RATE=1600
+#      (the gate's) COST_CLIENT_S=5 COST_CONNS=10 STRACE_S=1
 # Needs: go, wrk, nginx (nginx-light), openssl, /usr/bin/time, python3,
 # taskset; h2load, wrk2, valgrind and strace are used where installed (a
 # row says what was not measured, and why).
@@ -35,6 +36,8 @@ SERVERS=${SERVERS:-1}
 CLIENTS=${CLIENTS:-1}
 COST_REQUESTS=${COST_REQUESTS:-1000}
 COST_RATE=${COST_RATE:-250}
+COST_PIPELINED_REQUESTS=${COST_PIPELINED_REQUESTS:-2048}
+COST_PIPELINED_RATE=${COST_PIPELINED_RATE:-1600}
 STRACE_S=${STRACE_S:-1}
 COST_CLIENT_S=${COST_CLIENT_S:-5}
 COST_CONNS=${COST_CONNS:-10}
@@ -167,6 +170,6 @@ cp "$SAMPLES" "$OUT/samples.jsonl"
 splice=()
 [ "$SPLICE" != 1 ] || splice=(--splice "$ROOT/README.md" --splice "$ROOT/docs/anchors.md")
 "$PEERS" table --samples "$SAMPLES" --json "$OUT/peers.json" --md "$OUT/peers.md" --rounds "$ROUNDS" --duration "$DURATION" \
-  --setup "$PINNED; wrk -t1 -c$CONNS, load_tester 1 network thread × $CONNS connections; open loop at $RATE req/s; callgrind over $COST_REQUESTS requests at $COST_RATE/s on one connection for a server (16 times both, 16 deep), a ${COST_CLIENT_S} s run on $COST_CONNS connections for a client; strace over ${STRACE_S} s runs; load average $LOAD_AT_START at the start." \
+  --setup "$PINNED; wrk -t1 -c$CONNS, load_tester 1 network thread × $CONNS connections; open loop at $RATE req/s; callgrind over $COST_REQUESTS requests at $COST_RATE/s on one connection for a server ($COST_PIPELINED_REQUESTS at $COST_PIPELINED_RATE/s 16 deep), a ${COST_CLIENT_S} s run on $COST_CONNS connections for a client; strace over ${STRACE_S} s runs; load average $LOAD_AT_START at the start." \
   "${splice[@]}"
 echo "== wrote $OUT/peers.json and $OUT/peers.md${splice:+, spliced into README.md and docs/anchors.md}"

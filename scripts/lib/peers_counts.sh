@@ -18,8 +18,9 @@ except (OSError, ValueError, KeyError): print(0)' "$json"
 }
 
 # cost_server NAME DEPTH: a fresh NAME under callgrind, warmed up, its
-# counters zeroed, COST_REQUESTS requests (16 times as many 16 deep, at 16
-# times the rate), dumped, killed.
+# counters zeroed, COST_REQUESTS requests at COST_RATE (16 deep:
+# COST_PIPELINED_REQUESTS at COST_PIPELINED_RATE, in bursts of 16: the
+# gate's ok and ok_pipelined cost shapes), dumped, killed.
 cost_server() {
   local name=$1 depth=$2 scen=ok port dir pid n
   [ "$depth" = 1 ] || scen=ok_pipelined$depth
@@ -32,7 +33,9 @@ cost_server() {
   pid=$SERVED_BY
   cost_load "$port" "$depth" 100 1 "$dir/warm.json" >/dev/null
   callgrind_control --vgdb-prefix="$dir/vgdb" -z "$pid" >/dev/null 2>&1
-  n=$(cost_load "$port" "$depth" $((COST_RATE * depth)) "$(awk -v n="$COST_REQUESTS" -v r="$COST_RATE" 'BEGIN {print n / r}')")
+  local requests=$COST_REQUESTS rate=$COST_RATE
+  [ "$depth" = 1 ] || { requests=$COST_PIPELINED_REQUESTS; rate=$COST_PIPELINED_RATE; }
+  n=$(cost_load "$port" "$depth" "$rate" "$(awk -v n="$requests" -v r="$rate" 'BEGIN {print n / r}')")
   callgrind_control --vgdb-prefix="$dir/vgdb" -d "$pid" >/dev/null 2>&1
   kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
   count_instructions server "$scen" "$name" "$n" "$dir/cg.$pid.1"
