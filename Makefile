@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 CMDS      := $(notdir $(wildcard cmd/*))
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test race unit arm64 bench fuzz fuzz-ci lint report gate clean manycore
+.PHONY: all build test race unit arm64 bench fuzz fuzz-ci lint report gate clean manycore peers
 
 all: build
 
@@ -79,6 +79,14 @@ report: build
 
 gate: build
 	$(BUILD_DIR)/gate $(GATE_ARGS)
+
+# The whole anchors table in one run (docs/anchors.md, "The whole table in
+# one run"): every server and client peer, interleaved rounds, instructions
+# and system calls per request; build/peers/peers.{json,md}, about 10
+# minutes. SPLICE=1 writes it into README.md and docs/anchors.md too: on a
+# quiet machine only.
+peers:
+	SPLICE=$(SPLICE) scripts/compare_peers.sh
 
 # The dedicated-core path (pinned I/O loops and stages, the seed's 8 loops,
 # the wait-strategy comparison's dedicated half) in a QEMU guest with CPUS

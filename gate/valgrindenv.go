@@ -199,3 +199,11 @@ func lastLine(out []byte) string {
 	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
 	return strings.TrimSpace(string(lines[len(lines)-1]))
 }
+
+// ProbeValgrind is the probe the cost tier runs before its first run, for
+// other tools that count a Go program under callgrind the same way
+// (cmd/peers): the returned ValgrindEnv's Godebug is what the program's
+// GODEBUG must be.
+func ProbeValgrind(ctx context.Context, valgrind, extraGodebug string) ValgrindEnv {
+	return probeValgrind(ctx, valgrind, extraGodebug)
+}

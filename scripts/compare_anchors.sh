@@ -14,6 +14,7 @@
 #        WAIT_STRATEGY=WaitIfStageEmpty WEASELDB_ARGS="" WEASELDB_ENV="" (e.g.
 #        GOMAXPROCS=3, for weaseldb only) IDLE=1 to also
 #        measure weaseldb's CPU with 100 idle keep-alive connections)
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
 DURATION=${DURATION:-4}
@@ -35,14 +36,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/compare_anchors.XXXXXX)
 pids=()
 cleanup() {
-  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]:-}"; do if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi; done
   wait 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 echo "== building into $work"
-(cd "$root" && go build -trimpath -o "$work/weaseldb" ./cmd/weaseldb && go build -trimpath -o "$work/nethttp_ok" ./cmd/nethttp_ok)
+(cd "$root" && go build -trimpath -o "$work/" ./cmd/weaseldb ./cmd/nethttp_ok ./cmd/peers)
 
 # shellcheck source=lib/nginx_anchor.sh
 . "$root/scripts/lib/nginx_anchor.sh"
@@ -63,16 +64,13 @@ TOML
 nginx -c "$work/nginx/nginx.conf" 2>"$work/nginx.stderr" & pids+=($!)
 "$work/nethttp_ok" --addr "127.0.0.1:$PORT_GO" >"$work/nethttp.log" 2>&1 & pids+=($!)
 # shellcheck disable=SC2086
-env $WEASELDB_ENV "$work/weaseldb" --config "$work/weaseldb.toml" $WEASELDB_ARGS >"$work/weaseldb.log" 2>&1 & wdb_pid=$!; pids+=($wdb_pid)
+env $WEASELDB_ENV "$work/weaseldb" --config "$work/weaseldb.toml" $WEASELDB_ARGS >"$work/weaseldb.log" 2>&1 & wdb_pid=$!; pids+=("$wdb_pid")
 
-wait_port() {
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "compare_anchors: nothing listens on port $1" >&2; exit 1
-}
-wait_port "$PORT_NGINX"; wait_port "$PORT_GO"; wait_port "$PORT_WDB"
+# shellcheck source=lib/proc.sh
+. "$root/scripts/lib/proc.sh"
+for port in "$PORT_NGINX" "$PORT_GO" "$PORT_WDB"; do
+  wait_port "$port" || { echo "compare_anchors: nothing listens on port $port" >&2; exit 1; }
+done
 grep -E "GOMAXPROCS|ready" "$work/weaseldb.log" | sed 's/^/   /'
 
 # The process that serves: nginx's worker, not its master.
@@ -80,28 +78,26 @@ nginx_master=$(cat "$work/nginx/nginx.pid")
 nginx_worker=$(pgrep -P "$nginx_master" | head -1)
 go_pid=${pids[1]}
 
-# CPU ticks (user+system) and context switches (all threads) of a process:
-# steadier than req/s on a shared machine, so they are printed too.
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'; }
+# CPU (user+system, ns) and context switches (all threads) of a process,
+# read by build/peers through internal/procstat (the tree's one /proc
+# reader): steadier than req/s on a shared machine, so they are printed too.
 
 declare -A results
 names=(nginx nethttp weaseldb)
 ports=("$PORT_NGINX" "$PORT_GO" "$PORT_WDB")
 procs=("$nginx_worker" "$go_pid" "$wdb_pid")
-hz=$(getconf CLK_TCK)
 echo "== wrk -t1 -c$CONNS -d${DURATION}s, $ROUNDS rounds, alternating"
 for r in $(seq 1 "$ROUNDS"); do
   for i in 0 1 2; do
     p=${procs[$i]}
-    t0=$(ticks "$p"); c0=$(switches "$p")
+    read -r t0 c0 < <("$work/peers" sample "$p")
     out=$(wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:${ports[$i]}/ok")
-    t1=$(ticks "$p"); c1=$(switches "$p")
+    read -r t1 c1 < <("$work/peers" sample "$p")
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     reqs=$(echo "$out" | awk '/requests in/ {print $1}')
     results[${names[$i]}]="${results[${names[$i]}]:-} $rps"
-    awk -v r="$r" -v n="${names[$i]}" -v rps="$rps" -v q="$reqs" -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v hz="$hz" \
-      'BEGIN {printf "   round %d %-9s %12s req/s   server CPU %5.2f us/req   %6.1f context switches/1000 req\n", r, n, rps, 1e6 * t / hz / q, 1000 * c / q}'
+    awk -v r="$r" -v n="${names[$i]}" -v rps="$rps" -v q="$reqs" -v t=$((t1 - t0)) -v c=$((c1 - c0)) \
+      'BEGIN {printf "   round %d %-9s %12s req/s   server CPU %5.2f us/req   %6.1f context switches/1000 req\n", r, n, rps, t / 1000 / q, 1000 * c / q}'
   done
 done
 
@@ -118,9 +114,9 @@ awk -v w="$m_wdb" -v n="$m_nginx" -v g="$m_go" 'BEGIN {
 if [ "$IDLE" = "1" ]; then
   command -v python3 >/dev/null || { echo "compare_anchors: IDLE=1 needs python3" >&2; exit 1; }
   echo "== weaseldb CPU with $CONNS idle keep-alive connections over 10 s"
-  python3 - "$PORT_WDB" "$CONNS" "$wdb_pid" <<'PY'
-import os, socket, sys, time
-port, n, pid = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+  python3 - "$PORT_WDB" "$CONNS" "$wdb_pid" "$work/peers" <<'PY'
+import socket, subprocess, sys, time
+port, n, pid, peers = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 conns = []
 for _ in range(n):
     s = socket.create_connection(("127.0.0.1", port))
@@ -128,8 +124,8 @@ for _ in range(n):
     s.recv(4096)
     conns.append(s)
 def cpu():
-    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    out = subprocess.run([peers, "sample", pid], check=True, capture_output=True, text=True).stdout
+    return int(out.split()[0]) / 1e9
 time.sleep(1)
 c0, t0 = cpu(), time.time()
 time.sleep(10)

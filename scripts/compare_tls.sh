@@ -43,24 +43,12 @@ LT=$WORK/load_tester
 . "$ROOT/scripts/lib/cpus.sh"
 pin_server_and_client nginx
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
-    -addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # shellcheck source=lib/nginx_anchor.sh
 . "$ROOT/scripts/lib/nginx_anchor.sh"
 write_nginx_conf "$WORK" "$PORT"
-# The anchor's server block, with TLS on its listener.
-python3 - "$WORK/nginx.conf" "$WORK" <<'PY'
-import sys
-path, work = sys.argv[1], sys.argv[2]
-conf = open(path).read()
-conf = conf.replace("backlog=4096;", f"""ssl http2 backlog=4096;
-    ssl_certificate {work}/cert.pem;
-    ssl_certificate_key {work}/key.pem;
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;""", 1)
-open(path, "w").write(conf)
-PY
+self_signed_cert "$WORK"
+nginx_to_tls "$WORK"
 # shellcheck source=lib/wrk.sh
 . "$ROOT/scripts/lib/wrk.sh"
 write_pipeline_lua "$WORK/pipeline.lua" 16

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,11 @@ type CPUName struct {
 	// Source says where Model came from, e.g. `"model name" in
 	// /proc/cpuinfo`; "" when Model is.
 	Source string
+	// Family is the first CPU's family: x86's "cpu family" ("25"), arm's
+	// "CPU architecture" ("8"); "" when the kernel gives neither. A
+	// comparison table names it beside the model, since one model name can
+	// cover several microarchitectures in a virtual machine.
+	Family string
 }
 
 // ReadCPUName reads the first CPU's name from /proc/cpuinfo. The error is
@@ -56,6 +62,26 @@ func (root procRoot) cpuName() (CPUName, error) {
 // its "CPU implementer" and "CPU part" (arm64); else the board's "Model"
 // (a device tree's, e.g. a Raspberry Pi's).
 func parseCPUName(cpuinfo []byte) CPUName {
+	n := parseModel(cpuinfo)
+	if n.Model != "" {
+		n.Family = firstValue(cpuinfo, "cpu family", "CPU architecture")
+	}
+	return n
+}
+
+// firstValue is the first non-empty value of any of keys in a cpuinfo text.
+func firstValue(cpuinfo []byte, keys ...string) string {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if ok && slices.Contains(keys, strings.TrimSpace(key)) && strings.TrimSpace(value) != "" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
+}
+
+func parseModel(cpuinfo []byte) CPUName {
 	var implementer, part, board string
 	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
 	for sc.Scan() {

@@ -48,6 +48,26 @@ func TestParseCPUName(t *testing.T) {
 	}
 }
 
+func TestParseCPUFamily(t *testing.T) {
+	for _, tt := range []struct{ name, file, text, want string }{
+		{name: "amd64, recorded", file: "cpuinfo_amd64_epyc.txt", want: "26"},
+		{name: "arm64, recorded", file: "cpuinfo_arm64_graviton2.txt", want: "8"},
+		{name: "x86 without a family", text: "model name\t: Intel(R) Xeon(R)\n", want: ""},
+		{name: "no model, no family", text: "cpu family\t: 6\n", want: ""},
+	} {
+		text := []byte(tt.text)
+		if tt.file != "" {
+			var err error
+			if text, err = os.ReadFile(filepath.Join("testdata", tt.file)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := parseCPUName(text).Family; got != tt.want {
+			t.Errorf("%s: family %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 // The file is read from the root: a missing one is an error, one that
 // names no CPU is not.
 func TestCPUNameFromRoot(t *testing.T) {

@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# Sourced by compare_peers.sh: the client peers against nginx. Each
+# client_SCENARIO_PEER function runs one client once and prints "requests
+# req_per_s cpu_ns" (the client's user+system CPU from /usr/bin/time).
+# CLIENT_WRAP (an array, empty by default) goes between the pinning and
+# the client: valgrind or strace for the counts. Needs PLAIN_URL, TLS_URL,
+# TLS_DIR, BIN, WORK, CONNS, DURATION, RATE, CLIENT_ON.
+
+CLIENT_PAIRS=("closed wrk" "closed_pipelined16 wrk" "open_loop wrk2" "https11 wrk" "h2 h2load")
+CLIENT_WRAP=()
+
+# timed OUT CMD...: runs CMD pinned and wrapped, output in OUT; prints
+# its CPU in ns.
+timed() {
+  local out=$1; shift
+  /usr/bin/time -f '%U %S' -o "$WORK/time" "${CLIENT_ON[@]}" "${CLIENT_WRAP[@]}" "$@" >"$out" 2>&1 || true
+  awk 'END {printf "%.0f\n", ($1 + $2) * 1e9}' "$WORK/time"
+}
+
+run_lt() {
+  local cpu
+  cpu=$(timed "$WORK/lt.out" "$BIN/load_tester" --concurrency "$CONNS" --network-threads 1 --duration "$DURATION" \
+    --json "$WORK/lt.json" --quiet "$@")
+  python3 - "$WORK/lt.json" "$cpu" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    print(r["requests"], r["requests_per_sec"], sys.argv[2])
+except (OSError, ValueError, KeyError):
+    print(0, 0, sys.argv[2])
+PY
+  rm -f "$WORK/lt.json"
+}
+
+# run_wrk URL [WRK FLAGS...]: wrk, or wrk2 with WRK=wrk2; a request
+# unanswered after WRK_TIMEOUT (wrk's own 2 s) counts as a timeout.
+run_wrk() {
+  local url=$1 cpu; shift
+  cpu=$(timed "$WORK/wrk.out" "${WRK:-wrk}" -t1 -c"$CONNS" -d"${DURATION}s" --timeout "${WRK_TIMEOUT:-2s}" "$@" "$url")
+  awk -v c="$cpu" '/requests in/ {n=$1} /^Requests\/sec/ {r=$2} END {print n + 0, r + 0, c}' "$WORK/wrk.out"
+}
+
+run_h2load() {
+  local cpu
+  cpu=$(timed "$WORK/h2load.out" h2load -t1 -c10 -m10 -D "$DURATION" "$TLS_URL")
+  awk -v c="$cpu" '/^finished in/ {r=$4} /^requests:/ {n=$8} END {print n + 0, r + 0, c}' "$WORK/h2load.out"
+}
+
+client_closed_load_tester() { run_lt --url "$PLAIN_URL"; }
+client_closed_wrk() { run_wrk "$PLAIN_URL"; }
+client_closed_pipelined16_load_tester() { run_lt --url "$PLAIN_URL" --pipeline 16; }
+client_closed_pipelined16_wrk() { run_wrk "$PLAIN_URL" -s "$WORK/pipeline16.lua"; }
+client_open_loop_load_tester() { run_lt --url "$PLAIN_URL" --rate "$RATE"; }
+client_open_loop_wrk2() { WRK=wrk2 run_wrk "$PLAIN_URL" -R "$RATE"; }
+client_https11_load_tester() { run_lt --url "$TLS_URL" --ca "$TLS_DIR/cert.pem"; }
+client_https11_wrk() { run_wrk "$TLS_URL"; }
+client_h2_load_tester() { run_lt --url "$TLS_URL" --ca "$TLS_DIR/cert.pem" --http2 --concurrency 10 --streams 10; }
+client_h2_h2load() { run_h2load; }
+
+# client_missing PEER: why PEER cannot run here ("" when it can). wrk2 is
+# never built or faked: without it the row says so.
+client_missing() {
+  case $1 in
+    wrk2) command -v wrk2 >/dev/null || echo "wrk2 not installed" ;;
+    h2load) command -v h2load >/dev/null || echo "h2load not installed (apt-get install nghttp2-client)" ;;
+  esac
+}
+
+# client_round ROUND: each pair, load_tester first in odd rounds and second
+# in even ones, so neither always inherits nginx just after the other.
+client_round() {
+  local round=$1 pair scen peer order n rps cpu who
+  for pair in "${CLIENT_PAIRS[@]}"; do
+    read -r scen peer <<<"$pair"
+    order=(load_tester "$peer"); [ $((round % 2)) = 1 ] || order=("$peer" load_tester)
+    for who in "${order[@]}"; do
+      if [ -n "$(client_missing "$who")" ]; then
+        [ "$round" != 1 ] || sample_skip client "$scen" "$who" "$(client_missing "$who")"
+        continue
+      fi
+      read -r n rps cpu < <("client_${scen}_$who")
+      printf '   round %d %-19s %-12s %10.0f req/s\n' "$round" "$scen" "$who" "$rps"
+      sample_load client "$scen" "$who" "$round" "$n" "$rps" "$cpu"
+    done
+  done
+}
