@@ -153,3 +153,46 @@ func (root procRoot) pidRunTime(pid int) (time.Duration, error) {
 	}
 	return sum, nil
 }
+
+// ThreadsRunnable returns, for each live thread of another process, the
+// time it has been runnable: on a CPU or waiting in a run queue for one
+// (/proc/<pid>/task/*/schedstat's first two fields). A thread that spins
+// is runnable all the time however loaded the machine is, where its CPU
+// time shrinks with its share of the CPUs; a thread that sleeps is
+// runnable only between its wake-ups and its next sleep.
+func ThreadsRunnable(pid int) (map[int]time.Duration, error) {
+	return procRoot(procfs.DefaultMountPoint).threadsRunnable(pid)
+}
+
+func (root procRoot) threadsRunnable(pid int) (map[int]time.Duration, error) {
+	dir := fmt.Sprintf("%s/%d/task", root, pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("procstat: %w", err)
+	}
+	out := map[int]time.Duration{}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, task.Name(), "schedstat"))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue // the thread exited since the listing
+		}
+		if err != nil {
+			return nil, fmt.Errorf("procstat: %w", err)
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 2 {
+			return nil, fmt.Errorf("procstat: %s/%s/schedstat: %q has no run and wait times", dir, task.Name(), data)
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || run < 0 || wait < 0 {
+			return nil, fmt.Errorf("procstat: %s/%s/schedstat: %q is not run and wait times", dir, task.Name(), data)
+		}
+		out[tid] = time.Duration(run + wait)
+	}
+	return out, nil
+}
