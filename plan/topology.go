@@ -22,7 +22,7 @@ func TopologyOf(rec *artifacts.CPUTopology, allowed []int) procstat.Topology {
 	}
 	t := procstat.Topology{Flat: rec.Flat, Note: rec.Note}
 	for _, c := range rec.CPUs {
-		t.CPUs = append(t.CPUs, procstat.CPUPlace{CPU: c.CPU, Core: c.Core, Node: c.Node, Siblings: c.Siblings,
+		t.CPUs = append(t.CPUs, procstat.CPUPlace{CPU: c.CPU, Core: c.Core, Node: c.Node, Siblings: c.Siblings, CoreID: -1,
 			Package: -1, Die: -1, Cluster: -1})
 	}
 	return t

@@ -26,10 +26,17 @@ type CPUPlace struct {
 	// its hyper-threads (Siblings), whatever the process may use.
 	Core     int
 	Siblings []int // the core's hyper-threads, this CPU included, sorted
-	Package  int   // physical_package_id (-1: unknown)
-	Die      int   // die_id (-1: unknown)
-	Cluster  int   // cluster_id (-1: unknown or none)
-	Node     int   // NUMA node (0 where the kernel shows no nodes)
+	// CoreID is core_id, the core's number within its package (and die):
+	// packages repeat it, which is why Core is not it.
+	CoreID  int
+	Package int // physical_package_id (-1: unknown)
+	Die     int // die_id (-1: unknown)
+	Cluster int // cluster_id (-1: unknown or none)
+	Node    int // NUMA node (0 where the kernel shows no nodes)
+	// Capacity is cpu_capacity, the scheduler's measure of the core's
+	// speed (1024 the fastest) on machines with cores of unequal speed
+	// (big.LITTLE, hybrid); 0 where the kernel shows none.
+	Capacity int
 }
 
 // Topology is where the CPUs a process may use sit.
@@ -72,7 +79,7 @@ func ReadTopology(sysRoot string, allowed []int) Topology {
 func FlatTopology(allowed []int, note string) Topology {
 	t := Topology{Flat: true, Note: note}
 	for _, cpu := range slices.Compact(slices.Sorted(slices.Values(allowed))) {
-		t.CPUs = append(t.CPUs, CPUPlace{CPU: cpu, Core: cpu, Siblings: []int{cpu}, Package: -1, Die: -1, Cluster: -1})
+		t.CPUs = append(t.CPUs, CPUPlace{CPU: cpu, Core: cpu, Siblings: []int{cpu}, CoreID: -1, Package: -1, Die: -1, Cluster: -1})
 	}
 	return t
 }
@@ -89,8 +96,9 @@ func readCPUPlace(sysRoot string, cpu int) (CPUPlace, error) {
 	if !slices.Contains(siblings, cpu) {
 		siblings = slices.Sorted(slices.Values(append(siblings, cpu)))
 	}
-	return CPUPlace{CPU: cpu, Core: siblings[0], Siblings: siblings, Package: readID(filepath.Join(dir, "physical_package_id")),
-		Die: readID(filepath.Join(dir, "die_id")), Cluster: readID(filepath.Join(dir, "cluster_id"))}, nil
+	return CPUPlace{CPU: cpu, Core: siblings[0], Siblings: siblings, CoreID: readID(filepath.Join(dir, "core_id")),
+		Package: readID(filepath.Join(dir, "physical_package_id")), Die: readID(filepath.Join(dir, "die_id")),
+		Cluster: readID(filepath.Join(dir, "cluster_id")), Capacity: max(0, readID(filepath.Join(dir, "..", "cpu_capacity")))}, nil
 }
 
 // readNodes maps each CPU to its NUMA node from node*/cpulist; a machine
