@@ -16,4 +16,7 @@ type TopologyCPU struct {
 	Core     int   `json:"core"` // the lowest CPU of its hyper-threads: a physical core's name
 	Node     int   `json:"node"`
 	Siblings []int `json:"siblings"` // its core's hyper-threads, itself included
+	// Capacity is cpu_capacity where cores differ in speed (omitted: none
+	// shown); a re-plan from the record needs it to choose as the run did.
+	Capacity int `json:"capacity,omitempty"`
 }

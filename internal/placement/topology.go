@@ -22,6 +22,11 @@ import (
 //     takes the highest cores left, on any node (it talks to the server
 //     through the kernel's sockets, not shared rings). Where no node has
 //     room, the server spans nodes and Plan.GaveUp says so.
+//   - Where the cores differ in speed (cpu_capacity: big.LITTLE, hybrid
+//     parts), the fastest count as the highest: the kept core is a slow
+//     one, the server's threads take the fastest, the load generator the
+//     fastest left; where the fastest cannot hold every thread, GaveUp
+//     says which threads run on slower cores.
 //   - Where there are too few cores but enough hyper-threads, no plan is
 //     dedicated: threads on sibling hyper-threads would measure each
 //     other. Shared plans split the CPUs core by core, so a core's
@@ -78,20 +83,17 @@ func PlaceDedicatedOn(topo procstat.Topology, need Need) (Plan, error) {
 		return Plan{}, fmt.Errorf("needs %d CPUs (%d dedicated + %d for the rest), this process may use %d (%s)",
 			want+Reserve, want, Reserve, len(cpus), listOrNone(slices.Sorted(slices.Values(cpus))))
 	}
-	reps := make([]int, len(cores)) // each core's first allowed hyper-thread
-	for i, c := range cores {
-		reps[i] = c[0]
-	}
-	block, gaveUp := chooseCores(topo, reps, want-need.LoadThreads, need.LoadThreads)
+	block, gaveUp := chooseCores(topo, coreRank(topo), want-need.LoadThreads, need.LoadThreads)
 	var kept []int
-	for i, r := range reps {
-		if !slices.Contains(block, r) {
-			kept = append(kept, cores[i]...)
+	for _, c := range cores {
+		if !slices.Contains(block, c[0]) {
+			kept = append(kept, c...)
 		}
 	}
 	p := assign(slices.Sorted(slices.Values(kept)), block, need)
 	p.GaveUp = gaveUp
 	p.Threads = threadsOf(topo, block, need)
+	p.GaveUp = append(p.GaveUp, slowerCores(topo, p.Threads)...)
 	for _, t := range p.Threads {
 		p.Idle = append(p.Idle, t.Idle...)
 	}
@@ -106,29 +108,85 @@ func PlaceDedicatedOn(topo procstat.Topology, need Need) (Plan, error) {
 func chooseCores(topo procstat.Topology, reps []int, server, load int) (block []int, gaveUp []string) {
 	want := server + load
 	nodes := topo.Nodes()
-	if len(nodes) <= 1 {
-		return slices.Clone(reps[len(reps)-want:]), nil
-	}
 	candidates := reps[Reserve:]
+	if len(nodes) <= 1 {
+		if !unequalCapacity(topo) {
+			return slices.Clone(reps[len(reps)-want:]), nil
+		}
+		return serverFirst(candidates, candidates, server, load), nil
+	}
 	var counts []string
 	for i := len(nodes) - 1; i >= 0; i-- {
 		on := onNode(topo, candidates, nodes[i])
 		counts = append(counts, fmt.Sprintf("node %d: %d", nodes[i], len(on)))
-		if len(on) < server {
-			continue
+		if len(on) >= server {
+			return serverFirst(candidates, on, server, load), nil
 		}
-		serverCores := on[len(on)-server:]
-		var rest []int
-		for _, r := range candidates {
-			if !slices.Contains(serverCores, r) {
-				rest = append(rest, r)
-			}
-		}
-		return append(slices.Clone(serverCores), rest[len(rest)-load:]...), nil
 	}
 	slices.Reverse(counts)
 	return slices.Clone(reps[len(reps)-want:]), []string{fmt.Sprintf(
 		"one node for the server: no NUMA node has %d free physical cores for its threads (%s), so they span nodes", server, strings.Join(counts, ", "))}
+}
+
+// serverFirst gives the server's threads the highest of on (a subset of
+// candidates, in their order) and the load generator the highest of
+// candidates left.
+func serverFirst(candidates, on []int, server, load int) []int {
+	serverCores := on[len(on)-server:]
+	var rest []int
+	for _, r := range candidates {
+		if !slices.Contains(serverCores, r) {
+			rest = append(rest, r)
+		}
+	}
+	return append(slices.Clone(serverCores), rest[len(rest)-load:]...)
+}
+
+// coreRank lists each core's first allowed hyper-thread, the order the rule
+// takes "highest" in: by speed (cpu_capacity), then by number.
+func coreRank(topo procstat.Topology) []int {
+	cores := topo.Cores()
+	reps := make([]int, len(cores))
+	for i, c := range cores {
+		reps[i] = c[0]
+	}
+	capacity := func(cpu int) int { p, _ := topo.Place(cpu); return p.Capacity }
+	slices.SortStableFunc(reps, func(a, b int) int { return capacity(a) - capacity(b) })
+	return reps
+}
+
+// unequalCapacity tells whether the allowed cores differ in speed.
+func unequalCapacity(topo procstat.Topology) bool {
+	for _, p := range topo.CPUs {
+		if p.Capacity != topo.CPUs[0].Capacity {
+			return true
+		}
+	}
+	return false
+}
+
+// slowerCores says which threads run on cores slower than the plan's
+// fastest: a comparison of them would measure the cores, not the threads.
+func slowerCores(topo procstat.Topology, threads []Thread) []string {
+	if !unequalCapacity(topo) || len(threads) == 0 {
+		return nil
+	}
+	capacity := func(cpu int) int { p, _ := topo.Place(cpu); return p.Capacity }
+	fastest := 0
+	for _, t := range threads {
+		fastest = max(fastest, capacity(t.CPU))
+	}
+	var slow []string
+	for _, t := range threads {
+		if c := capacity(t.CPU); c < fastest {
+			slow = append(slow, fmt.Sprintf("%s on CPU %d (%d)", t.Name, t.CPU, c))
+		}
+	}
+	if len(slow) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("cores of one speed: too few of the fastest (cpu_capacity %d) for every thread, so %s run on slower ones",
+		fastest, strings.Join(slow, ", "))}
 }
 
 func onNode(topo procstat.Topology, cpus []int, node int) []int {
