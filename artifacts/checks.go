@@ -50,7 +50,16 @@ const (
 	// CheckOneNode: a server's loops and stages (or a benchmark's producer
 	// and stages) ran on one NUMA node, unless no node had room for them.
 	CheckOneNode = "one-node-per-pipeline"
+	// CheckPrintedPlan: the plan bench_pipeline --cpus auto --print-plan
+	// printed before the runs (PrintPlanFile) is where a dedicated
+	// benchmark run's threads ran, read back from /proc under load, on the
+	// cores and nodes the run's recorded topology gives those CPUs.
+	CheckPrintedPlan = "printed-plan"
 )
+
+// PrintPlanFile is bench_pipeline --cpus auto --print-plan's output, kept
+// in the run directory by the many-CPU guest.
+const PrintPlanFile = "print_plan.log"
 
 // FailedChecks lists the failed checks.
 func (cs *Checks) FailedChecks() []Check {

@@ -54,9 +54,10 @@ func CheckRun(r *Run, o CheckOptions) *artifacts.Checks {
 }
 
 type checker struct {
-	r   *Run
-	out *artifacts.Checks
-	o   CheckOptions
+	r       *Run
+	out     *artifacts.Checks
+	o       CheckOptions
+	printed *printedPlan // the printed plan, once read
 }
 
 func (c *checker) add(subject, check string, ok bool, artifact, format string, args ...any) {
@@ -212,6 +213,9 @@ func (c *checker) waitStrategies() {
 		res := c.pinning(subject, run.Threads, run.Bench == artifacts.BenchServer, loopsAdvisory(run))
 		if run.Cores == artifacts.CoresDedicated {
 			c.topology(subject, run.Threads, res, ws.Topology, ws.AllowedCPUs, run.PlacementGaveUp)
+		}
+		if run.Cores == artifacts.CoresDedicated && run.Bench == artifacts.BenchPipeline {
+			c.printedPlan(subject, res, ws)
 		}
 		c.idle(subject, artifacts.WaitStrategiesFile, run.Strategy, run.IdleCoreFraction)
 		if run.Bench == artifacts.BenchServer && run.Cores == artifacts.CoresDedicated {

@@ -164,6 +164,17 @@ func TestCheckRunCatches(t *testing.T) {
 				delete(d["setups"].([]any)[1].(map[string]any), "placement_gave_up")
 			})
 		}, "setups fitted round 1", artifacts.CheckOneNode, "spans nodes though the plan found room", 0},
+		{"a printed plan other than where the threads ran", func(t *testing.T, dir string) {
+			writeFile(t, dir, artifacts.PrintPlanFile, "producer cpu=8 core=8 node=1 idle=9\nstage 0 cpu=12 core=12 node=1 idle=13\nstage 1 cpu=14 core=14 node=1 idle=15\n")
+		}, "wait-strategies pipeline WaitIfStageEmpty dedicated", artifacts.CheckPrintedPlan, "producer printed on CPU 8, ran pinned to CPU 10", 2}, // and the other two strategies' runs
+		{"a printed plan with another topology", func(t *testing.T, dir string) {
+			writeFile(t, dir, artifacts.PrintPlanFile, "producer cpu=10 core=10 node=0 idle=11\nstage 0 cpu=12 core=12 node=1 idle=13\nstage 1 cpu=14 core=14 node=1 idle=15\n")
+		}, "wait-strategies pipeline WaitIfStageEmpty dedicated", artifacts.CheckPrintedPlan, "producer printed as core 10 node 0; the recorded topology puts CPU 10 on core 10 node 1", 2},
+		{"no printed plan", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, artifacts.PrintPlanFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, "wait-strategies pipeline WaitIfStageEmpty dedicated", artifacts.CheckPrintedPlan, "no printed plan", 2},
 		{"a seed's setup without its 8 loops", func(t *testing.T, dir string) {
 			editJSON(t, dir, artifacts.SetupsFile, func(d map[string]any) { d["setups"].([]any)[0].(map[string]any)["io_threads"] = 2 })
 		}, "setups seed", artifacts.CheckPlan, "runs 2 I/O loops", 1}, // and its GOMAXPROCS, planned from its loops
@@ -224,5 +235,12 @@ func TestCheckRunWithoutThreads(t *testing.T) {
 		if c.Subject != "wait-strategies server Never dedicated" || !strings.Contains(c.Detail, "ws_server_Never_dedicated.threads.json") {
 			t.Errorf("unexpected failure %+v", c)
 		}
+	}
+}
+
+func writeFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -51,7 +52,9 @@ func (c *checker) topology(subject, name string, res PinningResult, rec *artifac
 	if len(shared) > 0 {
 		c.add(subject, artifacts.CheckSharedCore, false, name, "threads share physical cores: %s", strings.Join(shared, "; "))
 	} else {
-		c.add(subject, artifacts.CheckSharedCore, true, name, "%d pinned threads on %d physical cores%s", len(seen), len(byCore), note)
+		cores := slices.Sorted(maps.Keys(byCore))
+		c.add(subject, artifacts.CheckSharedCore, true, name, "%d pinned threads on %d physical cores (%s)%s",
+			len(seen), len(byCore), affinity.FormatCPUList(cores), note)
 	}
 	keys := slices.Sorted(func(yield func(int) bool) {
 		for n := range nodes {
