@@ -243,6 +243,11 @@ func run(o options, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "bench_pipeline: GOMAXPROCS=%d, %d CPUs, %d runs per case%s, %s\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.runs, map[bool]string{true: " (--quick)", false: ""}[o.quick], pinned)
+	// --cpus auto's plan, as --print-plan prints it, before the run: the
+	// cores and nodes, what the machine could not give, the interrupts.
+	for _, l := range o.plan {
+		fmt.Fprintln(stdout, "plan: "+l)
+	}
 	table := pipebench.NewCaseTable(stdout)
 	if rep.Results, err = pipebench.MeasureCases(pipebench.FamilyCases(o.families), pipebench.Options{Runs: o.runs, Hooks: hooks}, table.Begin, table.Row); err != nil {
 		return err
