@@ -19,6 +19,10 @@ import (
 type CPUPlan struct {
 	Server []int
 	Client []int
+	// IRQWarnings name the network interrupts that may land on a CPU an
+	// "auto" plan dedicates (placement.IRQWarnings): the run warns, and
+	// never moves them.
+	IRQWarnings []string
 }
 
 // Pinned reports whether the plan pins anything.
@@ -48,7 +52,8 @@ func PlanCPUs(spec string, allowed []int) (CPUPlan, error) {
 
 // PlanCPUsOn is PlanCPUs on the machine's topology: "auto" counts physical
 // cores, not hyper-threads, and keeps the server on one NUMA node where
-// one has room (placement.PlaceOn).
+// one has room (placement.PlaceOn); a dedicated plan names the network
+// interrupts in topo.NetIRQs that may land on its CPUs.
 func PlanCPUsOn(spec string, topo procstat.Topology) (CPUPlan, error) {
 	var allowed []int
 	for _, p := range topo.CPUs {
@@ -62,7 +67,7 @@ func PlanCPUsOn(spec string, topo procstat.Topology) (CPUPlan, error) {
 		if !p.Pinned() {
 			return CPUPlan{}, nil
 		}
-		return CPUPlan{Server: p.ServerCPUs, Client: p.LoadCPUs}, nil
+		return CPUPlan{Server: p.ServerCPUs, Client: p.LoadCPUs, IRQWarnings: placement.IRQWarnings(p.Threads, topo.NetIRQs)}, nil
 	}
 	server, client, ok := strings.Cut(spec, ":")
 	if !ok {

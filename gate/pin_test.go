@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"weaseldb/internal/procstat"
 )
 
 func TestPlanCPUs(t *testing.T) {
@@ -45,5 +47,20 @@ func TestPlanCPUs(t *testing.T) {
 		if plan.Pinned() != (tt.server != nil) {
 			t.Errorf("PlanCPUs(%q).Pinned() = %v", tt.spec, plan.Pinned())
 		}
+	}
+}
+
+// --pin auto names a network interrupt that may land on a CPU it
+// dedicates, and nothing on a CPU it keeps for the rest.
+func TestPlanCPUsAutoNamesInterrupts(t *testing.T) {
+	topo := procstat.FlatTopology([]int{0, 1, 2, 3, 4, 5, 6, 7}, "")
+	topo.NetIRQs = []procstat.IRQ{{Number: 38, Interface: "eth0", Name: "virtio2-input.0", CPUs: []int{5}},
+		{Number: 39, Interface: "eth0", Name: "virtio2-output.0", CPUs: []int{0}}}
+	p, err := PlanCPUsOn("auto", topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.IRQWarnings) != 1 || !strings.Contains(p.IRQWarnings[0], "IRQ 38 (eth0, virtio2-input.0) may land on CPU 5") {
+		t.Errorf("warnings %q, want one naming IRQ 38 on CPU 5", p.IRQWarnings)
 	}
 }

@@ -149,6 +149,7 @@ func (m *measurement) fillResult(res *Result, costs []*CostJudgement) {
 		}
 	}
 	res.Baseline = m.baselineFile
+	res.Warnings = append(res.Warnings, m.plan.IRQWarnings...)
 	switch {
 	case len(res.Scenarios) == 0: // the input was bad, and said so
 	case res.Mode == ModeScenarios:
@@ -276,7 +277,9 @@ func (m *measurement) planCPUs() error {
 	if err != nil && m.o.Pin != "off" {
 		return fmt.Errorf("--pin %s: %w", m.o.Pin, err)
 	}
-	if m.plan, err = PlanCPUsOn(m.o.Pin, procstat.ReadTopology(procstat.SysRoot, allowed)); err != nil {
+	topo := procstat.ReadTopology(procstat.SysRoot, allowed)
+	topo.NetIRQs = procstat.NetworkIRQs(procstat.ProcRoot, procstat.SysRoot)
+	if m.plan, err = PlanCPUsOn(m.o.Pin, topo); err != nil {
 		return err
 	}
 	m.threads = m.o.Threads
