@@ -277,3 +277,18 @@ func TestSetupsInterruptedStopsItsServer(t *testing.T) {
 		t.Errorf("a run started after the interrupt:\n%s", errOut.String())
 	}
 }
+
+// The setups' plan, printed before the runs, shows a dedicated setup's
+// threads with their cores and nodes, what it gave up and its interrupts.
+func TestFormatSetupsPlanShowsThreads(t *testing.T) {
+	ss := &artifacts.Setups{AllowedCPUs: "0-15", Rounds: 1, Setups: []artifacts.Setup{{Name: "fitted", Cores: artifacts.CoresDedicated,
+		Placement:       []string{"io 0 cpu=2 core=2 node=0 idle=3", "stage 0 cpu=4 core=4 node=0 idle=5"},
+		PlacementGaveUp: []string{"one node for the server: no room"}, IRQWarnings: []string{"IRQ 38 (eth0, virtio2-input.0) may land on CPU 2"}}}}
+	out := formatSetupsPlan(ss)
+	for _, want := range []string{"          io 0 cpu=2 core=2 node=0 idle=3\n          stage 0 cpu=4 core=4 node=0 idle=5\n",
+		"          gave up: one node for the server: no room\n", "          warning: IRQ 38 (eth0, virtio2-input.0) may land on CPU 2\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -143,6 +143,7 @@ func FormatWaitPlan(ws *artifacts.WaitStrategies, runs []PlannedRun) string {
 			what = fmt.Sprintf("run on %d CPUs: %s", r.CPUsNeeded, r.CPUPlan)
 		}
 		fmt.Fprintf(&b, "  %-8s  %-18s  %-9s  %s\n", r.Bench, r.Strategy, r.Cores, what)
+		b.WriteString(FormatPlacement("      ", r.Placement, r.PlacementGaveUp, r.IRQWarnings))
 	}
 	return b.String()
 }

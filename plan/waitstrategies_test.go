@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/procstat"
 )
 
 func cpuRange(lo, hi int) []int {
@@ -119,6 +121,23 @@ func TestPlanSharedOnly(t *testing.T) {
 	for _, r := range runs {
 		if r.Cores != artifacts.CoresShared || r.Strategy != "Never" || r.Status != artifacts.StatusMeasured {
 			t.Errorf("unexpected run %+v", r.WaitRun)
+		}
+	}
+}
+
+// The printed plan gives each dedicated thread's CPU, physical core, node
+// and idle sibling under its run, as bench_pipeline --print-plan does.
+func TestFormatWaitPlanShowsThreads(t *testing.T) {
+	topo := procstat.ReadTopology(filepath.Join("..", "internal", "procstat", "testdata", "sysfs", "server-2s-smt"), cpuRange(0, 31))
+	runs := WaitStrategiesOn(topo, WaitParams{Strategies: []string{"Never"}, PipelineStages: 2, IOThreads: 1, ReleaseThreads: 1, LoadThreads: 2, Dedicated: true})
+	out := FormatWaitPlan(&artifacts.WaitStrategies{AllowedCPUs: "0-31"}, runs)
+	for _, want := range []string{
+		"run on 4 CPUs: producer 13; stages 14,15\n      producer cpu=13 core=13 node=1 idle=29\n      stage 0 cpu=14 core=14 node=1 idle=30\n",
+		"      io 0 cpu=11 core=11 node=1 idle=27\n",
+		"      load 1 cpu=10 core=10 node=1 idle=26\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
 		}
 	}
 }
