@@ -2,6 +2,7 @@ package livemetrics
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -198,14 +199,20 @@ func TestListenBusyAddressFails(t *testing.T) {
 }
 
 // WaitScraped returns once a scrape began after the run was done, not
-// before.
+// before; with no run done it has nothing to wait for.
 func TestWaitScrapedWaitsForAScrapeOfTheEnd(t *testing.T) {
 	e, err := Listen("127.0.0.1:0", Labels{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
+	if err := e.WaitScraped(context.Background()); !errors.Is(err, ErrNoRunDone) {
+		t.Fatalf("WaitScraped before any run: %v, want ErrNoRunDone at once", err)
+	}
 	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseMeasured})
+	if err := e.WaitScraped(context.Background()); !errors.Is(err, ErrNoRunDone) {
+		t.Fatalf("WaitScraped while a run goes on: %v, want ErrNoRunDone at once", err)
+	}
 	scrape(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
