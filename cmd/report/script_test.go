@@ -57,6 +57,11 @@ func runScriptOn(t *testing.T, term *os.File, timeout time.Duration, dir string,
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	r.err = cmd.Wait()
+	if term != nil {
+		// Nothing of the run may keep the terminal open: its reader ends
+		// only when the last holder closes it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("script ran past %v:\n%s", timeout, r.stderr.String())
 	}
