@@ -157,8 +157,20 @@ step() {
     t0=$(now)
     # tee ignores Ctrl-C and SIGTERM: it must outlive the command, which on
     # an interrupt still stops its servers and says what it kept.
-    "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log")
-    rc=${PIPESTATUS[0]}
+    if [[ -t 1 && -x $BIN/report ]]; then
+        # On a terminal the log takes the lines and the terminal shows the
+        # latest one rewritten in place, with the time run and, with
+        # STEP_ESTIMATE (seconds), about how long is left; the tail of the
+        # log is shown if the step fails. (A tool's own progress line cannot
+        # reach the terminal through tee.)
+        "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log") |
+            (trap '' INT TERM; exec "$BIN/report" progress --total "${STEP_ESTIMATE:-0}")
+        rc=${PIPESTATUS[0]}
+        ((rc == 0)) || tail -n 5 "$RUN_DIR/$name.log"
+    else
+        "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log")
+        rc=${PIPESTATUS[0]}
+    fi
     record "$name" "$rc" "$t0" "$@"
     return "$rc"
 }
@@ -189,7 +201,11 @@ log "descriptor limit: $NOFILE_NOW"
 # Both setups, ROUNDS rounds of RUN_SECONDS each, calibration once a round:
 # setups.json and rounds/ (docs/report.md). A failed run is recorded there and
 # makes this step fail; the report is written from what was measured.
-step setups "$BIN/report" setups --run "$RUN_DIR" --bin "$BIN" --config "$CONFIG" \
+# About how long it takes: each round runs both setups, each a warm-up, the
+# measured load, the idle check and about 2 s to start and calibrate.
+SETUPS_ESTIMATE=$(awk -v r="$ROUNDS" -v w="$WARMUP" -v d="$RUN_SECONDS" -v i="$IDLE_SECONDS" \
+    'BEGIN { printf "%.0f", 2 * r * (w + d + i + 2) }')
+STEP_ESTIMATE=$SETUPS_ESTIMATE step setups "$BIN/report" setups --run "$RUN_DIR" --bin "$BIN" --config "$CONFIG" \
     --rounds "$ROUNDS" --duration "$RUN_SECONDS" --warmup "$WARMUP" --idle "$IDLE_SECONDS" \
     --concurrency "$CONCURRENCY" --requests-per-conn "$REQUESTS_PER_CONN" \
     --connect-threads "$CONNECT_THREADS" --network-threads "$NETWORK_THREADS" \

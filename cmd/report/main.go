@@ -32,6 +32,7 @@ const usage = `usage:
                 [--quick] [--nofile LIMIT] [--started RFC3339] [--out FILE]
                 [--virtual tcg|kvm --host-cpus N --host-cpu-model NAME]
   report check --run DIR [--cpus N] [--require-dedicated] [--out DIR/checks.json]
+  report progress [--total SECONDS] < LINES   (a step's lines as one line in place on a terminal)
 
 A run whose manifest says its CPUs were virtual (scripts/manycore.sh) is
 rendered as a functional check, never as performance: report --run DIR
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return manifest(args[1:], stdout, stderr)
 		case "check":
 			return check(args[1:], stdout, stderr)
+		case "progress":
+			return followCmd(args[1:], os.Stdin, stdout, stderr)
 		}
 	}
 	return generate(args, stdout, stderr)
