@@ -148,7 +148,10 @@ func TestHTTPSRun(t *testing.T) {
 				}
 			}
 			tl := res.TLS
-			if tl == nil || tl.Version == "" || tl.ALPN != "http/1.1" || tl.Handshakes < int64(cfg.Concurrency) ||
+			// At least one handshake, not one per slot: on a loaded machine
+			// a slot's connection may still be shaking hands when a 0.5 s
+			// run ends (3 of 4 were done at load 15).
+			if tl == nil || tl.Version == "" || tl.ALPN != "http/1.1" || tl.Handshakes < 1 ||
 				tl.hist == nil || tl.hist.TotalCount() != tl.Handshakes || tl.Handshake.P50 <= 0 {
 				t.Fatalf("tls %+v", tl)
 			}

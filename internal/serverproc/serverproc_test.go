@@ -254,9 +254,12 @@ func TestStartFailures(t *testing.T) {
 		{name: "exits before ready", fake: map[string]any{"exit_before_ready": 4},
 			want: []string{"server X exited with status 4 before it was ready", "bind: address already in use"}},
 		{name: "never ready", fake: map[string]any{"never_ready": true, "stderr_line": "still thinking"},
-			mutate: func(s *Spec) { s.StartTimeout = 300 * time.Millisecond },
+			// Long enough for the fake (this test binary, under -race) to
+			// start and say its line on a loaded machine: at 300 ms it had
+			// not, and the error had no last line to name.
+			mutate: func(s *Spec) { s.StartTimeout = 3 * time.Second },
 			// Its last line, whichever stream it came on (they are read apart).
-			want: []string{`no "weaseldb: ready" line within 300ms: `}},
+			want: []string{`no "weaseldb: ready" line within 3s: still thinking`}},
 		{name: "ready line on stderr does not count", fake: map[string]any{"ready_stderr": true},
 			mutate: func(s *Spec) { s.StartTimeout = 300 * time.Millisecond }, want: []string{"no \"weaseldb: ready\" line"}},
 		{name: "missing binary", mutate: func(s *Spec) { s.Binary = "/nonexistent/weaseldb" },
