@@ -57,3 +57,14 @@ func (p *Page) Write(w io.Writer) error {
 	}
 	return nil
 }
+
+// SetCommand names the command line that ran the result, where the result
+// does not record one (a run's --html knows it; a file read back does not).
+func (p *Page) SetCommand(cmd string) {
+	if p.Run != nil && p.Run.Command == "" {
+		p.Run.Command = cmd
+	}
+	if p.Steps != nil && p.Steps.Command == "" {
+		p.Steps.Command = cmd
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"weaseldb/loadtester"
 	"weaseldb/runview"
@@ -152,4 +154,42 @@ func writePage(path string, page *runview.Page, stdout io.Writer) error {
 		return fmt.Errorf("write page: %w", err)
 	}
 	return nil
+}
+
+// checkWritable tells whether a file can be created at path, without
+// leaving one: --html fails before any load, not after it.
+func checkWritable(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// writeRunPage writes the page of the run that has just ended (--html),
+// naming the command that ran it. A page that cannot be made or written
+// is said in one line on stderr; the run's own exit status stands, as its
+// result was measured and its other outputs written.
+func writeRunPage(path string, args []string, stderr io.Writer, build func() (*runview.Page, error)) {
+	page, err := build()
+	if err == nil {
+		page.SetCommand(commandLine(args))
+		err = writePage(path, page, nil)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
+	}
+}
+
+// commandLine is the command as a shell would take it back.
+func commandLine(args []string) string {
+	parts := []string{"load_tester"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`&|;<>()*?[]{}!#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }

@@ -151,3 +151,53 @@ func TestHTMLUsage(t *testing.T) {
 		})
 	}
 }
+
+// --html writes the page of the run that has just ended, beside its JSON,
+// with the same numbers and the command that ran it.
+func TestHTMLFlag(t *testing.T) {
+	s := startOKServer(t, 0)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plain", []string{"--concurrency", "2", "--duration", "0.3"}, `data-chart="errors-over-time"`},
+		{"steps", []string{"--rate-steps", "100,200", "--duration", "0.2"}, `data-chart="steps-curve"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jsonPath, htmlPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+			args := append([]string{"--port", s.port(), "--quiet", "--json", jsonPath, "--html", htmlPath}, tc.args...)
+			var out, errOut bytes.Buffer
+			if code := run(args, &out, &errOut); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			page, err := os.ReadFile(htmlPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{tc.want, "load_tester --port " + s.port() + " --quiet"}
+			if tc.name == "plain" {
+				res, err := loadtester.ReadResult(jsonPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, accountingCells(res)...)
+			}
+			for _, w := range want {
+				if !bytes.Contains(page, []byte(w)) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+		})
+	}
+	t.Run("unwritable", func(t *testing.T) {
+		before := s.requests.Load()
+		var out, errOut bytes.Buffer
+		code := run([]string{"--port", s.port(), "--quiet", "--duration", "0.2", "--html", filepath.Join(t.TempDir(), "no", "r.html")}, &out, &errOut)
+		if code != exitFailure || !strings.Contains(errOut.String(), "--html") || s.requests.Load() != before {
+			t.Errorf("exit %d, stderr %q, %d requests sent: want exit 1 before any load", code, errOut.String(), s.requests.Load()-before)
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"weaseldb/loadtester"
+	"weaseldb/runview"
 )
 
 // Exit statuses.
@@ -50,11 +51,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
+	if o.html != "" {
+		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
+			fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
+			return exitFailure
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); stop() }() // a second ^C kills at once
 	if o.rateSteps != nil || o.findRate {
 		sr, err := runSteps(ctx, o, stdout)
+		if sr != nil && o.html != "" {
+			writeRunPage(o.html, args, stderr, func() (*runview.Page, error) { return runview.StepsPage(sr, nil) })
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
 			return exitStatus(err)
@@ -74,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	res, err := loadtester.RunWithOutputs(ctx, cfg, o.outputs(), notes)
 	if res != nil {
 		res.PrintSummary(stdout)
+		if o.html != "" {
+			writeRunPage(o.html, args, stderr, func() (*runview.Page, error) { return runview.ResultPage(res, nil) })
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
