@@ -3,6 +3,7 @@ package runview
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -15,8 +16,17 @@ import (
 // strings, so a result from Run and one read back draw alike).
 
 func fmtLatency(v float64) string { return numfmt.Latency(int64(math.Round(v))) }
-func fmtCount(v float64) string   { return numfmt.Format(v, 0) }
-func fmtSeconds(v float64) string { return numfmt.Format(v, 0) + "s" }
+// fmtCount prints a tick of a count or a rate: whole numbers grouped, and
+// the fractions of a small axis (0.2, 0.4) as they are.
+func fmtCount(v float64) string {
+	if v == math.Trunc(v) {
+		return numfmt.Format(v, 0)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// fmtSeconds prints a time tick: "0.5s" on a short run, "3,600s" on a long one.
+func fmtSeconds(v float64) string { return fmtCount(v) + "s" }
 
 // throughputChart is req/s per interval.
 func throughputChart(id string, ivs []loadtester.Interval) Chart {

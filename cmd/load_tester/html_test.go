@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
 )
 
@@ -26,6 +27,8 @@ func realResults(t *testing.T) map[string]string {
 		{"plain", []string{"--concurrency", "2", "--duration", "0.5", "--stats-interval", "0.1"}},
 		{"rate", []string{"--concurrency", "2", "--rate", "400", "--duration", "0.5", "--stats-interval", "0.1"}},
 		{"steps", []string{"--concurrency", "2", "--rate-steps", "200,400", "--duration", "0.3", "--stats-interval", "0.1", "--slo", "p99=1s"}},
+		{"knee", []string{"--concurrency", "2", "--find-rate", "--slo", "p99=1s", "--find-rate-start", "200", "--find-rate-max", "400",
+			"--find-rate-steps", "3", "--duration", "0.3", "--stats-interval", "0.1"}},
 	}
 	for _, r := range runs {
 		files[r.name] = filepath.Join(dir, r.name+".json")
@@ -60,6 +63,7 @@ func TestHTMLOfRealResults(t *testing.T) {
 		{"plain", []string{files["plain"]}, []string{"load_tester run:", `data-chart="throughput"`}},
 		{"rate", []string{files["rate"]}, []string{"service time (from actual send)", `data-chart="spectrum"`}},
 		{"steps", []string{files["steps"]}, []string{"load_tester rate steps:", `data-chart="steps-curve"`, `data-chart="step2-histogram"`}},
+		{"knee", []string{files["knee"]}, []string{"load_tester knee search:", kneeCell(t, files["knee"])}},
 		{"merged", []string{files["merged"]}, []string{"load_tester merged run:", "Instances"}},
 		{"merged from two", []string{files["plain"], files["plain"]}, []string{"load_tester merged run:"}},
 	}
@@ -76,7 +80,7 @@ func TestHTMLOfRealResults(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := tc.want
-			if !strings.Contains(tc.name, "steps") && len(tc.inputs) == 1 {
+			if tc.name != "steps" && tc.name != "knee" && len(tc.inputs) == 1 {
 				res, err := loadtester.ReadResult(tc.inputs[0])
 				if err != nil {
 					t.Fatal(err)
@@ -200,4 +204,17 @@ func TestHTMLFlag(t *testing.T) {
 			t.Errorf("exit %d, stderr %q, %d requests sent: want exit 1 before any load", code, errOut.String(), s.requests.Load()-before)
 		}
 	})
+}
+
+// kneeCell is the page's cell of a search's answer, as the JSON has it.
+func kneeCell(t *testing.T, path string) string {
+	t.Helper()
+	sr, err := loadtester.ReadSteps(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.Search == nil || sr.Search.Rate == 0 {
+		return `data-field="knee">none<`
+	}
+	return fmt.Sprintf(`data-field="knee">%s/s<`, numfmt.Format(sr.Search.Rate, 0))
 }
