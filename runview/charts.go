@@ -16,6 +16,7 @@ import (
 // strings, so a result from Run and one read back draw alike).
 
 func fmtLatency(v float64) string { return numfmt.Latency(int64(math.Round(v))) }
+
 // fmtCount prints a tick of a count or a rate: whole numbers grouped, and
 // the fractions of a small axis (0.2, 0.4) as they are.
 func fmtCount(v float64) string {
