@@ -159,7 +159,8 @@ func note(m message, url string, rep *Report) {
 				URL string `json:"url"`
 			} `json:"request"`
 		}
-		if json.Unmarshal(m.Params, &p) == nil && p.Request.URL != url {
+		// A data: URI is the page's own bytes, not a request to anyone.
+		if json.Unmarshal(m.Params, &p) == nil && p.Request.URL != url && !strings.HasPrefix(p.Request.URL, "data:") {
 			rep.Requests = append(rep.Requests, p.Request.URL)
 		}
 	}
