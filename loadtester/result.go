@@ -63,6 +63,9 @@ type Result struct {
 	CPUs        int           `json:"cpus"`
 	ClockSource string        `json:"clock_source"`
 	Instances   []InstanceRow `json:"instances,omitempty"`
+	// Command is the command line that ran it, as a shell takes it back
+	// (absent from a library caller that gave none, and from a merge).
+	Command string `json:"command,omitempty"`
 	// VegetaFile is where --vegeta wrote this run's results, as given.
 	VegetaFile string `json:"vegeta_file,omitempty"`
 

@@ -114,6 +114,9 @@ func newRunView(id string, res *loadtester.Result) (*runView, error) {
 		v.Thresholds = append(v.Thresholds, thresholdRow{t.Expr, measuredString(t), t.Pass})
 	}
 	v.Config, v.Command = configOf(res.Config)
+	if res.Command != "" {
+		v.Command = res.Command
+	}
 	var err error
 	if v.Charts, err = runCharts(id, res); err != nil {
 		return nil, err

@@ -53,6 +53,9 @@ func newStepsView(sr *loadtester.StepsResult) (*stepsView, error) {
 	}
 	v.Objectives = strings.Join(objs, ", ")
 	v.Config, v.Command = configOf(sr.Config)
+	if r := sr.Steps[0].Result; r != nil && r.Command != "" {
+		v.Command = r.Command // every step ran by one command
+	}
 	for _, st := range sr.Steps {
 		v.Rows = append(v.Rows, stepRowOf(st))
 		var rv *runView
@@ -61,6 +64,7 @@ func newStepsView(sr *loadtester.StepsResult) (*stepsView, error) {
 			if rv, err = newRunView(fmt.Sprintf("step%d-", st.N), st.Result); err != nil {
 				return nil, fmt.Errorf("step %d: %w", st.N, err)
 			}
+			rv.Command = "" // the steps' command, shown once above them
 		}
 		v.Runs = append(v.Runs, rv)
 	}

@@ -60,9 +60,9 @@ func TestHTMLOfRealResults(t *testing.T) {
 		inputs []string
 		want   []string
 	}{
-		{"plain", []string{files["plain"]}, []string{"load_tester run:", `data-chart="throughput"`}},
+		{"plain", []string{files["plain"]}, []string{"load_tester run:", `data-chart="throughput"`, "<pre>load_tester --port "}},
 		{"rate", []string{files["rate"]}, []string{"service time (from actual send)", `data-chart="spectrum"`}},
-		{"steps", []string{files["steps"]}, []string{"load_tester rate steps:", `data-chart="steps-curve"`, `data-chart="step2-histogram"`}},
+		{"steps", []string{files["steps"]}, []string{"load_tester rate steps:", `data-chart="steps-curve"`, `data-chart="step2-histogram"`, "--rate-steps 200,400"}},
 		{"knee", []string{files["knee"]}, []string{"load_tester knee search:", kneeCell(t, files["knee"])}},
 		{"merged", []string{files["merged"]}, []string{"load_tester merged run:", "Instances"}},
 		{"merged from two", []string{files["plain"], files["plain"]}, []string{"load_tester merged run:"}},

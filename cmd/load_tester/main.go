@@ -51,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
+	o.cfg.Command = commandLine(args) // the result names what ran it
 	if o.html != "" {
 		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
 			fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
