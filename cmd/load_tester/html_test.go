@@ -109,15 +109,17 @@ func TestHTMLBadInput(t *testing.T) {
 	tests := []struct {
 		name, path, want string
 	}{
-		{"truncated", write("truncated.json", `{"version": 2, "target": "http://x/", "intervals": [`), "unexpected end of JSON input"},
-		{"empty file", write("empty.json", ""), "unexpected end of JSON input"},
+		{"truncated", write("truncated.json", `{"version": 2, "target": "http://x/", "intervals": [`), "truncated JSON"},
+		{"empty file", write("empty.json", ""), "empty file"},
 		{"other schema", write("gate.json", `{"kind": "gate_report", "version": 1}`), `a "gate_report" document`},
 		{"other version", write("v9.json", `{"version": 9, "target": "http://x/"}`), "version 9, want 1 or 2"},
-		{"not a result", write("other.json", `{"hello": "world"}`), "version 0"},
+		{"not a result", write("other.json", `{"hello": "world"}`), "not a load_tester result"},
 		{"empty run", write("nothing.json", `{"version": 2, "target": "http://x/", "intervals": []}`), "an empty run"},
 		{"steps of another version", write("steps.json", `{"kind": "rate_steps", "version": 7, "steps": []}`), "version 7"},
 		{"no steps", write("nosteps.json", `{"kind": "rate_steps", "version": 1, "steps": []}`), "no step ran"},
 		{"missing", filepath.Join(dir, "missing.json"), "no such file"},
+		{"not JSON", write("text.json", "p99 1ms\n"), "invalid character"},
+		{"corrupt histogram", write("hist.json", `{"version": 2, "requests": 1, "histogram": "HISTFAAAAgarbage"}`), "histogram"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
