@@ -257,7 +257,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		ReconnectBackoffS: time.Duration(n.backoffNs).Seconds(), ReconnectBackoffMaxS: time.Duration(n.backoffMaxNs).Seconds(),
 		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.Rate,
 		WaitedForConn: n.waitedForConn, LateSends: n.lateSends, LowerBounds: c.lowerBounds,
-		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(),
+		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(), Command: cfg.Command,
 		hist: c.total, amended: c.amended}
 	res.Due = res.Answered + res.Failed + res.Unfinished + res.Dropped
 	if cfg.Warmup > 0 {

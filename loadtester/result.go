@@ -1,7 +1,9 @@
 package loadtester
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,6 +65,9 @@ type Result struct {
 	CPUs        int           `json:"cpus"`
 	ClockSource string        `json:"clock_source"`
 	Instances   []InstanceRow `json:"instances,omitempty"`
+	// Command is the command line that ran it, as a shell takes it back
+	// (absent from a library caller that gave none, and from a merge).
+	Command string `json:"command,omitempty"`
 	// VegetaFile is where --vegeta wrote this run's results, as given.
 	VegetaFile string `json:"vegeta_file,omitempty"`
 
@@ -243,6 +248,13 @@ func parseResult(data []byte, path string) (*Result, error) {
 	var r Result
 	var err error
 	if err = json.Unmarshal(data, &r); err != nil {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, fmt.Errorf("parse result %s: empty file", path)
+		}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) && syn.Offset >= int64(len(data)) { // cut short (a full disk, a killed writer)
+			return nil, fmt.Errorf("parse result %s: truncated JSON: %w", path, err)
+		}
 		return nil, fmt.Errorf("parse result %s: %w", path, err)
 	}
 	var kind struct {
@@ -250,6 +262,9 @@ func parseResult(data []byte, path string) (*Result, error) {
 	}
 	if json.Unmarshal(data, &kind) == nil && kind.Kind != "" {
 		return nil, fmt.Errorf("result %s: a %q document, not a single run's result (ReadSteps reads rate steps)", path, kind.Kind)
+	}
+	if r.Version == 0 {
+		return nil, fmt.Errorf("result %s: not a load_tester result (no \"version\")", path)
 	}
 	if r.Version != ResultVersion && r.Version != 1 {
 		return nil, fmt.Errorf("result %s: version %d, want 1 or %d", path, r.Version, ResultVersion)

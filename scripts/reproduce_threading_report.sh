@@ -5,7 +5,8 @@
 # connect threads; and one fitted to this machine's CPUs by the rule in
 # docs/report.md), calibrating the spin work once a round; run the pipeline
 # micro-benchmarks and the wait-strategy comparison;
-# write reports/threading_performance_report.md with its plots.
+# write reports/threading_performance_report.md with its plots, and its
+# HTML twin (reports/threading_performance_report.html, plots inline).
 #
 # Run from anywhere inside the repository:
 #   scripts/reproduce_threading_report.sh              # 120 s of load per setup
@@ -249,6 +250,6 @@ MANIFEST_ARGS=(--run "$RUN_DIR" --config "$RUN_DIR/setup_seed.toml" --config-sou
 "$BIN/report" manifest "${MANIFEST_ARGS[@]}" || { FAILED+=(manifest); exit 1; }
 
 mkdir -p "$(dirname "$REPORT_OUT")"
-"$BIN/report" --run "$RUN_DIR" --out "$REPORT_OUT" || { FAILED+=(report); exit 1; }
-log "report: $REPORT_OUT (artifacts in $RUN_DIR)"
+"$BIN/report" --run "$RUN_DIR" --out "$REPORT_OUT" --html || { FAILED+=(report); exit 1; }
+log "report: $REPORT_OUT and its HTML twin ${REPORT_OUT%.md}.html (artifacts in $RUN_DIR)"
 ((${#FAILED[@]} == 0)) || exit 1

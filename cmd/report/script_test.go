@@ -186,6 +186,9 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 		if _, err := os.Stat(r.report); err != nil {
 			t.Errorf("no report: %v", err)
 		}
+		if _, err := os.Stat(reports.HTMLPath(r.report)); err != nil { // make report writes both
+			t.Errorf("no HTML twin: %v", err)
+		}
 		serversGone(t, r.runDir)
 	})
 
