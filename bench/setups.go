@@ -49,6 +49,7 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 		fmt.Fprint(stdout, formatSetupsPlan(ss))
 		return nil
 	}
+	fmt.Fprint(stderr, formatSetupsPlan(ss)) // where every thread will run, before any run
 	if err := os.MkdirAll(filepath.Join(o.RunDir, roundsDir), 0o755); err != nil {
 		return fmt.Errorf("setups: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"weaseldb/artifacts"
 	"weaseldb/internal/numfmt"
 	"weaseldb/loadtester"
+	"weaseldb/plan"
 )
 
 // formatSetupsPlan shows both setups and the order of the runs.
@@ -15,6 +16,7 @@ func formatSetupsPlan(ss *artifacts.Setups) string {
 	fmt.Fprintf(&b, "allowed CPUs %s; %d rounds of %g s (after %g s of warm-up) per run\n", ss.AllowedCPUs, ss.Rounds, ss.DurationS, ss.WarmupS)
 	for _, s := range ss.Setups {
 		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, artifacts.DescribeSetup(s), s.Why)
+		b.WriteString(plan.FormatPlacement("          ", s.Placement, s.PlacementGaveUp, s.IRQWarnings))
 	}
 	for round := 1; round <= ss.Rounds; round++ {
 		names := []string{"calibrate"}

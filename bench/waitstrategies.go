@@ -50,6 +50,7 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
+	fmt.Fprint(stderr, plan.FormatWaitPlan(ws, runs)) // where every thread will run, before any run
 	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
 	r.fractions, _ = parseRateFractions(o.RateFractions) // checked by Validate
 	ws.RateFractions = r.fractions

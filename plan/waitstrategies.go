@@ -143,6 +143,24 @@ func FormatWaitPlan(ws *artifacts.WaitStrategies, runs []PlannedRun) string {
 			what = fmt.Sprintf("run on %d CPUs: %s", r.CPUsNeeded, r.CPUPlan)
 		}
 		fmt.Fprintf(&b, "  %-8s  %-18s  %-9s  %s\n", r.Bench, r.Strategy, r.Cores, what)
+		b.WriteString(FormatPlacement("      ", r.Placement, r.PlacementGaveUp, r.IRQWarnings))
+	}
+	return b.String()
+}
+
+// FormatPlacement is a dedicated plan's lines, each after indent: a line a
+// thread (cpu= core= node= idle=), then what it gave up and the network
+// interrupts that may land on its CPUs.
+func FormatPlacement(indent string, placement, gaveUp, irqWarnings []string) string {
+	var b strings.Builder
+	for _, l := range placement {
+		b.WriteString(indent + l + "\n")
+	}
+	for _, g := range gaveUp {
+		b.WriteString(indent + "gave up: " + g + "\n")
+	}
+	for _, w := range irqWarnings {
+		b.WriteString(indent + "warning: " + w + "\n")
 	}
 	return b.String()
 }
