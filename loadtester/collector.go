@@ -232,6 +232,9 @@ func (c *collector) collectWarmup(startNs, endNs int64) {
 func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {
 	length := time.Duration(endNs - startNs).Seconds()
 	iv := Interval{LengthS: length, Requests: st.requests, Errors: st.totalErrors(), OpenConnections: c.openConns}
+	if iv.Errors > 0 { // a map only for an interval with errors: once a stats interval at most
+		iv.ErrorsByKind = st.errorsByKind()
+	}
 	if length > 0 {
 		iv.RequestsPerSec = float64(st.requests) / length
 	}

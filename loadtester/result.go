@@ -35,14 +35,17 @@ type Latency struct {
 
 // Interval is one stats interval of the measured run.
 type Interval struct {
-	TS              float64 `json:"t_s"` // end of the interval, seconds since the measured start
-	LengthS         float64 `json:"length_s"`
-	Requests        int64   `json:"requests"`
-	RequestsPerSec  float64 `json:"requests_per_sec"`
-	P50NS           int64   `json:"p50_ns"`
-	P99NS           int64   `json:"p99_ns"`
-	Errors          int64   `json:"errors"`
-	OpenConnections int     `json:"open_connections"`
+	TS             float64 `json:"t_s"` // end of the interval, seconds since the measured start
+	LengthS        float64 `json:"length_s"`
+	Requests       int64   `json:"requests"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	P50NS          int64   `json:"p50_ns"`
+	P99NS          int64   `json:"p99_ns"`
+	Errors         int64   `json:"errors"`
+	// ErrorsByKind splits Errors by kind (as Result.ErrorsByKind); absent
+	// from an interval without errors, and from results before it.
+	ErrorsByKind    map[string]int64 `json:"errors_by_kind,omitempty"`
+	OpenConnections int              `json:"open_connections"`
 	// Due requests of this interval (by intended send time in rate mode,
 	// by send time in the closed loop) that ended unfinished or dropped.
 	Unfinished int64 `json:"unfinished"`

@@ -60,3 +60,31 @@ func TestSnapshotsFollowTheRun(t *testing.T) {
 		t.Errorf("snapshots' histograms hold %d latencies, the run answered %d", histCount, res.Answered)
 	}
 }
+
+// Each interval splits its errors by kind, and the kinds add up to its
+// error count.
+func TestIntervalErrorsByKind(t *testing.T) {
+	s := startTestServer(t, "tcp", func(s *testServer) {
+		s.decide = func(n int64) reply {
+			if n%5 == 0 {
+				return reply{act: actTruncate}
+			}
+			return reply{}
+		}
+	})
+	cfg := testConfig(s)
+	cfg.Duration, cfg.StatsInterval, cfg.MaxErrors = 600*time.Millisecond, 200*time.Millisecond, 1<<30
+	res := runOK(t, cfg)
+	if res.Errors == 0 {
+		t.Fatal("no errors: the server did not cut responses")
+	}
+	for i, iv := range res.Intervals {
+		var sum int64
+		for _, n := range iv.ErrorsByKind {
+			sum += n
+		}
+		if sum != iv.Errors {
+			t.Errorf("interval %d: errors %d, by kind %v (sum %d)", i, iv.Errors, iv.ErrorsByKind, sum)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package runview
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -71,18 +72,45 @@ func latencyOverTime(id string, ivs []loadtester.Interval) (Chart, error) {
 }
 
 // errorsOverTime is the requests per interval that did not end answered:
-// errors, unfinished and dropped (the intervals count errors as one sum;
-// their kinds are the run's table).
+// the errors, a line per kind (the intervals' errors_by_kind; one line of
+// all errors for a result from before they were kept), unfinished and
+// dropped.
 func errorsOverTime(id string, ivs []loadtester.Interval) Chart {
-	e, u, d := Series{Name: "errors"}, Series{Name: "unfinished"}, Series{Name: "dropped"}
+	var kinds []string
+	byKind := false
 	for _, iv := range ivs {
-		e.Points = append(e.Points, Point{iv.TS, float64(iv.Errors)})
+		for k := range iv.ErrorsByKind {
+			byKind = true
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	slices.Sort(kinds)
+	var series []Series
+	if byKind {
+		for _, k := range kinds {
+			sr := Series{Name: k}
+			for _, iv := range ivs {
+				sr.Points = append(sr.Points, Point{iv.TS, float64(iv.ErrorsByKind[k])})
+			}
+			series = append(series, sr)
+		}
+	} else {
+		e := Series{Name: "errors"}
+		for _, iv := range ivs {
+			e.Points = append(e.Points, Point{iv.TS, float64(iv.Errors)})
+		}
+		series = append(series, e)
+	}
+	u, d := Series{Name: "unfinished"}, Series{Name: "dropped"}
+	for _, iv := range ivs {
 		u.Points = append(u.Points, Point{iv.TS, float64(iv.Unfinished)})
 		d.Points = append(d.Points, Point{iv.TS, float64(iv.Dropped)})
 	}
-	return Chart{ID: id, Title: "Errors, unfinished and dropped requests, per interval",
+	return Chart{ID: id, Title: "Errors by kind, unfinished and dropped requests, per interval",
 		X: Axis{Label: "time since the measured start", Format: fmtSeconds},
-		Y: Axis{Label: "requests", Format: fmtCount}, Series: []Series{e, u, d}}
+		Y: Axis{Label: "requests", Format: fmtCount}, Series: append(series, u, d)}
 }
 
 // spectrumQuantiles are the points of the percentile spectrum: dense

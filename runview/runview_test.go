@@ -248,3 +248,31 @@ func TestStepsPage(t *testing.T) {
 		})
 	}
 }
+
+// Errors over time draw a line per kind where the intervals keep their
+// kinds, and one line of all errors for a result from before they did.
+func TestErrorsOverTimeByKind(t *testing.T) {
+	names := func(c Chart) []string {
+		var out []string
+		for _, s := range c.Series {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	byKind := []loadtester.Interval{
+		{TS: 1, Errors: 3, ErrorsByKind: map[string]int64{"timeout": 2, "eof": 1}},
+		{TS: 2, Errors: 1, ErrorsByKind: map[string]int64{"status_503": 1}},
+		{TS: 3},
+	}
+	c := errorsOverTime("e", byKind)
+	if got, want := strings.Join(names(c), ","), "eof,status_503,timeout,unfinished,dropped"; got != want {
+		t.Errorf("series %s, want %s", got, want)
+	}
+	if p := c.Series[2].Points; len(p) != 3 || p[0].Y != 2 || p[1].Y != 0 {
+		t.Errorf("timeout's points %+v, want 2, 0, 0", p)
+	}
+	old := []loadtester.Interval{{TS: 1, Errors: 4}}
+	if got := strings.Join(names(errorsOverTime("e", old)), ","); got != "errors,unfinished,dropped" {
+		t.Errorf("series of an old result %s", got)
+	}
+}
