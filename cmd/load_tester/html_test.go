@@ -26,8 +26,10 @@ func realResults(t *testing.T) map[string]string {
 	}{
 		{"plain", []string{"--concurrency", "2", "--duration", "0.5", "--stats-interval", "0.1"}},
 		{"rate", []string{"--concurrency", "2", "--rate", "400", "--duration", "0.5", "--stats-interval", "0.1"}},
-		{"steps", []string{"--concurrency", "2", "--rate-steps", "200,400", "--duration", "0.3", "--stats-interval", "0.1", "--slo", "p99=1s"}},
-		{"knee", []string{"--concurrency", "2", "--find-rate", "--slo", "p99=1s", "--find-rate-start", "200", "--find-rate-max", "400",
+		{"steps", []string{"--concurrency", "2", "--rate-steps", "200,400", "--duration", "0.3", "--stats-interval", "0.1", "--slo", "p99=10s"}},
+		// An objective any machine meets (at load 15, p99=1s was missed at
+		// 50/s, and the search found no rate): the page, not the knee, is tested.
+		{"knee", []string{"--concurrency", "2", "--find-rate", "--slo", "p99=10s", "--find-rate-start", "200", "--find-rate-max", "400",
 			"--find-rate-steps", "3", "--duration", "0.3", "--stats-interval", "0.1"}},
 	}
 	for _, r := range runs {
