@@ -27,8 +27,6 @@ const roundsDir = "rounds"
 // the whole returns an error naming it, after everything else ran. When ctx
 // is cancelled (an interrupt) the run in progress is stopped, its server
 // with it, no step starts after it, and the error wraps ErrInterrupted.
-// It prints the plan first (each dedicated thread's CPU, core, node and
-// idle siblings); with o.Plan, only that.
 func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -47,10 +45,11 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns,
 		WorkIterations: o.WorkIterations, WorkTargetNs: float64(o.WorkTarget.Nanoseconds()),
 		Setups: []artifacts.Setup{seed, fitted}, Topology: plan.RecordTopology(topo)}
-	fmt.Fprint(stdout, formatSetupsPlan(ss))
 	if o.Plan {
+		fmt.Fprint(stdout, formatSetupsPlan(ss))
 		return nil
 	}
+	fmt.Fprint(stderr, formatSetupsPlan(ss)) // where every thread will run, before any run
 	if err := os.MkdirAll(filepath.Join(o.RunDir, roundsDir), 0o755); err != nil {
 		return fmt.Errorf("setups: %w", err)
 	}

@@ -273,7 +273,7 @@ func TestSetupsInterruptedStopsItsServer(t *testing.T) {
 	if len(ss.Runs) != 1 || ss.Runs[0].Status != artifacts.StatusFailed || !strings.Contains(ss.Runs[0].Reason, "interrupted") {
 		t.Errorf("runs %+v, want the one cut run, failed: interrupted", ss.Runs)
 	}
-	if strings.Contains(errOut.String(), "round 2") {
+	if strings.Contains(errOut.String(), "rounds/r2.") || strings.Contains(errOut.String(), "round 2: server") {
 		t.Errorf("a run started after the interrupt:\n%s", errOut.String())
 	}
 }

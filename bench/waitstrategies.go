@@ -17,9 +17,7 @@ import (
 // WaitStrategies runs the comparison: bench_pipeline's wait-strategy family
 // and the server under load_tester, per strategy, on shared cores and on
 // dedicated cores where the allowed CPUs are enough. It prints the plan
-// (each dedicated thread's CPU, core, node and idle siblings), then, but
-// with o.Plan, runs it, prints the table of results and writes
-// wait_strategies.json.
+// (with o.Plan) or the table of results, and writes wait_strategies.json.
 // When ctx is cancelled (an interrupt) the run in progress is stopped, its
 // server with it, no run starts after it, and the error wraps
 // ErrInterrupted.
@@ -42,16 +40,17 @@ func WaitStrategies(ctx context.Context, o *WaitOptions, stdout, stderr io.Write
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns, Concurrency: o.Concurrency,
 		IOThreads: o.IOThreads, ReleaseThreads: o.Release, LoadThreads: o.LoadThreads, RequestsPerConn: o.RequestsPerConn,
 	}
-	fmt.Fprint(stdout, plan.FormatWaitPlan(ws, runs))
-	if o.Latency {
-		fmt.Fprint(stdout, latencyPlanLine(allowed, p.Dedicated))
-	}
 	if o.Plan {
+		fmt.Fprint(stdout, plan.FormatWaitPlan(ws, runs))
+		if o.Latency {
+			fmt.Fprint(stdout, latencyPlanLine(allowed, p.Dedicated))
+		}
 		return nil
 	}
 	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 		return fmt.Errorf("wait-strategies: %w", err)
 	}
+	fmt.Fprint(stderr, plan.FormatWaitPlan(ws, runs)) // where every thread will run, before any run
 	r := &waitRunner{o: o, ws: ws, t: Tools{Ctx: ctx, Bin: o.Bin, RunDir: o.RunDir, Log: stderr, Prefix: "wait-strategies"}}
 	r.fractions, _ = parseRateFractions(o.RateFractions) // checked by Validate
 	ws.RateFractions = r.fractions

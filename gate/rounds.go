@@ -49,6 +49,7 @@ func (m *measurement) measureRounds(ctx context.Context) {
 	if m.mode == ModeUpdateBaseline {
 		target = limit // a baseline is recorded once: as many runs as allowed
 	}
+	defer m.expectLeft(0, 0)
 	for round := 0; ; {
 		for round < target {
 			round++
@@ -68,6 +69,7 @@ func (m *measurement) measureRounds(ctx context.Context) {
 			if len(m.active()) == 0 {
 				return
 			}
+			m.expectLeft(round, target)
 		}
 		active := m.active()
 		if m.mode == ModeUpdateBaseline {
@@ -80,6 +82,7 @@ func (m *measurement) measureRounds(ctx context.Context) {
 			return
 		}
 		target = next
+		m.expectLeft(round, target)
 	}
 }
 

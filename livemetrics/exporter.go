@@ -83,10 +83,21 @@ func (e *Exporter) hook(h http.Handler) http.Handler {
 	})
 }
 
+// ErrNoRunDone is WaitScraped's answer when no run has finished (one that
+// failed before its load, say): there are no final counts to wait for.
+var ErrNoRunDone = errors.New("no run finished: no final counts to serve")
+
 // WaitScraped waits until a scrape has read the final counts of the last
 // run, or ctx ends (--metrics-linger: a run shorter than the scrape
-// interval still leaves its totals in Prometheus).
+// interval still leaves its totals in Prometheus). It returns ErrNoRunDone
+// at once when no run has finished.
 func (e *Exporter) WaitScraped(ctx context.Context) error {
+	e.mu.Lock()
+	done := e.done
+	e.mu.Unlock()
+	if !done {
+		return ErrNoRunDone
+	}
 	select {
 	case <-e.doneScraped:
 		return nil

@@ -2,6 +2,7 @@ package livemetrics
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -126,6 +128,63 @@ func TestExporterShowsTheRunSoFar(t *testing.T) {
 	}
 }
 
+// Every series carries the instance's labels (a Prometheus server that
+// scrapes several load_testers tells them apart by them), the latency
+// histogram included, whose classic and native buckets both come out; a
+// pedantic registry finds the metrics consistent with their descriptors.
+func TestEverySeriesNamesTheInstance(t *testing.T) {
+	e, err := Listen("127.0.0.1:0", Labels{Target: "http://h/", Instance: "pod-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(e); err != nil {
+		t.Fatal(err)
+	}
+	for _, sn := range []loadtester.Snapshot{
+		{Phase: loadtester.PhaseWarmup}, // nothing measured yet: an empty histogram
+		{Phase: loadtester.PhaseMeasured, Measured: loadtester.Tally{Answered: 2, FailedByKind: map[string]int64{"reset": 1}},
+			Hist: histOf(1e6, 3e6)},
+	} {
+		e.Observe(sn)
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("%s: gather: %v", sn.Phase, err)
+		}
+		for _, f := range fams {
+			for _, m := range f.Metric {
+				got := map[string]string{}
+				for _, lp := range m.Label {
+					got[lp.GetName()] = lp.GetValue()
+				}
+				if got["target"] != "http://h/" || got["instance_name"] != "pod-1" {
+					t.Errorf("%s: %s has labels %v, want target and instance_name", sn.Phase, f.GetName(), got)
+				}
+			}
+		}
+		h := fams[indexOf(t, fams, "load_tester_latency_seconds")].Metric[0].Histogram
+		if len(h.Bucket) != len(classicBounds) || h.Schema == nil || len(h.PositiveSpan) == 0 {
+			t.Errorf("%s: latency histogram has %d classic buckets, schema %v, %d spans: want both shapes",
+				sn.Phase, len(h.Bucket), h.Schema, len(h.PositiveSpan))
+		}
+		if h.GetSampleCount() != uint64(sn.Measured.Answered) {
+			t.Errorf("%s: latency histogram counts %d, want %d", sn.Phase, h.GetSampleCount(), sn.Measured.Answered)
+		}
+	}
+}
+
+func indexOf(t *testing.T, fams []*dto.MetricFamily, name string) int {
+	t.Helper()
+	for i, f := range fams {
+		if f.GetName() == name {
+			return i
+		}
+	}
+	t.Fatalf("no family %s", name)
+	return 0
+}
+
 // An address that cannot be bound fails at once, naming it.
 func TestListenBusyAddressFails(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -140,14 +199,20 @@ func TestListenBusyAddressFails(t *testing.T) {
 }
 
 // WaitScraped returns once a scrape began after the run was done, not
-// before.
+// before; with no run done it has nothing to wait for.
 func TestWaitScrapedWaitsForAScrapeOfTheEnd(t *testing.T) {
 	e, err := Listen("127.0.0.1:0", Labels{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
+	if err := e.WaitScraped(context.Background()); !errors.Is(err, ErrNoRunDone) {
+		t.Fatalf("WaitScraped before any run: %v, want ErrNoRunDone at once", err)
+	}
 	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseMeasured})
+	if err := e.WaitScraped(context.Background()); !errors.Is(err, ErrNoRunDone) {
+		t.Fatalf("WaitScraped while a run goes on: %v, want ErrNoRunDone at once", err)
+	}
 	scrape(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

@@ -1,6 +1,7 @@
 package livemetrics
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -67,7 +68,9 @@ func nativeIndex(v float64) int {
 
 // latencyMetric is one scrape's view of a latencyHistogram: a metric with
 // both the classic buckets and the native ones (client_golang's constant
-// histograms carry one shape or the other, not both).
+// histograms carry one shape or the other, not both, so the classic one
+// is built by the library, labels included, and the native buckets are
+// added to what it writes).
 type latencyMetric struct {
 	desc *prometheus.Desc
 	h    latencyHistogram // a copy, taken under the exporter's lock
@@ -76,23 +79,38 @@ type latencyMetric struct {
 func (m latencyMetric) Desc() *prometheus.Desc { return m.desc }
 
 func (m latencyMetric) Write(out *dto.Metric) error {
+	classic, err := m.classic()
+	if err != nil {
+		return fmt.Errorf("latency histogram: %w", err)
+	}
+	if err := classic.Write(out); err != nil {
+		return fmt.Errorf("latency histogram: %w", err)
+	}
+	h, d := &m.h, out.Histogram
+	d.Schema, d.ZeroThreshold, d.ZeroCount = proto(int32(nativeSchema)), proto(0.0), proto(h.zero)
+	d.PositiveSpan, d.PositiveDelta = spans(h.native)
+	if len(d.PositiveSpan) == 0 { // an empty native histogram still says it is one
+		d.PositiveSpan = []*dto.BucketSpan{{Offset: proto(int32(0)), Length: proto(uint32(0))}}
+	}
+	return nil
+}
+
+// classic is the histogram's classic buckets as a constant metric of the
+// library, with the descriptor's labels.
+func (m latencyMetric) classic() (prometheus.Metric, error) {
 	h := &m.h
-	schema, zeroThreshold := int32(nativeSchema), 0.0
-	d := &dto.Histogram{SampleCount: &h.count, SampleSum: &h.sum, Schema: &schema,
-		ZeroThreshold: &zeroThreshold, ZeroCount: &h.zero}
+	cumulative := make(map[float64]uint64, len(classicBounds))
 	var cum uint64
 	for i, b := range classicBounds {
 		if h.classic != nil {
 			cum += h.classic[i]
 		}
-		d.Bucket = append(d.Bucket, &dto.Bucket{CumulativeCount: proto(cum), UpperBound: proto(b)})
+		cumulative[b] = cum
 	}
-	d.PositiveSpan, d.PositiveDelta = spans(h.native)
-	if len(d.PositiveSpan) == 0 { // an empty native histogram still says it is one
-		d.PositiveSpan = []*dto.BucketSpan{{Offset: proto(int32(0)), Length: proto(uint32(0))}}
+	if h.created.IsZero() {
+		return prometheus.NewConstHistogram(m.desc, h.count, h.sum, cumulative)
 	}
-	out.Histogram = d
-	return nil
+	return prometheus.NewConstHistogramWithCreatedTimestamp(m.desc, h.count, h.sum, cumulative, h.created)
 }
 
 // spans encodes sparse buckets as a native histogram's spans (runs of

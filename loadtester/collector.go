@@ -232,6 +232,9 @@ func (c *collector) collectWarmup(startNs, endNs int64) {
 func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {
 	length := time.Duration(endNs - startNs).Seconds()
 	iv := Interval{LengthS: length, Requests: st.requests, Errors: st.totalErrors(), OpenConnections: c.openConns}
+	if iv.Errors > 0 { // a map only for an interval with errors: once a stats interval at most
+		iv.ErrorsByKind = st.errorsByKind()
+	}
 	if length > 0 {
 		iv.RequestsPerSec = float64(st.requests) / length
 	}
@@ -257,7 +260,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		ReconnectBackoffS: time.Duration(n.backoffNs).Seconds(), ReconnectBackoffMaxS: time.Duration(n.backoffMaxNs).Seconds(),
 		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.Rate,
 		WaitedForConn: n.waitedForConn, LateSends: n.lateSends, LowerBounds: c.lowerBounds,
-		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(),
+		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(), Command: cfg.Command,
 		hist: c.total, amended: c.amended}
 	res.Due = res.Answered + res.Failed + res.Unfinished + res.Dropped
 	if cfg.Warmup > 0 {

@@ -74,6 +74,10 @@ type Config struct {
 	// time: the load starts Warmup before it (at once if that is past).
 	StartAt  time.Time `json:"start_at,omitzero"`
 	Instance string    `json:"-"` // this instance's name (Result.Instance), default hostname-pid
+	// Command is the command line that ran this config, as the result
+	// records it (Result.Command); outside the config's record, so that
+	// instances that differ only in their output files still merge cleanly.
+	Command string `json:"-"`
 
 	// MaxErrors is how many failed + unfinished + dropped requests and
 	// other errors the run tolerates (Verdict).

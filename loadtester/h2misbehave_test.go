@@ -346,6 +346,9 @@ func misbehaveConfig(t *testing.T, s *h2Misbehave) Config {
 	// A second: long enough for the connections to come up and carry
 	// bodies that wait on the windows on a loaded machine under -race.
 	cfg.Concurrency, cfg.Duration, cfg.StatsInterval, cfg.Timeout = 2, time.Second, 500*time.Millisecond, 5*time.Second
+	// The drain as long as the timeout: a response with a 1 MiB header
+	// block took over the default 1 s to arrive at load 15.
+	cfg.Drain = cfg.Timeout
 	return cfg
 }
 

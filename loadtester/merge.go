@@ -305,6 +305,12 @@ func (m *mergeState) intervals() {
 			s.iv.LengthS = max(s.iv.LengthS, iv.LengthS)
 			s.iv.Requests += iv.Requests
 			s.iv.Errors += iv.Errors
+			for kind, n := range iv.ErrorsByKind {
+				if s.iv.ErrorsByKind == nil {
+					s.iv.ErrorsByKind = map[string]int64{}
+				}
+				s.iv.ErrorsByKind[kind] += n
+			}
 			// Open connections are a gauge: an instance's latest value in
 			// the slot counts, once, however many of its intervals fell there.
 			s.open[i] = iv.OpenConnections

@@ -655,8 +655,9 @@ func (t *netThread) onReadable(c *conn) {
 		switch {
 		case stamp > 0:
 			at = min(stamp, now)
-		case t.rx.on: // data without a stamp: this kernel does not stamp; time by the loop's clock from now on
-			t.rx.on = false
+			t.rx.stamped = true
+		case t.rx.on: // data without a stamp, timed by the loop's clock; a kernel that stamps nothing turns stamps off
+			t.rx.on = t.rx.noStamp()
 		}
 		if !t.consume(c, t.rbuf[:off+n], at) {
 			return

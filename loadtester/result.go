@@ -1,7 +1,9 @@
 package loadtester
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,14 +35,17 @@ type Latency struct {
 
 // Interval is one stats interval of the measured run.
 type Interval struct {
-	TS              float64 `json:"t_s"` // end of the interval, seconds since the measured start
-	LengthS         float64 `json:"length_s"`
-	Requests        int64   `json:"requests"`
-	RequestsPerSec  float64 `json:"requests_per_sec"`
-	P50NS           int64   `json:"p50_ns"`
-	P99NS           int64   `json:"p99_ns"`
-	Errors          int64   `json:"errors"`
-	OpenConnections int     `json:"open_connections"`
+	TS             float64 `json:"t_s"` // end of the interval, seconds since the measured start
+	LengthS        float64 `json:"length_s"`
+	Requests       int64   `json:"requests"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	P50NS          int64   `json:"p50_ns"`
+	P99NS          int64   `json:"p99_ns"`
+	Errors         int64   `json:"errors"`
+	// ErrorsByKind splits Errors by kind (as Result.ErrorsByKind); absent
+	// from an interval without errors, and from results before it.
+	ErrorsByKind    map[string]int64 `json:"errors_by_kind,omitempty"`
+	OpenConnections int              `json:"open_connections"`
 	// Due requests of this interval (by intended send time in rate mode,
 	// by send time in the closed loop) that ended unfinished or dropped.
 	Unfinished int64 `json:"unfinished"`
@@ -63,6 +68,9 @@ type Result struct {
 	CPUs        int           `json:"cpus"`
 	ClockSource string        `json:"clock_source"`
 	Instances   []InstanceRow `json:"instances,omitempty"`
+	// Command is the command line that ran it, as a shell takes it back
+	// (absent from a library caller that gave none, and from a merge).
+	Command string `json:"command,omitempty"`
 	// VegetaFile is where --vegeta wrote this run's results, as given.
 	VegetaFile string `json:"vegeta_file,omitempty"`
 
@@ -243,6 +251,13 @@ func parseResult(data []byte, path string) (*Result, error) {
 	var r Result
 	var err error
 	if err = json.Unmarshal(data, &r); err != nil {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, fmt.Errorf("parse result %s: empty file", path)
+		}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) && syn.Offset >= int64(len(data)) { // cut short (a full disk, a killed writer)
+			return nil, fmt.Errorf("parse result %s: truncated JSON: %w", path, err)
+		}
 		return nil, fmt.Errorf("parse result %s: %w", path, err)
 	}
 	var kind struct {
@@ -250,6 +265,9 @@ func parseResult(data []byte, path string) (*Result, error) {
 	}
 	if json.Unmarshal(data, &kind) == nil && kind.Kind != "" {
 		return nil, fmt.Errorf("result %s: a %q document, not a single run's result (ReadSteps reads rate steps)", path, kind.Kind)
+	}
+	if r.Version == 0 {
+		return nil, fmt.Errorf("result %s: not a load_tester result (no \"version\")", path)
 	}
 	if r.Version != ResultVersion && r.Version != 1 {
 		return nil, fmt.Errorf("result %s: version %d, want 1 or %d", path, r.Version, ResultVersion)

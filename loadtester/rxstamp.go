@@ -26,15 +26,23 @@ import (
 //
 // It holds only while the next send is near (at most maxLazyRead away)
 // and a connection is free to send it on, while the window is open, and
-// only as long as every read carries a stamp: a read without one (a
-// kernel that does not stamp this socket) turns it off for the thread,
-// which then wakes for responses and times them by its own clock, as a
-// unix socket or --send-slack 0 always does.
+// only while reads carry stamps: a thread whose first unstampedLimit reads
+// all come without one (a kernel that does not stamp this socket) turns it
+// off, and then wakes for responses and times them by its own clock, as a
+// unix socket or --send-slack 0 always does. A read without a stamp is
+// timed by the clock either way. Not the first such read: the kernel turns
+// stamping on for the machine from a work queue after the first socket
+// asks, so on a loaded machine the first responses arrive unstamped
+// (seen at load 15), and one of them used to turn stamps off for the run.
 
 // maxLazyRead bounds how long responses may wait unread: longer waits
 // (rates under 100 a second per thread) gain nothing worth a response that
 // frees a connection sitting unread, or a stop noticed late.
 const maxLazyRead = int64(10 * time.Millisecond)
+
+// unstampedLimit is how many reads without a stamp, and none with one,
+// turn stamps off for a thread.
+const unstampedLimit = 256
 
 // rxStamps is a thread's receive-timestamp state.
 type rxStamps struct {
@@ -45,6 +53,20 @@ type rxStamps struct {
 	offset int64         // CLOCK_REALTIME minus the run's clock (ns), sampled each loop turn
 	sleep  unix.Timespec // the lazy sleep's length, off the stack for the raw syscall
 	full   bool          // the last wait returned a full batch of events: more are ready, no sleeping
+	// stamped says a read has carried a stamp; unstamped counts the reads
+	// without one before that (unstampedLimit).
+	stamped   bool
+	unstamped int
+}
+
+// noStamp notes a read that came without a stamp; false when stamps are to
+// be turned off (this kernel does not stamp the thread's sockets).
+func (s *rxStamps) noStamp() bool {
+	if s.stamped {
+		return true
+	}
+	s.unstamped++
+	return s.unstamped < unstampedLimit
 }
 
 // stampsWanted: the open loop over TCP with a send slack stamps responses

@@ -150,3 +150,24 @@ func TestOpenLoopStampedResponses(t *testing.T) {
 		})
 	}
 }
+
+// Reads without stamps turn stamps off only when none has come yet and
+// unstampedLimit have: the first responses after the kernel is asked may
+// arrive before it stamps anything.
+func TestNoStamp(t *testing.T) {
+	var s rxStamps
+	for i := 1; i < unstampedLimit; i++ {
+		if !s.noStamp() {
+			t.Fatalf("turned off after %d unstamped reads, want %d", i, unstampedLimit)
+		}
+	}
+	if s.noStamp() {
+		t.Fatalf("still on after %d unstamped reads and no stamp", unstampedLimit)
+	}
+	stamped := rxStamps{stamped: true}
+	for range 2 * unstampedLimit {
+		if !stamped.noStamp() {
+			t.Fatal("a thread that has had stamps turned them off on unstamped reads")
+		}
+	}
+}

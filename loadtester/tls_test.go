@@ -148,7 +148,10 @@ func TestHTTPSRun(t *testing.T) {
 				}
 			}
 			tl := res.TLS
-			if tl == nil || tl.Version == "" || tl.ALPN != "http/1.1" || tl.Handshakes < int64(cfg.Concurrency) ||
+			// At least one handshake, not one per slot: on a loaded machine
+			// a slot's connection may still be shaking hands when a 0.5 s
+			// run ends (3 of 4 were done at load 15).
+			if tl == nil || tl.Version == "" || tl.ALPN != "http/1.1" || tl.Handshakes < 1 ||
 				tl.hist == nil || tl.hist.TotalCount() != tl.Handshakes || tl.Handshake.P50 <= 0 {
 				t.Fatalf("tls %+v", tl)
 			}
@@ -171,12 +174,14 @@ func TestHTTPSRun(t *testing.T) {
 // response, a server that stops answering: the counts still add up.
 func TestHTTPSAccounting(t *testing.T) {
 	// By the count of requests, not the clock, so a slow start (the race
-	// detector, a busy machine) still has the server hold from well inside
-	// the window: 500 due in the warm-up, 1000 in the window.
+	// detector, a busy machine) still has the server hold from inside the
+	// window: 500 due in the warm-up, 1000 in the window. From the 800th:
+	// at load 15 the server saw only 1,160 in all (the rest were dropped,
+	// every connection busy), so from the 1,200th it never held.
 	s, cert := startTLSTestServer(t, func(s *testServer) {
 		s.decide = func(n int64) reply {
 			switch {
-			case n > 1200:
+			case n > 800:
 				return reply{act: actHold}
 			case n%7 == 0:
 				return reply{act: actTruncate}

@@ -147,3 +147,20 @@ func FormatWaitPlan(ws *artifacts.WaitStrategies, runs []PlannedRun) string {
 	}
 	return b.String()
 }
+
+// FormatPlacement is a dedicated plan's lines, each after indent: a line a
+// thread (cpu= core= node= idle=), then what it gave up and the network
+// interrupts that may land on its CPUs.
+func FormatPlacement(indent string, placement, gaveUp, irqWarnings []string) string {
+	var b strings.Builder
+	for _, l := range placement {
+		b.WriteString(indent + l + "\n")
+	}
+	for _, g := range gaveUp {
+		b.WriteString(indent + "gave up: " + g + "\n")
+	}
+	for _, w := range irqWarnings {
+		b.WriteString(indent + "warning: " + w + "\n")
+	}
+	return b.String()
+}

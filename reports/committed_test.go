@@ -32,8 +32,20 @@ func TestCommittedReportIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Fatalf("reports/%s is stale: re-render it from the repository's root with\n  make build && build/%s\n(first difference at line %d)",
+		t.Fatalf("reports/%s is stale: re-render it from the repository's root with\n  make build && build/%s --html\n(first difference at line %d)",
 			committed, cmd, firstDifferentLine(string(got), string(want)))
+	}
+	// Its HTML twin, from the committed markdown and plots.
+	twin, err := os.ReadFile(HTMLPath(committed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := MarkdownHTML(want, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(html) != string(twin) {
+		t.Fatalf("reports/%s is stale: re-render it with\n  make build && build/%s --html", HTMLPath(committed), cmd)
 	}
 }
 

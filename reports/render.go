@@ -17,6 +17,8 @@ type RenderOptions struct {
 	Out    string
 	OutSet bool
 	Images string // image directory, relative to the report's directory
+	// HTML: also write the report's HTML twin beside it (HTMLPath).
+	HTML bool
 }
 
 // Render reads a run directory and writes its report: a performance report,
@@ -38,11 +40,27 @@ func Render(o RenderOptions) (string, error) {
 		return "", err
 	}
 	line := fmt.Sprintf("report: wrote %s (%d figures, %d plots)", res.Markdown, len(res.Figures), len(res.Images))
+	if line, err = writeTwin(o, res.Markdown, line); err != nil {
+		return line, err
+	}
 	if n := len(r.Unreadable); n > 0 {
 		// A run with damaged artifacts is not a clean result.
 		return line, fmt.Errorf("%d artifact(s) of %s could not be read and are left out of the report: %s", n, o.RunDir, strings.Join(r.Unreadable, "; "))
 	}
 	return line, nil
+}
+
+// writeTwin writes the HTML twin of the markdown at md when asked, adding
+// it to the line that says what was written.
+func writeTwin(o RenderOptions, md, line string) (string, error) {
+	if !o.HTML {
+		return line, nil
+	}
+	twin := HTMLPath(md)
+	if err := WriteHTML(md, twin); err != nil {
+		return line, err
+	}
+	return line + " and its HTML twin " + twin, nil
 }
 
 // renderFunctional renders a run whose CPUs were virtual as a functional
@@ -57,6 +75,9 @@ func renderFunctional(r *Run, o RenderOptions) (string, error) {
 		return "", err
 	}
 	line := fmt.Sprintf("report: wrote %s: a functional check (the run's CPUs were virtual), %s", res.Markdown, cs.Summary)
+	if line, err = writeTwin(o, res.Markdown, line); err != nil {
+		return line, err
+	}
 	if !cs.Passed {
 		return line, fmt.Errorf("%s: %s", o.RunDir, cs.Summary)
 	}

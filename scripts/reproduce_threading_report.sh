@@ -5,7 +5,8 @@
 # connect threads; and one fitted to this machine's CPUs by the rule in
 # docs/report.md), calibrating the spin work once a round; run the pipeline
 # micro-benchmarks and the wait-strategy comparison;
-# write reports/threading_performance_report.md with its plots.
+# write reports/threading_performance_report.md with its plots, and its
+# HTML twin (reports/threading_performance_report.html, plots inline).
 #
 # Run from anywhere inside the repository:
 #   scripts/reproduce_threading_report.sh              # 120 s of load per setup
@@ -157,8 +158,20 @@ step() {
     t0=$(now)
     # tee ignores Ctrl-C and SIGTERM: it must outlive the command, which on
     # an interrupt still stops its servers and says what it kept.
-    "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log")
-    rc=${PIPESTATUS[0]}
+    if [[ -t 1 && -x $BIN/report ]]; then
+        # On a terminal the log takes the lines and the terminal shows the
+        # latest one rewritten in place, with the time run and, with
+        # STEP_ESTIMATE (seconds), about how long is left; the tail of the
+        # log is shown if the step fails. (A tool's own progress line cannot
+        # reach the terminal through tee.)
+        "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log") |
+            (trap '' INT TERM; exec "$BIN/report" progress --total "${STEP_ESTIMATE:-0}")
+        rc=${PIPESTATUS[0]}
+        ((rc == 0)) || tail -n 5 "$RUN_DIR/$name.log"
+    else
+        "$@" 2>&1 | (trap '' INT TERM; exec tee "$RUN_DIR/$name.log")
+        rc=${PIPESTATUS[0]}
+    fi
     record "$name" "$rc" "$t0" "$@"
     return "$rc"
 }
@@ -189,7 +202,11 @@ log "descriptor limit: $NOFILE_NOW"
 # Both setups, ROUNDS rounds of RUN_SECONDS each, calibration once a round:
 # setups.json and rounds/ (docs/report.md). A failed run is recorded there and
 # makes this step fail; the report is written from what was measured.
-step setups "$BIN/report" setups --run "$RUN_DIR" --bin "$BIN" --config "$CONFIG" \
+# About how long it takes: each round runs both setups, each a warm-up, the
+# measured load, the idle check and about 2 s to start and calibrate.
+SETUPS_ESTIMATE=$(awk -v r="$ROUNDS" -v w="$WARMUP" -v d="$RUN_SECONDS" -v i="$IDLE_SECONDS" \
+    'BEGIN { printf "%.0f", 2 * r * (w + d + i + 2) }')
+STEP_ESTIMATE=$SETUPS_ESTIMATE step setups "$BIN/report" setups --run "$RUN_DIR" --bin "$BIN" --config "$CONFIG" \
     --rounds "$ROUNDS" --duration "$RUN_SECONDS" --warmup "$WARMUP" --idle "$IDLE_SECONDS" \
     --concurrency "$CONCURRENCY" --requests-per-conn "$REQUESTS_PER_CONN" \
     --connect-threads "$CONNECT_THREADS" --network-threads "$NETWORK_THREADS" \
@@ -233,6 +250,6 @@ MANIFEST_ARGS=(--run "$RUN_DIR" --config "$RUN_DIR/setup_seed.toml" --config-sou
 "$BIN/report" manifest "${MANIFEST_ARGS[@]}" || { FAILED+=(manifest); exit 1; }
 
 mkdir -p "$(dirname "$REPORT_OUT")"
-"$BIN/report" --run "$RUN_DIR" --out "$REPORT_OUT" || { FAILED+=(report); exit 1; }
-log "report: $REPORT_OUT (artifacts in $RUN_DIR)"
+"$BIN/report" --run "$RUN_DIR" --out "$REPORT_OUT" --html || { FAILED+=(report); exit 1; }
+log "report: $REPORT_OUT and its HTML twin ${REPORT_OUT%.md}.html (artifacts in $RUN_DIR)"
 ((${#FAILED[@]} == 0)) || exit 1

@@ -20,6 +20,7 @@ type options struct {
 	hdrLog    string // --hdr-log
 	vegeta    string // --vegeta
 	vegetaMax int    // --vegeta-max: results kept for --vegeta
+	html      string // --html: the result's page (html.go)
 	quiet     bool
 	// Steps (steps.go): --rate-steps' rates, or --find-rate's search, each
 	// step judged against --slo.
@@ -88,6 +89,7 @@ const usageHead = `load_tester: an HTTP/1.1 and HTTP/2 load generator, plaintext
 
 Usage: load_tester [flags]
        load_tester merge [--json OUT] [--hdr-log OUT] [--vegeta OUT] IN.json...   (docs/distributed.md)
+       load_tester html RESULT.json... -o OUT.html                                 (docs/load_tester.md, "HTML view")
   load_tester --host 127.0.0.1 --port 8080 --path /ok --concurrency 100 --duration 10
   load_tester --unix-socket weaseldb.sock --concurrency 2000 --requests-per-conn 500 \
       --connect-threads 2 --network-threads 10 --duration 120 --stats-interval 1
@@ -158,6 +160,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&o.jsonPath, "json", "", "write the result as versioned JSON to `FILE`")
 	fs.StringVar(&o.hdrLog, "hdr-log", "", "write an HdrHistogram interval log to `FILE`")
 	fs.StringVar(&o.vegeta, "vegeta", "", "write results `FILE` in vegeta's encoding (for vegeta report/plot)")
+	fs.StringVar(&o.html, "html", "", "write the result as one self-contained HTML page to `FILE` (charts and tables; also load_tester html)")
 	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
 	fs.Var(thresholdFlag{&cfg.Thresholds}, "threshold", "judge the result at the end: `EXPR` METRIC OP LIMIT, METRIC one of p50, p90, p99, p99.9, max, mean (latency; corrected in rate mode), errors (a count, or % of due requests), rps; OP <, <=, >, >= (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99 (per step with --rate-steps)")

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"weaseldb/loadtester"
+	"weaseldb/runview"
 )
 
 // Exit statuses.
@@ -38,6 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "merge" {
 		return runMerge(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "html" {
+		return runHTML(args[1:], stdout, stderr)
+	}
 	o, help, err := parseArgs(args)
 	if help {
 		usage(stdout)
@@ -46,6 +50,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
 		return exitUsage
+	}
+	o.cfg.Command = commandLine(args) // the result names what ran it
+	if o.html != "" {
+		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
+			fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
+			return exitFailure
+		}
 	}
 	metrics, err := startMetrics(&o, stdout)
 	if err != nil {
@@ -58,6 +69,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	go func() { <-ctx.Done(); stop() }() // a second ^C kills at once
 	if o.rateSteps != nil || o.findRate {
 		sr, err := runSteps(ctx, o, stdout)
+		if sr != nil && o.html != "" {
+			writeRunPage(o.html, args, stderr, func() (*runview.Page, error) { return runview.StepsPage(sr, nil) })
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
 			return exitStatus(err)
@@ -77,6 +91,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	res, err := loadtester.RunWithOutputs(ctx, cfg, o.outputs(), notes)
 	if res != nil {
 		res.PrintSummary(stdout)
+		if o.html != "" {
+			writeRunPage(o.html, args, stderr, func() (*runview.Page, error) { return runview.ResultPage(res, nil) })
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -28,14 +29,16 @@ func startMetrics(o *options, out io.Writer) (*livemetrics.Exporter, error) {
 }
 
 // stopMetrics closes the exporter once the result is written: at once, or
-// after a scrape has read the final counts (--metrics-linger at most).
+// after a scrape has read the final counts (--metrics-linger at most; not
+// at all when no run finished, e.g. the target was down: its error is
+// already said).
 func stopMetrics(e *livemetrics.Exporter, linger time.Duration, stderr io.Writer) {
 	if e == nil {
 		return
 	}
 	if linger > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), linger)
-		if err := e.WaitScraped(ctx); err != nil {
+		if err := e.WaitScraped(ctx); err != nil && !errors.Is(err, livemetrics.ErrNoRunDone) {
 			fmt.Fprintf(stderr, "load_tester: --metrics-addr %s: no scrape read the final counts within --metrics-linger %v\n", e.Addr(), linger)
 		}
 		cancel()

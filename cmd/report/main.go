@@ -21,7 +21,7 @@ import (
 )
 
 const usage = `usage:
-  report --run DIR --out reports/threading_performance_report.md [--images img]
+  report --run DIR --out reports/threading_performance_report.md [--images img] [--html]
   report setups --run DIR --config FILE [--bin build] [--rounds 5] [--duration 4] [--warmup 1]
                 [--idle 5] [--concurrency 2000] [--requests-per-conn 500] [--connect-threads 2]
                 [--network-threads 10] [--work-iterations 4000] [--work-target 740ns]
@@ -32,6 +32,7 @@ const usage = `usage:
                 [--quick] [--nofile LIMIT] [--started RFC3339] [--out FILE]
                 [--virtual tcg|kvm --host-cpus N --host-cpu-model NAME]
   report check --run DIR [--cpus N] [--require-dedicated] [--out DIR/checks.json]
+  report progress [--total SECONDS] < LINES   (a step's lines as one line in place on a terminal)
 
 A run whose manifest says its CPUs were virtual (scripts/manycore.sh) is
 rendered as a functional check, never as performance: report --run DIR
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return manifest(args[1:], stdout, stderr)
 		case "check":
 			return check(args[1:], stdout, stderr)
+		case "progress":
+			return followCmd(args[1:], os.Stdin, stdout, stderr)
 		}
 	}
 	return generate(args, stdout, stderr)
@@ -110,6 +113,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	runDir := fs.String("run", "", "run directory holding the artifacts (manifest.json, setups.json or load.json, ...)")
 	out := fs.String("out", "reports/threading_performance_report.md", "markdown report to write")
 	images := fs.String("images", "img", "image directory, relative to the report's directory")
+	html := fs.Bool("html", false, "also write the report's HTML twin beside it (report.md: report.html), its plots inline")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -119,7 +123,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	}
 	outSet := false
 	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
-	line, err := reports.Render(reports.RenderOptions{RunDir: *runDir, Out: *out, OutSet: outSet, Images: *images})
+	line, err := reports.Render(reports.RenderOptions{RunDir: *runDir, Out: *out, OutSet: outSet, Images: *images, HTML: *html})
 	if line != "" {
 		fmt.Fprintln(stdout, line)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
+	"weaseldb/internal/testenv"
 	"weaseldb/reports"
 )
 
@@ -31,6 +33,12 @@ type scriptRun struct {
 // kills the whole group if it outlives the timeout or the test.
 func runScript(t *testing.T, timeout time.Duration, dir string, env ...string) *scriptRun {
 	t.Helper()
+	return runScriptOn(t, nil, timeout, dir, env...)
+}
+
+// runScriptOn is runScript with stdout on term (a terminal; nil: a buffer).
+func runScriptOn(t *testing.T, term *os.File, timeout time.Duration, dir string, env ...string) *scriptRun {
+	t.Helper()
 	r := &scriptRun{dir: dir, runDir: filepath.Join(dir, "run"), report: filepath.Join(dir, "out", "report.md")}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -38,6 +46,9 @@ func runScript(t *testing.T, timeout time.Duration, dir string, env ...string) *
 	cmd.Env = append(os.Environ(), "RUN_DIR="+r.runDir, "REPORT_OUT="+r.report, "SKIP_BUILD=1", "WAIT_STRATEGIES=0", "RATE_CURVE=0")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	if term != nil {
+		cmd.Stdout = term
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -46,6 +57,11 @@ func runScript(t *testing.T, timeout time.Duration, dir string, env ...string) *
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	r.err = cmd.Wait()
+	if term != nil {
+		// Nothing of the run may keep the terminal open: its reader ends
+		// only when the last holder closes it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("script ran past %v:\n%s", timeout, r.stderr.String())
 	}
@@ -170,7 +186,40 @@ func TestScriptWithFakeBinaries(t *testing.T) {
 		if _, err := os.Stat(r.report); err != nil {
 			t.Errorf("no report: %v", err)
 		}
+		if _, err := os.Stat(reports.HTMLPath(r.report)); err != nil { // make report writes both
+			t.Errorf("no HTML twin: %v", err)
+		}
 		serversGone(t, r.runDir)
+	})
+
+	// On a terminal each step shows as one line rewritten in place (the
+	// setups with about how long is left); its log stays plain lines.
+	t.Run("on a terminal", func(t *testing.T) {
+		t.Parallel()
+		control, term, err := testenv.OpenPTY(200)
+		if err != nil {
+			t.Skipf("no pty here: %v", err)
+		}
+		defer control.Close()
+		read := make(chan string, 1)
+		go func() {
+			var b bytes.Buffer
+			_, _ = io.Copy(&b, control) // ends (EIO) once the terminal is closed
+			read <- b.String()
+		}()
+		r := runScriptOn(t, term, 90*time.Second, t.TempDir(), common...)
+		term.Close()
+		tty := <-read
+		if r.err != nil {
+			t.Fatalf("script failed: %v\n%s", r.err, r.stderr.String())
+		}
+		if !strings.Contains(tty, "\r\x1b[K") || !strings.Contains(tty, " left]") {
+			t.Errorf("on a terminal: no line rewritten in place with the time left:\n%q", tty)
+		}
+		log, err := os.ReadFile(filepath.Join(r.runDir, "setups.log"))
+		if err != nil || len(log) == 0 || bytes.ContainsAny(log, "\r\x1b") {
+			t.Errorf("setups.log (%v) is not plain lines:\n%q", err, log)
+		}
 	})
 
 	t.Run("server exits non-zero", func(t *testing.T) {

@@ -68,6 +68,20 @@ func (l *Line) Expect(total time.Duration, atMost bool) {
 	l.total, l.atMost = total, atMost
 }
 
+// ExpectLeft revises the estimate as the work goes: about left from now
+// (at most, with atMost); left <= 0 says it is not known any more. A
+// library that learns its plan as it goes (the gate's rounds) calls it
+// through a small interface of its own, so it needs no import of this
+// package.
+func (l *Line) ExpectLeft(left time.Duration, atMost bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total, l.atMost = 0, false
+	if left > 0 {
+		l.total, l.atMost = l.now().Sub(l.start)+left, atMost
+	}
+}
+
 // Write takes progress lines: on a terminal each one replaces the last,
 // with the time run and left beside it; elsewhere they pass through.
 func (l *Line) Write(p []byte) (int, error) {

@@ -41,6 +41,34 @@ func TestLineOnATerminal(t *testing.T) {
 	}
 }
 
+// ExpectLeft counts from the time it is told; 0 makes the length unknown.
+func TestExpectLeft(t *testing.T) {
+	cases := []struct {
+		name   string
+		left   time.Duration
+		atMost bool
+		want   string
+	}{
+		{"about", 30 * time.Second, false, "step  [1m10s run, about 20s left]"},
+		{"at most", 30 * time.Second, true, "step  [1m10s run, at most 20s left]"},
+		{"not known", 0, false, "step  [1m10s run]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			l := New(&buf, true, 100)
+			l.Expect(time.Hour, false)
+			clockAt(l, time.Minute)
+			l.ExpectLeft(c.left, c.atMost)
+			clockAt(l, 70*time.Second)
+			fmt.Fprint(l, "step\n")
+			if got := buf.String(); got != "\r\x1b[K"+c.want {
+				t.Errorf("got %q, want %q", got, "\r\x1b[K"+c.want)
+			}
+		})
+	}
+}
+
 // A line that stays clears the progress line, then draws it again; a line
 // longer than the terminal is cut, never wrapped.
 func TestPermanentLinesAndWidth(t *testing.T) {

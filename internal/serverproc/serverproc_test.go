@@ -254,9 +254,13 @@ func TestStartFailures(t *testing.T) {
 		{name: "exits before ready", fake: map[string]any{"exit_before_ready": 4},
 			want: []string{"server X exited with status 4 before it was ready", "bind: address already in use"}},
 		{name: "never ready", fake: map[string]any{"never_ready": true, "stderr_line": "still thinking"},
-			mutate: func(s *Spec) { s.StartTimeout = 300 * time.Millisecond },
-			// Its last line, whichever stream it came on (they are read apart).
-			want: []string{`no "weaseldb: ready" line within 300ms: `}},
+			// Long enough for the fake (this test binary, under -race) to
+			// start and say its line on a loaded machine: at 300 ms it had
+			// not, and the error had no last line to name.
+			mutate: func(s *Spec) { s.StartTimeout = 3 * time.Second },
+			// Its last line, whichever stream it came on (they are read
+			// apart, so which of its two lines is last is not fixed).
+			want: []string{`no "weaseldb: ready" line within 3s: `}},
 		{name: "ready line on stderr does not count", fake: map[string]any{"ready_stderr": true},
 			mutate: func(s *Spec) { s.StartTimeout = 300 * time.Millisecond }, want: []string{"no \"weaseldb: ready\" line"}},
 		{name: "missing binary", mutate: func(s *Spec) { s.Binary = "/nonexistent/weaseldb" },
@@ -293,7 +297,9 @@ func TestStartTimeoutLeavesNoProcess(t *testing.T) {
 	dir := shortDir(t)
 	pidFile := filepath.Join(dir, "pid")
 	_, err := start(t, map[string]any{"never_ready": true, "child": true}, func(s *Spec) {
-		s.StartTimeout = 500 * time.Millisecond
+		// Long enough for the fake to start its child and say its pid on
+		// a loaded machine (at 500 ms it had not, at load 15).
+		s.StartTimeout = 3 * time.Second
 		s.Log = &pidLog{path: pidFile}
 	})
 	if err == nil {
