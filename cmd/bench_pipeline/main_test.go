@@ -162,3 +162,20 @@ func TestPrintPlan(t *testing.T) {
 		t.Errorf("--print-plan without --cpus auto: %v", err)
 	}
 }
+
+// A run with --cpus auto's plan prints it, each line after "plan: ",
+// before the first result.
+func TestRunPrintsPlanFirst(t *testing.T) {
+	var out bytes.Buffer
+	o := options{runs: 1, families: []string{"single_stage"},
+		plan: []string{"producer cpu=0 core=0 node=0 idle=none", "warning: IRQ 38 (eth0, virtio2-input.0) may land on CPU 0"}}
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	first, warn, table := strings.Index(text, "plan: producer cpu=0 core=0 node=0 idle=none\n"),
+		strings.Index(text, "plan: warning: IRQ 38"), strings.Index(text, "single_stage")
+	if first < 0 || warn < first || table < warn {
+		t.Fatalf("want the plan's lines, in order, before the first result:\n%s", text)
+	}
+}
