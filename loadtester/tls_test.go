@@ -194,8 +194,11 @@ func TestHTTPSAccounting(t *testing.T) {
 	cfg.Warmup = 500 * time.Millisecond // the schedule starts with the first connection, after its handshake
 	_, res, out := runJudged(t, cfg, "")
 	checkAccounting(t, res)
-	if res.Failed == 0 || res.Unfinished == 0 || res.Answered == 0 {
-		t.Errorf("answered %d failed %d unfinished %d: want each\n%s", res.Answered, res.Failed, res.Unfinished, out)
+	// The held requests end unfinished, or, where a starved client had
+	// every connection held before they were sent, dropped.
+	if res.Failed == 0 || res.Unfinished+res.Dropped == 0 || res.Answered == 0 {
+		t.Errorf("answered %d failed %d unfinished %d dropped %d: want each of answered, failed and unfinished or dropped\n%s",
+			res.Answered, res.Failed, res.Unfinished, res.Dropped, out)
 	}
 	if due := res.Due; due < 980 || due > 1020 {
 		t.Errorf("due %d, want about 1000\n%s", due, out)
