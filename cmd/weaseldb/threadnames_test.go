@@ -46,8 +46,10 @@ func TestThreadNamesTrueNamesThreads(t *testing.T) {
 // "auto", epoll, nothing pinned) the loop and the stages run as
 // goroutines, with no OS thread switch per hand-off: once a GET /ok is
 // answered, every one of them ran, and no thread is named after them.
+// The backend is set to epoll (its default) even in make test's io_uring
+// pass: "auto" names io_uring's loops, whose threads are locked anyway.
 func TestDefaultConfigRunsGoroutines(t *testing.T) {
-	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\nio_threads = 1\n[commit]\npipeline_release_threads = 1\n")
+	r := startBinary(t, "[server]\ninterfaces = [{ type = \"tcp\", address = \"127.0.0.1\", port = 0 }]\nio_threads = 1\nio_backend = \"epoll\"\n[commit]\npipeline_release_threads = 1\n")
 	addr := strings.TrimPrefix(r.addrs[0], "tcp ")
 	c, err := net.DialTimeout("tcp", addr, nettest.DialTimeout)
 	if err != nil {
