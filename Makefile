@@ -82,7 +82,7 @@ gate: build
 
 # The whole anchors table in one run (docs/anchors.md, "The whole table in
 # one run"): every server and client peer, interleaved rounds, instructions
-# and system calls per request; build/peers/peers.{json,md}, about 10
+# and system calls per request; build/anchors/peers.{json,md}, about 10
 # minutes. SPLICE=1 writes it into README.md and docs/anchors.md too: on a
 # quiet machine only.
 peers:

@@ -67,7 +67,7 @@ func (o *SetupsOptions) seedSetup() (artifacts.Setup, map[string]any, error) {
 	}
 	s := artifacts.Setup{Name: artifacts.SetupSeed, Title: "the seed's setup",
 		IOThreads: cfg.Server.IOThreads, ReleaseThreads: cfg.Commit.PipelineReleaseThreads,
-		WaitStrategy: cfg.Commit.PipelineWaitStrategy, OkIterations: cfg.Benchmark.OkResolveIterations,
+		WaitStrategy: cfg.Commit.WaitStrategy(), OkIterations: cfg.Benchmark.OkResolveIterations,
 		LoadThreads: o.NetworkThreads, ConnectThreads: o.ConnectThreads, Connections: o.Connections,
 		RequestsPerConn: o.RequestsPerConn, Cores: artifacts.CoresShared,
 		Why: fmt.Sprintf("the seed's: %s as it is, the seed's load-tester flags, nothing pinned", o.Config)}

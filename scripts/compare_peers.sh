@@ -17,7 +17,7 @@
 #
 # Usage: scripts/compare_peers.sh [--splice]
 # Env: DURATION=3 (s a run) ROUNDS=3 CONNS=100 RATE=50000 PIN=1 COST=1
-#      STRACE=1 SERVERS=1 CLIENTS=1 OUT=build/peers COST_REQUESTS=1000
+#      STRACE=1 SERVERS=1 CLIENTS=1 OUT=build/anchors COST_REQUESTS=1000
 #      COST_RATE=250 COST_PIPELINED_REQUESTS=2048 COST_PIPELINED_RATE=1600
 #      (the gate's) COST_CLIENT_S=5 COST_CONNS=10 STRACE_S=1
 # Needs: go, wrk, nginx (nginx-light), openssl, /usr/bin/time, python3,
@@ -44,7 +44,11 @@ COST_CONNS=${COST_CONNS:-10}
 SPLICE=${SPLICE:-0}
 [ "${1:-}" != --splice ] || SPLICE=1
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$ROOT/build/peers}
+OUT=${OUT:-$ROOT/build/anchors}
+
+# The output folder is made first: a path that cannot be one (a file of
+# that name) fails now, not after ten minutes of measuring.
+mkdir -p "$OUT" || { echo "compare_peers: OUT=$OUT: cannot create the output folder" >&2; exit 1; }
 
 for tool in go wrk nginx openssl /usr/bin/time python3 taskset; do
   command -v "$tool" >/dev/null || { echo "compare_peers: $tool not found (apt-get install -y wrk nginx-light openssl time)" >&2; exit 1; }
@@ -165,7 +169,6 @@ if [ "$STRACE" = 1 ]; then
   each_peer strace_server strace_client syscalls_per_request "$(counts_missing strace)"
 fi
 
-mkdir -p "$OUT"
 cp "$SAMPLES" "$OUT/samples.jsonl"
 splice=()
 [ "$SPLICE" != 1 ] || splice=(--splice "$ROOT/README.md" --splice "$ROOT/docs/anchors.md")

@@ -74,7 +74,7 @@ type Options struct {
 // it; nothing is left open) and builds the loops and the pipeline. Nothing
 // runs until Start.
 func New(cfg config.Config, opt Options) (*Server, error) {
-	strategy, err := pipeline.ParseWaitStrategy(cfg.Commit.PipelineWaitStrategy)
+	strategy, err := pipeline.ParseWaitStrategy(cfg.Commit.WaitStrategy())
 	if err != nil {
 		return nil, fmt.Errorf("commit.pipeline_wait_strategy: %w", err)
 	}
@@ -324,7 +324,7 @@ func TuneGOMAXPROCS(cfg config.Config) int {
 		return runtime.GOMAXPROCS(0)
 	}
 	want := max(1, cfg.Server.IOThreads)
-	if cfg.Commit.PipelineWaitStrategy != config.WaitIfStageEmpty {
+	if cfg.Commit.WaitStrategy() != config.WaitIfStageEmpty {
 		want += 3 + cfg.Commit.PipelineReleaseThreads
 	}
 	if pinned := pinnedThreads(cfg); pinned > 0 {

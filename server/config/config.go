@@ -40,10 +40,15 @@ const (
 	WaitIfStageEmpty   = "WaitIfStageEmpty"
 	WaitIfUpstreamIdle = "WaitIfUpstreamIdle"
 	WaitNever          = "Never"
+	// WaitAuto (the default) is WaitIfUpstreamIdle where every pipeline
+	// thread has a CPU of its own (commit.pipeline_cpus), WaitIfStageEmpty
+	// everywhere else: a spinning stage that shares its core with the loops
+	// and the client takes their CPU (docs/weaseldb.md, "Wait strategy").
+	WaitAuto = "auto"
 )
 
 // WaitStrategies lists the allowed commit.pipeline_wait_strategy values.
-var WaitStrategies = []string{WaitIfStageEmpty, WaitIfUpstreamIdle, WaitNever}
+var WaitStrategies = []string{WaitAuto, WaitIfStageEmpty, WaitIfUpstreamIdle, WaitNever}
 
 // I/O backends accepted by server.io_backend. They match server/eventloop's
 // Backend values.
@@ -130,6 +135,18 @@ type ServerConfig struct {
 	// SO_REUSEPORT: the kernel spreads connections by a hash of their
 	// addresses). Unix sockets are always shared.
 	Listener string
+}
+
+// WaitStrategy is the wait strategy the pipeline runs with: the key's
+// value, or for "auto" the one it resolves to (see WaitAuto).
+func (c CommitConfig) WaitStrategy() string {
+	if c.PipelineWaitStrategy != WaitAuto {
+		return c.PipelineWaitStrategy
+	}
+	if len(c.PipelineCPUs) > 0 {
+		return WaitIfUpstreamIdle
+	}
+	return WaitIfStageEmpty
 }
 
 // CommitConfig is the [commit] section.
@@ -226,7 +243,7 @@ func Default() Config {
 			RequestIDRetentionHours:    24,
 			RequestIDRetentionVersions: 100_000_000,
 			MaxRequestIDs:              0, // no cap
-			PipelineWaitStrategy:       WaitIfUpstreamIdle,
+			PipelineWaitStrategy:       WaitAuto,
 			PipelineReleaseThreads:     1,
 		},
 		Subscription: SubscriptionConfig{

@@ -217,7 +217,7 @@ func TestWaitStrategy(t *testing.T) {
 		}
 	}
 	_, msg := parseErrors(t, "[commit]\npipeline_wait_strategy = \"Sometimes\"\n")
-	want := `commit.pipeline_wait_strategy: must be one of "WaitIfStageEmpty", "WaitIfUpstreamIdle", "Never", got "Sometimes"`
+	want := `commit.pipeline_wait_strategy: must be one of "auto", "WaitIfStageEmpty", "WaitIfUpstreamIdle", "Never", got "Sometimes"`
 	if msg != want {
 		t.Fatalf("got %q, want %q", msg, want)
 	}
@@ -452,6 +452,36 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestWaitStrategyAuto: the default spins only where every pipeline thread
+// has a CPU of its own; an explicit strategy is kept as written.
+func TestWaitStrategyAuto(t *testing.T) {
+	pinned := [][]int{{0}, {1}, {2}, {3}}
+	for _, tc := range []struct {
+		key  string
+		cpus [][]int
+		want string
+	}{
+		{WaitAuto, nil, WaitIfStageEmpty},
+		{WaitAuto, pinned, WaitIfUpstreamIdle},
+		{WaitIfUpstreamIdle, nil, WaitIfUpstreamIdle},
+		{WaitIfStageEmpty, pinned, WaitIfStageEmpty},
+		{WaitNever, nil, WaitNever},
+	} {
+		c := Default().Commit
+		c.PipelineWaitStrategy, c.PipelineCPUs = tc.key, tc.cpus
+		if got := c.WaitStrategy(); got != tc.want {
+			t.Errorf("%s with pipeline_cpus %v: got %s, want %s", tc.key, tc.cpus, got, tc.want)
+		}
+	}
+	if Default().Commit.PipelineWaitStrategy != WaitAuto {
+		t.Errorf("default pipeline_wait_strategy = %q, want %q", Default().Commit.PipelineWaitStrategy, WaitAuto)
+	}
+	c := Default()
+	if s := c.Summary(); !strings.Contains(s, "pipeline_wait_strategy        = auto (WaitIfStageEmpty)") {
+		t.Errorf("summary of the default does not name what auto resolved to:\n%s", s)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	c := Default()
 	c.Server.Interfaces = append(c.Server.Interfaces, Interface{Type: "unix", Path: "w.sock"})
@@ -460,7 +490,7 @@ func TestSummary(t *testing.T) {
 	for _, want := range []string{
 		"[server]", "interfaces[0]                 = tcp:127.0.0.1:8080", "interfaces[1]                 = unix:w.sock",
 		"io_cpus                       = unpinned", "pipeline_cpus                 = [[0] [1] [2] [3]]",
-		"pipeline_wait_strategy        = WaitIfUpstreamIdle", "ok_resolve_iterations         = 0", "[benchmark]",
+		"pipeline_wait_strategy        = auto (WaitIfUpstreamIdle)", "ok_resolve_iterations         = 0", "[benchmark]",
 		"ok_resolve_spin_ns            = 0 ns", "commit_resolve_spin_ns        = 0 ns",
 		"status_resolve_spin_ns        = 0 ns", "commit_resolve_iterations     = 0", "status_resolve_iterations     = 0",
 		"ok_body_bytes                 = 15 bytes", "admin_address                 = off", "thread_names                  = auto", "listener                      = shared",

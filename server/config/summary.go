@@ -46,7 +46,11 @@ func (c Config) Summary() string {
 	} else {
 		line("  max_request_ids               = %d", c.Commit.MaxRequestIDs)
 	}
-	line("  pipeline_wait_strategy        = %s", c.Commit.PipelineWaitStrategy)
+	if c.Commit.PipelineWaitStrategy == WaitAuto {
+		line("  pipeline_wait_strategy        = auto (%s)", c.Commit.WaitStrategy())
+	} else {
+		line("  pipeline_wait_strategy        = %s", c.Commit.PipelineWaitStrategy)
+	}
 	line("  pipeline_release_threads      = %d", c.Commit.PipelineReleaseThreads)
 	line("  pipeline_cpus                 = %s", stageCPUList(c.Commit.PipelineCPUs))
 	line("[subscription]")
