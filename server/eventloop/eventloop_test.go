@@ -279,6 +279,12 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 	var sent atomic.Int64 // bytes
 	stop := make(chan struct{})
 	writerDone := make(chan struct{})
+	// stalled closes at the first write that times out: the socket's send
+	// buffer stayed full for the whole deadline, so the server has stopped
+	// reading (an event, not a guess from a quiet moment, which a loaded
+	// machine gives a writer that was merely not scheduled).
+	stalled := make(chan struct{})
+	var stallOnce sync.Once
 	go func() {
 		defer close(writerDone)
 		for {
@@ -288,8 +294,11 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 			default:
 			}
 			conn.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
-			n, _ := conn.Write(line)
+			n, err := conn.Write(line)
 			sent.Add(int64(n))
+			if err != nil {
+				stallOnce.Do(func() { close(stalled) })
+			}
 			if n > 0 && n < len(line) {
 				// A timed-out write may leave half a line: finish it later.
 				conn.SetWriteDeadline(time.Time{})
@@ -300,15 +309,10 @@ func TestNeverReadingClientIsPaused(t *testing.T) {
 			}
 		}
 	}()
-	// Wait until the client's writes stall (the server stopped reading).
-	var last int64 = -1
-	for i := 0; i < 100; i++ {
-		time.Sleep(100 * time.Millisecond)
-		if n := sent.Load(); n == last {
-			break
-		} else {
-			last = n
-		}
+	select {
+	case <-stalled:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the client's writes never stalled (%d bytes sent): the server never stopped reading", sent.Load())
 	}
 	// Stalled: no busy-polling of the blocked socket (EPOLLOUT only).
 	cpu0, err0 := procstat.SelfCPU()
