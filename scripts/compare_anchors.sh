@@ -90,9 +90,9 @@ echo "== wrk -t1 -c$CONNS -d${DURATION}s, $ROUNDS rounds, alternating"
 for r in $(seq 1 "$ROUNDS"); do
   for i in 0 1 2; do
     p=${procs[$i]}
-    read -r t0 c0 < <("$work/peers" sample "$p")
+    read -r t0 c0 _ < <("$work/peers" sample "$p")
     out=$(wrk -t1 -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:${ports[$i]}/ok")
-    read -r t1 c1 < <("$work/peers" sample "$p")
+    read -r t1 c1 _ < <("$work/peers" sample "$p")
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     reqs=$(echo "$out" | awk '/requests in/ {print $1}')
     results[${names[$i]}]="${results[${names[$i]}]:-} $rps"

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	peers sample PID          CPU ns (user+system) and context switches (all threads) of PID
+//	peers sample PID          CPU ns (user+system), context switches (all threads) and system CPU ns of PID
 //	peers godebug             the GODEBUG a Go program gets under callgrind (the gate's cost tier's)
 //	peers callgrind FILE      the instructions of a callgrind dump
 //	peers strace FILE         the system calls of an strace -c summary

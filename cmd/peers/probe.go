@@ -13,9 +13,10 @@ import (
 	"weaseldb/internal/procstat"
 )
 
-// runSample prints "CPU_NS SWITCHES" for a process: its user+system CPU and
-// the voluntary and involuntary context switches of all its threads. The
-// script reads it before and after a run and takes the difference.
+// runSample prints "CPU_NS SWITCHES SYS_NS" for a process: its user+system
+// CPU, the voluntary and involuntary context switches of all its threads,
+// and its system CPU alone (the kernel's share). The script reads it before
+// and after a run and takes the differences.
 func runSample(args []string) error {
 	if len(args) != 1 {
 		return errors.New("want one PID")
@@ -24,7 +25,7 @@ func runSample(args []string) error {
 	if err != nil {
 		return fmt.Errorf("pid: %w", err)
 	}
-	cpu, err := procstat.PidCPU(pid)
+	user, system, err := procstat.PidCPUTimes(pid)
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func runSample(args []string) error {
 	for _, t := range threads {
 		switches += t.VoluntarySwitches + t.NonvoluntarySwitches
 	}
-	fmt.Printf("%d %d\n", cpu.Nanoseconds(), switches)
+	fmt.Printf("%d %d %d\n", (user + system).Nanoseconds(), switches, system.Nanoseconds())
 	return nil
 }
 

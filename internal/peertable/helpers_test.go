@@ -17,6 +17,12 @@ func withAll(s Sample, all float64) Sample {
 	return s
 }
 
+// withSys gives a load sample its system CPU (the rest of CPUNs is user).
+func withSys(s Sample, sys float64) Sample {
+	s.SysNs = &sys
+	return s
+}
+
 func ptr(x float64) *float64 { return &x }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }

@@ -50,15 +50,15 @@ func scenarioPeers(all []PeerEntry, sc Scenario) []PeerEntry {
 }
 
 func writePeers(b *strings.Builder, sc Scenario, peers []PeerEntry) {
-	fmt.Fprintf(b, "| %s | req/s | %s CPU / request | context switches / request | instructions / request | system calls / request |\n", sc.Side, sc.Side)
-	b.WriteString("|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| %s | req/s | %s CPU / request | kernel's share | context switches / request | instructions / request | system calls / request |\n", sc.Side, sc.Side)
+	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, p := range peers {
 		if p.Skipped != "" {
-			fmt.Fprintf(b, "| %s | skipped: %s | | | | |\n", p.Peer, p.Skipped)
+			fmt.Fprintf(b, "| %s | skipped: %s | | | | | |\n", p.Peer, p.Skipped)
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", peerCell(p), fig(p.RequestsPerSec, 0), nanos(p.CPUNsPerRequest),
-			fig(p.SwitchesPerRequest, 3), fig(p.InstructionsPerRequest, 0), fig(p.SyscallsPerRequest, 2))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", peerCell(p), fig(p.RequestsPerSec, 0), nanos(p.CPUNsPerRequest),
+			percent(p.KernelShare), fig(p.SwitchesPerRequest, 3), fig(p.InstructionsPerRequest, 0), fig(p.SyscallsPerRequest, 2))
 	}
 }
 
@@ -151,6 +151,14 @@ func fig(x *float64, prec int) string {
 		return "–"
 	}
 	return numfmt.Format(*x, prec)
+}
+
+// percent prints a share (0..1) as a whole percentage.
+func percent(x *float64) string {
+	if x == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", *x*100)
 }
 
 // nanos prints a CPU time per request in the unit that reads best.

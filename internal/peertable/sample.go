@@ -22,7 +22,8 @@ const (
 )
 
 // Sample is one measurement. A load sample has Round, Requests, Seconds,
-// CPUNs and, for servers, Switches; an instructions or syscalls sample has
+// CPUNs, SysNs (the system part of CPUNs; absent in samples from before it
+// was measured) and, for servers, Switches; an instructions or syscalls sample has
 // Requests and Count; a skip has Note (and Metric when only one measurement
 // of the peer was not made).
 type Sample struct {
@@ -34,6 +35,7 @@ type Sample struct {
 	Requests float64  `json:"requests,omitempty"`
 	Seconds  float64  `json:"seconds,omitempty"`
 	CPUNs    float64  `json:"cpu_ns,omitempty"`
+	SysNs    *float64 `json:"sys_ns,omitempty"`
 	Switches *float64 `json:"switches,omitempty"`
 	Count    float64  `json:"count,omitempty"`
 	// CountAll is an instructions sample's unfiltered count (Count is

@@ -42,12 +42,16 @@ type PeerEntry struct {
 	InstructionsPerRequest *float64 `json:"instructions_per_request"`
 	// InstructionsUnfilteredPerRequest counts what the cost tier's filter
 	// leaves out too (the runtime's waiting, which follows the clock).
-	InstructionsUnfilteredPerRequest *float64     `json:"instructions_unfiltered_per_request,omitempty"`
-	SwitchesPerRequest               *float64     `json:"context_switches_per_request"`
-	SyscallsPerRequest               *float64     `json:"syscalls_per_request"`
-	Rounds                           []RoundEntry `json:"rounds,omitempty"`
-	Skipped                          string       `json:"skipped,omitempty"`
-	Notes                            []string     `json:"notes,omitempty"`
+	InstructionsUnfilteredPerRequest *float64 `json:"instructions_unfiltered_per_request,omitempty"`
+	SwitchesPerRequest               *float64 `json:"context_switches_per_request"`
+	// KernelShare is the system part of the CPU (0..1): what the kernel's
+	// system calls and network stack take of a request, which no change in
+	// user space can save.
+	KernelShare        *float64     `json:"kernel_share"`
+	SyscallsPerRequest *float64     `json:"syscalls_per_request"`
+	Rounds             []RoundEntry `json:"rounds,omitempty"`
+	Skipped            string       `json:"skipped,omitempty"`
+	Notes              []string     `json:"notes,omitempty"`
 }
 
 // RoundEntry is one round of one peer.
@@ -56,6 +60,7 @@ type RoundEntry struct {
 	RequestsPerSec     float64  `json:"requests_per_sec"`
 	CPUNsPerRequest    float64  `json:"cpu_ns_per_request"`
 	SwitchesPerRequest *float64 `json:"context_switches_per_request,omitempty"`
+	KernelShare        *float64 `json:"kernel_share,omitempty"`
 }
 
 // Ratio is subject/peer of one metric. For a metric measured every round,
@@ -142,6 +147,12 @@ func peerEntry(sc Scenario, peer string, samples []Sample) PeerEntry {
 		}
 		return *r.SwitchesPerRequest, true
 	})
+	e.KernelShare = medianOf(e.Rounds, func(r RoundEntry) (float64, bool) {
+		if r.KernelShare == nil {
+			return 0, false
+		}
+		return *r.KernelShare, true
+	})
 	e.InstructionsPerRequest = medianPtr(instr)
 	e.InstructionsUnfilteredPerRequest = medianPtr(all)
 	e.SyscallsPerRequest = medianPtr(calls)
@@ -156,6 +167,10 @@ func roundEntry(s Sample) RoundEntry {
 	if s.Switches != nil {
 		x := *s.Switches / s.Requests
 		r.SwitchesPerRequest = &x
+	}
+	if s.SysNs != nil && s.CPUNs > 0 {
+		x := *s.SysNs / s.CPUNs
+		r.KernelShare = &x
 	}
 	return r
 }

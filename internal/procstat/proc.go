@@ -17,7 +17,18 @@ import (
 
 // PidCPU returns the user+system CPU time of another process, all its
 // threads, read from /proc/<pid>/stat (resolution ClockTick).
-func PidCPU(pid int) (time.Duration, error) { return procRoot(procfs.DefaultMountPoint).pidCPU(pid) }
+func PidCPU(pid int) (time.Duration, error) {
+	user, system, err := PidCPUTimes(pid)
+	return user + system, err
+}
+
+// PidCPUTimes returns the user and the system CPU time of another process
+// apart: the system share is the kernel's part of what a request costs
+// (its system calls and the network stack), which user-space work cannot
+// reduce.
+func PidCPUTimes(pid int) (user, system time.Duration, err error) {
+	return procRoot(procfs.DefaultMountPoint).pidCPU(pid)
+}
 
 // MachineBusy returns the CPU time all of the machine's cores have spent busy
 // since boot: /proc/stat's aggregate user+nice+system+irq+softirq+steal (idle
@@ -50,10 +61,10 @@ func (root procRoot) fs() (procfs.FS, error) {
 	return fs, nil
 }
 
-func (root procRoot) pidCPU(pid int) (d time.Duration, err error) {
+func (root procRoot) pidCPU(pid int) (user, system time.Duration, err error) {
 	fs, err := root.fs()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	path := fmt.Sprintf("%s/%d/stat", root, pid)
 	// procfs slices the file around the command name's parentheses without
@@ -61,18 +72,18 @@ func (root procRoot) pidCPU(pid int) (d time.Duration, err error) {
 	// an error here, never a crash. (The kernel never writes such a file.)
 	defer func() {
 		if p := recover(); p != nil {
-			d, err = 0, fmt.Errorf("procstat: parse %s: malformed (%v)", path, p)
+			user, system, err = 0, 0, fmt.Errorf("procstat: parse %s: malformed (%v)", path, p)
 		}
 	}()
 	proc, err := fs.Proc(pid)
 	if err != nil {
-		return 0, fmt.Errorf("procstat: read %s: %w", path, err)
+		return 0, 0, fmt.Errorf("procstat: read %s: %w", path, err)
 	}
 	st, err := proc.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("procstat: read %s: %w", path, err)
+		return 0, 0, fmt.Errorf("procstat: read %s: %w", path, err)
 	}
-	return time.Duration(st.UTime+st.STime) * ClockTick, nil
+	return time.Duration(st.UTime) * ClockTick, time.Duration(st.STime) * ClockTick, nil
 }
 
 // stat reads /proc/stat.

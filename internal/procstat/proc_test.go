@@ -34,33 +34,33 @@ const plainStat = "1234 (bash) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0
 
 func TestPidCPUFromStatFile(t *testing.T) {
 	tests := []struct {
-		name    string
-		stat    string
-		want    time.Duration
-		wantErr string
+		name             string
+		stat             string
+		wantUser, wantSy time.Duration
+		wantErr          string
 	}{
-		{"plain", plainStat, 10 * ClockTick, ""},
-		{"spaces and parens in the command name", strings.Replace(plainStat, "(bash)", "(a) b (c)", 1), 10 * ClockTick, ""},
-		{"large counts", strings.Replace(plainStat, " 7 3 ", " 250000 50000 ", 1), 300000 * ClockTick, ""},
-		{"no parenthesis", "42 bash S 1 2 3", 0, "42/stat"},
-		{"truncated", "42 (x) S 1 2 3", 0, "42/stat"},
-		{"not a number", strings.Replace(plainStat, " 7 3 ", " abc 3 ", 1), 0, "42/stat"},
-		{"parentheses reversed", "42 ) x ( S 1", 0, "42/stat"},
-		{"nothing after the name", "42 (x)", 0, "42/stat"},
-		{"empty", "", 0, "42/stat"},
+		{"plain", plainStat, 7 * ClockTick, 3 * ClockTick, ""},
+		{"spaces and parens in the command name", strings.Replace(plainStat, "(bash)", "(a) b (c)", 1), 7 * ClockTick, 3 * ClockTick, ""},
+		{"large counts", strings.Replace(plainStat, " 7 3 ", " 250000 50000 ", 1), 250000 * ClockTick, 50000 * ClockTick, ""},
+		{"no parenthesis", "42 bash S 1 2 3", 0, 0, "42/stat"},
+		{"truncated", "42 (x) S 1 2 3", 0, 0, "42/stat"},
+		{"not a number", strings.Replace(plainStat, " 7 3 ", " abc 3 ", 1), 0, 0, "42/stat"},
+		{"parentheses reversed", "42 ) x ( S 1", 0, 0, "42/stat"},
+		{"nothing after the name", "42 (x)", 0, 0, "42/stat"},
+		{"empty", "", 0, 0, "42/stat"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := fakeProc(t, map[string]string{"42/stat": tc.stat})
-			got, err := root.pidCPU(42)
+			user, sys, err := root.pidCPU(42)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, %v; want an error naming %q", got, err, tc.wantErr)
+					t.Fatalf("got %v+%v, %v; want an error naming %q", user, sys, err, tc.wantErr)
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			if err != nil || user != tc.wantUser || sys != tc.wantSy {
+				t.Fatalf("got user %v system %v, %v; want %v and %v", user, sys, err, tc.wantUser, tc.wantSy)
 			}
 		})
 	}
@@ -91,11 +91,11 @@ func TestPidRunTime(t *testing.T) {
 
 func TestPidCPUNoSuchProcess(t *testing.T) {
 	root := fakeProc(t, map[string]string{"1/stat": plainStat})
-	_, err := root.pidCPU(42)
+	_, _, err := root.pidCPU(42)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "42/stat") {
 		t.Fatalf("error %v: want one wrapping fs.ErrNotExist and naming the file", err)
 	}
-	if _, err := procRoot(filepath.Join(t.TempDir(), "absent")).pidCPU(1); err == nil {
+	if _, _, err := procRoot(filepath.Join(t.TempDir(), "absent")).pidCPU(1); err == nil {
 		t.Fatal("a missing /proc was not reported")
 	}
 }
@@ -112,8 +112,8 @@ func FuzzPidCPU(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if d, err := root.pidCPU(42); err == nil && d < 0 {
-			t.Fatalf("negative CPU time %v", d)
+		if user, sys, err := root.pidCPU(42); err == nil && (user < 0 || sys < 0) {
+			t.Fatalf("negative CPU time: user %v, system %v", user, sys)
 		}
 	})
 }

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by compare_peers.sh: the client peers against nginx. Each
 # client_SCENARIO_PEER function runs one client once and prints "requests
-# req_per_s cpu_ns" (the client's user+system CPU from /usr/bin/time).
+# req_per_s cpu_ns sys_ns" (the client's user+system CPU from /usr/bin/time,
+# and its system part).
 # CLIENT_WRAP (an array, empty by default) goes between the pinning and
 # the client: valgrind or strace for the counts. Needs PLAIN_URL, TLS_URL,
 # TLS_DIR, BIN, WORK, CONNS, DURATION, RATE, CLIENT_ON.
@@ -10,18 +11,18 @@ CLIENT_PAIRS=("closed wrk" "closed_pipelined16 wrk" "open_loop wrk2" "https11 wr
 CLIENT_WRAP=()
 
 # timed OUT CMD...: runs CMD pinned and wrapped, output in OUT; prints
-# its CPU in ns.
+# "CPU_NS SYS_NS" (user+system, and system alone).
 timed() {
   local out=$1; shift
   /usr/bin/time -f '%U %S' -o "$WORK/time" "${CLIENT_ON[@]}" "${CLIENT_WRAP[@]}" "$@" >"$out" 2>&1 || true
-  awk 'END {printf "%.0f\n", ($1 + $2) * 1e9}' "$WORK/time"
+  awk 'END {printf "%.0f %.0f\n", ($1 + $2) * 1e9, $2 * 1e9}' "$WORK/time"
 }
 
 run_lt() {
-  local cpu
-  cpu=$(timed "$WORK/lt.out" "$BIN/load_tester" --concurrency "$CONNS" --network-threads 1 --duration "$DURATION" \
+  local cpu_sys
+  cpu_sys=$(timed "$WORK/lt.out" "$BIN/load_tester" --concurrency "$CONNS" --network-threads 1 --duration "$DURATION" \
     --json "$WORK/lt.json" --quiet "$@")
-  python3 - "$WORK/lt.json" "$cpu" <<'PY'
+  python3 - "$WORK/lt.json" "$cpu_sys" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
@@ -35,15 +36,15 @@ PY
 # run_wrk URL [WRK FLAGS...]: wrk, or wrk2 with WRK=wrk2; a request
 # unanswered after WRK_TIMEOUT (wrk's own 2 s) counts as a timeout.
 run_wrk() {
-  local url=$1 cpu; shift
-  cpu=$(timed "$WORK/wrk.out" "${WRK:-wrk}" -t1 -c"$CONNS" -d"${DURATION}s" --timeout "${WRK_TIMEOUT:-2s}" "$@" "$url")
-  awk -v c="$cpu" '/requests in/ {n=$1} /^Requests\/sec/ {r=$2} END {print n + 0, r + 0, c}' "$WORK/wrk.out"
+  local url=$1 cpu_sys; shift
+  cpu_sys=$(timed "$WORK/wrk.out" "${WRK:-wrk}" -t1 -c"$CONNS" -d"${DURATION}s" --timeout "${WRK_TIMEOUT:-2s}" "$@" "$url")
+  awk -v c="$cpu_sys" '/requests in/ {n=$1} /^Requests\/sec/ {r=$2} END {print n + 0, r + 0, c}' "$WORK/wrk.out"
 }
 
 run_h2load() {
-  local cpu
-  cpu=$(timed "$WORK/h2load.out" h2load -t1 -c10 -m10 -D "$DURATION" "$TLS_URL")
-  awk -v c="$cpu" '/^finished in/ {r=$4} /^requests:/ {n=$8} END {print n + 0, r + 0, c}' "$WORK/h2load.out"
+  local cpu_sys
+  cpu_sys=$(timed "$WORK/h2load.out" h2load -t1 -c10 -m10 -D "$DURATION" "$TLS_URL")
+  awk -v c="$cpu_sys" '/^finished in/ {r=$4} /^requests:/ {n=$8} END {print n + 0, r + 0, c}' "$WORK/h2load.out"
 }
 
 client_closed_load_tester() { run_lt --url "$PLAIN_URL"; }
@@ -78,9 +79,9 @@ client_round() {
         [ "$round" != 1 ] || sample_skip client "$scen" "$who" "$(client_missing "$who")"
         continue
       fi
-      read -r n rps cpu < <("client_${scen}_$who")
+      read -r n rps cpu sys < <("client_${scen}_$who")
       printf '   round %d %-19s %-12s %10.0f req/s\n' "$round" "$scen" "$who" "$rps"
-      sample_load client "$scen" "$who" "$round" "$n" "$rps" "$cpu"
+      sample_load client "$scen" "$who" "$round" "$n" "$rps" "$cpu" "$sys"
     done
   done
 }

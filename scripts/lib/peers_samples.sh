@@ -9,16 +9,17 @@ json_str() {
   printf '"%s"' "${s//$'\n'/ }"
 }
 
-# sample_load SIDE SCENARIO PEER ROUND REQUESTS REQ_PER_S CPU_NS [SWITCHES]:
-# one round of one peer; a run that answered nothing is written as a note.
+# sample_load SIDE SCENARIO PEER ROUND REQUESTS REQ_PER_S CPU_NS SYS_NS
+# [SWITCHES]: one round of one peer (SYS_NS: the system part of CPU_NS); a
+# run that answered nothing is written as a note.
 sample_load() {
-  local side=$1 scen=$2 peer=$3 round=$4 n=$5 rps=$6 cpu=$7 sw=${8:-}
+  local side=$1 scen=$2 peer=$3 round=$4 n=$5 rps=$6 cpu=$7 sys=$8 sw=${9:-}
   if ! awk -v n="$n" -v r="$rps" 'BEGIN {exit !(n > 0 && r > 0)}'; then
     sample_skip "$side" "$scen" "$peer" "answered nothing (see the run's output above)" "round $round"
     return
   fi
-  printf '{"kind":"load","side":"%s","scenario":"%s","peer":"%s","round":%d,"requests":%s,"seconds":%s,"cpu_ns":%s%s}\n' \
-    "$side" "$scen" "$peer" "$round" "$n" "$(awk -v n="$n" -v r="$rps" 'BEGIN {printf "%.6f", n / r}')" "$cpu" \
+  printf '{"kind":"load","side":"%s","scenario":"%s","peer":"%s","round":%d,"requests":%s,"seconds":%s,"cpu_ns":%s,"sys_ns":%s%s}\n' \
+    "$side" "$scen" "$peer" "$round" "$n" "$(awk -v n="$n" -v r="$rps" 'BEGIN {printf "%.6f", n / r}')" "$cpu" "$sys" \
     "${sw:+,\"switches\":$sw}" >>"$SAMPLES"
 }
 

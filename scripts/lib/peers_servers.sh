@@ -60,16 +60,16 @@ wrk_load() {
 # server_round ROUND: every server under wrk, unpipelined then 16 deep, the
 # order rotated by round so no server always follows the same one.
 server_round() {
-  local round=$1 depth i name scen n rps cpu0 sw0 cpu1 sw1
+  local round=$1 depth i name scen n rps cpu0 sw0 sys0 cpu1 sw1 sys1
   for depth in 1 16; do
     scen=ok; [ "$depth" = 1 ] || scen=ok_pipelined$depth
     for i in "${!SERVER_NAMES[@]}"; do
       name=${SERVER_NAMES[$(((i + round) % ${#SERVER_NAMES[@]}))]}
-      read -r cpu0 sw0 < <("$PEERS" sample "${SERVER_PID[$name]}")
+      read -r cpu0 sw0 sys0 < <("$PEERS" sample "${SERVER_PID[$name]}")
       read -r n rps < <(wrk_load "http://127.0.0.1:${SERVER_PORT[$name]}/ok" "$depth")
-      read -r cpu1 sw1 < <("$PEERS" sample "${SERVER_PID[$name]}")
+      read -r cpu1 sw1 sys1 < <("$PEERS" sample "${SERVER_PID[$name]}")
       printf '   round %d %-15s %-16s %10.0f req/s\n' "$round" "$scen" "$name" "$rps"
-      sample_load server "$scen" "$name" "$round" "$n" "$rps" $((cpu1 - cpu0)) $((sw1 - sw0))
+      sample_load server "$scen" "$name" "$round" "$n" "$rps" $((cpu1 - cpu0)) $((sys1 - sys0)) $((sw1 - sw0))
     done
   done
 }
