@@ -1,6 +1,8 @@
 package loadtester
 
 import (
+	"weaseldb/loadtester/arrival"
+
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -368,11 +370,14 @@ func TestSweepTimesOutFromEachRequestsOwnSend(t *testing.T) {
 func TestFirstDueAtOrAfter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		p := &pacer{start: rng.Int64N(1e9), interval: 1 + rng.Float64()*1e7}
+		var p pacer
+		rate := 100 + rng.Float64()*1e6
+		p.init(arrival.Constant(rate), arrival.Kind(rng.IntN(2)), 1, 1+rng.IntN(4), 0, 0, 1+rng.IntN(3))
+		p.begin(rng.Int64N(1e9))
 		ns := rng.Int64N(1e10)
 		k := p.firstDueAtOrAfter(ns)
 		if p.dueAt(k) < ns || (k > 0 && p.dueAt(k-1) >= ns) {
-			t.Fatalf("start %d interval %g: k %d for %d (due %d, previous %d)", p.start, p.interval, k, ns, p.dueAt(k), p.dueAt(k-1))
+			t.Fatalf("start %d rate %g: k %d for %d (due %d, previous %d)", p.start, rate, k, ns, p.dueAt(k), p.dueAt(k-1))
 		}
 	}
 }

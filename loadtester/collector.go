@@ -258,7 +258,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
 		StatusCodes: n.statusCodes(), ConnectionsOpened: n.connsOpened, ReconnectBackoffs: n.backoffs,
 		ReconnectBackoffS: time.Duration(n.backoffNs).Seconds(), ReconnectBackoffMaxS: time.Duration(n.backoffMaxNs).Seconds(),
-		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.Rate,
+		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.askedRate(),
 		WaitedForConn: n.waitedForConn, LateSends: n.lateSends, LowerBounds: c.lowerBounds,
 		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(), Command: cfg.Command,
 		hist: c.total, amended: c.amended}
@@ -283,7 +283,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	if enc, err := c.total.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		res.Histogram = string(enc) // already base64 text ("HISTF...")
 	}
-	if cfg.Rate > 0 {
+	if cfg.OpenLoop() {
 		svc := newHistogram()
 		for _, t := range r.threads {
 			svc.Merge(t.books.svc)
@@ -312,7 +312,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 			res.Protocol = "h2"
 		}
 	}
-	res.ResponseStamps = cfg.Rate > 0 && len(r.threads) > 0
+	res.ResponseStamps = cfg.OpenLoop() && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())
 		res.ResponseStamps = res.ResponseStamps && t.rx.on
@@ -383,7 +383,7 @@ func (c *collector) checkBooks(res *Result) {
 			"accounting mismatch (a load_tester bug; please report it): %d requests sent in the window, but answered %d + failed %d + unfinished %d = %d",
 			sent, res.Answered, res.Failed, res.Unfinished, res.Answered+res.Failed+res.Unfinished))
 	}
-	if c.r.cfg.Rate > 0 && c.scheduled != res.Due {
+	if c.r.cfg.OpenLoop() && c.scheduled != res.Due {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"accounting mismatch (a load_tester bug; please report it): the schedule had %d requests due in the window, the counts add up to %d",
 			c.scheduled, res.Due))

@@ -51,7 +51,16 @@ type Config struct {
 	HTTP2   bool `json:"http2,omitempty"`
 	Streams int  `json:"streams,omitempty"`
 
-	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop
+	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop (with Stages: the first stage's start)
+	// Stages (open loop) ramps the rate within the run, k6's
+	// ramping-arrival-rate ("30s:1000,1m:20000,10s:0"): each stage moves
+	// linearly from the previous target (Rate, for the first) to its own;
+	// the load lasts their total, Warmup of it unmeasured.
+	Stages string `json:"stages,omitempty"`
+	// Arrival (open loop) is how requests fall due: "constant" (evenly
+	// spaced; "" too) or "poisson" (exponential gaps from Seed).
+	Arrival string `json:"arrival,omitempty"`
+	Seed    uint64 `json:"seed,omitempty"`
 	// SendSlack (open loop) is how long a wake-up that would send one
 	// request may be put off so that the requests falling due within it go
 	// in the same pass (openloop.go): no send is later than this while a
@@ -146,7 +155,8 @@ func (c *Config) Validate() error {
 	}
 	check(c.Rate >= 0, "--rate %g: want >= 0 (0 is closed loop)", c.Rate)
 	check(c.Burst >= 0 && c.Burst <= 1_000_000, "--burst %d: want 0..1000000 (0 or 1: requests fall due one at a time)", c.Burst)
-	check(c.Burst <= 1 || c.Rate > 0, "--burst %d: bursts pace an open loop; give --rate", c.Burst)
+	check(c.Burst <= 1 || c.OpenLoop(), "--burst %d: bursts pace an open loop; give --rate", c.Burst)
+	errs = append(errs, c.checkSchedule()...)
 	check(c.SendSlack >= 0 && c.SendSlack <= time.Duration(lateSendThreshold), "--send-slack %v: want 0..%v", c.SendSlack, time.Duration(lateSendThreshold))
 	check(c.Duration > 0, "--duration %v: want > 0", c.Duration)
 	check(c.Warmup >= 0, "--warmup %v: want >= 0", c.Warmup)
@@ -284,7 +294,7 @@ func (c Config) effective() Config {
 		c.Pipeline = c.Streams
 	}
 	c.Drain = c.drain()
-	if c.Rate == 0 { // the closed loop paces nothing
+	if !c.OpenLoop() { // the closed loop paces nothing
 		c.SendSlack = 0
 	}
 	return c

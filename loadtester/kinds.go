@@ -226,7 +226,7 @@ func (c *collector) gatherKinds() {
 	c.kinds = make([]kindTally, len(r.kinds))
 	for i := range c.kinds {
 		c.kinds[i].hist = newHistogram()
-		if r.cfg.Rate > 0 {
+		if r.cfg.OpenLoop() {
 			c.kinds[i].svc = newHistogram()
 		}
 	}

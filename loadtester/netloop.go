@@ -229,7 +229,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		return nil, err
 	}
 	t.pwait2 = probePwait2(t.epfd)
-	if r.cfg.Rate > 0 {
+	if r.cfg.OpenLoop() {
 		if !t.pwait2 { // a millisecond timeout is too coarse to pace by: a timerfd wakes the loop
 			if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
 				t.closeFds()
@@ -240,7 +240,8 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 				return nil, err
 			}
 		}
-		t.pace.init(r.cfg.Rate, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
+		prof, kind := r.cfg.schedule()
+		t.pace.init(prof, kind, r.cfg.Seed, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
 		t.rx.on = stampsWanted(&r.cfg)
 		t.books.svc = newHistogram()
 	}
@@ -259,7 +260,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 	if r.cfg.Workload != nil {
 		t.kb = make([]kindBooks, len(r.kinds))
 		for i := range t.kb {
-			t.kb[i] = newKindBooks(r.cfg.Rate > 0)
+			t.kb[i] = newKindBooks(r.cfg.OpenLoop())
 		}
 	}
 	if r.cfg.VegetaMax > 0 {

@@ -72,7 +72,7 @@ func (s *rxStamps) noStamp() bool {
 // stampsWanted: the open loop over TCP with a send slack stamps responses
 // (not over TLS: a decrypted read is not one socket read).
 func stampsWanted(cfg *Config) bool {
-	return cfg.Rate > 0 && cfg.SendSlack > 0 && cfg.UnixSocket == "" && cfg.TLS == nil
+	return cfg.OpenLoop() && cfg.SendSlack > 0 && cfg.UnixSocket == "" && cfg.TLS == nil
 }
 
 // enable asks the kernel to stamp fd's reads; false when it refuses.

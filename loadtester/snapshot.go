@@ -70,7 +70,7 @@ func (c *collector) snapshot(phase Phase, rate float64, hist *hdrhistogram.Histo
 		return
 	}
 	s := Snapshot{Phase: phase, At: time.Now(), Measured: tallyOf(&c.counts), Warmup: tallyOf(&c.warm),
-		InFlight: c.inFlight, OpenConnections: c.openConns, TargetRate: c.r.cfg.Rate,
+		InFlight: c.inFlight, OpenConnections: c.openConns, TargetRate: c.r.cfg.askedRate(),
 		IntervalRate: rate, Hist: hist}
 	if phase == PhaseDone {
 		s.Measured.Unfinished, s.Measured.Dropped = c.unfinished, c.dropped

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
 
 	"weaseldb/loadtester"
+	"weaseldb/loadtester/arrival"
 )
 
 // options is a command line: the load (the engine's Config) and what the
@@ -148,6 +150,9 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
 	fs.IntVar(&cfg.Burst, "burst", 0, "with --rate: requests fall due `N` at a time, N/rate seconds apart, and go in one pass (one write on a connection with room): a pipelined client's bursts at a fixed rate")
+	fs.StringVar(&cfg.Stages, "stages", "", "open loop ramping the rate within the run on one set of connections: `LIST` of DURATION:TARGET (30s:1000,1m:20000,10s:0), each stage moving linearly from the previous target (--rate, or 0, for the first); the run lasts their total, --warmup of it unmeasured (no --duration)")
+	fs.StringVar(&cfg.Arrival, "arrival", "", "open loop: how requests fall due, `constant` (evenly spaced, the default) or poisson (exponential gaps, from --seed)")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "--arrival poisson: the generator's `SEED` (0: one is drawn and recorded in the JSON)")
 	fs.Var(secondsFlag{&cfg.SendSlack}, "send-slack", "with --rate: how late a send may go so that requests due close together share one wake-up (0: wake for each)")
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
@@ -260,11 +265,42 @@ func parseArgs(args []string) (o options, help bool, err error) {
 	if err := o.parseSteps(sf, set); err != nil {
 		return o, false, err
 	}
+	if err := parseStages(cfg, set); err != nil {
+		return o, false, err
+	}
 	errs := []error{cfg.Validate()}
 	if o.vegetaMax < 1 {
 		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
 	}
 	return o, false, errors.Join(errs...)
+}
+
+// parseStages sets the measured time of a ramp (--stages): its total less
+// --warmup, so the run is the stages and nothing else; and draws a seed
+// for Poisson arrivals when none is given (recorded, so a run can be
+// repeated).
+func parseStages(cfg *loadtester.Config, set map[string]bool) error {
+	if cfg.Arrival == "poisson" && cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()>>11 | 1 // exact in any JSON reader (below 2^53)
+	}
+	if cfg.Stages == "" {
+		return nil
+	}
+	for _, f := range []string{"duration", "rate-steps", "find-rate"} {
+		if set[f] {
+			return fmt.Errorf("--stages and --%s: the stages give the run's rates and length; give one", f)
+		}
+	}
+	stages, err := arrival.ParseStages(cfg.Stages)
+	if err != nil {
+		return err
+	}
+	total := loadtester.StagesLength(stages)
+	if cfg.Warmup >= total {
+		return fmt.Errorf("--warmup %v: the stages last %v in all; want a warm-up shorter than that", cfg.Warmup, total)
+	}
+	cfg.Duration = total - cfg.Warmup
+	return nil
 }
 
 // usage writes the --help text.
