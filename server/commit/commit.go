@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/threadname"
 	"weaseldb/server/api"
 	"weaseldb/server/cpuwork"
 	"weaseldb/server/eventloop"
@@ -339,7 +340,7 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 	}
 	if locked && !cp.opt.Unnamed {
 		// The old name is back before the goroutine (and its thread) ends.
-		restore, err := eventloop.NameThread(StageThreadName(stage, thread))
+		restore, err := threadname.Name(StageThreadName(stage, thread))
 		if err != nil {
 			cp.stageError(stage, thread, err)
 		}
