@@ -112,15 +112,17 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		CommitResolveIterations: cfg.Benchmark.CommitResolveIterations,
 		StatusResolveIterations: cfg.Benchmark.StatusResolveIterations,
 		OkBodyBytes:             cfg.Benchmark.OkBodyBytes,
-		DirectWrites:            direct,
+		Responder:               &responder{direct: direct},
 		Metrics:                 s.Metrics,
 		SpinBeforePark:          spin,
 		StageCPUs:               cfg.Commit.PipelineCPUs,
 		LockThreads:             cfg.Server.ThreadNames.LockAll(),
 		Unnamed:                 cfg.Server.ThreadNames.Unnamed(),
 		Store:                   s.store,
-		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
-			s.handlers[c.Loop().ID()].register(c, sub)
+		OnSubscribe: func(conn any, sub *store.Subscription) {
+			if c, ok := conn.(*eventloop.Conn); ok {
+				s.handlers[c.Loop().ID()].register(c, sub)
+			}
 		},
 		OnPublish: s.notifyPublish,
 		OnError:   opt.OnLoopError,

@@ -105,7 +105,9 @@ func (h *handler) dropAll() {
 	for i := range h.pending {
 		e := &h.pending[i]
 		h.s.Metrics.Request(e.Route, 503, time.Since(e.Start))
-		e.Conn.Abort()
+		if c, ok := e.Reply.Conn.(*eventloop.Conn); ok {
+			c.Abort()
+		}
 	}
 }
 
@@ -153,17 +155,19 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) (int, eventloop.Action) {
 
 // refuse answers a request the parser refused (400, 413, 414, 431, 501,
 // 505), after the earlier responses; OnData then stops the input (the
-// framing is lost), so the connection closes once the answers are out. A refused HEAD gets the head alone, as every HEAD does.
+// framing is lost), so the connection closes once the answers are out. A
+// refused HEAD gets the head alone, as every HEAD does.
 func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.Time) {
 	status, reason := 400, "bad request"
 	var perr *http1.Error
 	if errors.As(err, &perr) {
 		status, reason = perr.Status, perr.Reason
 	}
-	resp := http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false)
+	f := http1.Framing(0) // not keep-alive: the connection closes after it
 	if st.parser.RefusedHead() {
-		resp = http1.ResponseHead(resp)
+		f |= http1.FramingHead
 	}
+	resp := http1.AppendFramed(nil, f, status, "application/json", errorBody(reason), nil, "")
 	c.Reply(c.NextSeq(), resp, true)
 	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
 }

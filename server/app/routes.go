@@ -153,14 +153,11 @@ func (h *handler) reply(q *request, metric metrics.Route, status int, body []byt
 
 func (h *handler) replyTyped(q *request, metric metrics.Route, status int, contentType string, body []byte) {
 	r := q.http
-	extra := http1.KeepAliveExtra(r.KeepAlive, r.Version)
+	extra := ""
 	if status == 405 && q.route != nil {
-		extra += q.route.allow
+		extra = q.route.allow
 	}
-	resp := http1.AppendResponseExtra(nil, status, contentType, body, r.RequestID, r.KeepAlive, extra)
-	if q.head {
-		resp = http1.ResponseHead(resp)
-	}
+	resp := http1.AppendFramed(nil, http1.RequestFraming(r, q.head), status, contentType, body, r.RequestID, extra)
 	q.c.Reply(q.seq, resp, !r.KeepAlive)
 	h.s.Metrics.Request(metric, status, time.Since(q.now))
 }
@@ -169,10 +166,10 @@ func (h *handler) replyTyped(q *request, metric metrics.Route, status int, conte
 // /ok and /v1/version); the release stage answers it.
 func (h *handler) enqueue(q *request, kind commit.Kind, d *commit.Data) {
 	r := q.http
-	e := commit.Entry{Kind: kind, Conn: q.c, Seq: q.seq, KeepAlive: r.KeepAlive, HTTP10: r.Version == http1.HTTP10,
-		Head: q.head, Route: q.route.metric, Start: q.now, Data: d}
+	e := commit.Entry{Kind: kind, Reply: commit.Reply{Conn: q.c, Seq: q.seq, Framing: uint8(http1.RequestFraming(r, q.head))},
+		Route: q.route.metric, Start: q.now, Data: d}
 	if r.RequestID != nil {
-		e.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
+		e.Reply.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
 	}
 	h.pending = append(h.pending, e)
 }

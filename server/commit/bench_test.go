@@ -44,7 +44,7 @@ func benchResolveBatch(b *testing.B, strategy pipeline.WaitStrategy, resolveBatc
 	const push = 32
 	done := make(chan struct{}, 1)
 	var released int // release thread only (one thread)
-	cp, err := New(Options{WaitStrategy: strategy, ReleaseThreads: 1, OkResolveIterations: 4000, Metrics: metrics.New(),
+	cp, err := New(Options{Responder: testResponder{}, WaitStrategy: strategy, ReleaseThreads: 1, OkResolveIterations: 4000, Metrics: metrics.New(),
 		ResolveBatch: resolveBatch, LgSlotCount: 10,
 		released: func(*Entry) {
 			if released++; released%push == 0 && closed {
@@ -60,7 +60,7 @@ func benchResolveBatch(b *testing.B, strategy pipeline.WaitStrategy, resolveBatc
 	b.ResetTimer()
 	for sent := 0; sent < b.N; sent += push {
 		for i := range batch {
-			batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+			batch[i] = Entry{Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK}
 		}
 		start := time.Now()
 		if err := cp.Submit(batch); err != nil {

@@ -17,8 +17,6 @@ import (
 	"weaseldb/internal/threadname"
 	"weaseldb/server/api"
 	"weaseldb/server/cpuwork"
-	"weaseldb/server/eventloop"
-	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/store"
@@ -65,20 +63,15 @@ type Data struct {
 
 // Entry is one request travelling through the pipeline (a ring slot).
 type Entry struct {
-	Kind      Kind
-	Conn      *eventloop.Conn
-	Seq       uint64 // the request's number on its connection
-	KeepAlive bool
-	HTTP10    bool   // the client speaks HTTP/1.0 (keep-alive must then be announced)
-	Head      bool   // HEAD: the release stage sends the response without its body
-	RequestID []byte // copied out of the read buffer; nil if none
-	Route     metrics.Route
-	Start     time.Time // when the request was parsed (for the latency metric)
+	Kind  Kind
+	Reply Reply // where its answer goes, and how it is framed there
+	Route metrics.Route
+	Start time.Time // when the request was parsed (for the latency metric)
 
 	// Set by the stages.
 	Version int64
 	Status  int
-	Resp    []byte // the full HTTP response, built by persist
+	Resp    []byte // the framed answer, built by persist (Responder)
 
 	// Data is the request of the data routes (nil for /ok and /v1/version).
 	Data *Data
@@ -92,9 +85,11 @@ type Options struct {
 	OkResolveSpin       time.Duration // busy-wait per /ok on the clock (after the iterations)
 	// OkBodyBytes is the size of GET /ok's JSON body (see OKBody); 0 means
 	// the plain {"status":"ok"}.
-	OkBodyBytes  int
-	LgSlotCount  int  // ring size 2^LgSlotCount; 0 means 16
-	DirectWrites bool // release threads may write to sockets themselves
+	OkBodyBytes int
+	LgSlotCount int // ring size 2^LgSlotCount; 0 means 16
+	// Responder frames the answers and makes each release thread's Sender
+	// (the app layer's: commit knows no connection and no HTTP). Required.
+	Responder Responder
 	// OnError hears what goes wrong in a stage that does not stop it (a
 	// CPU it could not be pinned to); nil: nobody.
 	OnError func(error)
@@ -131,9 +126,10 @@ type Options struct {
 	// store with the default options.
 	Store *store.Store
 	// OnSubscribe hands a started subscription to whoever streams it (the
-	// connection's event loop), after its response head was queued. Called
-	// by a release thread; nil drops subscriptions (tests).
-	OnSubscribe func(c *eventloop.Conn, sub *store.Subscription)
+	// connection's event loop), after its response head was sent (conn is
+	// its Reply.Conn). Called by a release thread; nil drops subscriptions
+	// (tests).
+	OnSubscribe func(conn any, sub *store.Subscription)
 	// OnPublish is called by the persist stage after a batch appended
 	// committed transactions to the subscription log (to wake the loops
 	// that stream to subscribers). It must not block.
@@ -176,21 +172,12 @@ type Pipeline struct {
 	submitMu sync.RWMutex
 	stopped  bool   // guarded by submitMu
 	body     []byte // persist stage only: scratch for response bodies
-	// okBody is GET /ok's body and okResponse its answer for the common
-	// case (keep-alive, no request id): built once in New and shared
-	// read-only by every connection.
-	okBody, okResponse []byte
-}
-
-// BuildResponse is http1.AppendResponse, with the keep-alive header an
-// HTTP/1.0 client that asked to keep the connection needs
-// (http1.KeepAliveExtra).
-func BuildResponse(dst []byte, status int, contentType string, body, requestID []byte, keepAlive, http10 bool) []byte {
-	v := http1.HTTP11
-	if http10 {
-		v = http1.HTTP10
-	}
-	return http1.AppendResponseExtra(dst, status, contentType, body, requestID, keepAlive, http1.KeepAliveExtra(keepAlive, v))
+	okBody   []byte // GET /ok's body, built once in New
+	// okResponses holds GET /ok's framed answer without a request id, per
+	// Reply.Framing value: framed by the persist stage the first time it
+	// meets that framing and shared read-only by every connection since.
+	// Indexed by a uint8, so no bounds check.
+	okResponses [256][]byte
 }
 
 // New starts the stage goroutines.
@@ -216,6 +203,9 @@ func New(opt Options) (*Pipeline, error) {
 	if opt.ResolveBatch < 0 {
 		return nil, fmt.Errorf("commit: resolve batch must be >= 0 (0: no limit), got %d", opt.ResolveBatch)
 	}
+	if opt.Responder == nil {
+		return nil, errors.New("commit: Options.Responder is nil")
+	}
 	if opt.OkBodyBytes == 0 {
 		opt.OkBodyBytes = len(plainOKBody)
 	}
@@ -232,8 +222,7 @@ func New(opt Options) (*Pipeline, error) {
 	if st == nil {
 		st = store.New(store.Options{})
 	}
-	cp := &Pipeline{opt: opt, st: st, p: p, okBody: okBody,
-		okResponse: http1.AppendResponse(nil, 200, "application/json", okBody, nil, true)}
+	cp := &Pipeline{opt: opt, st: st, p: p, okBody: okBody}
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
@@ -242,7 +231,7 @@ func New(opt Options) (*Pipeline, error) {
 	go cp.runStage(1, 0, cp.resolve)
 	go cp.runStage(2, 0, cp.persist)
 	for t := 0; t < opt.ReleaseThreads; t++ {
-		r := &releaser{s: eventloop.NewSender(opt.DirectWrites)}
+		r := &releaser{s: opt.Responder.NewSender()}
 		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry], thread int) int { return cp.release(b, thread, r) })
 	}
 	return cp, nil
@@ -454,11 +443,7 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			shutdowns++
 		case KindOK:
 			e.Status = 200
-			if e.KeepAlive && e.RequestID == nil && !e.HTTP10 {
-				e.Resp = cp.okResponse
-			} else {
-				e.Resp = BuildResponse(nil, 200, "application/json", cp.okBody, e.RequestID, e.KeepAlive, e.HTTP10)
-			}
+			e.Resp = cp.okResponse(&e.Reply)
 		case KindVersion:
 			body := append(cp.body[:0], `{"version":`...)
 			body = strconv.AppendInt(body, cp.st.Persister.Version(), 10)
@@ -484,21 +469,35 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 	return shutdowns
 }
 
+// okResponse is GET /ok's answer for r: without a request id, the shared
+// one of r's framing (framed now if this is its first).
+func (cp *Pipeline) okResponse(r *Reply) []byte {
+	if r.RequestID != nil || r.Close {
+		return cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
+	}
+	resp := cp.okResponses[r.Framing]
+	if resp == nil {
+		resp = cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
+		cp.okResponses[r.Framing] = resp
+	}
+	return resp
+}
+
 // releaser is one release thread's state.
 type releaser struct {
-	s    *eventloop.Sender
+	s    Sender
 	subs []startedSub
 }
 
 type startedSub struct {
-	c   *eventloop.Conn
-	sub *store.Subscription
+	conn any
+	sub  *store.Subscription
 }
 
 // release sends the responses of the entries this thread owns (Index %
-// threads), grouped per connection by the Sender; a connection closed in
-// the meantime drops them safely. Subscriptions go to their streamer once
-// their response head is queued.
+// threads) through its Sender, which may group them per connection; a
+// connection closed in the meantime drops them safely. Subscriptions go to
+// their streamer once their response head is sent.
 func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *releaser) (shutdowns int) {
 	now := time.Now()
 	s := r.s
@@ -518,22 +517,19 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *release
 		if cp.opt.released != nil {
 			cp.opt.released(e)
 		}
-		if e.Conn != nil { // nil only in tests
-			if e.Head {
-				e.Resp = http1.ResponseHead(e.Resp)
-			}
-			s.Send(e.Conn, e.Seq, e.Resp, !e.KeepAlive)
+		if e.Reply.Conn != nil { // nil only in tests
+			s.Send(&e.Reply, e.Resp)
 			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
-				r.subs = append(r.subs, startedSub{e.Conn, e.Data.Sub})
+				r.subs = append(r.subs, startedSub{e.Reply.Conn, e.Data.Sub})
 			}
 		}
 		// Drop the references the ring slot would keep alive. Kind stays:
 		// it is the only field other release threads may read.
-		e.Conn, e.RequestID, e.Resp, e.Data = nil, nil, nil, nil
+		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = nil, nil, nil, nil
 	}
 	s.Flush()
 	for i, st := range r.subs {
-		cp.opt.OnSubscribe(st.c, st.sub)
+		cp.opt.OnSubscribe(st.conn, st.sub)
 		r.subs[i] = startedSub{}
 	}
 	r.subs = r.subs[:0]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weaseldb/server/api"
+	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/store"
@@ -23,7 +24,7 @@ func TestEveryEntryReleasedOnceAndCloseJoins(t *testing.T) {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%v/%d", strategy, threads), func(t *testing.T) {
 				m := metrics.New()
-				cp, err := New(Options{WaitStrategy: strategy, ReleaseThreads: threads, LgSlotCount: 4, OkResolveIterations: 10, Metrics: m})
+				cp, err := New(Options{Responder: testResponder{}, WaitStrategy: strategy, ReleaseThreads: threads, LgSlotCount: 4, OkResolveIterations: 10, Metrics: m})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -34,7 +35,7 @@ func TestEveryEntryReleasedOnceAndCloseJoins(t *testing.T) {
 						defer wg.Done()
 						batch := make([]Entry, 50)
 						for i := range batch {
-							batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK, Start: time.Now()}
+							batch[i] = Entry{Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
 						}
 						for r := 0; r < 10; r++ {
 							cp.Submit(batch)
@@ -72,13 +73,30 @@ func grep(s, sub string) string {
 }
 
 func TestOkResponse(t *testing.T) {
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1})
+	cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	if !strings.HasPrefix(string(cp.okResponse), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(cp.okResponse), "\r\n\r\n{\"status\":\"ok\"}") {
-		t.Fatalf("%q", cp.okResponse)
+	// Nothing is submitted: this goroutine stands in for the persist stage.
+	ok := cp.okResponse(&Reply{Framing: keepAlive})
+	if !strings.HasPrefix(string(ok), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(ok), "\r\n\r\n{\"status\":\"ok\"}") {
+		t.Fatalf("%q", ok)
+	}
+	if again := cp.okResponse(&Reply{Framing: keepAlive}); &again[0] != &ok[0] {
+		t.Fatal("the keep-alive answer is framed again, not shared")
+	}
+	// Each framing has its own shared answer, framed by the Responder.
+	head := uint8(http1.FramingHead)
+	for _, r := range []Reply{{Framing: head}, {Framing: keepAlive | head}, {Framing: uint8(http1.FramingHTTP10)},
+		{Framing: keepAlive, RequestID: []byte("r-1")}} {
+		want := testResponder{}.AppendResponse(nil, &r, 200, "application/json", cp.okBody)
+		if got := cp.okResponse(&r); string(got) != string(want) {
+			t.Fatalf("framing %b id %q: %q, want %q", r.Framing, r.RequestID, got, want)
+		}
+	}
+	if _, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1}); err == nil {
+		t.Fatal("New without a Responder: no error")
 	}
 }
 
@@ -89,14 +107,14 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 	st := store.New(store.Options{})
 	m := metrics.New()
 	var publishes atomic.Int64
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m, Store: st,
+	cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m, Store: st,
 		OnPublish: func() { publishes.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	commit := func(id string, readVersion int64, pre []api.Precondition, ops ...api.Operation) Entry {
 		d := &Data{Commit: api.CommitRequest{RequestID: id, ReadVersion: readVersion, Preconditions: pre, Operations: ops}}
-		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Start: time.Now(), Data: d}
+		return Entry{Kind: KindCommit, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteCommit, Start: time.Now(), Data: d}
 	}
 	write := api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("v1")}
 	cp.Submit([]Entry{
@@ -130,13 +148,13 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 // met by skipping the spin and does not depend on the machine's speed.
 func TestOkResolveSpinIsPerRequest(t *testing.T) {
 	const n, spin = 20, 2 * time.Millisecond
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, OkResolveSpin: spin, Metrics: metrics.New()})
+	cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, OkResolveSpin: spin, Metrics: metrics.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	batch := make([]Entry, n)
 	for i := range batch {
-		batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK, Start: time.Now()}
+		batch[i] = Entry{Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
 	}
 	start := time.Now()
 	cp.Submit(batch)
@@ -149,13 +167,13 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 // knobEntries are the entries the knob tests submit: a GET /ok, a status
 // lookup and a commit of the given id.
 func knobEntries() (ok Entry, status func() Entry, commit func(id string) Entry) {
-	ok = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+	ok = Entry{Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK}
 	status = func() Entry {
-		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
+		return Entry{Kind: KindStatus, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteStatus,
 			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
 	}
 	commit = func(id string) Entry {
-		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
+		return Entry{Kind: KindCommit, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
 	}
 	return ok, status, commit
 }
@@ -208,7 +226,7 @@ func TestResolveSpinKnobsPerRoute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			got := map[time.Duration]int{}
-			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
+			cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
 				OkResolveSpin: tt.okSpin, CommitResolveSpin: tt.cSpin, StatusResolveSpin: tt.stSpin,
 				spinFor: func(d time.Duration) { mu.Lock(); got[d]++; mu.Unlock() }})
 			if err != nil {
@@ -249,7 +267,7 @@ func TestResolveIterationKnobsPerRoute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			got := map[int]int{}
-			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
+			cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
 				OkResolveIterations: tt.okIt, CommitResolveIterations: tt.cIt, StatusResolveIterations: tt.stIt,
 				spendIterations: func(n int) { mu.Lock(); got[n]++; mu.Unlock() }})
 			if err != nil {
@@ -270,7 +288,7 @@ func TestResolveIterationKnobsPerRoute(t *testing.T) {
 // stage early and Close never returned) nor counts as a request.
 func TestZeroEntryIsNotShutdown(t *testing.T) {
 	m := metrics.New()
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m})
+	cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +298,7 @@ func TestZeroEntryIsNotShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
-	batch := []Entry{{}, {Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}, {}, {}}
+	batch := []Entry{{}, {Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK}, {}, {}}
 	for range 5 {
 		if err := cp.Submit(batch); err != nil {
 			t.Fatal(err)
@@ -316,7 +334,7 @@ func closeWithin(t *testing.T, cp *Pipeline, d time.Duration) {
 func TestSubmitAfterClose(t *testing.T) {
 	for _, threads := range []int{1, 3} {
 		m := metrics.New()
-		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: threads, LgSlotCount: 3, Metrics: m})
+		cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: threads, LgSlotCount: 3, Metrics: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +347,7 @@ func TestSubmitAfterClose(t *testing.T) {
 				batch := make([]Entry, 5)
 				for {
 					for i := range batch {
-						batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+						batch[i] = Entry{Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK}
 					}
 					if err := cp.Submit(batch); err != nil {
 						if !errors.Is(err, ErrClosed) {
@@ -358,13 +376,13 @@ func TestSubmitAfterClose(t *testing.T) {
 // every stage once.
 func TestResolveBatchOne(t *testing.T) {
 	m := metrics.New()
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, ResolveBatch: 1, Metrics: m})
+	cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, ResolveBatch: 1, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	batch := make([]Entry, 40)
 	for i := range batch {
-		batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+		batch[i] = Entry{Kind: KindOK, Reply: Reply{Framing: keepAlive}, Route: metrics.RouteOK}
 	}
 	cp.Submit(batch)
 	closeWithin(t, cp, 20*time.Second)
@@ -376,7 +394,7 @@ func TestResolveBatchOne(t *testing.T) {
 	if !strings.Contains(string(out), `weaseldb_pipeline_batch_size_bucket{stage="resolve",le="1"} 42`) {
 		t.Fatalf("resolve batches larger than 1:\n%s", grep(string(out), `stage="resolve"`))
 	}
-	if _, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, ResolveBatch: -1}); err == nil {
+	if _, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, ResolveBatch: -1}); err == nil {
 		t.Fatal("negative ResolveBatch accepted")
 	}
 }
@@ -395,7 +413,7 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		var mu sync.Mutex
 		answers := make(chan answer, 1)
 		st := store.New(store.Options{RetentionVersions: 5, RetentionAge: time.Hour})
-		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(), Store: st,
+		cp, err := New(Options{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(), Store: st,
 			Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
 			released: func(e *Entry) {
 				answers <- answer{e.Status, string(e.Resp[bytes.Index(e.Resp, []byte("\r\n\r\n"))+4:])}
@@ -405,7 +423,7 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		}
 		defer closeWithin(t, cp, 20*time.Second)
 		do := func(e Entry) answer {
-			e.KeepAlive = true
+			e.Reply.Framing = keepAlive
 			if err := cp.Submit([]Entry{e}); err != nil {
 				t.Fatal(err)
 			}

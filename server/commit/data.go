@@ -6,16 +6,15 @@ import (
 	"time"
 
 	"weaseldb/server/api"
-	"weaseldb/server/http1"
 	"weaseldb/server/store"
 )
 
-// respond builds e's full response around body (which it copies, so body
-// may be the persist stage's scratch).
+// respond has the Responder frame e's answer around body (which it
+// copies, so body may be the persist stage's scratch).
 func (cp *Pipeline) respond(e *Entry, status int, contentType string, body []byte) {
 	e.Status = status
-	e.Resp = BuildResponse(make([]byte, 0, 128+len(contentType)+len(e.RequestID)+len(body)),
-		status, contentType, body, e.RequestID, e.KeepAlive, e.HTTP10)
+	e.Resp = cp.opt.Responder.AppendResponse(make([]byte, 0, 128+len(contentType)+len(e.Reply.RequestID)+len(body)),
+		&e.Reply, status, contentType, body)
 }
 
 func (cp *Pipeline) respondError(e *Entry, status int, msg string) {
@@ -98,13 +97,13 @@ func (cp *Pipeline) persistData(e *Entry) {
 // answer is the head of a chunked stream; the loop streams the rest.
 func (cp *Pipeline) subscribe(e *Entry) {
 	if next := cp.st.Persister.Version() + 1; e.Data.FromVersion > next {
-		e.KeepAlive = false
+		e.Reply.Close = true
 		cp.respondError(e, 400, fmt.Sprintf("from_version: %d is beyond the next version, %d", e.Data.FromVersion, next))
 		return
 	}
 	sub, err := cp.st.Subscribe(e.Data.FromVersion)
 	if err != nil {
-		e.KeepAlive = false // the request is answered; the connection carries no more
+		e.Reply.Close = true // the request is answered; the connection carries no more
 		switch {
 		case errors.Is(err, store.ErrLogTruncated):
 			cp.respondError(e, 410, api.SubscribeErrLogTruncated+": "+err.Error())
@@ -115,5 +114,5 @@ func (cp *Pipeline) subscribe(e *Entry) {
 	}
 	e.Data.Sub = sub
 	e.Status = 200
-	e.Resp = http1.AppendChunkedHeader(make([]byte, 0, 128+len(e.RequestID)), 200, api.ContentTypeNDJSON, e.RequestID)
+	e.Resp = cp.opt.Responder.AppendStreamHead(make([]byte, 0, 128+len(e.Reply.RequestID)), &e.Reply, 200, api.ContentTypeNDJSON)
 }
