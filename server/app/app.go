@@ -29,7 +29,7 @@ type Server struct {
 	// interface after the first loop's (which is in listeners).
 	loopListeners []*eventloop.Listener
 	loops         *eventloop.Server
-	commit        *commit.Pipeline
+	commit        *commit.Pipeline[*eventloop.Conn]
 	store         *store.Store
 	handlers      []*handler // by loop index
 	keepalive     time.Duration
@@ -102,7 +102,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		// before parking only delays the next stage, readied on the same P.
 		spin = -1
 	}
-	s.commit, err = commit.New(commit.Options{
+	s.commit, err = commit.New(commit.Options[*eventloop.Conn]{
 		WaitStrategy:            strategy,
 		ReleaseThreads:          cfg.Commit.PipelineReleaseThreads,
 		OkResolveIterations:     cfg.Benchmark.OkResolveIterations,
@@ -119,10 +119,8 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		LockThreads:             cfg.Server.ThreadNames.LockAll(),
 		Unnamed:                 cfg.Server.ThreadNames.Unnamed(),
 		Store:                   s.store,
-		OnSubscribe: func(conn any, sub *store.Subscription) {
-			if c, ok := conn.(*eventloop.Conn); ok {
-				s.handlers[c.Loop().ID()].register(c, sub)
-			}
+		OnSubscribe: func(c *eventloop.Conn, sub *store.Subscription) {
+			s.handlers[c.Loop().ID()].register(c, sub)
 		},
 		OnPublish: s.notifyPublish,
 		OnError:   opt.OnLoopError,

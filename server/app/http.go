@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weaseldb/server/commit"
 	"weaseldb/server/eventloop"
 	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
@@ -21,7 +20,7 @@ import (
 type handler struct {
 	s       *Server
 	loop    *eventloop.Loop
-	pending []commit.Entry
+	pending []entry
 	req     http1.Request
 	q       request     // the request being routed (reused: no allocation per request)
 	subs    subscribers // GET /v1/subscribe streams on this loop
@@ -105,9 +104,7 @@ func (h *handler) dropAll() {
 	for i := range h.pending {
 		e := &h.pending[i]
 		h.s.Metrics.Request(e.Route, 503, time.Since(e.Start))
-		if c, ok := e.Reply.Conn.(*eventloop.Conn); ok {
-			c.Abort()
-		}
+		e.Reply.Conn.Abort()
 	}
 }
 

@@ -51,13 +51,16 @@ var methodNames = [numMethods]string{"GET", "POST", "PUT", "DELETE"}
 // request is one parsed request on its way through its route: what every
 // route function needs, built once per request.
 type request struct {
-	c      *eventloop.Conn
-	seq    uint64
-	http   *http1.Request
-	route  *route
-	now    time.Time // when the read that carried it returned
-	head   bool      // HEAD: the GET's answer without its body
-	suffix []byte    // a prefix route's path after its prefix
+	c     *eventloop.Conn
+	seq   uint64
+	http  *http1.Request
+	route *route
+	now   time.Time // when the read that carried it returned
+	head  bool      // HEAD: the GET's answer without its body
+	// framing is the answer's, as the request asked (a route that then
+	// closes the connection clears KeepAlive in http, which wins).
+	framing http1.Framing
+	suffix  []byte // a prefix route's path after its prefix
 }
 
 type routeFunc func(h *handler, q *request)
@@ -132,6 +135,7 @@ func (h *handler) dispatch(c *eventloop.Conn, r *http1.Request, now time.Time) {
 		// the start of the next pipelined response.
 		m, q.head = methodGET, true
 	}
+	q.framing = http1.RequestFraming(r, q.head)
 	rt, suffix := lookup(r.Path)
 	if rt == nil {
 		h.reply(q, metrics.RouteNotFound, 404, bodyNotFound)
@@ -157,7 +161,11 @@ func (h *handler) replyTyped(q *request, metric metrics.Route, status int, conte
 	if status == 405 && q.route != nil {
 		extra = q.route.allow
 	}
-	resp := http1.AppendFramed(nil, http1.RequestFraming(r, q.head), status, contentType, body, r.RequestID, extra)
+	f := q.framing
+	if !r.KeepAlive {
+		f = f.Closing()
+	}
+	resp := http1.AppendFramed(nil, f, status, contentType, body, r.RequestID, extra)
 	q.c.Reply(q.seq, resp, !r.KeepAlive)
 	h.s.Metrics.Request(metric, status, time.Since(q.now))
 }
@@ -166,7 +174,7 @@ func (h *handler) replyTyped(q *request, metric metrics.Route, status int, conte
 // /ok and /v1/version); the release stage answers it.
 func (h *handler) enqueue(q *request, kind commit.Kind, d *commit.Data) {
 	r := q.http
-	e := commit.Entry{Kind: kind, Reply: commit.Reply{Conn: q.c, Seq: q.seq, Framing: uint8(http1.RequestFraming(r, q.head))},
+	e := entry{Kind: kind, Reply: reply{Conn: q.c, Seq: q.seq, Framing: uint8(q.framing), Close: !r.KeepAlive},
 		Route: q.route.metric, Start: q.now, Data: d}
 	if r.RequestID != nil {
 		e.Reply.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused

@@ -61,10 +61,11 @@ type Data struct {
 	Sub       *store.Subscription // persist: KindSubscribe, nil when refused
 }
 
-// Entry is one request travelling through the pipeline (a ring slot).
-type Entry struct {
+// Entry is one request travelling through the pipeline (a ring slot). C is
+// the app layer's connection type (see Reply).
+type Entry[C comparable] struct {
 	Kind  Kind
-	Reply Reply // where its answer goes, and how it is framed there
+	Reply Reply[C] // where its answer goes, and how it is framed there
 	Route metrics.Route
 	Start time.Time // when the request was parsed (for the latency metric)
 
@@ -78,7 +79,7 @@ type Entry struct {
 }
 
 // Options configure the pipeline.
-type Options struct {
+type Options[C comparable] struct {
 	WaitStrategy        pipeline.WaitStrategy
 	ReleaseThreads      int
 	OkResolveIterations int
@@ -89,7 +90,7 @@ type Options struct {
 	LgSlotCount int // ring size 2^LgSlotCount; 0 means 16
 	// Responder frames the answers and makes each release thread's Sender
 	// (the app layer's: commit knows no connection and no HTTP). Required.
-	Responder Responder
+	Responder Responder[C]
 	// OnError hears what goes wrong in a stage that does not stop it (a
 	// CPU it could not be pinned to); nil: nobody.
 	OnError func(error)
@@ -129,7 +130,7 @@ type Options struct {
 	// connection's event loop), after its response head was sent (conn is
 	// its Reply.Conn). Called by a release thread; nil drops subscriptions
 	// (tests).
-	OnSubscribe func(conn any, sub *store.Subscription)
+	OnSubscribe func(conn C, sub *store.Subscription)
 	// OnPublish is called by the persist stage after a batch appended
 	// committed transactions to the subscription log (to wake the loops
 	// that stream to subscribers). It must not block.
@@ -148,7 +149,7 @@ type Options struct {
 
 	// released, when set (benchmarks of this package), hears of every
 	// entry the release stage handled.
-	released func(e *Entry)
+	released func(e *Entry[C])
 	// spinFor is the busy-wait of the benchmark knobs; nil means
 	// cpuwork.SpinFor. Tests count its calls instead of timing them.
 	spinFor func(time.Duration)
@@ -161,10 +162,10 @@ type Options struct {
 var ErrClosed = errors.New("commit pipeline closed")
 
 // Pipeline runs the stage goroutines.
-type Pipeline struct {
-	opt Options
+type Pipeline[C comparable] struct {
+	opt Options[C]
 	st  *store.Store
-	p   *pipeline.Pipeline[Entry]
+	p   *pipeline.Pipeline[Entry[C]]
 	wg  sync.WaitGroup
 	// submitMu orders Submit against Close: Submit holds it shared while it
 	// pushes, Close takes it exclusively to set stopped, so no entry is
@@ -181,7 +182,7 @@ type Pipeline struct {
 }
 
 // New starts the stage goroutines.
-func New(opt Options) (*Pipeline, error) {
+func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	if opt.ReleaseThreads < 1 {
 		return nil, fmt.Errorf("commit: release threads must be >= 1, got %d", opt.ReleaseThreads)
 	}
@@ -213,7 +214,7 @@ func New(opt Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
-	p, err := pipeline.NewWithOptions[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
+	p, err := pipeline.NewWithOptions[Entry[C]](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
 		pipeline.Options{SpinBeforePark: opt.SpinBeforePark})
 	if err != nil {
 		return nil, fmt.Errorf("commit pipeline: %w", err)
@@ -222,7 +223,7 @@ func New(opt Options) (*Pipeline, error) {
 	if st == nil {
 		st = store.New(store.Options{})
 	}
-	cp := &Pipeline{opt: opt, st: st, p: p, okBody: okBody}
+	cp := &Pipeline[C]{opt: opt, st: st, p: p, okBody: okBody}
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
@@ -231,8 +232,8 @@ func New(opt Options) (*Pipeline, error) {
 	go cp.runStage(1, 0, cp.resolve)
 	go cp.runStage(2, 0, cp.persist)
 	for t := 0; t < opt.ReleaseThreads; t++ {
-		r := &releaser{s: opt.Responder.NewSender()}
-		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry], thread int) int { return cp.release(b, thread, r) })
+		r := &releaser[C]{s: opt.Responder.NewSender()}
+		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry[C]], thread int) int { return cp.release(b, thread, r) })
 	}
 	return cp, nil
 }
@@ -241,7 +242,7 @@ func New(opt Options) (*Pipeline, error) {
 // push (more only when they outnumber the ring's slots). Safe from several
 // loops at once. After Close has begun it queues nothing and returns
 // ErrClosed: the caller still owes those requests an answer.
-func (cp *Pipeline) Submit(entries []Entry) error {
+func (cp *Pipeline[C]) Submit(entries []Entry[C]) error {
 	cp.submitMu.RLock()
 	defer cp.submitMu.RUnlock()
 	if cp.stopped {
@@ -251,7 +252,7 @@ func (cp *Pipeline) Submit(entries []Entry) error {
 	return nil
 }
 
-func (cp *Pipeline) push(entries []Entry) {
+func (cp *Pipeline[C]) push(entries []Entry[C]) {
 	for len(entries) > 0 {
 		b := cp.p.Push(len(entries), true)
 		n := b.Len()
@@ -266,7 +267,7 @@ func (cp *Pipeline) push(entries []Entry) {
 
 // Close pushes one shutdown entry per release thread (after every request
 // already submitted) and waits for every stage goroutine to finish.
-func (cp *Pipeline) Close() {
+func (cp *Pipeline[C]) Close() {
 	cp.submitMu.Lock()
 	if cp.stopped {
 		cp.submitMu.Unlock()
@@ -274,7 +275,7 @@ func (cp *Pipeline) Close() {
 	}
 	cp.stopped = true
 	// Pushed under the lock: no Submit is between its check and its push.
-	stops := make([]Entry, cp.opt.ReleaseThreads)
+	stops := make([]Entry[C], cp.opt.ReleaseThreads)
 	for i := range stops {
 		stops[i].Kind = KindShutdown
 	}
@@ -284,10 +285,10 @@ func (cp *Pipeline) Close() {
 }
 
 // CommittedVersion is the latest version persisted.
-func (cp *Pipeline) CommittedVersion() int64 { return cp.st.Persister.Version() }
+func (cp *Pipeline[C]) CommittedVersion() int64 { return cp.st.Persister.Version() }
 
 // Store is the state the stages own.
-func (cp *Pipeline) Store() *store.Store { return cp.st }
+func (cp *Pipeline[C]) Store() *store.Store { return cp.st }
 
 // StageThreadName is the OS thread name of a stage's thread: its stage,
 // and for release (the stage with several) the thread's number.
@@ -298,7 +299,7 @@ func StageThreadName(stage, thread int) string {
 	return metrics.StageNames[stage]
 }
 
-func (cp *Pipeline) stageError(stage, thread int, err error) {
+func (cp *Pipeline[C]) stageError(stage, thread int, err error) {
 	if cp.opt.OnError != nil {
 		cp.opt.OnError(fmt.Errorf("commit stage %s thread %d: %w", metrics.StageNames[stage], thread, err))
 	}
@@ -307,7 +308,7 @@ func (cp *Pipeline) stageError(stage, thread int, err error) {
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
 // stages, its own for a release thread).
-func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch[Entry], int) int) {
+func (cp *Pipeline[C]) runStage(stage, thread int, process func(pipeline.StageBatch[Entry[C]], int) int) {
 	defer cp.wg.Done()
 	locked := false
 	if stage < len(cp.opt.StageCPUs) && len(cp.opt.StageCPUs[stage]) > 0 {
@@ -354,13 +355,13 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 	}
 }
 
-func (cp *Pipeline) owns(index uint64, thread int) bool {
+func (cp *Pipeline[C]) owns(index uint64, thread int) bool {
 	return int(index%uint64(cp.opt.ReleaseThreads)) == thread
 }
 
 // sequence assigns versions to commits and looks status requests up. The
 // clock is read once per batch, and only when the batch has a data route.
-func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
 	var now time.Time
 	sq := cp.st.Sequencer
 	for i := 0; i < b.Len(); i++ {
@@ -395,7 +396,7 @@ func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int
 // set (duplicates and commits refused by the sequence stage included: the
 // knob is a cost per request of the route), and every status lookup when
 // benchmark.status_resolve_spin_ns is. It must never block.
-func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -433,7 +434,7 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 // persist applies commits and builds each response. After a batch with
 // commits it publishes the log once (waking the subscribers' loops through
 // OnPublish): subscribers cost this stage nothing per subscriber.
-func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
 	var now time.Time
 	committed, appended := false, false
 	for i := 0; i < b.Len(); i++ {
@@ -443,7 +444,9 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			shutdowns++
 		case KindOK:
 			e.Status = 200
-			e.Resp = cp.okResponse(&e.Reply)
+			if e.Resp = cp.okResponses[e.Reply.Framing]; e.Resp == nil || e.Reply.RequestID != nil {
+				e.Resp = cp.okResponse(&e.Reply)
+			}
 		case KindVersion:
 			body := append(cp.body[:0], `{"version":`...)
 			body = strconv.AppendInt(body, cp.st.Persister.Version(), 10)
@@ -470,9 +473,10 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 }
 
 // okResponse is GET /ok's answer for r: without a request id, the shared
-// one of r's framing (framed now if this is its first).
-func (cp *Pipeline) okResponse(r *Reply) []byte {
-	if r.RequestID != nil || r.Close {
+// one of r's framing (framed now if this is its first). persist inlines
+// its common case, a framing met before.
+func (cp *Pipeline[C]) okResponse(r *Reply[C]) []byte {
+	if r.RequestID != nil {
 		return cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
 	}
 	resp := cp.okResponses[r.Framing]
@@ -484,13 +488,13 @@ func (cp *Pipeline) okResponse(r *Reply) []byte {
 }
 
 // releaser is one release thread's state.
-type releaser struct {
-	s    Sender
-	subs []startedSub
+type releaser[C comparable] struct {
+	s    Sender[C]
+	subs []startedSub[C]
 }
 
-type startedSub struct {
-	conn any
+type startedSub[C comparable] struct {
+	conn C
 	sub  *store.Subscription
 }
 
@@ -498,9 +502,10 @@ type startedSub struct {
 // threads) through its Sender, which may group them per connection; a
 // connection closed in the meantime drops them safely. Subscriptions go to
 // their streamer once their response head is sent.
-func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *releaser) (shutdowns int) {
+func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *releaser[C]) (shutdowns int) {
 	now := time.Now()
 	s := r.s
+	var none C
 	for i := 0; i < b.Len(); i++ {
 		if !cp.owns(b.Index(i), thread) {
 			continue
@@ -517,20 +522,20 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *release
 		if cp.opt.released != nil {
 			cp.opt.released(e)
 		}
-		if e.Reply.Conn != nil { // nil only in tests
-			s.Send(&e.Reply, e.Resp)
+		if e.Reply.Conn != none { // none only in tests
+			s.Send(e.Reply.Conn, e.Reply.Seq, e.Resp, e.Reply.Close)
 			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
-				r.subs = append(r.subs, startedSub{e.Reply.Conn, e.Data.Sub})
+				r.subs = append(r.subs, startedSub[C]{e.Reply.Conn, e.Data.Sub})
 			}
 		}
 		// Drop the references the ring slot would keep alive. Kind stays:
 		// it is the only field other release threads may read.
-		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = nil, nil, nil, nil
+		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = none, nil, nil, nil
 	}
 	s.Flush()
 	for i, st := range r.subs {
 		cp.opt.OnSubscribe(st.conn, st.sub)
-		r.subs[i] = startedSub{}
+		r.subs[i] = startedSub[C]{}
 	}
 	r.subs = r.subs[:0]
 	return shutdowns

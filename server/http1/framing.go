@@ -62,13 +62,14 @@ func AppendFramed(dst []byte, f Framing, status int, contentType string, body, r
 		dst = append(dst, "\r\n"...)
 	}
 	dst = appendResponseID(dst, requestID)
-	switch f & (FramingKeepAlive | FramingHTTP10) {
-	case 0, FramingHTTP10:
+	if f&FramingKeepAlive == 0 {
 		dst = append(dst, "Connection: close\r\n"...)
-	case FramingKeepAlive | FramingHTTP10:
+	} else if f&FramingHTTP10 != 0 {
 		dst = append(dst, "Connection: keep-alive\r\n"...)
 	}
-	dst = append(dst, extra...)
+	if extra != "" { // most responses have none: no copy call for it
+		dst = append(dst, extra...)
+	}
 	dst = append(dst, "\r\n"...)
 	if !noBody && f&FramingHead == 0 {
 		dst = append(dst, body...)
