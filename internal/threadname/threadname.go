@@ -1,4 +1,7 @@
-package eventloop
+// Package threadname names OS threads (prctl PR_SET_NAME) for ps -L, top -H
+// and perf: the event loops and the commit stages both name theirs, and
+// neither should import the other for it.
+package threadname
 
 import (
 	"bytes"
@@ -13,7 +16,7 @@ import (
 // less its NUL): prctl truncates longer ones.
 const maxThreadName = 15
 
-// NameThread names the calling OS thread (prctl PR_SET_NAME), as ps -L,
+// Name names the calling OS thread (prctl PR_SET_NAME), as ps -L,
 // top -H, perf and /proc/PID/task/TID/comm show it, and returns the
 // function that gives the thread its old name back.
 //
@@ -23,7 +26,7 @@ const maxThreadName = 15
 // the thread that takes over its P, and a new thread inherits its creator's
 // name. (While the goroutine runs locked, the runtime starts new threads
 // from a template thread instead, so they do not inherit it.)
-func NameThread(name string) (restore func(), err error) {
+func Name(name string) (restore func(), err error) {
 	var old [maxThreadName + 1]byte
 	if err := unix.Prctl(unix.PR_GET_NAME, uintptr(unsafe.Pointer(&old[0])), 0, 0, 0); err != nil {
 		return func() {}, fmt.Errorf("name thread %q: read the old name: %w", name, err)

@@ -1,4 +1,4 @@
-package eventloop
+package threadname
 
 import (
 	"fmt"
@@ -19,9 +19,9 @@ func threadComm(t *testing.T) string {
 	return strings.TrimSuffix(string(b), "\n")
 }
 
-// NameThread names the calling thread (at most 15 bytes, the kernel's
+// Name names the calling thread (at most 15 bytes, the kernel's
 // limit) and restore gives it its old name back.
-func TestNameThread(t *testing.T) {
+func TestName(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{
 		{"io-0", "io-0"},
 		{"release-12", "release-12"},
@@ -33,13 +33,13 @@ func TestNameThread(t *testing.T) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			old := threadComm(t)
-			restore, err := NameThread(tc.name)
+			restore, err := Name(tc.name)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			if got := threadComm(t); got != tc.want {
-				t.Errorf("NameThread(%q): comm %q, want %q", tc.name, got, tc.want)
+				t.Errorf("Name(%q): comm %q, want %q", tc.name, got, tc.want)
 			}
 			restore()
 			if got := threadComm(t); got != old {
