@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -142,7 +143,7 @@ func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Op
 				if r.IntN(50) == 0 {
 					time.Sleep(time.Duration(r.IntN(300)) * time.Microsecond)
 				}
-				s.Send(j.c, j.seq, j.line, false)
+				s.Send(j.c, j.seq, j.line, bytes.Equal(j.line, []byte("bye\n"))) // "bye": the worker's answer ends the connection
 				if r.IntN(4) == 0 {
 					s.Flush()
 				}
@@ -166,6 +167,25 @@ func dial(t *testing.T, addr string) net.Conn {
 	c := nettest.Dial(t, "tcp", addr)
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	return c
+}
+
+// A response a Sender queues with closeAfter ends the connection once it is
+// written, although the handler kept reading (it had no reason to stop: a
+// pipeline stage, not the parser, decided the connection ends).
+func TestSenderCloseAfterEndsAReadingConnection(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			_, h, addr := startLineServer(t, 1, 1, direct, Options{})
+			conn := dial(t, addr)
+			io.WriteString(conn, "a\nbye\n")
+			got, err := io.ReadAll(conn) // up to the server's FIN
+			if string(got) != "a\nbye\n" || err != nil {
+				t.Fatalf("read %q, %v: want both lines, then the end of the connection", got, err)
+			}
+			conn.Close()
+			waitFor(t, func() bool { return h.closed.Load() == h.opened.Load() })
+		})
+	}
 }
 
 // Responses come back in request order although workers finish them out of
