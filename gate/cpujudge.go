@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"weaseldb/internal/stats"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The time tier judges the server's CPU per request beside its req/s: over
@@ -35,7 +35,7 @@ const ReasonCPUHigher = "cpu_per_request_higher"
 // windowCPU is the server's CPU per request and its cores over the
 // load's measured window, read from the trace; false when the result or
 // the trace cannot place the window.
-func windowCPU(tr *cpuTrace, res loadtester.Result) (nsPerRequest, cores float64, ok bool) {
+func windowCPU(tr *cpuTrace, res result.Result) (nsPerRequest, cores float64, ok bool) {
 	start, err := time.Parse(time.RFC3339Nano, res.WindowStart)
 	if err != nil || res.DurationS <= 0 || res.Requests <= 0 || tr == nil {
 		return 0, 0, false

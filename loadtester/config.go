@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // Config is one load test. Zero values are not defaults: start from
@@ -93,7 +94,7 @@ type Config struct {
 	MaxErrors int64 `json:"max_errors"`
 	// Thresholds (ParseThreshold) are judged against the result at the end
 	// of the run (Result.Thresholds).
-	Thresholds []Threshold `json:"thresholds,omitempty"`
+	Thresholds []result.Threshold `json:"thresholds,omitempty"`
 
 	// VegetaMax is how many per-request results Run keeps for WriteVegeta
 	// (0: none); beyond it, an even sample of the run (every k-th, k a
@@ -106,13 +107,13 @@ type Config struct {
 	// closes, on Run's collector goroutine (HDRLog.Interval streams a log
 	// from it). A slow callback delays the next interval's collection, not
 	// the load.
-	OnInterval func(IntervalReport) `json:"-"`
+	OnInterval func(result.IntervalReport) `json:"-"`
 	// OnSnapshot, when set, is called with the run so far at the end of
 	// every stats interval (warm-up ones included), when the drain begins
 	// and when the run is done, on Run's collector goroutine (a live
 	// exporter's feed, e.g. livemetrics). Like OnInterval, a slow callback
 	// delays collection, not the load.
-	OnSnapshot func(Snapshot) `json:"-"`
+	OnSnapshot func(result.Snapshot) `json:"-"`
 }
 
 // DefaultSendSlack is Config.SendSlack's default (docs/load_tester.md,

@@ -3,21 +3,12 @@ package loadtester
 import (
 	"strconv"
 	"time"
+	"weaseldb/loadtester/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Histogram range: 1 ns to one hour, 3 significant digits. An hour leaves
-// room for open-loop runs where requests queue behind a stalled server.
-const (
-	histLowest  = 1
-	histHighest = 3600 * 1e9
-	histSigFigs = 3
-)
-
-func newHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histLowest, histHighest, histSigFigs)
-}
+func newHistogram() *hdrhistogram.Histogram { return result.NewHistogram() }
 
 // errorKind classifies failures; each non-2xx status is counted separately.
 type errorKind uint8
@@ -177,3 +168,5 @@ func (c *counters) statusCodes() map[string]int64 {
 	}
 	return m
 }
+
+func latencyOf(h *hdrhistogram.Histogram) result.Latency { return result.LatencyOf(h) }

@@ -12,6 +12,7 @@ import (
 
 	"weaseldb/loadtester"
 	"weaseldb/loadtester/arrival"
+	"weaseldb/loadtester/result"
 )
 
 // options is a command line: the load (the engine's Config) and what the
@@ -28,8 +29,8 @@ type options struct {
 	// step judged against --slo.
 	rateSteps  []float64
 	findRate   bool
-	objectives []loadtester.Objective
-	search     loadtester.SearchSpec
+	objectives []result.Objective
+	search     result.SearchSpec
 	// Live metrics (metrics.go): --metrics-addr, --metrics-linger.
 	metricsAddr   string
 	metricsLinger time.Duration
@@ -37,12 +38,12 @@ type options struct {
 
 // thresholdFlag collects --threshold, each parsed as it is given, so a
 // malformed one is refused in one line naming it.
-type thresholdFlag struct{ ts *[]loadtester.Threshold }
+type thresholdFlag struct{ ts *[]result.Threshold }
 
 func (f thresholdFlag) String() string { return "" }
 
 func (f thresholdFlag) Set(v string) error {
-	t, err := loadtester.ParseThreshold(v)
+	t, err := result.ParseThreshold(v)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 
 // defaults are the options before any flag.
 func defaults() options {
-	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax, search: loadtester.DefaultSearchSpec()}
+	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax, search: result.DefaultSearchSpec()}
 }
 
 // parseArgs parses the command line. help is true for --help.

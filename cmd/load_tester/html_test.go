@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // realResults runs the real engine at an in-test server and returns the
@@ -49,7 +49,7 @@ func realResults(t *testing.T) map[string]string {
 }
 
 // accountingCells are the page's accounting cells that res must show.
-func accountingCells(res *loadtester.Result) []string {
+func accountingCells(res *result.Result) []string {
 	return []string{fmt.Sprintf(`data-acct="due">%d<`, res.Due), fmt.Sprintf(`data-acct="answered">%d<`, res.Answered),
 		fmt.Sprintf(`data-acct="failed">%d<`, res.Failed), fmt.Sprintf(`data-acct="unfinished">%d<`, res.Unfinished),
 		fmt.Sprintf(`data-acct="dropped">%d<`, res.Dropped)}
@@ -83,7 +83,7 @@ func TestHTMLOfRealResults(t *testing.T) {
 			}
 			want := tc.want
 			if tc.name != "steps" && tc.name != "knee" && len(tc.inputs) == 1 {
-				res, err := loadtester.ReadResult(tc.inputs[0])
+				res, err := result.ReadResult(tc.inputs[0])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,7 +187,7 @@ func TestHTMLFlag(t *testing.T) {
 			}
 			want := []string{tc.want, "load_tester --port " + s.port() + " --quiet"}
 			if tc.name == "plain" {
-				res, err := loadtester.ReadResult(jsonPath)
+				res, err := result.ReadResult(jsonPath)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -213,7 +213,7 @@ func TestHTMLFlag(t *testing.T) {
 // kneeCell is the page's cell of a search's answer, as the JSON has it.
 func kneeCell(t *testing.T, path string) string {
 	t.Helper()
-	sr, err := loadtester.ReadSteps(path)
+	sr, err := result.ReadSteps(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // A ramp from 0 to a target and back runs on the connections opened at
@@ -25,7 +24,7 @@ func TestStagesRampOnOneSetOfConnections(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	res, err := loadtester.ReadResult(jsonPath)
+	res, err := result.ReadResult(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +72,7 @@ func TestPoissonArrivalsFromTheRecordedSendTimes(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	res, err := loadtester.ReadResult(jsonPath)
+	res, err := result.ReadResult(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package loadtester
+package result
 
 import (
 	"bytes"
@@ -157,7 +157,7 @@ type Result struct {
 	// OnInterval (HDRLog.Finish rewrites its log), and the requests kept
 	// for WriteVegeta.
 	amended bool
-	vegeta  *vegetaRun
+	vegeta  *VegetaRun
 }
 
 // TLSInfo is what an https:// run's TLS did: the protocol the preflight
@@ -416,3 +416,37 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	PrintThresholds(w, r.Thresholds)
 }
+
+// VegetaRun is what a run kept for WriteVegeta (the engine fills it in).
+type VegetaRun struct {
+	Kept     []VegetaSample // in due-time order
+	Offered  int64          // results offered to the samplers
+	Every    int            // the sampling stride (1: all kept)
+	Base     time.Time
+	URLs     []string // by request kind
+	Methods  []string
+	BytesOut uint64 // the request's size (the mean, when requests differ)
+}
+
+// VegetaSample is one request kept: its intended send time (ns since Base),
+// latency, status, kind and error name ("" for none).
+type VegetaSample struct {
+	Start, Latency int64
+	Code           uint16
+	Kind           uint8
+	Err            string
+}
+
+// VegetaKept says how many per-request results the run kept for WriteVegeta
+// and of how many: when it kept fewer, it kept every VegetaSampleEvery-th of
+// each network thread, evenly spaced over the run. A result Run did not
+// return with VegetaMax set kept none.
+func (r *Result) VegetaKept() (kept int, of int64) {
+	if r.vegeta == nil {
+		return 0, 0
+	}
+	return len(r.vegeta.Kept), r.vegeta.Offered
+}
+
+// Vegeta is what the run kept for its vegeta file (nil: nothing).
+func (r *Result) Vegeta() *VegetaRun { return r.vegeta }

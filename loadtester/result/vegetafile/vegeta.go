@@ -1,4 +1,7 @@
-package loadtester
+// Package vegetafile writes and reads a run's per-request results in
+// vegeta's own encoding (it imports vegeta's library, and through it
+// net/http and HTTP/2, which the result package keeps out of its readers).
+package vegetafile
 
 import (
 	"bufio"
@@ -9,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"time"
+	"weaseldb/loadtester/result"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -17,49 +21,27 @@ import (
 // `vegeta report` and `vegeta plot` read: one result per due request of the
 // measured window, or an even sample of them (Config.VegetaMax).
 
-// vegetaRun is what a run kept for WriteVegeta.
-type vegetaRun struct {
-	kept     []sample // in due-time order
-	offered  int64    // results offered to the samplers
-	every    int      // the sampling stride (1: all kept)
-	base     time.Time
-	urls     []string // by request kind
-	methods  []string
-	bytesOut uint64 // the request's size (the mean, when requests differ)
-}
-
-// VegetaKept says how many per-request results the run kept for WriteVegeta
-// and of how many: when it kept fewer, it kept every VegetaSampleEvery-th of
-// each network thread, evenly spaced over the run. A result Run did not
-// return with VegetaMax set kept none.
-func (r *Result) VegetaKept() (kept int, of int64) {
-	if r.vegeta == nil {
-		return 0, 0
-	}
-	return len(r.vegeta.kept), r.vegeta.offered
-}
-
 // WriteVegeta writes the results res kept (Config.VegetaMax) in vegeta's
 // encoding, numbered from 0 without gaps. Unfinished and dropped requests
 // carry the error "unfinished" or "dropped" and their lower bound as
 // latency.
-func WriteVegeta(w io.Writer, res *Result) error {
-	v := res.vegeta
+func WriteVegeta(w io.Writer, res *result.Result) error {
+	v := res.Vegeta()
 	if v == nil {
 		return errors.New("the run kept no per-request results (Config.VegetaMax 0)")
 	}
 	bw := bufio.NewWriter(w)
 	enc := vegeta.NewEncoder(bw)
-	for i, s := range v.kept {
-		r := vegeta.Result{Attack: "load_tester", Seq: uint64(i), Code: s.code,
-			Timestamp: v.base.Add(time.Duration(s.start)), Latency: time.Duration(s.latency),
-			BytesOut: v.bytesOut, Method: v.methods[s.kind], URL: v.urls[s.kind], Headers: http.Header{}}
-		if s.errKind > 0 {
-			r.Error = s.errorName()
-		} else if s.code < 200 || s.code >= 400 {
-			r.Error = http.StatusText(int(s.code))
+	for i, s := range v.Kept {
+		r := vegeta.Result{Attack: "load_tester", Seq: uint64(i), Code: s.Code,
+			Timestamp: v.Base.Add(time.Duration(s.Start)), Latency: time.Duration(s.Latency),
+			BytesOut: v.BytesOut, Method: v.Methods[s.Kind], URL: v.URLs[s.Kind], Headers: http.Header{}}
+		if s.Err != "" {
+			r.Error = s.Err
+		} else if s.Code < 200 || s.Code >= 400 {
+			r.Error = http.StatusText(int(s.Code))
 			if r.Error == "" {
-				r.Error = fmt.Sprintf("status %d", s.code)
+				r.Error = fmt.Sprintf("status %d", s.Code)
 			}
 		}
 		if err := enc.Encode(&r); err != nil {

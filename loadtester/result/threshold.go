@@ -1,4 +1,4 @@
-package loadtester
+package result
 
 import (
 	"fmt"
