@@ -323,6 +323,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 		c.gatherKinds()
 	}
 	res.Kinds = c.kindResults(dur)
+	res.Checks = c.checkResults()
 	c.checkBooks(res)
 	c.checkKinds(res)
 	c.judgeClient(res)

@@ -62,6 +62,10 @@ type Config struct {
 	// spaced; "" too) or "poisson" (exponential gaps from Seed).
 	Arrival string `json:"arrival,omitempty"`
 	Seed    uint64 `json:"seed,omitempty"`
+	// Checks are expressions every response must pass to be answered
+	// (loadtester/check: status, body, header[NAME], json.PATH); one that
+	// fails makes its request failed with kind "check".
+	Checks []string `json:"checks,omitempty"`
 	// SendSlack (open loop) is how long a wake-up that would send one
 	// request may be put off so that the requests falling due within it go
 	// in the same pass (openloop.go): no send is later than this while a
@@ -158,6 +162,7 @@ func (c *Config) Validate() error {
 	check(c.Burst >= 0 && c.Burst <= 1_000_000, "--burst %d: want 0..1000000 (0 or 1: requests fall due one at a time)", c.Burst)
 	check(c.Burst <= 1 || c.OpenLoop(), "--burst %d: bursts pace an open loop; give --rate", c.Burst)
 	errs = append(errs, c.checkSchedule()...)
+	errs = append(errs, c.checkChecks()...)
 	check(c.SendSlack >= 0 && c.SendSlack <= time.Duration(lateSendThreshold), "--send-slack %v: want 0..%v", c.SendSlack, time.Duration(lateSendThreshold))
 	check(c.Duration > 0, "--duration %v: want > 0", c.Duration)
 	check(c.Warmup >= 0, "--warmup %v: want >= 0", c.Warmup)

@@ -519,6 +519,7 @@ func (t *netThread) adopt(h handoff) {
 		}
 	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
+	c.parser.keepHead, c.parser.keepBody = t.r.checkNeeds.Header, t.r.checkNeeds.Body
 	if t.r.h2req != nil {
 		c.h2 = newH2Conn(ring)
 	}
@@ -715,10 +716,41 @@ func (t *netThread) consume(c *conn, data []byte, now int64) bool {
 // complete records the response at the head of the connection's pipeline,
 // in the warm-up's books or the measured window's by when it was due.
 func (t *netThread) complete(c *conn, now int64) {
+	if t.r.checks != nil && !t.passChecks(c) {
+		c.received++ // a response all the same (--requests-per-conn)
+		t.loseHead(c, now, errCheck)
+		return
+	}
 	head := c.head
 	c.head = (head + 1) & c.mask
 	c.inflight--
 	t.record(c, head, now, c.parser.status)
+}
+
+// passChecks judges the response just read against every --check,
+// counting each check's outcome when the request belongs to the measured
+// window.
+func (t *netThread) passChecks(c *conn) bool {
+	b := &t.books
+	resp := &b.checkResp
+	resp.Status, resp.Header, resp.Body = c.parser.status, c.parser.head, c.parser.body
+	measured := c.sendTimes[c.head] >= t.win.start
+	if measured && b.checkPass == nil {
+		b.checkPass, b.checkFail = make([]int64, len(t.r.checks)), make([]int64, len(t.r.checks))
+	}
+	ok := true
+	for i, ch := range t.r.checks {
+		pass := ch.Pass(resp)
+		ok = ok && pass
+		switch {
+		case !measured:
+		case pass:
+			b.checkPass[i]++
+		default:
+			b.checkFail[i]++
+		}
+	}
+	return ok
 }
 
 // record books ring entry i's response (status) at now.

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/loadtester/check"
 	"weaseldb/loadtester/result"
 )
 
@@ -68,6 +69,21 @@ type runner struct {
 	tlsConf *tls.Config
 	tlsInfo *result.TLSInfo
 	h2req   *h2Request // --http2: the request, as header fields
+	// --check: the parsed checks (read-only), and what of a response they
+	// read (the parser keeps only that).
+	checks     []*check.Check
+	checkNeeds check.Needs
+}
+
+// parseChecks sets the runner's checks from a validated config.
+func (r *runner) parseChecks() {
+	for _, e := range r.cfg.Checks {
+		c, _ := check.Parse(e) // validated
+		r.checks = append(r.checks, c)
+		n := c.Needs()
+		r.checkNeeds.Header = r.checkNeeds.Header || n.Header
+		r.checkNeeds.Body = r.checkNeeds.Body || n.Body
+	}
 }
 
 // Run drives the load described by cfg until its duration ends or ctx is
@@ -132,6 +148,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	}
 	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), seed: seed,
 		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
+	r.parseChecks()
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}

@@ -31,13 +31,16 @@ const (
 	// the client advertises (h2headers.go), or a request header list over
 	// the server's SETTINGS_MAX_HEADER_LIST_SIZE (never sent).
 	errHeaderTooLarge
+	// errCheck: a response arrived but failed a --check (a 200 carrying
+	// an error payload, say): failed, never answered.
+	errCheck
 	numErrorKinds
 )
 
 var errorKindNames = [numErrorKinds]string{
 	"connect_refused", "connect_timeout", "connect_error", "reset", "eof",
 	"timeout", "parse_error", "io_error", "tls_error", "truncated",
-	"header_too_large",
+	"header_too_large", "check",
 }
 
 func (k errorKind) String() string { return errorKindNames[k] }

@@ -12,6 +12,7 @@ import (
 
 	"weaseldb/loadtester"
 	"weaseldb/loadtester/arrival"
+	"weaseldb/loadtester/check"
 	"weaseldb/loadtester/result"
 )
 
@@ -48,6 +49,20 @@ func (f thresholdFlag) Set(v string) error {
 		return err
 	}
 	*f.ts = append(*f.ts, t)
+	return nil
+}
+
+// checkFlag collects --check, each parsed as it is given, so a malformed
+// one is refused in one line naming it.
+type checkFlag struct{ exprs *[]string }
+
+func (f checkFlag) String() string { return "" }
+
+func (f checkFlag) Set(v string) error {
+	if _, err := check.Parse(v); err != nil {
+		return err
+	}
+	*f.exprs = append(*f.exprs, v)
 	return nil
 }
 
@@ -169,6 +184,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&o.html, "html", "", "write the result as one self-contained HTML page to `FILE` (charts and tables; also load_tester html)")
 	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
+	fs.Var(checkFlag{&cfg.Checks}, "check", "every response must pass `EXPR` to be answered, else it is failed (kind check): status==200, status in 200..299, body contains \"ok\", body ~ REGEX, header[Content-Type] ~ json, json.status == \"ok\" (a gjson path); repeatable; each check's passes and failures are in the summary and the JSON")
 	fs.Var(thresholdFlag{&cfg.Thresholds}, "threshold", "judge the result at the end: `EXPR` METRIC OP LIMIT, METRIC one of p50, p90, p99, p99.9, max, mean (latency; corrected in rate mode), errors (a count, or % of due requests), rps; OP <, <=, >, >= (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99 (per step with --rate-steps)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run as it goes at http://`HOST:PORT`/metrics (load_tester_*; docs/load_tester.md, \"Live metrics\"), until the result is written")
 	fs.Var(secondsFlag{&o.metricsLinger}, "metrics-linger", "with --metrics-addr: once the result is written, serve until one scrape has read the final counts, or this long at most (0: close at once)")

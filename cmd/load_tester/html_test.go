@@ -36,7 +36,12 @@ func realResults(t *testing.T) map[string]string {
 		files[r.name] = filepath.Join(dir, r.name+".json")
 		var out, errOut bytes.Buffer
 		args := append([]string{"--port", s.port(), "--quiet", "--json", files[r.name]}, r.args...)
-		if code := run(args, &out, &errOut); code != exitOK {
+		code := run(args, &out, &errOut)
+		// A starved machine may miss even that objective at every rate:
+		// the search then ends without a knee (exit 1), and its document,
+		// written all the same, is a page to draw too (knee "none").
+		noKnee := r.name == "knee" && code == exitFailure && strings.Contains(errOut.String(), "no rate met the objective")
+		if code != exitOK && !noKnee {
 			t.Fatalf("%s run: exit %d: %s", r.name, code, errOut.String())
 		}
 	}

@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weaseldb/loadtester/result"
@@ -117,11 +122,68 @@ func TestShapeBadInput(t *testing.T) {
 		{[]string{"--arrival", "gauss", "--rate", "10"}, `--arrival "gauss"`},
 		{[]string{"--arrival", "poisson"}, "give --rate or --stages"},
 		{[]string{"--arrival", "poisson", "--rate", "10", "--burst", "4"}, "--burst 4 with --arrival poisson"},
+		{[]string{"--check", "body ~ ("}, `--check "body ~ (": regular expression`},
+		{[]string{"--check", "json.a] == 1"}, "json path"},
+		{[]string{"--check", "status==200", "--http2"}, "--check with --http2"},
+		{[]string{"--check", "status==200", "--threshold", "check[status==201]>99%"}, "names no --check"},
+		{[]string{"--check", "status==200", "--threshold", "checks>99"}, "a checks limit is a percentage"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(append([]string{"--port", "1"}, tc.args...), &out, &errOut)
 		if code != exitUsage || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q: want %d and one line with %q", tc.args, code, errOut.String(), exitUsage, tc.want)
 		}
+	}
+}
+
+// A check turns a wrong 200 into a failure: half the answers carry an
+// error payload with status 200; with --check on the JSON value they are
+// failed with kind check (never answered), each check's outcomes are in
+// the JSON and the summary, and thresholds on them are judged (one crossed:
+// exit 99).
+func TestCheckTurnsAWrong200IntoAFailure(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if n.Add(1)%2 == 0 {
+			w.Write([]byte(`{"status":"error"}`))
+			return
+		}
+		w.Write([]byte(`{"status":"ok"}`))
+	}))
+	t.Cleanup(srv.Close)
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
+	jsonPath := filepath.Join(t.TempDir(), "checks.json")
+	var out, errOut bytes.Buffer
+	code := run([]string{"--port", port, "--concurrency", "2", "--duration", "0.5", "--warmup", "0",
+		"--check", `json.status == "ok"`, "--check", "status==200", "--check", "header[Content-Type] ~ json",
+		"--threshold", `check[json.status == "ok"]>99%`, "--threshold", "check[status==200]>=100%", "--threshold", "checks>50%", "--max-errors", "1000000000",
+		"--json", jsonPath}, &out, &errOut)
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want %d (a threshold crossed)\n%s%s", code, exitThreshold, out.String(), errOut.String())
+	}
+	res, err := result.ReadResult(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Checks) != 3 {
+		t.Fatalf("checks %+v", res.Checks)
+	}
+	body, status, header := res.Checks[0], res.Checks[1], res.Checks[2]
+	if body.Failed == 0 || body.Passed == 0 || status.Failed != 0 || header.Failed != 0 {
+		t.Errorf("checks %+v: want the JSON check both passed and failed, the others always passed", res.Checks)
+	}
+	if res.ErrorsByKind["check"] != body.Failed || res.Failed != body.Failed || res.Answered != body.Passed {
+		t.Errorf("failed %d (check %d), answered %d; the JSON check failed %d, passed %d",
+			res.Failed, res.ErrorsByKind["check"], res.Answered, body.Failed, body.Passed)
+	}
+	if len(res.Thresholds) != 3 || res.Thresholds[0].Pass || !res.Thresholds[1].Pass || !res.Thresholds[2].Pass {
+		t.Errorf("thresholds %+v: want the JSON check's crossed (about half passed), the others met", res.Thresholds)
+	}
+	if res.Due != res.Answered+res.Failed+res.Unfinished+res.Dropped {
+		t.Errorf("due %d != %d + %d + %d + %d", res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped)
+	}
+	if !strings.Contains(out.String(), `checks        json.status == "ok": `) {
+		t.Errorf("the summary has no checks line:\n%s", out.String())
 	}
 }

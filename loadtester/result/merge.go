@@ -51,6 +51,7 @@ func Merge(inputs []MergeInput) (*Result, error) {
 	}
 	m.intervals()
 	m.kinds()
+	m.checks()
 	m.rows()
 	m.warn()
 	return m.out, nil
@@ -555,5 +556,23 @@ func (r *Result) PrintInstances(w io.Writer) {
 	for _, row := range r.Instances {
 		fmt.Fprintf(w, "    %-24s %-30s %10.0f %8d %10d %8d %5.2f cores %v\n", row.Name, row.WindowStart,
 			row.RequestsPerSec, row.Due, row.Unfinished, row.Dropped, row.ClientCPUCores, row.ClientBound)
+	}
+}
+
+// checks adds up each --check's outcomes over the inputs, by expression,
+// in the order they first appear.
+func (m *mergeState) checks() {
+	at := map[string]int{}
+	for _, in := range m.inputs {
+		for _, c := range in.Result.Checks {
+			i, ok := at[c.Expr]
+			if !ok {
+				i = len(m.out.Checks)
+				at[c.Expr] = i
+				m.out.Checks = append(m.out.Checks, CheckResult{Expr: c.Expr})
+			}
+			m.out.Checks[i].Passed += c.Passed
+			m.out.Checks[i].Failed += c.Failed
+		}
 	}
 }

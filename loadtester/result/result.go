@@ -145,6 +145,9 @@ type Result struct {
 	Protocol string `json:"protocol,omitempty"`
 	// TLS: an https:// run's TLS (tlsconn.go); absent for plaintext.
 	TLS *TLSInfo `json:"tls,omitempty"`
+	// Checks: each --check's passes and failures over the measured
+	// window's responses; a response failing any is failed (kind "check").
+	Checks []CheckResult `json:"checks,omitempty"`
 	// Thresholds: each --threshold judged against this result (threshold.go).
 	Thresholds        []ThresholdResult `json:"thresholds,omitempty"`
 	Config            any               `json:"config"`
@@ -158,6 +161,13 @@ type Result struct {
 	// for WriteVegeta.
 	amended bool
 	vegeta  *VegetaRun
+}
+
+// CheckResult is one --check over a run's measured responses.
+type CheckResult struct {
+	Expr   string `json:"expr"`
+	Passed int64  `json:"passed"`
+	Failed int64  `json:"failed"`
 }
 
 // TLSInfo is what an https:// run's TLS did: the protocol the preflight
@@ -388,6 +398,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 			r.LowerBounds, r.Unfinished, r.Dropped)
 	}
 	r.printKinds(w)
+	r.printChecks(w)
 	open := 0
 	if n := len(r.Intervals); n > 0 {
 		open = r.Intervals[n-1].OpenConnections
@@ -450,3 +461,18 @@ func (r *Result) VegetaKept() (kept int, of int64) {
 
 // Vegeta is what the run kept for its vegeta file (nil: nothing).
 func (r *Result) Vegeta() *VegetaRun { return r.vegeta }
+
+// printChecks writes each --check's outcome over the measured responses.
+func (r *Result) printChecks(w io.Writer) {
+	for i, c := range r.Checks {
+		label := "checks        "
+		if i > 0 {
+			label = "              "
+		}
+		pct := 0.0
+		if n := c.Passed + c.Failed; n > 0 {
+			pct = 100 * float64(c.Passed) / float64(n)
+		}
+		fmt.Fprintf(w, "  %s%s: %d passed, %d failed (%.2f%% passed)\n", label, c.Expr, c.Passed, c.Failed, pct)
+	}
+}

@@ -26,7 +26,10 @@ type Threshold struct {
 	Metric  string  `json:"metric"`  // p50, p90, p99, p99.9, max, mean, errors, rps
 	Op      string  `json:"op"`      // <, <=, >, >=
 	Limit   float64 `json:"limit"`   // ns (latency), a count or a percentage (errors), req/s (rps)
-	Percent bool    `json:"percent"` // errors only: Limit is a percentage of the due requests
+	Percent bool    `json:"percent"` // errors: Limit is a percentage of the due requests; checks: always
+	// Check is the --check a check[EXPR] threshold names, spaces removed
+	// (Metric is then "check"); "checks" is every check's outcomes.
+	Check string `json:"check,omitempty"`
 }
 
 // ThresholdResult is a threshold judged against one result.
@@ -38,7 +41,8 @@ type ThresholdResult struct {
 
 // thresholdMetrics are the metrics a threshold may name; latency ones take
 // a duration limit.
-var thresholdMetrics = map[string]bool{"p50": true, "p90": true, "p99": true, "p99.9": true, "max": true, "mean": true, "errors": false, "rps": false}
+var thresholdMetrics = map[string]bool{"p50": true, "p90": true, "p99": true, "p99.9": true, "max": true, "mean": true, "errors": false, "rps": false,
+	"checks": false, "check": false}
 
 // ParseThreshold reads one expression: p99<5ms, p99.9<=20ms, max<1s,
 // errors<0.1%, errors<=10, rps>10000. The error names the expression and
@@ -46,13 +50,24 @@ var thresholdMetrics = map[string]bool{"p50": true, "p90": true, "p99": true, "p
 func ParseThreshold(expr string) (Threshold, error) {
 	s := strings.Join(strings.Fields(expr), "")
 	bad := func(why string) (Threshold, error) {
-		return Threshold{}, fmt.Errorf("--threshold %q: %s (want METRIC OP LIMIT: p99<5ms, errors<0.1%%, rps>10000; METRIC one of p50, p90, p99, p99.9, max, mean, errors, rps; OP one of <, <=, >, >=)", expr, why)
+		return Threshold{}, fmt.Errorf("--threshold %q: %s (want METRIC OP LIMIT: p99<5ms, errors<0.1%%, rps>10000; METRIC one of p50, p90, p99, p99.9, max, mean, errors, rps, checks, check[EXPR]; OP one of <, <=, >, >=)", expr, why)
 	}
-	i := strings.IndexAny(s, "<>")
+	from := 0
+	if strings.HasPrefix(strings.ToLower(s), "check[") {
+		from = strings.LastIndex(s, "]") // the comparison comes after the check's own
+		if from < len("check[") {
+			return bad("check[EXPR]: no closing ]")
+		}
+	}
+	i := strings.IndexAny(s[from:], "<>")
 	if i <= 0 {
 		return bad("no metric and comparison")
 	}
+	i += from
 	t := Threshold{Expr: s, Metric: strings.ToLower(s[:i]), Op: s[i : i+1]}
+	if from > 0 {
+		t.Metric, t.Check = "check", s[len("check["):from]
+	}
 	rest := s[i+1:]
 	if strings.HasPrefix(rest, "=") {
 		t.Op += "="
@@ -77,6 +92,13 @@ func ParseThreshold(expr string) (Threshold, error) {
 			return bad(fmt.Sprintf("limit %q: a latency limit is a positive duration (5ms, 500us, 1.5s)", rest))
 		}
 		t.Limit = float64(d)
+	case t.Metric == "checks" || t.Metric == "check":
+		num, pct := strings.CutSuffix(rest, "%")
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || !pct || v < 0 || v > 100 {
+			return bad(fmt.Sprintf("limit %q: a checks limit is a percentage of responses that passed (99.9%%)", rest))
+		}
+		t.Limit, t.Percent = v, true
 	case t.Metric == "errors":
 		num, pct := strings.CutSuffix(rest, "%")
 		v, err := strconv.ParseFloat(num, 64)
@@ -107,6 +129,21 @@ func ParseThresholds(exprs []string) ([]Threshold, error) {
 	return out, nil
 }
 
+// checksPassed is the percentage of check outcomes that passed: every
+// check's, or the one check[EXPR] names (100 when none was judged).
+func (t Threshold) checksPassed(res *Result) float64 {
+	var pass, all int64
+	for _, c := range res.Checks {
+		if t.Check == "" || strings.Join(strings.Fields(c.Expr), "") == t.Check {
+			pass, all = pass+c.Passed, all+c.Passed+c.Failed
+		}
+	}
+	if all == 0 {
+		return 100
+	}
+	return 100 * float64(pass) / float64(all)
+}
+
 // latencyMetric reports whether the metric is a latency (ns).
 func (t Threshold) latencyMetric() bool { return thresholdMetrics[t.Metric] }
 
@@ -128,6 +165,8 @@ func (t Threshold) measure(res *Result) float64 {
 		return l.Mean
 	case "rps":
 		return res.RequestsPerSec
+	case "checks", "check":
+		return t.checksPassed(res)
 	}
 	bad := float64(res.Errors + res.Unfinished + res.Dropped)
 	if !t.Percent {
@@ -184,7 +223,7 @@ func (t Threshold) format(v float64) string {
 	switch {
 	case t.latencyMetric():
 		return numfmt.Latency(int64(v))
-	case t.Metric == "errors" && t.Percent:
+	case t.Percent:
 		return strconv.FormatFloat(v, 'g', 4, 64) + "%"
 	case t.Metric == "rps":
 		return strconv.FormatFloat(v, 'f', 0, 64)
