@@ -48,20 +48,15 @@ func (t *netThread) adopt(h handoff) {
 		}
 	}
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
-	if t.r.h2req != nil {
-		c.h2 = newH2Conn(ring)
-	}
-	if h.tls != nil {
-		c.tls = h.tls
+	c.proto = t.chooseProtocol(c, ring)
+	c.io = t.chooseTransport(h)
+	if h.tls != nil { // the handshake, done on the connect thread, is booked here
 		tb := t.books.tls
 		tb.hist.RecordValue(max(1, int64(h.handshake)))
 		tb.handshakes++
 		if h.resumed {
 			tb.resumed++
 		}
-	}
-	if t.rx.on && !t.rx.enable(c.fd) {
-		t.rx.on = false
 	}
 	t.conns[slot] = c
 	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
@@ -86,14 +81,12 @@ func (t *netThread) finishConnect(c *conn) {
 	c.state = connActive
 	t.books.measured.connsOpened++
 	t.books.open++
-	if c.h2 != nil {
-		t.h2Start(c)
-		if c.state != connActive {
-			return
-		}
+	c.proto.start(t, c)
+	if c.state != connActive {
+		return
 	}
 	now := t.now()
-	if c.tls != nil {
+	if c.io.buffered() {
 		// The handshake may have read past its end: bytes the server sent
 		// right after it (HTTP/2's SETTINGS) can wait in the tls.Conn
 		// with the socket empty, where no edge would ever report them.
@@ -130,7 +123,7 @@ func (t *netThread) onEOF(c *conn, now int64) {
 		// Over TLS such a body is complete only after the server's
 		// close_notify (RFC 9112 §9.8): a bare close may have cut it, and
 		// counting it answered would hide a broken server.
-		if truncated = c.tls != nil && c.tls.cut; truncated {
+		if truncated = c.io.cut(); truncated {
 			t.loseHead(c, now, errTruncated)
 		} else {
 			t.complete(c, now)
@@ -162,10 +155,7 @@ func (t *netThread) lose(c *conn, now int64, kind errorKind) {
 // loseHead counts the oldest request in flight on c as failed with kind,
 // or passes it if it is a stream that already ended (booked then).
 func (t *netThread) loseHead(c *conn, now int64, kind errorKind) {
-	if c.h2 != nil && c.h2.done[c.head] { // a stream that ended behind an open one: already booked
-		c.h2.done[c.head] = false
-		c.head = (c.head + 1) & c.mask
-		c.inflight--
+	if c.proto.passEnded(c) { // a stream that ended behind an open one: already booked
 		return
 	}
 	start := c.sendTimes[c.head]
@@ -213,7 +203,7 @@ func (t *netThread) closeConn(c *conn, failed bool) {
 // (h2Settings), answers or not: its replacement would meet the same.
 func (c *conn) retryFailures(failed bool) int {
 	switch {
-	case c.received == 0, c.h2 != nil && c.h2.refused:
+	case c.received == 0, c.refused:
 		return c.failures + 1
 	case failed:
 		return 1

@@ -119,7 +119,6 @@ type h2Conn struct {
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
 	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
-	refused bool   // that limit refuses the request: no new stream (h2Settings)
 }
 
 func newH2Conn(ring int) *h2Conn {
@@ -146,11 +145,44 @@ func (h *h2Conn) writePreface() {
 // room is how many more streams the server allows now.
 func (h *h2Conn) room() int { return h.max - h.open }
 
-// h2Start writes the preface on a connection that just came up.
-func (t *netThread) h2Start(c *conn) {
-	c.h2.writePreface()
-	t.write(c, c.h2.out.Bytes())
-	c.h2.out.Reset()
+// HTTP/2 behind the protocol seam (seam.go): an h2Conn is its
+// connection's protocol.
+
+// start writes the preface on a connection that just came up.
+func (h *h2Conn) start(t *netThread, c *conn) {
+	h.writePreface()
+	t.write(c, h.out.Bytes())
+	h.out.Reset()
+}
+
+// consume handles the frames in data (consumeH2).
+func (h *h2Conn) consume(t *netThread, c *conn, data []byte, now int64) bool {
+	return t.consumeH2(c, data, now)
+}
+
+// batch writes want requests into the thread's wbuf, one stream each.
+func (h *h2Conn) batch(t *netThread, c *conn, want int) []byte {
+	t.wbuf = t.appendH2Requests(t.wbuf[:0], c, want)
+	return t.wbuf
+}
+
+// appendScheduled appends one request, on the next stream, to dst.
+func (h *h2Conn) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) []byte {
+	return t.appendH2Requests(dst, c, 1)
+}
+
+// ended reports a stream that ended behind an open one (booked then).
+func (h *h2Conn) ended(_ *conn, i int) bool { return h.done[i] }
+
+// passEnded moves the head past such a stream.
+func (h *h2Conn) passEnded(c *conn) bool {
+	if !h.done[c.head] {
+		return false
+	}
+	h.done[c.head] = false
+	c.head = (c.head + 1) & c.mask
+	c.inflight--
+	return true
 }
 
 // appendH2Requests writes n requests (streams c.sent.. c.sent+n-1) and

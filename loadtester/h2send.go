@@ -171,7 +171,7 @@ func (t *netThread) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool 
 	h.fr.WriteSettingsAck()
 	if h.maxList != 0 && t.r.h2req.listSize > h.maxList && !c.parser.close {
 		// Every request is the same: none can be sent on this connection.
-		c.parser.close, h.refused = true, true
+		c.parser.close, c.refused = true, true
 		t.books.measured.errors[errHeaderTooLarge]++
 		t.sampleError(now, 0, errHeaderTooLarge)
 	}

@@ -45,10 +45,7 @@ func (t *netThread) loop() {
 	nextSweep := t.now() + t.sweepEvery
 	for !t.win.finished {
 		n := t.wait()
-		if t.rx.on {
-			t.rx.resync(t.base)
-			t.rx.full = n == len(t.evs)
-		}
+		t.rx.turn(t.base, n == len(t.evs))
 		t.mu.Lock()
 		for i := range n {
 			t.dispatch(&t.evs[i])
@@ -171,7 +168,7 @@ func (t *netThread) dispatch(ev *unix.EpollEvent) {
 		}
 		t.onReadable(c)
 	}
-	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && (len(c.pending) > 0 || c.tls != nil && c.tls.owes()) {
+	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && (len(c.pending) > 0 || c.io.owes()) {
 		t.flush(c)
 	}
 }
@@ -220,21 +217,7 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		off := copy(t.rbuf, c.partial)
-		var n int
-		var stamp int64
-		var errno unix.Errno
-		switch {
-		case c.tls != nil:
-			var tlsErr bool
-			if n, errno, tlsErr = c.tls.read(t.rbuf[off:], c.peerClosed); tlsErr {
-				t.failConn(c, t.now(), errTLS)
-				return
-			}
-		case t.rx.on:
-			n, stamp, errno = t.rx.read(c.fd, t.rbuf[off:])
-		default:
-			n, errno = rawRead(c.fd, t.rbuf[off:])
-		}
+		n, stamp, errno := c.io.read(t, c, t.rbuf[off:])
 		if errno == unix.EAGAIN {
 			return
 		}
@@ -243,7 +226,7 @@ func (t *netThread) onReadable(c *conn) {
 			continue
 		}
 		if errno != 0 {
-			t.failConn(c, now, errnoKind(errno))
+			t.failConn(c, now, c.io.failure(errno))
 			return
 		}
 		if n == 0 {
@@ -252,15 +235,11 @@ func (t *netThread) onReadable(c *conn) {
 		}
 		c.partial = c.partial[:0]
 		t.books.measured.bytesIn += int64(n)
-		at := now // when the response arrived: the kernel's stamp, or now
-		switch {
-		case stamp > 0:
+		at := now // when the response arrived: the kernel's stamp (stampedIO), or now
+		if stamp > 0 {
 			at = min(stamp, now)
-			t.rx.stamped = true
-		case t.rx.on: // data without a stamp, timed by the loop's clock; a kernel that stamps nothing turns stamps off
-			t.rx.on = t.rx.noStamp()
 		}
-		if !t.consume(c, t.rbuf[:off+n], at) {
+		if !c.proto.consume(t, c, t.rbuf[:off+n], at) {
 			return
 		}
 		if t.pace.on() {
@@ -270,7 +249,7 @@ func (t *netThread) onReadable(c *conn) {
 		}
 		// A short read drained the socket (a TLS read returns one record:
 		// it reads on until the transport finds the socket empty).
-		if off+n < len(t.rbuf) && !c.peerClosed && c.tls == nil {
+		if off+n < len(t.rbuf) && !c.peerClosed && c.io.shortReadDrains() {
 			return
 		}
 	}

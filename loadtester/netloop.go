@@ -70,8 +70,14 @@ type conn struct {
 	failures int   // consecutive failed attempts of its slot before it (back-off: retryFailures)
 	state    connState
 	parser   respParser
-	tls      *tlsConn // https: reads and writes go through it (tlsconn.go); nil for plaintext
-	h2       *h2Conn  // --http2: the responses are frames (h2conn.go); nil for HTTP/1.1
+	io       transport // how its bytes move, chosen at adopt (seam.go)
+	proto    protocol  // what they mean, chosen at adopt (seam.go)
+	// h2: the protocol when it is HTTP/2, for the h2 files, which alone
+	// read it (nil otherwise: nothing else tests it).
+	h2 *h2Conn
+	// refused: the server's limits refuse the request (h2Settings), so
+	// its replacement would meet the same (retryFailures).
+	refused bool
 
 	// Rings over the requests in flight, oldest at head. sendTimes: when
 	// each was due (open loop: its intended send time; closed loop: its

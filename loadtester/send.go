@@ -2,8 +2,6 @@ package loadtester
 
 import (
 	"math"
-
-	"golang.org/x/sys/unix"
 )
 
 // What the loop sends: the closed loop's pipeline top-up and the write and
@@ -35,29 +33,11 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if want <= 0 {
 		return
 	}
-	if c.h2 != nil {
-		want = min(want, c.h2.room())
-	}
+	want = min(want, c.proto.room())
 	if refillAt := max(1, depth/2); c.inflight > 0 && want < refillAt && quotaLeft >= refillAt || want <= 0 {
 		return
 	}
-	var out []byte
-	if c.h2 != nil {
-		t.wbuf = t.appendH2Requests(t.wbuf[:0], c, want)
-		out = t.wbuf
-	} else if t.fast {
-		out = t.batch[:want*len(t.r.tmpl.static)]
-	} else {
-		t.wbuf = t.wbuf[:0]
-		for j := range want {
-			kind := t.r.kindOf(t.kindNext)
-			t.kindNext++
-			var seq uint64
-			t.wbuf, seq = t.appendOne(t.wbuf, kind)
-			c.setKind((c.head+c.inflight+j)&c.mask, kind, seq)
-		}
-		out = t.wbuf
-	}
+	out := c.proto.batch(t, c, want)
 	for range want {
 		c.sendTimes[(c.head+c.inflight)&c.mask] = now
 		c.inflight++
@@ -67,44 +47,12 @@ func (t *netThread) topUp(c *conn, now int64) {
 	t.write(c, out)
 }
 
-// write sends out, keeping what the socket does not take for EPOLLOUT.
+// write sends out through c's transport, which keeps what the socket does
+// not take for EPOLLOUT.
 func (t *netThread) write(c *conn, out []byte) {
 	t.books.measured.bytesOut += int64(len(out))
-	if c.tls != nil {
-		t.writeTLS(c, out)
-		return
-	}
-	if len(c.pending) > 0 {
-		c.pending = append(c.pending, out...)
-		return
-	}
-	n, errno := rawWrite(c.fd, out)
-	switch {
-	case errno == unix.EAGAIN || errno == unix.EINTR:
-		n = 0
-	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
-		return
-	}
-	if n < len(out) {
-		c.pending = append(c.pending[:0], out[n:]...)
-	}
+	c.io.write(t, c, out)
 }
 
 // flush writes owed bytes after EPOLLOUT or for an open-loop turn.
-func (t *netThread) flush(c *conn) {
-	if c.tls != nil {
-		t.flushTLS(c)
-		return
-	}
-	n, errno := rawWrite(c.fd, c.pending)
-	switch {
-	case errno == unix.EAGAIN || errno == unix.EINTR:
-		return
-	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
-		return
-	}
-	rest := copy(c.pending, c.pending[n:])
-	c.pending = c.pending[:rest]
-}
+func (t *netThread) flush(c *conn) { c.io.flush(t, c) }
