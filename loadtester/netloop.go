@@ -22,6 +22,12 @@ import (
 // receive stamps) is read by the collector only after every loop has
 // exited.
 //
+// Where the rest is: the loop (loop.go), a connection's life (connlife.go),
+// its protocol seam (seam.go: transport and protocol, chosen once at
+// adopt), HTTP/1.1 (http1.go), HTTP/2 (h2conn.go, h2send.go, h2headers.go),
+// the plain socket (socket.go), receive stamps (rxstamp.go), TLS
+// (tlsconn.go), sending (send.go, openloop.go), booking (record.go).
+//
 // Hazards handled (numbered as in docs/epoll_hazards.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
 // is dropped (#1); a connection is put in the table before EPOLL_CTL_ADD on
@@ -72,8 +78,8 @@ type conn struct {
 	parser   respParser
 	io       transport // how its bytes move, chosen at adopt (seam.go)
 	proto    protocol  // what they mean, chosen at adopt (seam.go)
-	// h2: the protocol when it is HTTP/2, for the h2 files, which alone
-	// read it (nil otherwise: nothing else tests it).
+	// h2: proto when it is HTTP/2 (nil otherwise), kept for the tests
+	// that look inside a connection's streams; the engine never tests it.
 	h2 *h2Conn
 	// refused: the server's limits refuse the request (h2Settings), so
 	// its replacement would meet the same (retryFailures).

@@ -99,7 +99,7 @@ func (t *netThread) chooseTransport(h handoff) transport {
 func (t *netThread) chooseProtocol(c *conn, ring int) protocol {
 	switch {
 	case t.r.h2req != nil:
-		c.h2 = newH2Conn(ring) // the h2 files reach their state through c.h2
+		c.h2 = newH2Conn(ring) // for the tests that look inside its streams
 		return c.h2
 	case t.fast:
 		return http1Static{}
