@@ -61,3 +61,29 @@ func (c *collector) checkResults() []result.CheckResult {
 	}
 	return out
 }
+
+// passChecks judges the response just read against every --check,
+// counting each check's outcome when the request belongs to the measured
+// window (loop thread only).
+func (t *netThread) passChecks(c *conn) bool {
+	b := &t.books
+	resp := &b.checkResp
+	resp.Status, resp.Header, resp.Body = c.parser.status, c.parser.head, c.parser.body
+	measured := c.sendTimes[c.head] >= t.win.start
+	if measured && b.checkPass == nil {
+		b.checkPass, b.checkFail = make([]int64, len(t.r.checks)), make([]int64, len(t.r.checks))
+	}
+	ok := true
+	for i, ch := range t.r.checks {
+		pass := ch.Pass(resp)
+		ok = ok && pass
+		switch {
+		case !measured:
+		case pass:
+			b.checkPass[i]++
+		default:
+			b.checkFail[i]++
+		}
+	}
+	return ok
+}

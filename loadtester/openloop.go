@@ -135,7 +135,7 @@ func (t *netThread) hasRoom(c *conn) bool {
 	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline || c.parser.close {
 		return false
 	}
-	if c.h2 != nil && c.h2.room() <= 0 {
+	if c.proto.room() <= 0 {
 		return false
 	}
 	q := t.r.cfg.RequestsPerConn
@@ -225,16 +225,7 @@ func (t *netThread) schedule(now int64) {
 func (t *netThread) enqueue(c *conn, k uint64, due, now int64) {
 	before := len(c.pending)
 	i := (c.head + c.inflight) & c.mask
-	if c.h2 != nil {
-		c.pending = t.appendH2Requests(c.pending, c, 1)
-	} else if t.fast {
-		c.pending = append(c.pending, t.r.tmpl.static...)
-	} else {
-		kind := t.r.kindOf(k)
-		var seq uint64
-		c.pending, seq = t.appendOne(c.pending, kind)
-		c.setKind(i, kind, seq)
-	}
+	c.pending = c.proto.appendScheduled(t, c, c.pending, k)
 	t.books.measured.bytesOut += int64(len(c.pending) - before)
 	c.sendTimes[i] = due
 	c.sentAt[i] = now
