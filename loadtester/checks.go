@@ -3,6 +3,7 @@ package loadtester
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"weaseldb/loadtester/check"
@@ -26,16 +27,33 @@ func (c *Config) checkChecks() []error {
 			errs = append(errs, fmt.Errorf("--threshold %q: names no --check (give --check %q too)", th.Expr, th.Check))
 		}
 	}
-	if len(c.Checks) > 0 && c.HTTP2 {
+	if c.HTTP2 && (len(c.Checks) > 0 || c.Workload != nil && c.Workload.hasChecks()) {
 		errs = append(errs, errors.New("--check with --http2: not supported yet (HTTP/1.1 and HTTPS only)"))
 	}
 	return errs
 }
 
-// hasCheck reports whether a --check reads expr (spaces ignored).
+// hasCheck reports whether a --check or a workload kind's check reads
+// expr (spaces ignored).
 func (c *Config) hasCheck(expr string) bool {
-	for _, e := range c.Checks {
+	list := c.Checks
+	if c.Workload != nil {
+		for _, k := range c.Workload.Kinds {
+			list = append(list[:len(list):len(list)], k.Checks...)
+		}
+	}
+	for _, e := range list {
 		if strings.Join(strings.Fields(e), "") == expr {
+			return true
+		}
+	}
+	return false
+}
+
+// hasChecks reports whether a kind of the workload has checks of its own.
+func (w *Workload) hasChecks() bool {
+	for _, k := range w.Kinds {
+		if len(k.Checks) > 0 {
 			return true
 		}
 	}
@@ -52,6 +70,7 @@ func (c *collector) checkResults() []result.CheckResult {
 	out := make([]result.CheckResult, len(r.checks))
 	for i, ch := range r.checks {
 		out[i].Expr = ch.Expr
+		out[i].Kinds = r.checkKinds(i)
 		for _, t := range r.threads {
 			if t.books.checkPass != nil {
 				out[i].Passed += t.books.checkPass[i]
@@ -62,10 +81,33 @@ func (c *collector) checkResults() []result.CheckResult {
 	return out
 }
 
-// passChecks judges the response just read against every --check,
-// counting each check's outcome when the request belongs to the measured
-// window (loop thread only).
+// checkKinds names the kinds check i judges, or nil when it judges every
+// kind's responses.
+func (r *runner) checkKinds(i int) []string {
+	var names []string
+	for _, k := range r.kinds {
+		if slices.Contains(k.checks, i) {
+			names = append(names, k.Name)
+		}
+	}
+	if len(names) == len(r.kinds) {
+		return nil
+	}
+	return names
+}
+
+// passChecks judges the response just read against its kind's checks
+// (every --check and the kind's own), counting each check's outcome when
+// the request belongs to the measured window (loop thread only).
 func (t *netThread) passChecks(c *conn) bool {
+	var kind uint8
+	if c.kinds != nil {
+		kind = c.kinds[c.head]
+	}
+	checks := t.r.kinds[kind].checks
+	if len(checks) == 0 {
+		return true
+	}
 	b := &t.books
 	resp := &b.checkResp
 	resp.Status, resp.Header, resp.Body = c.parser.status, c.parser.head, c.parser.body
@@ -74,7 +116,8 @@ func (t *netThread) passChecks(c *conn) bool {
 		b.checkPass, b.checkFail = make([]int64, len(t.r.checks)), make([]int64, len(t.r.checks))
 	}
 	ok := true
-	for i, ch := range t.r.checks {
+	for _, i := range checks {
+		ch := t.r.checks[i]
 		pass := ch.Pass(resp)
 		ok = ok && pass
 		switch {

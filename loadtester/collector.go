@@ -114,7 +114,10 @@ func (c *collector) run(ctx context.Context, loopsDone <-chan struct{}) (interru
 	if !interrupted && !c.sleepUntil(ctx, end) {
 		interrupted = true
 	}
-	if interrupted {
+	ranOut := interrupted && context.Cause(ctx) == errRowsOut
+	if ranOut { // not an interrupt: the run ends where its data did (datarun.go)
+		interrupted = false
+	} else if interrupted {
 		end = max(int64(time.Since(r.base)), c.lastNs)
 		r.windowEnd.Store(end)
 		for _, t := range r.threads {
@@ -124,6 +127,9 @@ func (c *collector) run(ctx context.Context, loopsDone <-chan struct{}) (interru
 	c.draining = true
 	c.snapshot(result.PhaseDrain, 0, nil)
 	c.waitForDrain(loopsDone)
+	if ranOut { // read once every thread is done: each may have moved it earlier
+		end = max(r.windowEnd.Load(), c.lastNs, r.mStart)
+	}
 	if c.lastNs < r.mStart && end > r.mStart {
 		c.collect(r.mStart)
 	}

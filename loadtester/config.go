@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weaseldb/loadtester/datafeed"
 	"weaseldb/loadtester/result"
 )
 
@@ -66,6 +67,10 @@ type Config struct {
 	// (loadtester/check: status, body, header[NAME], json.PATH); one that
 	// fails makes its request failed with kind "check".
 	Checks []string `json:"checks,omitempty"`
+	// Data is the CSV file (--data, read by datafeed.Load with
+	// --data-policy) whose rows feed {{data.COLUMN}}: in the request, or
+	// in the kinds of a workload that name no data file of their own.
+	Data *datafeed.Feed `json:"-"`
 	// SendSlack (open loop) is how long a wake-up that would send one
 	// request may be put off so that the requests falling due within it go
 	// in the same pass (openloop.go): no send is later than this while a
@@ -176,6 +181,9 @@ func (c *Config) Validate() error {
 	for _, h := range c.Headers {
 		name, _, ok := strings.Cut(h, ":")
 		check(ok && strings.TrimSpace(name) != "" && !strings.ContainsAny(h, "\r\n"), "--header %q: want \"Name: value\"", h)
+	}
+	if len(errs) == 0 { // the requests themselves, once what builds them is sound
+		errs = append(errs, c.checkData()...)
 	}
 	return errors.Join(errs...)
 }

@@ -156,14 +156,14 @@ func (h *h2Conn) start(t *netThread, c *conn) {
 }
 
 // batch writes want requests into the thread's wbuf, one stream each.
-func (h *h2Conn) batch(t *netThread, c *conn, want int) []byte {
+func (h *h2Conn) batch(t *netThread, c *conn, want int) ([]byte, int) {
 	t.wbuf = h.appendRequests(t, c, t.wbuf[:0], want)
-	return t.wbuf
+	return t.wbuf, want
 }
 
 // appendScheduled appends one request, on the next stream, to dst.
-func (h *h2Conn) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) []byte {
-	return h.appendRequests(t, c, dst, 1)
+func (h *h2Conn) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) ([]byte, bool) {
+	return h.appendRequests(t, c, dst, 1), true
 }
 
 // ended reports a stream that ended behind an open one (booked then).

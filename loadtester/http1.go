@@ -56,11 +56,12 @@ func (http1) consume(t *netThread, c *conn, data []byte, now int64) bool {
 }
 
 // appendOne appends one request of kind to dst, with its {{seq}} (0 for
-// a kind whose bytes never change).
-func (t *netThread) appendOne(dst []byte, kind uint8) ([]byte, uint64) {
+// a kind whose bytes never change); false when its data file has no row
+// left.
+func (t *netThread) appendOne(dst []byte, kind uint8) ([]byte, uint64, bool) {
 	tm := t.r.kinds[kind].tmpl
 	if !tm.dynamic() {
-		return append(dst, tm.static...), 0
+		return append(dst, tm.static...), 0, true
 	}
 	return t.rend.appendRequest(dst, tm)
 }
@@ -79,38 +80,43 @@ func (c *conn) setKind(i int, kind uint8, seq uint64) {
 type http1Static struct{ http1 }
 
 // batch is want copies of the request, sliced from the thread's batch.
-func (http1Static) batch(t *netThread, _ *conn, want int) []byte {
-	return t.batch[:want*len(t.r.tmpl.static)]
+func (http1Static) batch(t *netThread, _ *conn, want int) ([]byte, int) {
+	return t.batch[:want*len(t.r.tmpl.static)], want
 }
 
-func (http1Static) appendScheduled(t *netThread, _ *conn, dst []byte, _ uint64) []byte {
-	return append(dst, t.r.tmpl.static...)
+func (http1Static) appendScheduled(t *netThread, _ *conn, dst []byte, _ uint64) ([]byte, bool) {
+	return append(dst, t.r.tmpl.static...), true
 }
 
 // http1Rendered is HTTP/1.1 with kinds picked per request (a workload)
 // or bytes rendered per request (placeholders).
 type http1Rendered struct{ http1 }
 
-// batch renders want requests into the thread's wbuf, the closed loop's
-// kinds picked in turn from the thread's count of sends.
-func (http1Rendered) batch(t *netThread, c *conn, want int) []byte {
+// batch renders up to want requests into the thread's wbuf, the closed
+// loop's kinds picked in turn from the thread's count of sends.
+func (http1Rendered) batch(t *netThread, c *conn, want int) ([]byte, int) {
 	t.wbuf = t.wbuf[:0]
 	for j := range want {
 		kind := t.r.kindOf(t.kindNext)
-		t.kindNext++
 		var seq uint64
-		t.wbuf, seq = t.appendOne(t.wbuf, kind)
+		var ok bool
+		if t.wbuf, seq, ok = t.appendOne(t.wbuf, kind); !ok {
+			return t.wbuf, j
+		}
+		t.kindNext++
 		c.setKind((c.head+c.inflight+j)&c.mask, kind, seq)
 	}
-	return t.wbuf
+	return t.wbuf, want
 }
 
 // appendScheduled renders the schedule's k-th request, of the kind k picks.
-func (http1Rendered) appendScheduled(t *netThread, c *conn, dst []byte, k uint64) []byte {
+func (http1Rendered) appendScheduled(t *netThread, c *conn, dst []byte, k uint64) ([]byte, bool) {
 	kind := t.r.kindOf(k)
-	dst, seq := t.appendOne(dst, kind)
-	c.setKind((c.head+c.inflight)&c.mask, kind, seq)
-	return dst
+	dst, seq, ok := t.appendOne(dst, kind)
+	if ok {
+		c.setKind((c.head+c.inflight)&c.mask, kind, seq)
+	}
+	return dst, ok
 }
 
 // consume parses responses from data (the protocol's consume; a test

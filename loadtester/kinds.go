@@ -2,8 +2,11 @@ package loadtester
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"weaseldb/loadtester/datafeed"
 	"weaseldb/loadtester/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -27,7 +30,8 @@ import (
 type kindSpec struct {
 	RequestKind
 	tmpl     *requestTemplate
-	referred bool // a {{answered:...}} names it: the seqs of its answers are tracked
+	referred bool  // a {{answered:...}} names it: the seqs of its answers are tracked
+	checks   []int // the checks its responses must pass (runner.checks): every --check, then its own
 }
 
 // kindBooks is one kind's measured-window counts on one network thread.
@@ -62,12 +66,12 @@ func newKinds(cfg *Config, run string) ([]kindSpec, []uint8, error) {
 		return out
 	}
 	if w == nil {
+		k := RequestKind{Name: "request", Weight: 1, Method: cfg.Method, Path: cfg.Path, Headers: cfg.Headers, Body: cfg.Body, Feed: cfg.Data}
 		tmpl, err := newRequestTemplate(cfg.Method, sub(cfg.Path), cfg.hostHeader(), subAll(cfg.Headers),
-			[]byte(sub(string(cfg.Body))), nil)
+			[]byte(sub(string(cfg.Body))), placeholders{columns: k.columns()})
 		if err != nil {
-			return nil, nil, fmt.Errorf("--header: %w", err)
+			return nil, nil, fmt.Errorf("--path/--header/--body: %w", err)
 		}
-		k := RequestKind{Name: "request", Weight: 1, Method: cfg.Method, Path: cfg.Path, Headers: cfg.Headers, Body: cfg.Body}
 		return []kindSpec{{RequestKind: k, tmpl: tmpl}}, []uint8{0}, nil
 	}
 	table, err := kindTable(w.weights())
@@ -76,8 +80,12 @@ func newKinds(cfg *Config, run string) ([]kindSpec, []uint8, error) {
 	}
 	kinds := make([]kindSpec, len(w.Kinds))
 	for i, k := range w.Kinds {
+		if k.Feed == nil {
+			k.Feed = cfg.Data
+		}
 		headers := subAll(append(append([]string(nil), cfg.Headers...), k.Headers...))
-		tmpl, err := newRequestTemplate(k.Method, sub(k.Path), cfg.hostHeader(), headers, []byte(sub(string(k.Body))), w.resolver())
+		tmpl, err := newRequestTemplate(k.Method, sub(k.Path), cfg.hostHeader(), headers, []byte(sub(string(k.Body))),
+			placeholders{kinds: w.resolver(), columns: k.columns()})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: request %s: %w", ErrWorkload, k.Name, err)
 		}
@@ -91,6 +99,33 @@ func newKinds(cfg *Config, run string) ([]kindSpec, []uint8, error) {
 		}
 	}
 	return kinds, table, nil
+}
+
+// columns resolves a kind's {{data.COLUMN}} in its data file (nil: none).
+func (k *RequestKind) columns() columnResolver {
+	if k.Feed == nil {
+		return nil
+	}
+	return k.Feed.Column
+}
+
+// numberFeeds lists the data files the kinds read, each once, and tells
+// each kind's template which it takes rows of: kinds that share a file
+// share its rows (under once, each row goes to one request of either).
+func numberFeeds(kinds []kindSpec) []*datafeed.Feed {
+	var feeds []*datafeed.Feed
+	for _, k := range kinds {
+		t := k.tmpl
+		if k.Feed == nil || !usesData(t.head, t.body) {
+			continue
+		}
+		t.feed = slices.Index(feeds, k.Feed)
+		if t.feed < 0 {
+			t.feed = len(feeds)
+			feeds = append(feeds, k.Feed)
+		}
+	}
+	return feeds
 }
 
 // runID is the run's {{run}}: eight hex digits from the run's seed, so

@@ -257,7 +257,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		dynamic = dynamic || k.tmpl.dynamic()
 	}
 	if dynamic {
-		t.rend = newRenderer(id, r.cfg.NetworkThreads, len(r.kinds), uint64(r.seed))
+		t.rend = newRenderer(id, r.cfg.NetworkThreads, len(r.kinds), uint64(r.seed), r.feeds)
 	}
 	if t.fast = len(r.kinds) == 1 && !dynamic; t.fast {
 		for range r.cfg.Pipeline {

@@ -207,7 +207,11 @@ func (t *netThread) schedule(now int64) {
 		} else if now-due > lateSendThreshold {
 			st.lateSends++
 		}
-		t.enqueue(c, p.k, due, now)
+		if !t.enqueue(c, p.k, due, now) {
+			t.rowsOut(due)
+			closeAt = t.win.closeAt
+			continue // the window now closes at due: the loop's next turn sees it
+		}
 		p.k++
 	}
 	for i, c := range p.dirty {
@@ -221,11 +225,15 @@ func (t *netThread) schedule(now int64) {
 }
 
 // enqueue adds the schedule's k-th request, intended at due, to c's
-// output for this turn.
-func (t *netThread) enqueue(c *conn, k uint64, due, now int64) {
+// output for this turn; false when the run's data file has no row left
+// for it (nothing is queued).
+func (t *netThread) enqueue(c *conn, k uint64, due, now int64) bool {
 	before := len(c.pending)
 	i := (c.head + c.inflight) & c.mask
-	c.pending = c.proto.appendScheduled(t, c, c.pending, k)
+	var ok bool
+	if c.pending, ok = c.proto.appendScheduled(t, c, c.pending, k); !ok {
+		return false
+	}
 	t.books.measured.bytesOut += int64(len(c.pending) - before)
 	c.sendTimes[i] = due
 	c.sentAt[i] = now
@@ -236,4 +244,5 @@ func (t *netThread) enqueue(c *conn, k uint64, due, now int64) {
 		c.dirty = true
 		t.pace.dirty = append(t.pace.dirty, c)
 	}
+	return true
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+
+	"weaseldb/loadtester/datafeed"
 )
 
 // Placeholders substituted per request when they appear in the path, a
@@ -17,6 +19,9 @@ import (
 //	{{run}}            eight hex digits drawn once per run, the same in every request
 //	{{answered:KIND}}  (workloads) the {{seq}} of the latest request of kind KIND
 //	                   this network thread got a 2xx answer to (below)
+//	{{data.COLUMN}}    the value of COLUMN in the request's row of its data
+//	                   file (--data, or data = ... per kind): one row per
+//	                   request, shared by every {{data...}} in it
 //
 // {{answered:KIND}} lets one kind ask about what another created: a
 // GET /v1/status?request_id=c-{{answered:commit}} asks about a commit
@@ -31,6 +36,7 @@ const (
 	placeholderUUID     = "{{uuid}}"
 	placeholderSeqMod   = "{{seq%"
 	placeholderAnswered = "{{answered:"
+	placeholderData     = "{{data."
 	placeholderRun      = "{{run}}" // replaced once, before the template is built (newKinds)
 )
 
@@ -42,6 +48,9 @@ type requestTemplate struct {
 	head    []segment
 	body    []segment
 	hasBody bool
+	// feed is the index of the run's data file the request takes a row
+	// of (runner.feeds), or -1 when it names no {{data.COLUMN}}.
+	feed int
 }
 
 type segmentKind uint8
@@ -52,21 +61,32 @@ const (
 	segUUID
 	segSeqMod
 	segAnswered
+	segData
 )
 
 type segment struct {
 	kind    segmentKind
 	literal []byte
-	n       uint64 // segSeqMod: the modulus; segAnswered: the kind referred to
+	n       uint64 // segSeqMod: the modulus; segAnswered: the kind referred to; segData: the column
 }
 
 // kindResolver finds the kind a {{answered:NAME}} names (nil: there are no
 // kinds, the placeholder is refused).
 type kindResolver func(name string) (int, error)
 
+// columnResolver finds the column a {{data.COLUMN}} names in the request's
+// data file (nil: it has none, the placeholder is refused).
+type columnResolver func(name string) (int, error)
+
+// placeholders resolves the names placeholders refer to.
+type placeholders struct {
+	kinds   kindResolver
+	columns columnResolver
+}
+
 // newRequestTemplate formats "METHOD target HTTP/1.1" with Host, the user's
 // headers, and Content-Length when there is a body.
-func newRequestTemplate(method, target, host string, headers []string, body []byte, kinds kindResolver) (*requestTemplate, error) {
+func newRequestTemplate(method, target, host string, headers []string, body []byte, ph placeholders) (*requestTemplate, error) {
 	var head bytes.Buffer
 	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\n", method, target)
 	hasHost := false
@@ -87,12 +107,12 @@ func newRequestTemplate(method, target, host string, headers []string, body []by
 		head.WriteString("\r\n")
 	}
 	hasBody := len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH"
-	t := &requestTemplate{hasBody: hasBody}
-	headSegs, err := splitSegments(head.Bytes(), kinds)
+	t := &requestTemplate{hasBody: hasBody, feed: -1}
+	headSegs, err := splitSegments(head.Bytes(), ph)
 	if err != nil {
 		return nil, err
 	}
-	bodySegs, err := splitSegments(body, kinds)
+	bodySegs, err := splitSegments(body, ph)
 	if err != nil {
 		return nil, err
 	}
@@ -118,10 +138,22 @@ func dynamicSegments(segs []segment) bool {
 	return false
 }
 
+// usesData reports whether segs name a {{data.COLUMN}}.
+func usesData(segs ...[]segment) bool {
+	for _, list := range segs {
+		for _, s := range list {
+			if s.kind == segData {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // splitSegments cuts b into literals and placeholders. A "{{" that starts
-// no placeholder stays literal; one that starts {{seq% or {{answered: but
-// does not finish it is an error, never silently sent as text.
-func splitSegments(b []byte, kinds kindResolver) ([]segment, error) {
+// no placeholder stays literal; one that starts {{seq%, {{answered: or
+// {{data. but does not finish it is an error, never silently sent as text.
+func splitSegments(b []byte, ph placeholders) ([]segment, error) {
 	var segs []segment
 	for len(b) > 0 {
 		i := bytes.Index(b, []byte("{{"))
@@ -156,15 +188,30 @@ func splitSegments(b []byte, kinds kindResolver) ([]segment, error) {
 			if err != nil {
 				return nil, err
 			}
-			if kinds == nil {
+			if ph.kinds == nil {
 				return nil, fmt.Errorf("{{answered:%s}}: only in a workload (--workload), which names its kinds", arg)
 			}
-			k, err := kinds(arg)
+			k, err := ph.kinds(arg)
 			if err != nil {
 				return nil, err
 			}
 			segs = appendLiteral(segs, b[:i])
 			segs = append(segs, segment{kind: segAnswered, n: uint64(k)})
+			b = after
+		case bytes.HasPrefix(rest, []byte(placeholderData)):
+			arg, after, err := placeholderArg(rest, placeholderData)
+			if err != nil {
+				return nil, err
+			}
+			if ph.columns == nil {
+				return nil, fmt.Errorf("{{data.%s}}: no data file to read it from (give --data FILE.csv, or data = \"FILE.csv\" in the workload's kind)", arg)
+			}
+			col, err := ph.columns(arg)
+			if err != nil {
+				return nil, err
+			}
+			segs = appendLiteral(segs, b[:i])
+			segs = append(segs, segment{kind: segData, n: uint64(col)})
 			b = after
 		default:
 			segs = appendLiteral(segs, b[:i+2])
@@ -209,60 +256,97 @@ type renderer struct {
 	// on this thread (valid when hasAnswered[k]), for {{answered:KIND}}.
 	answered    []uint64
 	hasAnswered []bool
+	rows        []*datafeed.Picker // this thread's picker of each of the run's data files (runner.feeds)
 }
 
-func newRenderer(thread, threads, kinds int, seed uint64) *renderer {
+func newRenderer(thread, threads, kinds int, seed uint64, feeds []*datafeed.Feed) *renderer {
 	var s [32]byte
 	for i := range 8 {
 		s[i] = byte(seed >> (8 * i))
 		s[8+i] = byte(uint64(thread) >> (8 * i))
 	}
-	return &renderer{seq: uint64(thread), stride: uint64(threads), rng: rand.NewChaCha8(s),
+	r := &renderer{seq: uint64(thread), stride: uint64(threads), rng: rand.NewChaCha8(s),
 		answered: make([]uint64, kinds), hasAnswered: make([]bool, kinds)}
+	for i, f := range feeds {
+		r.rows = append(r.rows, f.NewPicker(seed^uint64(thread)<<32^uint64(i)))
+	}
+	return r
+}
+
+// reqVars is what one request's placeholders read, drawn once per
+// request so that every {{seq}}, {{uuid}} and {{data...}} of it agree.
+type reqVars struct {
+	seq      uint64
+	row      []string // {{data.COLUMN}}: the request's row
+	uuid     [36]byte
+	uuidDone bool
+}
+
+// next draws the variables of the next request of t: its {{seq}} and, if
+// it reads a data file, its row. False when the file has no row left for
+// it (--data-policy once): the request cannot be sent.
+func (r *renderer) next(t *requestTemplate, v *reqVars) bool {
+	v.uuidDone = false
+	v.row = nil
+	if t.feed >= 0 {
+		row, err := r.rows[t.feed].Next()
+		if err != nil {
+			return false
+		}
+		v.row = row
+	}
+	v.seq = r.seq
+	r.seq += r.stride
+	return true
+}
+
+// appendSegs renders segs with one request's variables.
+func (r *renderer) appendSegs(dst []byte, segs []segment, v *reqVars) []byte {
+	for _, s := range segs {
+		switch s.kind {
+		case segLiteral:
+			dst = append(dst, s.literal...)
+		case segSeq:
+			dst = strconv.AppendUint(dst, v.seq, 10)
+		case segSeqMod:
+			dst = strconv.AppendUint(dst, v.seq%s.n, 10)
+		case segAnswered:
+			n := v.seq
+			if r.hasAnswered[s.n] {
+				n = r.answered[s.n]
+			}
+			dst = strconv.AppendUint(dst, n, 10)
+		case segUUID:
+			if !v.uuidDone {
+				r.formatUUID(&v.uuid)
+				v.uuidDone = true
+			}
+			dst = append(dst, v.uuid[:]...)
+		case segData:
+			dst = append(dst, v.row[s.n]...)
+		}
+	}
+	return dst
 }
 
 // appendRequest appends one request to dst and returns it with the
-// request's {{seq}}. Only dynamic templates reach here; static ones are
+// request's {{seq}}; false, and dst as it was, when its data file has no
+// row left for it. Only dynamic templates reach here; static ones are
 // written straight from t.static.
-func (r *renderer) appendRequest(dst []byte, t *requestTemplate) ([]byte, uint64) {
-	seq := r.seq
-	r.seq += r.stride
-	var uuid [36]byte
-	uuidDone := false
-	render := func(dst []byte, segs []segment) []byte {
-		for _, s := range segs {
-			switch s.kind {
-			case segLiteral:
-				dst = append(dst, s.literal...)
-			case segSeq:
-				dst = strconv.AppendUint(dst, seq, 10)
-			case segSeqMod:
-				dst = strconv.AppendUint(dst, seq%s.n, 10)
-			case segAnswered:
-				v := seq
-				if r.hasAnswered[s.n] {
-					v = r.answered[s.n]
-				}
-				dst = strconv.AppendUint(dst, v, 10)
-			case segUUID:
-				if !uuidDone {
-					r.formatUUID(&uuid)
-					uuidDone = true
-				}
-				dst = append(dst, uuid[:]...)
-			}
-		}
-		return dst
+func (r *renderer) appendRequest(dst []byte, t *requestTemplate) ([]byte, uint64, bool) {
+	var v reqVars
+	if !r.next(t, &v) {
+		return dst, 0, false
 	}
-	r.body = render(r.body[:0], t.body)
-	dst = render(dst, t.head)
+	r.body = r.appendSegs(r.body[:0], t.body, &v)
+	dst = r.appendSegs(dst, t.head, &v)
 	if t.hasBody {
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, int64(len(r.body)), 10)
 		dst = append(dst, "\r\n"...)
 	}
 	dst = append(dst, "\r\n"...)
-	return append(dst, r.body...), seq
+	return append(dst, r.body...), v.seq, true
 }
 
 // formatUUID writes a random (version 4) UUID; one value per request, shared

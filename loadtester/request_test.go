@@ -26,7 +26,7 @@ func TestRequestTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tmpl, err := newRequestTemplate(tt.method, "/p", "h:1", tt.headers, []byte(tt.body), nil)
+			tmpl, err := newRequestTemplate(tt.method, "/p", "h:1", tt.headers, []byte(tt.body), placeholders{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestRequestTemplate(t *testing.T) {
 			}
 			raw := tmpl.static
 			if tmpl.dynamic() {
-				raw, _ = newRenderer(0, 1, 1, 1).appendRequest(nil, tmpl)
+				raw, _, _ = newRenderer(0, 1, 1, 1, nil).appendRequest(nil, tmpl)
 			}
 			for _, want := range tt.wantInHead {
 				if !bytes.Contains(raw, []byte(want+"\r\n")) {
@@ -59,18 +59,18 @@ func TestRequestTemplate(t *testing.T) {
 }
 
 func TestRendererSubstitutes(t *testing.T) {
-	tmpl, err := newRequestTemplate("POST", "/v1/commit", "h", []string{"X-Request-Id: {{uuid}}"}, []byte(`{"request_id":"{{uuid}}","n":{{seq}}}`), nil)
+	tmpl, err := newRequestTemplate("POST", "/v1/commit", "h", []string{"X-Request-Id: {{uuid}}"}, []byte(`{"request_id":"{{uuid}}","n":{{seq}}}`), placeholders{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r0, r1 := newRenderer(0, 2, 1, 7), newRenderer(1, 2, 1, 7)
+	r0, r1 := newRenderer(0, 2, 1, 7, nil), newRenderer(1, 2, 1, 7, nil)
 	seen := map[string]bool{}
 	for i := range 100 {
 		r := r0
 		if i%2 == 1 {
 			r = r1
 		}
-		raw, _ := r.appendRequest(nil, tmpl)
+		raw, _, _ := r.appendRequest(nil, tmpl)
 		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 		if err != nil {
 			t.Fatalf("%q: %v", raw, err)
@@ -88,11 +88,11 @@ func TestRendererSubstitutes(t *testing.T) {
 }
 
 func BenchmarkRenderDynamic(b *testing.B) {
-	tmpl, _ := newRequestTemplate("POST", "/v1/commit", "h", nil, []byte(`{"request_id":"{{uuid}}"}`), nil)
-	r := newRenderer(0, 1, 1, 1)
+	tmpl, _ := newRequestTemplate("POST", "/v1/commit", "h", nil, []byte(`{"request_id":"{{uuid}}"}`), placeholders{})
+	r := newRenderer(0, 1, 1, 1, nil)
 	var buf []byte
 	for b.Loop() {
-		buf, _ = r.appendRequest(buf[:0], tmpl)
+		buf, _, _ = r.appendRequest(buf[:0], tmpl)
 	}
 }
 
@@ -103,7 +103,7 @@ func FuzzRequestTemplate(f *testing.F) {
 	f.Add([]byte(`{{uuid}}{{`))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		tmpl, err := newRequestTemplate("POST", "/v1/commit", "h", nil, body, nil)
+		tmpl, err := newRequestTemplate("POST", "/v1/commit", "h", nil, body, placeholders{})
 		if err != nil {
 			// Only a placeholder begun and not finished is refused.
 			if !bytes.Contains(body, []byte(placeholderSeqMod)) && !bytes.Contains(body, []byte(placeholderAnswered)) {
@@ -113,7 +113,7 @@ func FuzzRequestTemplate(f *testing.F) {
 		}
 		raw := tmpl.static
 		if tmpl.dynamic() {
-			raw, _ = newRenderer(0, 1, 1, 1).appendRequest(nil, tmpl)
+			raw, _, _ = newRenderer(0, 1, 1, 1, nil).appendRequest(nil, tmpl)
 		}
 		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"weaseldb/internal/procstat"
 	"weaseldb/loadtester/check"
+	"weaseldb/loadtester/datafeed"
 	"weaseldb/loadtester/result"
 )
 
@@ -73,16 +76,45 @@ type runner struct {
 	// read (the parser keeps only that).
 	checks     []*check.Check
 	checkNeeds check.Needs
+	// The data files requests take rows of (read-only; each file's cursor
+	// is its own atomic), and how the run learns that one ran out
+	// (--data-policy once): rowsOut, and endEarly, which wakes the
+	// collector to end the window there (datarun.go).
+	feeds    []*datafeed.Feed
+	rowsOut  atomic.Bool
+	endEarly context.CancelCauseFunc
 }
 
-// parseChecks sets the runner's checks from a validated config.
+// parseChecks sets the runner's checks from a validated config: every
+// --check, then each kind's own, each expression once, and the checks
+// each kind's responses are judged by (kindSpec.checks).
 func (r *runner) parseChecks() {
-	for _, e := range r.cfg.Checks {
+	index := map[string]int{}
+	add := func(e string) int {
+		key := strings.Join(strings.Fields(e), "")
+		if i, ok := index[key]; ok {
+			return i
+		}
 		c, _ := check.Parse(e) // validated
 		r.checks = append(r.checks, c)
 		n := c.Needs()
 		r.checkNeeds.Header = r.checkNeeds.Header || n.Header
 		r.checkNeeds.Body = r.checkNeeds.Body || n.Body
+		index[key] = len(r.checks) - 1
+		return len(r.checks) - 1
+	}
+	var every []int
+	for _, e := range r.cfg.Checks {
+		every = append(every, add(e))
+	}
+	for i := range r.kinds {
+		k := &r.kinds[i]
+		k.checks = slices.Clone(every)
+		for _, e := range k.Checks {
+			if j := add(e); !slices.Contains(k.checks, j) {
+				k.checks = append(k.checks, j)
+			}
+		}
 	}
 }
 
@@ -149,6 +181,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), seed: seed,
 		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
 	r.parseChecks()
+	r.feeds = numberFeeds(kinds)
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}
@@ -242,6 +275,8 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	for slot := range cfg.Concurrency {
 		r.requestConn(slot, 0)
 	}
+	ctx, r.endEarly = context.WithCancelCause(ctx)
+	defer r.endEarly(nil)
 	c := newCollector(r, out)
 	result.IntervalHeader(out)
 	interrupted := c.run(ctx, loopsDone)
@@ -251,5 +286,9 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	c.gatherKinds()
 	c.accountTails()
 	c.snapshot(result.PhaseDone, 0, c.drainHist)
-	return c.result(cpuEnd, interrupted)
+	res := c.result(cpuEnd, interrupted)
+	if r.rowsOut.Load() {
+		res.Warnings = append(res.Warnings, r.rowsOutWarning(c.endNs))
+	}
+	return res
 }

@@ -65,12 +65,14 @@ type protocol interface {
 	consume(t *netThread, c *conn, data []byte, now int64) bool
 	// room is how many more requests the server allows at once now.
 	room() int
-	// batch returns want closed-loop requests for c, the next want ring
-	// entries' kinds noted; valid until the next call.
-	batch(t *netThread, c *conn, want int) []byte
+	// batch returns up to want closed-loop requests for c, the next n
+	// ring entries' kinds noted; valid until the next call. n < want only
+	// when the run's data file has no row left (t.rowsOut).
+	batch(t *netThread, c *conn, want int) (out []byte, n int)
 	// appendScheduled appends the open-loop schedule's k-th request for
-	// c's next ring entry to dst.
-	appendScheduled(t *netThread, c *conn, dst []byte, k uint64) []byte
+	// c's next ring entry to dst; false, and dst as it was, when the run's
+	// data file has no row left for it.
+	appendScheduled(t *netThread, c *conn, dst []byte, k uint64) ([]byte, bool)
 	// ended reports whether ring entry i ended out of order and is
 	// already booked (h2: a stream that ended behind an open one).
 	ended(c *conn, i int) bool

@@ -37,14 +37,19 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if refillAt := max(1, depth/2); c.inflight > 0 && want < refillAt && quotaLeft >= refillAt || want <= 0 {
 		return
 	}
-	out := c.proto.batch(t, c, want)
-	for range want {
+	out, n := c.proto.batch(t, c, want)
+	for range n {
 		c.sendTimes[(c.head+c.inflight)&c.mask] = now
 		c.inflight++
 	}
-	c.sent += want
-	t.phase(now).sent += int64(want)
-	t.write(c, out)
+	c.sent += n
+	t.phase(now).sent += int64(n)
+	if len(out) > 0 {
+		t.write(c, out)
+	}
+	if n < want {
+		t.rowsOut(now)
+	}
 }
 
 // write sends out through c's transport, which keeps what the socket does

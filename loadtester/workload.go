@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"weaseldb/loadtester/check"
+	"weaseldb/loadtester/datafeed"
 )
 
 // A workload is a weighted mix of request kinds (docs/load_tester.md,
@@ -47,6 +50,15 @@ type RequestKind struct {
 	Headers  []string `json:"headers,omitempty"`
 	Body     []byte   `json:"-"`
 	BodyFile string   `json:"body_file,omitempty"` // read into Body by LoadWorkload, relative to the workload file
+	// Data is a CSV file whose rows feed this kind's {{data.COLUMN}}
+	// (relative to the workload file), taken as DataPolicy says (once,
+	// loop or random; loop by default); LoadWorkload reads it into Feed.
+	// A kind without one reads --data's, if given.
+	Data       string         `json:"data,omitempty"`
+	DataPolicy string         `json:"data_policy,omitempty"`
+	Feed       *datafeed.Feed `json:"-"`
+	// Checks are this kind's response checks, on top of every --check.
+	Checks []string `json:"checks,omitempty"`
 }
 
 // Limits of a workload: kinds are numbered in a byte on every request in
@@ -59,7 +71,7 @@ const (
 
 // workloadKeys are the keys a [[request]] table may hold, in documentation
 // order.
-var workloadKeys = []string{"name", "weight", "method", "path", "headers", "body", "body_file"}
+var workloadKeys = []string{"name", "weight", "method", "path", "headers", "body", "body_file", "data", "data_policy", "checks"}
 
 // ErrWorkload wraps every refusal of a workload file.
 var ErrWorkload = errors.New("workload")
@@ -77,20 +89,48 @@ func LoadWorkload(path string) (*Workload, error) {
 	}
 	w.Source = path
 	for i := range w.Kinds {
-		k := &w.Kinds[i]
-		if k.BodyFile == "" {
-			continue
-		}
-		f := k.BodyFile
-		if !filepath.IsAbs(f) {
-			f = filepath.Join(filepath.Dir(path), f)
-		}
-		if k.Body, err = os.ReadFile(f); err != nil {
-			return nil, fmt.Errorf("%s: %w: request %q: body_file: %w", path, ErrWorkload, k.Name, err)
+		if err := w.Kinds[i].readFiles(path); err != nil {
+			return nil, fmt.Errorf("%s: %w: request %q: %w", path, ErrWorkload, w.Kinds[i].Name, err)
 		}
 	}
 	return w, nil
 }
+
+// readFiles reads a kind's body_file and data file, each relative to the
+// workload file at path; a data file's columns must hold every
+// {{data.COLUMN}} the kind names.
+func (k *RequestKind) readFiles(path string) error {
+	rel := func(f string) string {
+		if filepath.IsAbs(f) {
+			return f
+		}
+		return filepath.Join(filepath.Dir(path), f)
+	}
+	var err error
+	if k.BodyFile != "" {
+		if k.Body, err = os.ReadFile(rel(k.BodyFile)); err != nil {
+			return fmt.Errorf("body_file: %w", err)
+		}
+	}
+	if k.Data == "" {
+		return nil
+	}
+	policy, _ := datafeed.ParsePolicy(k.DataPolicy) // checked by parseKind
+	if k.Feed, err = datafeed.Load(rel(k.Data), policy); err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	_, err = newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, placeholders{kinds: anyKind, columns: k.Feed.Column})
+	return err
+}
+
+// anyKind accepts every {{answered:NAME}}: for checks that look at
+// something else (the workload's own check resolves them).
+func anyKind(string) (int, error) { return 0, nil }
+
+// anyColumn accepts every {{data.COLUMN}}: the file is read, and its
+// columns checked, once the workload's location is known (LoadWorkload)
+// or the run's --data is (Config.Validate).
+func anyColumn(string) (int, error) { return 0, nil }
 
 // ParseWorkload parses a workload's TOML text. Every problem is reported
 // at once, one line each, naming its key (request[2].weight: ...).
@@ -160,6 +200,32 @@ func parseKind(key string, table map[string]any, bad func(key, format string, ar
 	str("method", &k.Method)
 	str("path", &k.Path)
 	str("body_file", &k.BodyFile)
+	str("data", &k.Data)
+	str("data_policy", &k.DataPolicy)
+	if _, err := datafeed.ParsePolicy(k.DataPolicy); err != nil {
+		bad(key+".data_policy", "%q: want once, loop or random", k.DataPolicy)
+	}
+	if k.DataPolicy != "" && k.Data == "" {
+		bad(key+".data_policy", "only with data = \"FILE.csv\"")
+	}
+	if v, ok := table["checks"]; ok {
+		list, isList := v.([]any)
+		if !isList {
+			bad(key+".checks", "must be a list of check expressions, got %s", tomlType(v))
+		}
+		for j, e := range list {
+			s, ok := e.(string)
+			if !ok {
+				bad(fmt.Sprintf("%s.checks[%d]", key, j+1), "must be a string, got %s", tomlType(e))
+				continue
+			}
+			if _, err := check.Parse(s); err != nil {
+				bad(fmt.Sprintf("%s.checks[%d]", key, j+1), "%v", err)
+				continue
+			}
+			k.Checks = append(k.Checks, s)
+		}
+	}
 	var body string
 	str("body", &body)
 	k.Body = []byte(body)
@@ -239,7 +305,7 @@ func (w *Workload) check() []string {
 		errs = append(errs, "request: "+err.Error())
 	}
 	for i, k := range w.Kinds {
-		if _, err := newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, w.resolver()); err != nil {
+		if _, err := newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, placeholders{kinds: w.resolver(), columns: anyColumn}); err != nil {
 			errs = append(errs, fmt.Sprintf("request[%d] (%s): %v", i+1, k.Name, err))
 		}
 	}

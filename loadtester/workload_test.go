@@ -227,7 +227,7 @@ func FuzzParseWorkload(f *testing.F) {
 			if counts[i] == 0 {
 				t.Fatalf("kind %s (weight %d) never in the table", k.Name, k.Weight)
 			}
-			if _, err := newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, w.resolver()); err != nil {
+			if _, err := newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, placeholders{kinds: w.resolver(), columns: anyColumn}); err != nil {
 				t.Fatalf("kind %s parsed but its request does not: %v", k.Name, err)
 			}
 		}
@@ -336,7 +336,7 @@ func TestWorkloadTarget(t *testing.T) {
 	if err != nil || len(table) != 20 {
 		t.Fatal(err)
 	}
-	raw, _ := newRenderer(0, 1, 3, 1).appendRequest(nil, kinds[1].tmpl)
+	raw, _, _ := newRenderer(0, 1, 3, 1, nil).appendRequest(nil, kinds[1].tmpl)
 	if !strings.Contains(string(raw), "Authorization: x\r\nContent-Type: application/json") || !strings.Contains(string(raw), "lt-cafe0123-0") {
 		t.Errorf("commit request %q", raw)
 	}

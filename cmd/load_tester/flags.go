@@ -13,6 +13,7 @@ import (
 	"weaseldb/loadtester"
 	"weaseldb/loadtester/arrival"
 	"weaseldb/loadtester/check"
+	"weaseldb/loadtester/datafeed"
 	"weaseldb/loadtester/result"
 )
 
@@ -74,6 +75,7 @@ func (o options) outputs() loadtester.Outputs {
 // stringFlags are the flags read after parsing, as given.
 type stringFlags struct {
 	url, body, startAt, rateSteps, slo, workload string
+	data, dataPolicy                             string
 	tls                                          loadtester.TLSOptions // --insecure, --ca, --sni, --cert, --key, --tls-resume
 }
 
@@ -189,6 +191,8 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run as it goes at http://`HOST:PORT`/metrics (load_tester_*; docs/load_tester.md, \"Live metrics\"), until the result is written")
 	fs.Var(secondsFlag{&o.metricsLinger}, "metrics-linger", "with --metrics-addr: once the result is written, serve until one scrape has read the final counts, or this long at most (0: close at once)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines, only the summary")
+	fs.StringVar(&sf.data, "data", "", "feed {{data.COLUMN}} in --path, --header and --body (or a workload's kinds) from the CSV `FILE`: a header row names the columns, each later row is one request's values")
+	fs.StringVar(&sf.dataPolicy, "data-policy", "loop", "how --data's rows are taken: `once` (each row once; the run ends when they run out), loop (in order, wrapping) or random")
 	fs.StringVar(&sf.workload, "workload", "", "send a weighted mix of requests described in the TOML `FILE` (replaces --path, --method, --body; see docs/load_tester.md)")
 	fs.StringVar(&sf.rateSteps, "rate-steps", "", "run one open-loop step per rate: `LIST` 10000,20000,40000 or STARTxFACTORxCOUNT 10000x2x4; a row per step (--json: one document, --hdr-log: one log per step)")
 	fs.BoolVar(&o.findRate, "find-rate", false, "search for the highest rate meeting --slo (steps of --warmup + --duration each)")
@@ -279,6 +283,11 @@ func parseArgs(args []string) (o options, help bool, err error) {
 			return o, false, fmt.Errorf("--workload %w", err)
 		}
 	}
+	if sf.data != "" || set["data-policy"] {
+		if err := parseData(cfg, sf); err != nil {
+			return o, false, err
+		}
+	}
 	if err := o.parseSteps(sf, set); err != nil {
 		return o, false, err
 	}
@@ -290,6 +299,19 @@ func parseArgs(args []string) (o options, help bool, err error) {
 		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
 	}
 	return o, false, errors.Join(errs...)
+}
+
+// parseData reads --data by --data-policy.
+func parseData(cfg *loadtester.Config, sf stringFlags) error {
+	policy, err := datafeed.ParsePolicy(sf.dataPolicy)
+	if err != nil {
+		return err
+	}
+	if sf.data == "" {
+		return fmt.Errorf("--data-policy %s: only with --data FILE.csv", sf.dataPolicy)
+	}
+	cfg.Data, err = datafeed.Load(sf.data, policy)
+	return err
 }
 
 // parseStages sets the measured time of a ramp (--stages): its total less

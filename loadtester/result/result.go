@@ -163,11 +163,14 @@ type Result struct {
 	vegeta  *VegetaRun
 }
 
-// CheckResult is one --check over a run's measured responses.
+// CheckResult is one check over a run's measured responses: a --check,
+// judged on every response, or a workload kind's, judged on its kinds'
+// alone (Kinds names them; empty: every kind).
 type CheckResult struct {
-	Expr   string `json:"expr"`
-	Passed int64  `json:"passed"`
-	Failed int64  `json:"failed"`
+	Expr   string   `json:"expr"`
+	Kinds  []string `json:"kinds,omitempty"`
+	Passed int64    `json:"passed"`
+	Failed int64    `json:"failed"`
 }
 
 // TLSInfo is what an https:// run's TLS did: the protocol the preflight
