@@ -1,7 +1,6 @@
 package loadtester
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +10,9 @@ import (
 )
 
 // Response checks (--check): the config's expressions, parsed by the check
-// package; the network thread judges each response with them (netloop.go,
-// passChecks) and the collector adds up each check's outcomes.
+// package; the network thread judges each response with them (judge: an
+// HTTP/1.1 response as it is parsed, an HTTP/2 one as its stream ends)
+// and the collector adds up each check's outcomes.
 
 // checkChecks parses every --check; each error names the expression.
 func (c *Config) checkChecks() []error {
@@ -26,9 +26,6 @@ func (c *Config) checkChecks() []error {
 		if th.Check != "" && !c.hasCheck(th.Check) {
 			errs = append(errs, fmt.Errorf("--threshold %q: names no --check (give --check %q too)", th.Expr, th.Check))
 		}
-	}
-	if c.HTTP2 && (len(c.Checks) > 0 || c.Workload != nil && c.Workload.hasChecks()) {
-		errs = append(errs, errors.New("--check with --http2: not supported yet (HTTP/1.1 and HTTPS only)"))
 	}
 	return errs
 }
@@ -44,16 +41,6 @@ func (c *Config) hasCheck(expr string) bool {
 	}
 	for _, e := range list {
 		if strings.Join(strings.Fields(e), "") == expr {
-			return true
-		}
-	}
-	return false
-}
-
-// hasChecks reports whether a kind of the workload has checks of its own.
-func (w *Workload) hasChecks() bool {
-	for _, k := range w.Kinds {
-		if len(k.Checks) > 0 {
 			return true
 		}
 	}
@@ -96,13 +83,19 @@ func (r *runner) checkKinds(i int) []string {
 	return names
 }
 
-// passChecks judges the response just read against its kind's checks
-// (every --check and the kind's own), counting each check's outcome when
-// the request belongs to the measured window (loop thread only).
+// passChecks judges the HTTP/1.1 response just read, the ring head's.
 func (t *netThread) passChecks(c *conn) bool {
+	return t.judge(c, c.head, c.parser.status, c.parser.head, c.parser.body)
+}
+
+// judge judges the response to ring entry i of c (its status, header
+// lines and kept body) against its kind's checks (every --check and the
+// kind's own), counting each check's outcome when the request belongs to
+// the measured window (loop thread only).
+func (t *netThread) judge(c *conn, i int, status int, head, body []byte) bool {
 	var kind uint8
 	if c.kinds != nil {
-		kind = c.kinds[c.head]
+		kind = c.kinds[i]
 	}
 	checks := t.r.kinds[kind].checks
 	if len(checks) == 0 {
@@ -110,8 +103,8 @@ func (t *netThread) passChecks(c *conn) bool {
 	}
 	b := &t.books
 	resp := &b.checkResp
-	resp.Status, resp.Header, resp.Body = c.parser.status, c.parser.head, c.parser.body
-	measured := c.sendTimes[c.head] >= t.win.start
+	resp.Status, resp.Header, resp.Body = status, head, body
+	measured := c.sendTimes[i] >= t.win.start
 	if measured && b.checkPass == nil {
 		b.checkPass, b.checkFail = make([]int64, len(t.r.checks)), make([]int64, len(t.r.checks))
 	}

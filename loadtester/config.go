@@ -159,7 +159,6 @@ func (c *Config) Validate() error {
 	if c.HTTP2 {
 		check(c.Streams >= 1 && c.Streams <= 1024, "--streams %d: want 1..1024", c.Streams)
 		check(c.Pipeline == 1 || c.Pipeline == c.Streams, "--pipeline with --http2: give --streams (requests in flight per connection)")
-		check(c.Workload == nil, "--workload with --http2: not supported (one request over HTTP/2)")
 	} else {
 		check(c.Streams == 0, "--streams: only with --http2")
 	}

@@ -159,18 +159,25 @@ func (t *netThread) loseHead(c *conn, now int64, kind errorKind) {
 	if c.proto.passEnded(c) { // a stream that ended behind an open one: already booked
 		return
 	}
-	start := c.sendTimes[c.head]
+	t.failEntry(c, c.head, now, kind)
+	c.head = (c.head + 1) & c.mask
+	c.inflight--
+}
+
+// failEntry counts the request in ring entry i of c as failed with kind,
+// in the books of the phase it was due in and of its kind (loseHead, and
+// HTTP/2's streams, which fail out of order: h2Fail).
+func (t *netThread) failEntry(c *conn, i int, now int64, kind errorKind) {
+	start := c.sendTimes[i]
 	t.phase(start).failedBy[kind]++
 	if start >= t.win.start {
 		var reqKind uint8
 		if c.kinds != nil {
-			reqKind = c.kinds[c.head]
+			reqKind = c.kinds[i]
 			t.kb[reqKind].failed++
 		}
 		t.sampleRequestError(now, start, kind, reqKind)
 	}
-	c.head = (c.head + 1) & c.mask
-	c.inflight--
 }
 
 // closeConn unregisters and closes c and asks for its replacement, after

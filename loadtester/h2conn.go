@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
-	"strings"
 	"time"
+
+	"weaseldb/loadtester/check"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -19,7 +19,8 @@ import (
 // hpack; this file gathers whole frames for the Framer (the loop's reads
 // end anywhere), one at a time, and maps streams to the connection's
 // ring. Response header blocks are h2headers.go's; what the client sends,
-// within the server's windows and SETTINGS, is h2send.go's.
+// within the server's windows and SETTINGS, is h2send.go's; the requests
+// themselves, static or rendered, h2render.go's.
 //
 // Who owns what: an h2Conn is its connection's, so its network thread's
 // loop's alone, like the rest of the conn.
@@ -40,70 +41,6 @@ const (
 	h2MaxPartial   = 32 << 10 // bytes of an incomplete frame kept between reads (one frame: at most 9 + h2MaxFrame)
 )
 
-// h2Request is the one request an HTTP/2 run sends: its header fields and
-// their header block, encoded once. The block starts with a dynamic table
-// size update to 0 and indexes nothing, so it is the same bytes on every
-// stream of every connection (the server's decoder keeps no state of ours):
-// a few bytes more a request, no HPACK work per request.
-type h2Request struct {
-	fields   []hpack.HeaderField
-	block    []byte
-	body     []byte
-	listSize uint32 // the header list's size (RFC 9113 §6.5.2), for the server's SETTINGS_MAX_HEADER_LIST_SIZE
-}
-
-// newH2Request builds the request from the config: the pseudo-headers,
-// then --header (names lower-cased; Host becomes :authority, and the
-// connection-specific headers HTTP/2 forbids are dropped).
-func newH2Request(cfg *Config, run string) (*h2Request, error) {
-	sub := func(s string) string { return strings.ReplaceAll(s, placeholderRun, run) }
-	if strings.Contains(sub(cfg.Path), "{{") || strings.Contains(sub(string(cfg.Body)), "{{") {
-		return nil, errors.New("--http2: placeholders ({{seq}}, {{uuid}}) are not supported over HTTP/2; only {{run}}")
-	}
-	scheme := "http"
-	if cfg.TLS != nil {
-		scheme = "https"
-	}
-	authority := cfg.hostHeader()
-	var extra []hpack.HeaderField
-	for _, h := range cfg.Headers {
-		h = sub(h)
-		if strings.Contains(h, "{{") {
-			return nil, errors.New("--http2: placeholders ({{seq}}, {{uuid}}) are not supported over HTTP/2; only {{run}}")
-		}
-		name, value, _ := strings.Cut(h, ":")
-		name, value = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(value)
-		switch name {
-		case "host":
-			authority = value
-		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length":
-		default:
-			extra = append(extra, hpack.HeaderField{Name: name, Value: value})
-		}
-	}
-	req := &h2Request{body: []byte(sub(string(cfg.Body)))}
-	req.fields = append(req.fields,
-		hpack.HeaderField{Name: ":method", Value: cfg.Method}, hpack.HeaderField{Name: ":scheme", Value: scheme},
-		hpack.HeaderField{Name: ":authority", Value: authority}, hpack.HeaderField{Name: ":path", Value: sub(cfg.Path)})
-	req.fields = append(req.fields, extra...)
-	if len(req.body) > 0 || cfg.Method == "POST" || cfg.Method == "PUT" || cfg.Method == "PATCH" {
-		req.fields = append(req.fields, hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(req.body))})
-	}
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	enc.SetMaxDynamicTableSizeLimit(0)
-	for _, f := range req.fields {
-		if err := enc.WriteField(f); err != nil {
-			return nil, fmt.Errorf("--http2: header %s: %w", f.Name, err)
-		}
-	}
-	for _, f := range req.fields {
-		req.listSize += f.Size()
-	}
-	req.block = block.Bytes()
-	return req, nil
-}
-
 // h2Conn is a connection's HTTP/2 state.
 type h2Conn struct {
 	fr      *http2.Framer
@@ -119,15 +56,25 @@ type h2Conn struct {
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
 	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
+	// What --check reads of each stream's response, kept only when a
+	// check reads it (keepHead, keepBody), and judged at the stream's end
+	// (h2End): rings of the final response's header lines ("name:
+	// value\r\n", as check.Response has them) and of its body's first
+	// maxCheckedBody bytes, emptied when the stream closes.
+	keepHead, keepBody bool
+	heads, bodies      [][]byte
 }
 
-func newH2Conn(ring int) *h2Conn {
+// newH2Conn is a connection's HTTP/2 state, ring entries deep, keeping
+// what of each response needs says the checks read.
+func newH2Conn(ring int, needs check.Needs) *h2Conn {
 	// No stream before the server's SETTINGS: streams past its limit would
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
-	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring, send: newH2Send(ring)}
+	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring, send: newH2Send(ring),
+		keepHead: needs.Header, keepBody: needs.Body, heads: make([][]byte, ring), bodies: make([][]byte, ring)}
 	h.fr = http2.NewFramer(&h.out, &h.rd)
 	h.fr.SetReuseFrames()
-	h.dec = newH2Decoder(&h.hb)
+	h.dec = newH2Decoder(&h.hb, needs.Header)
 	return h
 }
 
@@ -155,17 +102,6 @@ func (h *h2Conn) start(t *netThread, c *conn) {
 	h.out.Reset()
 }
 
-// batch writes want requests into the thread's wbuf, one stream each.
-func (h *h2Conn) batch(t *netThread, c *conn, want int) ([]byte, int) {
-	t.wbuf = h.appendRequests(t, c, t.wbuf[:0], want)
-	return t.wbuf, want
-}
-
-// appendScheduled appends one request, on the next stream, to dst.
-func (h *h2Conn) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) ([]byte, bool) {
-	return h.appendRequests(t, c, dst, 1), true
-}
-
 // ended reports a stream that ended behind an open one (booked then).
 func (h *h2Conn) ended(_ *conn, i int) bool { return h.done[i] }
 
@@ -178,19 +114,6 @@ func (h *h2Conn) passEnded(c *conn) bool {
 	c.head = (c.head + 1) & c.mask
 	c.inflight--
 	return true
-}
-
-// appendRequests writes n requests (streams c.sent.. c.sent+n-1) and
-// appends their frames to dst.
-func (h *h2Conn) appendRequests(t *netThread, c *conn, dst []byte, n int) []byte {
-	for j := range n {
-		stream := c.sent + j
-		h.writeRequest(stream&c.mask, uint32(2*stream+1), t.r.h2req)
-	}
-	h.open += n
-	dst = append(dst, h.out.Bytes()...)
-	h.out.Reset()
-	return dst
 }
 
 // streamState is what a stream ID names on a connection.
@@ -222,31 +145,43 @@ func (h *h2Conn) h2Entry(t *netThread, c *conn, id uint32) (int, streamState) {
 	return i, streamOpen
 }
 
-// h2End records stream entry i as answered at now. A response may end
-// before its request's body is all sent (§8.1): the rest is not sent,
-// and RST_STREAM tells the server so.
+// h2End records stream entry i as answered at now, or as failed with
+// kind check when its response fails a check. A response may end before
+// its request's body is all sent (§8.1): the rest is not sent, and
+// RST_STREAM tells the server so.
 func (h *h2Conn) h2End(t *netThread, c *conn, i int, now int64) {
-	if h.bodyLeft(i, t.r.h2req) {
+	if h.bodyLeft(i) {
 		h.fr.WriteRSTStream(h.send.ids[i], http2.ErrCodeCancel)
+	}
+	if t.r.checks != nil && !t.judge(c, i, int(h.final[i]), h.heads[i], h.bodies[i]) {
+		c.received++ // a response all the same (--requests-per-conn)
+		h.h2Fail(t, c, i, now, errCheck)
+		return
 	}
 	t.record(c, i, now, int(h.final[i]))
 	h.h2Close(t, c, i)
 }
 
-// h2Fail counts stream entry i as failed with kind (RST_STREAM, a GOAWAY
-// that did not process it), in the books of the phase it was due in.
-func (h *h2Conn) h2Fail(t *netThread, c *conn, i int, now int64, kind errorKind) {
-	start := c.sendTimes[i]
-	t.phase(start).failedBy[kind]++
-	if start >= t.win.start {
-		t.sampleRequestError(now, start, kind, 0)
+// keepData keeps a DATA frame's bytes for the checks, up to
+// maxCheckedBody of ring entry i's body (the rest is not kept).
+func (h *h2Conn) keepData(i int, data []byte) {
+	if b := h.bodies[i]; len(b) < maxCheckedBody {
+		h.bodies[i] = append(b, data[:min(len(data), maxCheckedBody-len(b))]...)
 	}
+}
+
+// h2Fail counts stream entry i as failed with kind (RST_STREAM, a GOAWAY
+// that did not process it, a check), in the books of the phase it was
+// due in and of its kind.
+func (h *h2Conn) h2Fail(t *netThread, c *conn, i int, now int64, kind errorKind) {
+	t.failEntry(c, i, now, kind)
 	h.h2Close(t, c, i)
 }
 
 // h2Close marks entry i done and moves the head past the done entries.
 func (h *h2Conn) h2Close(t *netThread, c *conn, i int) {
-	h.dropBody(i, t.r.h2req)
+	h.dropBody(i)
+	h.heads[i], h.bodies[i] = h.heads[i][:0], h.bodies[i][:0]
 	h.done[i] = true
 	h.open--
 	for c.inflight > 0 && h.done[c.head] {
@@ -331,12 +266,17 @@ func (h *h2Conn) h2Frame(t *netThread, c *conn, f http2.Frame, now int64) bool {
 			h.unacked = 0
 		}
 		i, st := h.h2Entry(t, c, f.StreamID)
-		switch {
-		case st == streamIdle:
+		switch st {
+		case streamIdle:
 			t.failConn(c, now, errParse)
 			return false
-		case st == streamOpen && f.StreamEnded():
-			h.h2End(t, c, i, now)
+		case streamOpen:
+			if h.keepBody {
+				h.keepData(i, f.Data())
+			}
+			if f.StreamEnded() {
+				h.h2End(t, c, i, now)
+			}
 		}
 	case *http2.RSTStreamFrame:
 		if i, st := h.h2Entry(t, c, f.StreamID); st == streamOpen {
@@ -374,7 +314,7 @@ func (h *h2Conn) h2Frame(t *netThread, c *conn, f http2.Frame, now int64) bool {
 // h2Preflight checks, before any load, that the target speaks HTTP/2:
 // over TLS the preflight's ALPN (tlsPreflight), here h2c by prior
 // knowledge: the preface and our SETTINGS get the server's SETTINGS.
-func h2Preflight(cfg *Config, req *h2Request) error {
+func h2Preflight(cfg *Config, req *h2Requests) error {
 	network, address := cfg.dialTarget()
 	nc, err := net.DialTimeout(network, address, cfg.ConnectTimeout)
 	if err != nil {
@@ -386,7 +326,7 @@ func h2Preflight(cfg *Config, req *h2Request) error {
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
-	h := newH2Conn(1)
+	h := newH2Conn(1, check.Needs{})
 	h.writePreface()
 	if _, err := nc.Write(h.out.Bytes()); err != nil {
 		return fmt.Errorf("%s %s: HTTP/2 preface: %w", network, address, err)

@@ -18,7 +18,7 @@ func newH2TestConn(t *testing.T, body int) (*netThread, *conn) {
 	th := newTestThread(t)
 	cfg := &th.r.cfg
 	cfg.HTTP2, cfg.Streams, cfg.Pipeline, cfg.Method, cfg.Body = true, 8, 8, "POST", bytes.Repeat([]byte("b"), body)
-	req, err := newH2Request(cfg, "run")
+	req, err := newH2Requests(cfg, "run")
 	if err != nil {
 		t.Fatal(err)
 	}

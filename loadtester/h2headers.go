@@ -3,6 +3,7 @@ package loadtester
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -45,15 +46,24 @@ type headerBlock struct {
 	status string // :status, if the list is within the limit
 	size   uint32 // the header list's size so far (§6.5.2)
 	bytes  int    // encoded bytes so far
+	// lines: the regular fields as "name: value\r\n", the form
+	// check.Response has, when a check reads headers (the buffer is kept
+	// from block to block).
+	lines []byte
 }
 
-// newH2Decoder is the connection's HPACK decoder, emitting into hb. A
-// string longer than h2MaxHeaderBlock is an error before it is buffered.
-func newH2Decoder(hb *headerBlock) *hpack.Decoder {
+// newH2Decoder is the connection's HPACK decoder, emitting into hb (the
+// regular fields too, when keepHead). A string longer than
+// h2MaxHeaderBlock is an error before it is buffered.
+func newH2Decoder(hb *headerBlock, keepHead bool) *hpack.Decoder {
 	dec := hpack.NewDecoder(4096, func(f hpack.HeaderField) {
 		hb.size += f.Size()
-		if f.Name == ":status" && hb.size <= h2MaxHeaderList {
+		switch {
+		case hb.size > h2MaxHeaderList:
+		case f.Name == ":status":
 			hb.status = f.Value
+		case keepHead && !strings.HasPrefix(f.Name, ":"):
+			hb.lines = append(append(append(append(hb.lines, f.Name...), ": "...), f.Value...), "\r\n"...)
 		}
 	})
 	dec.SetMaxStringLength(h2MaxHeaderBlock)
@@ -62,7 +72,7 @@ func newH2Decoder(hb *headerBlock) *hpack.Decoder {
 
 // h2HeadersFrame starts a header block.
 func (h *h2Conn) h2HeadersFrame(t *netThread, c *conn, f *http2.HeadersFrame, now int64) bool {
-	h.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded()}
+	h.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded(), lines: h.hb.lines[:0]}
 	return h.h2Fragment(t, c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 }
 
@@ -114,7 +124,7 @@ func (h *h2Conn) h2Headers(t *netThread, c *conn, now int64) bool {
 		return true
 	}
 	if hb.size > h2MaxHeaderList {
-		if !hb.ends || h.bodyLeft(i, t.r.h2req) { // the server would go on sending, or wait for the body
+		if !hb.ends || h.bodyLeft(i) { // the server would go on sending, or wait for the body
 			h.fr.WriteRSTStream(hb.stream, http2.ErrCodeCancel)
 		}
 		h.h2Fail(t, c, i, now, errHeaderTooLarge)
@@ -130,6 +140,7 @@ func (h *h2Conn) h2Headers(t *netThread, c *conn, now int64) bool {
 			return true
 		}
 		h.final[i] = uint16(min(code, maxStatus))
+		h.heads[i] = append(h.heads[i][:0], hb.lines...) // the final response's, for the checks
 	}
 	if hb.ends {
 		h.h2End(t, c, i, now)

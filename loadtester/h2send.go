@@ -18,7 +18,14 @@ import (
 //
 // Who owns what: like the rest of an h2Conn, its loop's alone. The
 // per-stream state is in rings beside the others (h2Conn.done), indexed
-// by ring entry; nothing is allocated per request.
+// by ring entry; nothing is allocated per request once each entry's
+// buffer has grown to the bodies it keeps.
+//
+// A stream's body is a slice in the ring (body): a body without
+// placeholders is the kind's own bytes, shared and never copied; a
+// rendered one is in the thread's scratch, which the next request
+// reuses, so when it must wait for a window it is copied into its ring
+// entry's own buffer (keep, keepWaiting), and only then.
 
 const (
 	h2DefaultWindow = 65535 // a window before any SETTINGS or WINDOW_UPDATE (§6.9.2)
@@ -33,24 +40,39 @@ type h2Send struct {
 	win      []int64  // ring: the stream's window
 	sent     []int    // ring: body bytes sent
 	ids      []uint32 // ring: the stream's ID
+	body     [][]byte // ring: the stream's body (its first sent bytes already sent)
+	keep     [][]byte // ring: a rendered body's copy while it waits for a window
 	waiting  int      // streams whose body is not all sent
 }
 
 func newH2Send(ring int) h2Send {
 	return h2Send{connWin: h2DefaultWindow, initWin: h2DefaultWindow, maxFrame: h2MaxFrame,
-		win: make([]int64, ring), sent: make([]int, ring), ids: make([]uint32, ring)}
+		win: make([]int64, ring), sent: make([]int, ring), ids: make([]uint32, ring),
+		body: make([][]byte, ring), keep: make([][]byte, ring)}
 }
 
-// writeRequest writes the request on stream id, ring entry i, into h.out:
-// its header block, then as much of its body as the windows allow.
-func (h *h2Conn) writeRequest(i int, id uint32, req *h2Request) {
-	h.writeBlock(id, req.block, len(req.body) == 0)
+// writeRequest writes a request on stream id, ring entry i, into h.out:
+// its header block, then as much of its body as the windows allow. It
+// reports whether some of the body waits for a window (then body must
+// stay as it is, or be kept: keepWaiting).
+func (h *h2Conn) writeRequest(i int, id uint32, block, body []byte) bool {
+	h.writeBlock(id, block, len(body) == 0)
 	s := &h.send
-	s.ids[i], s.win[i], s.sent[i] = id, s.initWin, 0
-	if len(req.body) > 0 {
-		s.waiting++
-		h.writeBody(i, req.body)
+	s.ids[i], s.win[i], s.sent[i], s.body[i] = id, s.initWin, 0, body
+	if len(body) == 0 {
+		return false
 	}
+	s.waiting++
+	h.writeBody(i)
+	return h.bodyLeft(i)
+}
+
+// keepWaiting copies ring entry i's body into the entry's own buffer, which
+// it keeps from one request to the next.
+func (h *h2Conn) keepWaiting(i int) {
+	s := &h.send
+	s.keep[i] = append(s.keep[i][:0], s.body[i]...)
+	s.body[i] = s.keep[i]
 }
 
 // writeBlock writes a header block as a HEADERS frame and as many
@@ -68,8 +90,9 @@ func (h *h2Conn) writeBlock(id uint32, block []byte, endStream bool) {
 }
 
 // writeBody writes what the windows allow of ring entry i's body.
-func (h *h2Conn) writeBody(i int, body []byte) {
+func (h *h2Conn) writeBody(i int) {
 	s := &h.send
+	body := s.body[i]
 	for off := s.sent[i]; off < len(body) && s.connWin > 0 && s.win[i] > 0; off = s.sent[i] {
 		n := int(min(int64(len(body)-off), int64(s.maxFrame), s.connWin, s.win[i]))
 		end := off+n == len(body)
@@ -84,12 +107,12 @@ func (h *h2Conn) writeBody(i int, body []byte) {
 }
 
 // bodyLeft reports whether ring entry i's body is not all sent.
-func (h *h2Conn) bodyLeft(i int, req *h2Request) bool { return h.send.sent[i] < len(req.body) }
+func (h *h2Conn) bodyLeft(i int) bool { return h.send.sent[i] < len(h.send.body[i]) }
 
 // dropBody forgets the rest of ring entry i's body: its stream ended.
-func (h *h2Conn) dropBody(i int, req *h2Request) {
-	if h.bodyLeft(i, req) {
-		h.send.sent[i] = len(req.body)
+func (h *h2Conn) dropBody(i int) {
+	if h.bodyLeft(i) {
+		h.send.sent[i] = len(h.send.body[i])
 		h.send.waiting--
 	}
 }
@@ -97,11 +120,10 @@ func (h *h2Conn) dropBody(i int, req *h2Request) {
 // h2WriteWaiting writes what the windows now allow of the bodies
 // waiting, oldest stream first.
 func (h *h2Conn) h2WriteWaiting(t *netThread, c *conn) {
-	req := t.r.h2req
 	for j := 0; j < c.inflight && h.send.waiting > 0 && h.send.connWin > 0; j++ {
 		i := (c.head + j) & c.mask
-		if !h.done[i] && h.bodyLeft(i, req) {
-			h.writeBody(i, req.body)
+		if !h.done[i] && h.bodyLeft(i) {
+			h.writeBody(i)
 		}
 	}
 }
@@ -133,8 +155,8 @@ func (h *h2Conn) h2WindowUpdate(t *netThread, c *conn, f *http2.WindowUpdateFram
 		h.h2Fail(t, c, i, now, errParse)
 		return true
 	}
-	if h.bodyLeft(i, t.r.h2req) {
-		h.writeBody(i, t.r.h2req.body)
+	if h.bodyLeft(i) {
+		h.writeBody(i)
 	}
 	return true
 }
@@ -169,7 +191,8 @@ func (h *h2Conn) h2Settings(t *netThread, c *conn, f *http2.SettingsFrame, now i
 	}
 	h.fr.WriteSettingsAck()
 	if h.maxList != 0 && t.r.h2req.listSize > h.maxList && !c.parser.close {
-		// Every request is the same: none can be sent on this connection.
+		// The bound holds for every request: none can be sent on this
+		// connection without risking one over the limit.
 		c.parser.close, c.refused = true, true
 		t.books.measured.errors[errHeaderTooLarge]++
 		t.sampleError(now, 0, errHeaderTooLarge)
@@ -179,11 +202,12 @@ func (h *h2Conn) h2Settings(t *netThread, c *conn, f *http2.SettingsFrame, now i
 }
 
 // h2SettingsAllow checks, before any load, that the server's first
-// SETTINGS allow the request: its header list within the server's
+// SETTINGS allow the requests: their header lists within the server's
 // SETTINGS_MAX_HEADER_LIST_SIZE (a later, smaller one is met in the loop).
-func h2SettingsAllow(f *http2.SettingsFrame, req *h2Request) error {
+// With placeholders the size is the bound (h2render.go).
+func h2SettingsAllow(f *http2.SettingsFrame, req *h2Requests) error {
 	if v, ok := f.Value(http2.SettingMaxHeaderListSize); ok && req != nil && req.listSize > v {
-		return fmt.Errorf("the request's header list takes %d bytes (RFC 9113 §6.5.2: names, values and 32 a field), over the server's SETTINGS_MAX_HEADER_LIST_SIZE of %d: shorten --header or --url's path", req.listSize, v)
+		return fmt.Errorf("the request's header list takes up to %d bytes (RFC 9113 §6.5.2: names, values and 32 a field; a placeholder counts its longest value), over the server's SETTINGS_MAX_HEADER_LIST_SIZE of %d: shorten --header or --url's path", req.listSize, v)
 	}
 	return nil
 }

@@ -257,6 +257,7 @@ type renderer struct {
 	answered    []uint64
 	hasAnswered []bool
 	rows        []*datafeed.Picker // this thread's picker of each of the run's data files (runner.feeds)
+	h2          *h2Encoder         // --http2: encodes rendered header blocks (h2render.go)
 }
 
 func newRenderer(thread, threads, kinds int, seed uint64, feeds []*datafeed.Feed) *renderer {
@@ -266,7 +267,7 @@ func newRenderer(thread, threads, kinds int, seed uint64, feeds []*datafeed.Feed
 		s[8+i] = byte(uint64(thread) >> (8 * i))
 	}
 	r := &renderer{seq: uint64(thread), stride: uint64(threads), rng: rand.NewChaCha8(s),
-		answered: make([]uint64, kinds), hasAnswered: make([]bool, kinds)}
+		answered: make([]uint64, kinds), hasAnswered: make([]bool, kinds), h2: newH2Encoder()}
 	for i, f := range feeds {
 		r.rows = append(r.rows, f.NewPicker(seed^uint64(thread)<<32^uint64(i)))
 	}

@@ -71,7 +71,7 @@ type runner struct {
 	// threads) and what the preflight connection negotiated.
 	tlsConf *tls.Config
 	tlsInfo *result.TLSInfo
-	h2req   *h2Request // --http2: the request, as header fields
+	h2req   *h2Requests // --http2: the requests, as header fields (h2render.go)
 	// --check: the parsed checks (read-only), and what of a response they
 	// read (the parser keeps only that).
 	checks     []*check.Check
@@ -148,9 +148,9 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var h2req *h2Request // built before the preflight, which checks the server's SETTINGS allow it
+	var h2req *h2Requests // built before the preflight, which checks the server's SETTINGS allow it
 	if cfg.HTTP2 {
-		if h2req, err = newH2Request(&cfg, runID(seed)); err != nil {
+		if h2req, err = newH2Requests(&cfg, runID(seed)); err != nil {
 			return nil, err
 		}
 	}

@@ -13,7 +13,7 @@ import "golang.org/x/sys/unix"
 //     TLS over the socket (tlsconn.go).
 //   - its protocol: what the bytes mean. HTTP/1.1 (http1.go), with one
 //     static request or rendered ones, or HTTP/2 (h2conn.go, h2send.go,
-//     h2headers.go).
+//     h2headers.go), likewise static or rendered (h2render.go).
 //
 // They are two interfaces, not one, because every protocol runs on every
 // transport (h2 over TLS and h2c, HTTP/1.1 over both): one interface over
@@ -100,9 +100,12 @@ func (t *netThread) chooseTransport(h handoff) transport {
 // chooseProtocol is a new connection's protocol, with ring entries.
 func (t *netThread) chooseProtocol(c *conn, ring int) protocol {
 	switch {
+	case t.r.h2req != nil && t.fast:
+		c.h2 = newH2Conn(ring, t.r.checkNeeds) // for the tests that look inside its streams
+		return h2Static{c.h2}
 	case t.r.h2req != nil:
-		c.h2 = newH2Conn(ring) // for the tests that look inside its streams
-		return c.h2
+		c.h2 = newH2Conn(ring, t.r.checkNeeds)
+		return h2Rendered{c.h2}
 	case t.fast:
 		return http1Static{}
 	}

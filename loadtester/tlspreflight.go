@@ -28,7 +28,7 @@ import (
 // tlsPreflight is preflight for an https target: it reports what the
 // connection negotiated, or one line naming why the target refuses it;
 // h2req is the HTTP/2 request (nil for HTTP/1.1).
-func tlsPreflight(cfg *Config, conf *tls.Config, h2req *h2Request) (*result.TLSInfo, error) {
+func tlsPreflight(cfg *Config, conf *tls.Config, h2req *h2Requests) (*result.TLSInfo, error) {
 	network, address := cfg.dialTarget()
 	d := net.Dialer{Timeout: cfg.ConnectTimeout}
 	nc, err := d.Dial(network, address)
@@ -96,7 +96,7 @@ func (p *clientCertProbe) choose(certs []tls.Certificate) func(*tls.CertificateR
 // are left to the read: a server that refused the certificate may have
 // closed before the request arrived (a reset), and its alert, sent
 // before, still waits to be read.
-func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool, h2req *h2Request) error {
+func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool, h2req *h2Requests) error {
 	if cfg.HTTP2 {
 		return readSettings(tc, h2req)
 	}
@@ -112,7 +112,7 @@ func firstRead(cfg *Config, tc *tls.Conn, version uint16, asked bool, h2req *h2R
 // readSettings sends the HTTP/2 preface and reads frames until the
 // server's SETTINGS (write errors left to the read, as in firstRead),
 // which must allow req.
-func readSettings(tc *tls.Conn, req *h2Request) error {
+func readSettings(tc *tls.Conn, req *h2Requests) error {
 	tc.Write([]byte(http2.ClientPreface))
 	fr := http2.NewFramer(tc, tc)
 	fr.WriteSettings()

@@ -124,7 +124,6 @@ func TestShapeBadInput(t *testing.T) {
 		{[]string{"--arrival", "poisson", "--rate", "10", "--burst", "4"}, "--burst 4 with --arrival poisson"},
 		{[]string{"--check", "body ~ ("}, `--check "body ~ (": regular expression`},
 		{[]string{"--check", "json.a] == 1"}, "json path"},
-		{[]string{"--check", "status==200", "--http2"}, "--check with --http2"},
 		{[]string{"--check", "status==200", "--threshold", "check[status==201]>99%"}, "names no --check"},
 		{[]string{"--check", "status==200", "--threshold", "checks>99"}, "a checks limit is a percentage"},
 	} {

@@ -154,6 +154,17 @@ func (f *Feed) Column(name string) (int, error) {
 	return 0, fmt.Errorf("{{data.%s}}: %s has no column %q (it has %q)", name, f.Path, name, f.Columns)
 }
 
+// Widest is the length in bytes of column col's longest value, for a
+// bound on what a request rendered from any row can take (HTTP/2's
+// header list, checked once against the server's limit).
+func (f *Feed) Widest(col int) int {
+	n := 0
+	for _, row := range f.rows {
+		n = max(n, len(row[col]))
+	}
+	return n
+}
+
 // Picker is one network thread's way of taking rows.
 type Picker struct {
 	f   *Feed
