@@ -253,13 +253,11 @@ func (e *h2Encoder) field(name, value string) {
 	e.enc.WriteField(hpack.HeaderField{Name: name, Value: value})
 }
 
-// fieldBytes encodes a rendered field. The strings alias the scratch
-// bytes, with no copy: converting would allocate twice per field per
-// request, and the encoder only reads them (it keeps none, as it indexes
-// nothing), so they are dead before the scratch is written again.
-func (e *h2Encoder) fieldBytes(name, value []byte) {
-	e.field(unsafe.String(unsafe.SliceData(name), len(name)), unsafe.String(unsafe.SliceData(value), len(value)))
-}
+// scratch is b as a string for the encoder, with no copy: converting
+// would allocate per field per request, and the encoder only reads its
+// strings (it keeps none, as it indexes nothing), so they are dead
+// before the scratch is written again.
+func scratch(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // h2Block renders dynamic kind k's header block with one request's
 // variables v, its body bodyLen bytes long; valid until the next call.
@@ -274,11 +272,11 @@ func (r *renderer) h2Block(k *h2Kind, v *reqVars, bodyLen int) []byte {
 		}
 		e.name = lowerBytes(r.appendSegs(e.name[:0], f.name, v))
 		e.value = r.appendSegs(e.value[:0], f.value, v)
-		e.fieldBytes(e.name, e.value)
+		e.field(scratch(e.name), scratch(e.value))
 	}
 	if k.length {
 		e.value = strconv.AppendInt(e.value[:0], int64(bodyLen), 10)
-		e.fieldBytes([]byte("content-length"), e.value)
+		e.field("content-length", scratch(e.value))
 	}
 	return e.out.b
 }

@@ -16,7 +16,8 @@ import (
 
 // Against nginx with TLS and HTTP/2, where nginx and openssl are
 // installed (nginx-light has both modules): HTTPS/1.1 and h2 by ALPN, every
-// request answered; skipped elsewhere.
+// request answered, h2 with rendered requests and checks too; skipped
+// elsewhere.
 func TestNginxTLSAndHTTP2(t *testing.T) {
 	for _, tool := range []string{"nginx", "openssl"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -95,7 +96,9 @@ http {
 		}
 	}
 	url := "https://" + addr + "/ok"
-	for _, extra := range [][]string{{}, {"--pipeline", "8"}, {"--http2", "--streams", "8"}} {
+	rendered := []string{"--http2", "--streams", "8", "--url", url + "?s={{seq}}", "--header", "X-Id: {{uuid}}",
+		"--check", `json.status == "ok"`, "--check", "header[Content-Type] ~ ."}
+	for _, extra := range [][]string{{}, {"--pipeline", "8"}, {"--http2", "--streams", "8"}, rendered} {
 		var out, errOut bytes.Buffer
 		args := append([]string{"--url", url, "--ca", cert, "--concurrency", "4", "--duration", "0.5", "--stats-interval", "0.25",
 			"--quiet", "--threshold", "errors<=0"}, extra...)
