@@ -30,7 +30,7 @@ func newTestThread(t *testing.T) *netThread {
 }
 
 // socketPair returns a non-blocking end for the thread and the peer's end.
-func socketPair(t *testing.T) (mine, peer int) {
+func socketPair(t testing.TB) (mine, peer int) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

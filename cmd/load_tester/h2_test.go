@@ -102,17 +102,27 @@ func startH2(t *testing.T, tlsOn bool, h http.HandlerFunc) string {
 	return srv.URL
 }
 
-// A workload over HTTP/2, h2 and h2c: two kinds picked by weight, each
-// with its own results; {{seq}} unique per request across kinds; a data
-// file under --data-policy once feeding each row to exactly one request
-// (path, header and body together), the run ending when the rows run
-// out; {{answered:KIND}} naming only a request the server answered (or
-// the asking request's own seq); a kind check on the JSON and a header
-// passing, and one turning a wrong 200 into a failure of kind check.
+// A workload over HTTP/2, h2 and h2c, closed and open loop: two kinds
+// picked by weight, each with its own results; {{seq}} unique per request
+// across kinds; a data file under --data-policy once feeding each row to
+// exactly one request (path, header and body together), the run ending
+// when the rows run out; {{answered:KIND}} naming only a request the
+// server answered (or the asking request's own seq); a kind check on the
+// JSON and a header passing, and one turning a wrong 200 into a failure
+// of kind check.
 func TestHTTP2WorkloadDataAndChecks(t *testing.T) {
 	const rows = 60
-	for _, tlsOn := range []bool{true, false} {
-		t.Run(map[bool]string{true: "h2", false: "h2c"}[tlsOn], func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tlsOn bool
+		mode  []string
+	}{
+		{"h2 closed loop", true, []string{"--concurrency", "2"}},
+		{"h2c closed loop", false, []string{"--concurrency", "2"}},
+		{"h2c open loop", false, []string{"--concurrency", "2", "--rate", "600"}},
+	} {
+		tlsOn := tc.tlsOn
+		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			putRows := map[string]int{} // "id|name" -> requests
 			seqs := map[string]int{}    // every request's {{seq}} -> requests
@@ -175,8 +185,8 @@ checks = ['body contains "nope"']
 			}
 			jsonPath := filepath.Join(dir, "run.json")
 			var out, errOut bytes.Buffer
-			args := []string{"--url", url, "--http2", "--streams", "4", "--workload", workload, "--concurrency", "2",
-				"--duration", "30", "--warmup", "0", "--max-errors", "1000000000", "--quiet", "--json", jsonPath}
+			args := append([]string{"--url", url, "--http2", "--streams", "4", "--workload", workload,
+				"--duration", "30", "--warmup", "0", "--max-errors", "1000000000", "--quiet", "--json", jsonPath}, tc.mode...)
 			if tlsOn {
 				args = append(args, "--insecure")
 			}
