@@ -1,6 +1,7 @@
 package loadtester
 
 import (
+	"bytes"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"weaseldb/loadtester/result"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // h2Server is Go's net/http server speaking HTTP/2: over TLS (h2 by ALPN)
@@ -317,5 +319,91 @@ func TestMergeTLSAndHTTP2(t *testing.T) {
 	}
 	if m.TLS == nil || m.TLS.Handshakes != handshakes || m.TLS.Hist().TotalCount() != handshakes || m.TLS.ALPN != "h2" || m.Protocol != "h2" {
 		t.Errorf("merged tls %+v protocol %q, want %d handshakes", m.TLS, m.Protocol, handshakes)
+	}
+}
+
+// --check over HTTP/2 judges each stream's own response when it ends: its
+// final status and header fields (not an interim response's, nor
+// trailers'), however the block is split, and its body across DATA frames
+// up to 1 MiB (the rest is not judged); a failing check fails the request
+// with kind check.
+func TestH2ChecksJudgeEachStream(t *testing.T) {
+	type field = hpack.HeaderField
+	headers := func(fr *http2.Framer, end bool, fields ...field) {
+		var block bytes.Buffer
+		enc := hpack.NewEncoder(&block)
+		for _, f := range fields {
+			enc.WriteField(f)
+		}
+		b := block.Bytes()
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: b[:len(b)/2], EndStream: end})
+		fr.WriteContinuation(1, true, b[len(b)/2:])
+	}
+	ok, one := field{Name: ":status", Value: "200"}, field{Name: "x-a", Value: "one"}
+	for _, tc := range []struct {
+		name   string
+		write  func(fr *http2.Framer)
+		passed [3]bool // header, body, status
+	}{
+		{"a split block, the body in two frames", func(fr *http2.Framer) {
+			headers(fr, false, ok, one)
+			fr.WriteData(1, false, []byte("head-"))
+			fr.WriteData(1, true, []byte("tail"))
+		}, [3]bool{true, true, true}},
+		{"an interim response's fields are not the response's", func(fr *http2.Framer) {
+			headers(fr, false, field{Name: ":status", Value: "103"}, field{Name: "x-a", Value: "two"})
+			headers(fr, false, ok, one)
+			fr.WriteData(1, true, []byte("tail"))
+		}, [3]bool{true, true, true}},
+		{"trailers are not the response's fields", func(fr *http2.Framer) {
+			headers(fr, false, ok, one)
+			fr.WriteData(1, false, []byte("tail"))
+			headers(fr, true, field{Name: "x-a", Value: "two"})
+		}, [3]bool{true, true, true}},
+		{"a body past 1 MiB is judged on its first MiB", func(fr *http2.Framer) {
+			headers(fr, false, ok, one)
+			fr.WriteData(1, false, make([]byte, 100)) // the frame that crosses the MiB has "tail" past it
+			for range maxCheckedBody/h2MaxFrame - 1 {
+				fr.WriteData(1, false, make([]byte, h2MaxFrame))
+			}
+			fr.WriteData(1, true, append(make([]byte, h2MaxFrame-4), "tail"...))
+		}, [3]bool{true, false, true}},
+		{"another status, no header", func(fr *http2.Framer) {
+			headers(fr, true, field{Name: ":status", Value: "404"})
+		}, [3]bool{false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Checks = []string{`header[X-A] == "one"`, `body contains "tail"`, "status == 200"}
+			th, c := newH2RenderThread(t, cfg)
+			now := th.now()
+			th.consume(c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
+				fr.WriteSettings()
+			}), now)
+			th.topUp(c, now)
+			if c.inflight == 0 {
+				t.Fatal("no request sent")
+			}
+			var out bytes.Buffer
+			tc.write(http2.NewFramer(&out, nil))
+			if !th.consume(c, out.Bytes(), now) {
+				t.Fatal("the connection closed")
+			}
+			b := &th.books
+			if b.checkPass == nil {
+				t.Fatal("no check judged")
+			}
+			allPass := true
+			for i, want := range tc.passed {
+				if got := b.checkPass[i] == 1 && b.checkFail[i] == 0; got != want {
+					t.Errorf("check %s: passed %d, failed %d, want passed %v", cfg.Checks[i], b.checkPass[i], b.checkFail[i], want)
+				}
+				allPass = allPass && want
+			}
+			if failed := b.measured.failedBy[errCheck] == 1; failed == allPass || b.measured.requests != map[bool]int64{true: 1}[allPass] {
+				t.Errorf("answered %d, failed by check %d: want the request %s", b.measured.requests, b.measured.failedBy[errCheck],
+					map[bool]string{true: "answered", false: "failed"}[allPass])
+			}
+		})
 	}
 }

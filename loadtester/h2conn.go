@@ -179,9 +179,12 @@ func (h *h2Conn) h2Fail(t *netThread, c *conn, i int, now int64, kind errorKind)
 }
 
 // h2Close marks entry i done and moves the head past the done entries.
+// The entry's response is forgotten: the next stream on it has no status,
+// header lines or body until its own arrive (a check or the books must
+// never read this one's).
 func (h *h2Conn) h2Close(t *netThread, c *conn, i int) {
 	h.dropBody(i)
-	h.heads[i], h.bodies[i] = h.heads[i][:0], h.bodies[i][:0]
+	h.final[i], h.heads[i], h.bodies[i] = 0, h.heads[i][:0], h.bodies[i][:0]
 	h.done[i] = true
 	h.open--
 	for c.inflight > 0 && h.done[c.head] {
