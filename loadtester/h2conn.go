@@ -65,8 +65,8 @@ type h2Conn struct {
 	heads, bodies      [][]byte
 }
 
-// newH2Conn is a connection's HTTP/2 state, ring entries deep, keeping
-// what of each response needs says the checks read.
+// newH2Conn is a connection's HTTP/2 state, ring entries deep; of each
+// response it keeps what the checks read (needs).
 func newH2Conn(ring int, needs check.Needs) *h2Conn {
 	// No stream before the server's SETTINGS: streams past its limit would
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
