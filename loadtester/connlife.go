@@ -167,6 +167,9 @@ func (t *netThread) loseHead(c *conn, now int64, kind errorKind) {
 			reqKind = c.kinds[c.head]
 			t.kb[reqKind].failed++
 		}
+		if t.sb != nil {
+			t.sb[t.stageOf(start)].failed++
+		}
 		t.sampleRequestError(now, start, kind, reqKind)
 	}
 	c.head = (c.head + 1) & c.mask

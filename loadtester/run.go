@@ -80,9 +80,13 @@ type runner struct {
 	// is its own atomic), and how the run learns that one ran out
 	// (--data-policy once): rowsOut, and endEarly, which wakes the
 	// collector to end the window there (datarun.go).
-	feeds    []*datafeed.Feed
-	rowsOut  atomic.Bool
-	endEarly context.CancelCauseFunc
+	feeds []*datafeed.Feed
+	// --stages: the ramp's stages for the per-stage books (stagebooks.go;
+	// nil without stages, or with too many: stagesSkipped says so).
+	stagePlan     *stagePlan
+	stagesSkipped string
+	rowsOut       atomic.Bool
+	endEarly      context.CancelCauseFunc
 }
 
 // parseChecks sets the runner's checks from a validated config: every
@@ -182,6 +186,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
 	r.parseChecks()
 	r.feeds = numberFeeds(kinds)
+	r.stagePlan, r.stagesSkipped = newStagePlan(&r.cfg)
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}
@@ -284,6 +289,7 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	stopConnecting()
 	connectors.Wait()
 	c.gatherKinds()
+	c.gatherStages()
 	c.accountTails()
 	c.snapshot(result.PhaseDone, 0, c.drainHist)
 	res := c.result(cpuEnd, interrupted)

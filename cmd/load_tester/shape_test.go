@@ -62,6 +62,29 @@ func TestStagesRampOnOneSetOfConnections(t *testing.T) {
 			t.Errorf("half second %d of the window: %v requests due, want about %v (the ramp): %v", i, got[i], want[i], got)
 		}
 	}
+	// Per stage, each request in the stage it was due in: the ramp's area
+	// per stage, and the stages add up to the run (the collector checks
+	// that too and would warn).
+	if len(res.Stages) != 4 {
+		t.Fatalf("%d stages in the JSON, want 4", len(res.Stages))
+	}
+	var due int64
+	for i, wantDue := range []float64{0, 1000, 2000, 1000} {
+		st := res.Stages[i]
+		due += st.Due
+		if st.Stage != i+1 || math.Abs(float64(st.Due)-wantDue) > 0.05*wantDue+20 || st.Due != st.Answered+st.Failed+st.Unfinished+st.Dropped {
+			t.Errorf("stage %d: %+v: want about %v due, each accounted for", i+1, st, wantDue)
+		}
+	}
+	if res.Stages[2].From != 2000 || res.Stages[2].To != 2000 || res.Stages[3].StartS != 2.5 || res.Stages[3].EndS != 3.5 {
+		t.Errorf("stage bounds %+v, want 2.5s..3.5s from 2000 to 0 for the last", res.Stages)
+	}
+	if due != res.Due || strings.Contains(strings.Join(res.Warnings, " "), "mismatch") {
+		t.Errorf("the stages add up to %d due, the run has %d; warnings %q", due, res.Due, res.Warnings)
+	}
+	if !strings.Contains(out.String(), "per stage") || !strings.Contains(out.String(), "2.5s-3.5s") {
+		t.Errorf("the summary has no per-stage table:\n%s", out.String())
+	}
 }
 
 // Poisson arrivals measure as Poisson: the intended send times recorded
