@@ -128,12 +128,12 @@ type Result struct {
 	RecordErrors   int64 `json:"histogram_record_errors"`
 	// Kinds: with a workload, each request kind's own accounting and
 	// latencies (kinds.go); absent otherwise.
-	Kinds          []KindResult `json:"kinds,omitempty"`
+	Kinds []KindResult `json:"kinds,omitempty"`
 	// Stages: with --stages, each stage's own accounting and latency, by
 	// when each request was due (stages.go).
-	Stages []StageResult `json:"stages,omitempty"`
-	ClientCPUS     float64      `json:"client_cpu_s"`     // getrusage user+system over the measured window
-	ClientCPUCores float64      `json:"client_cpu_cores"` // client_cpu_s / duration_s
+	Stages         []StageResult `json:"stages,omitempty"`
+	ClientCPUS     float64       `json:"client_cpu_s"`     // getrusage user+system over the measured window
+	ClientCPUCores float64       `json:"client_cpu_cores"` // client_cpu_s / duration_s
 	// ClientCPUFraction is client_cpu_cores over the cores the network
 	// threads could use (min(network threads, CPUs)); 1.0 is all of them.
 	ClientCPUFraction float64  `json:"client_cpu_fraction"`
