@@ -192,7 +192,7 @@ func (t *netThread) closeConn(c *conn, failed bool) {
 	// the window wait for one (a --requests-per-conn quota, a reset):
 	// they are owed a send before the drain ends.
 	if !t.stopping.Load() && (!t.win.closing || t.backlog()) {
-		t.r.requestConn(c.connSlot, c.retryFailures(failed))
+		t.r.reconnect(c.connSlot, c.retryFailures(failed))
 	}
 }
 

@@ -85,8 +85,12 @@ type runner struct {
 	// nil without stages, or with too many: stagesSkipped says so).
 	stagePlan     *stagePlan
 	stagesSkipped string
-	rowsOut       atomic.Bool
-	endEarly      context.CancelCauseFunc
+	// The connection slots wanted now, [0, wanted): Concurrency, or what
+	// the closed loop's ramp says (--concurrency-stages; connramp.go).
+	wanted   atomic.Int64
+	ramp     *connRamp
+	rowsOut  atomic.Bool
+	endEarly context.CancelCauseFunc
 }
 
 // parseChecks sets the runner's checks from a validated config: every
@@ -187,6 +191,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	r.parseChecks()
 	r.feeds = numberFeeds(kinds)
 	r.stagePlan, r.stagesSkipped = newStagePlan(&r.cfg)
+	r.ramp = newConnRamp(&r.cfg)
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}
@@ -277,8 +282,9 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	for range cfg.ConnectThreads {
 		connectors.Go(func() { r.connectLoop(connCtx) })
 	}
-	for slot := range cfg.Concurrency {
-		r.requestConn(slot, 0)
+	r.startConnections()
+	if r.ramp != nil {
+		connectors.Go(func() { r.runRamp(connCtx) })
 	}
 	ctx, r.endEarly = context.WithCancelCause(ctx)
 	defer r.endEarly(nil)

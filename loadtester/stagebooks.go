@@ -11,9 +11,11 @@ import (
 	"weaseldb/loadtester/result"
 )
 
-// Per-stage results of a ramp (--stages): every request is counted in the
-// stage it was due in, by its intended send time on its thread's schedule
-// (which the ramp defines), the way kinds are counted (kinds.go): answered
+// Per-stage results of a ramp (--stages, or the closed loop's
+// --concurrency-stages): every request is counted in the stage it was due
+// in, by its intended send time on its thread's schedule (which the ramp
+// defines; in the closed loop, its send), the way kinds are counted
+// (kinds.go): answered
 // and failed as they happen, unfinished and dropped from the tails. So a
 // stage's counts add up as the run's do, and the stages add up to the run.
 //
@@ -28,22 +30,27 @@ const maxStageResults = 100
 
 // stagePlan is the ramp's stages as the books see them.
 type stagePlan struct {
-	stages []arrival.Stage
-	from   float64 // the rate the first stage starts from
-	ends   []int64 // each stage's end, ns from the schedule's start
+	stages      []arrival.Stage
+	from        float64 // the rate the first stage starts from
+	ends        []int64 // each stage's end, ns from the schedule's start
+	connections bool    // the stages ramp the closed loop's connections, not a rate
 }
 
 // newStagePlan is cfg's plan; nil without stages, or with more stages than
 // get results (skipped says so).
 func newStagePlan(cfg *Config) (plan *stagePlan, skipped string) {
-	if cfg.Stages == "" {
+	list, flag, from := cfg.Stages, "--stages", cfg.Rate
+	if cfg.ConcurrencyStages != "" {
+		list, flag, from = cfg.ConcurrencyStages, "--concurrency-stages", 0
+	}
+	if list == "" {
 		return nil, ""
 	}
-	stages, _ := arrival.ParseStages(cfg.Stages) // validated
+	stages, _ := arrival.ParseStages(list) // validated
 	if len(stages) > maxStageResults {
-		return nil, fmt.Sprintf("--stages has %d stages: results per stage are kept for at most %d (the run's totals are exact)", len(stages), maxStageResults)
+		return nil, fmt.Sprintf("%s has %d stages: results per stage are kept for at most %d (the run's totals are exact)", flag, len(stages), maxStageResults)
 	}
-	p := &stagePlan{stages: stages, from: cfg.Rate}
+	p := &stagePlan{stages: stages, from: from, connections: cfg.ConcurrencyStages != ""}
 	var at int64
 	for _, st := range stages {
 		at += int64(st.Duration)
@@ -56,7 +63,7 @@ func newStagePlan(cfg *Config) (plan *stagePlan, skipped string) {
 // the last stage for anything due after the ramp's end.
 func (t *netThread) stageOf(due int64) int {
 	ends := t.r.stagePlan.ends
-	rel := due - t.pace.start
+	rel := due - t.stageClock()
 	i := sort.Search(len(ends), func(i int) bool { return rel < ends[i] })
 	return min(i, len(ends)-1)
 }
@@ -74,7 +81,17 @@ func (t *netThread) bookStageAnswer(due, latency, svc int64, status int) {
 }
 
 // stageEndAbs is where stage i ends on thread t's clock.
-func (t *netThread) stageEndAbs(i int) int64 { return t.pace.start + t.r.stagePlan.ends[i] }
+func (t *netThread) stageEndAbs(i int) int64 { return t.stageClock() + t.r.stagePlan.ends[i] }
+
+// stageClock is where the stages start on the loop's clock: the open
+// loop's schedule starts with the thread's first connection, the closed
+// loop's ramp with the load.
+func (t *netThread) stageClock() int64 {
+	if t.pace.on() {
+		return t.pace.start
+	}
+	return t.r.startNs
+}
 
 // gatherStages adds every thread's stage books into the collector's
 // tallies (after every loop has exited).
@@ -123,7 +140,7 @@ func (c *collector) stageResults() []result.StageResult {
 			origin = t.pace.start
 		}
 	}
-	if origin < 0 {
+	if origin < 0 || plan.connections {
 		origin = r.startNs
 	}
 	out := make([]result.StageResult, len(plan.stages))
@@ -134,7 +151,7 @@ func (c *collector) stageResults() []result.StageResult {
 		end := plan.ends[i]
 		measured := min(origin+end, c.endNs) - max(origin+start, r.mStart)
 		s := result.StageResult{Stage: i + 1, StartS: time.Duration(start).Seconds(), EndS: time.Duration(end).Seconds(),
-			From: from, To: st.Target, MeasuredS: max(0, time.Duration(measured).Seconds()),
+			From: from, To: st.Target, Connections: plan.connections, MeasuredS: max(0, time.Duration(measured).Seconds()),
 			Answered: tl.answered, Failed: tl.failed, Unfinished: tl.unfinished, Dropped: tl.dropped,
 			Latency: latencyOf(tl.hist)}
 		s.Due = s.Answered + s.Failed + s.Unfinished + s.Dropped

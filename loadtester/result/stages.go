@@ -18,11 +18,13 @@ import (
 type StageResult struct {
 	Stage int `json:"stage"` // from 1, in --stages order
 	// StartS and EndS bound the stage, seconds from the schedule's start;
-	// From and To are the rates it moves between (req/s).
-	StartS float64 `json:"start_s"`
-	EndS   float64 `json:"end_s"`
-	From   float64 `json:"from"`
-	To     float64 `json:"to"`
+	// From and To are the rates it moves between (req/s), or with
+	// Connections the closed loop's connections (--concurrency-stages).
+	StartS      float64 `json:"start_s"`
+	EndS        float64 `json:"end_s"`
+	From        float64 `json:"from"`
+	To          float64 `json:"to"`
+	Connections bool    `json:"connections,omitempty"`
 	// MeasuredS is how much of the stage the measured window covered.
 	MeasuredS      float64 `json:"measured_s"`
 	Due            int64   `json:"due"`
@@ -48,8 +50,12 @@ func (r *Result) printStages(w io.Writer) {
 	if len(r.Stages) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  per stage     %-15s %-17s %9s %9s %7s %10s %8s %9s   latency (CO) p50 / p99 / max\n",
-		"stage", "rate", "due", "answered", "failed", "unfinished", "dropped", "req/s")
+	target, label := "rate", "latency (CO)"
+	if r.Stages[0].Connections {
+		target, label = "connections", "latency"
+	}
+	fmt.Fprintf(w, "  per stage     %-15s %-17s %9s %9s %7s %10s %8s %9s   %s p50 / p99 / max\n",
+		"stage", target, "due", "answered", "failed", "unfinished", "dropped", "req/s", label)
 	for _, s := range r.Stages {
 		l := s.Latency
 		span := fmt.Sprintf("%d %s-%s", s.Stage, stageSeconds(s.StartS), stageSeconds(s.EndS))
@@ -87,7 +93,8 @@ func (m *mergeState) stages() {
 	}
 	out := make([]StageResult, len(first))
 	for i, s := range first {
-		out[i] = StageResult{Stage: s.Stage, StartS: s.StartS, EndS: s.EndS, From: s.From, To: s.To, MeasuredS: s.MeasuredS, hist: newHistogram()}
+		out[i] = StageResult{Stage: s.Stage, StartS: s.StartS, EndS: s.EndS, From: s.From, To: s.To, Connections: s.Connections,
+			MeasuredS: s.MeasuredS, hist: newHistogram()}
 	}
 	for _, in := range m.inputs {
 		for i, s := range in.Result.Stages {
@@ -122,7 +129,7 @@ func sameStages(a, b []StageResult) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].StartS != b[i].StartS || a[i].EndS != b[i].EndS || a[i].From != b[i].From || a[i].To != b[i].To {
+		if a[i].StartS != b[i].StartS || a[i].EndS != b[i].EndS || a[i].From != b[i].From || a[i].To != b[i].To || a[i].Connections != b[i].Connections {
 			return false
 		}
 	}
