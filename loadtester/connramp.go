@@ -13,7 +13,9 @@ import (
 // Ramping connections in the closed loop (--concurrency-stages, k6's
 // ramping VUs): the number of connections moves linearly from each
 // stage's target to the next's, the first from 0. Connection slots
-// [0, wanted) are wanted at any moment; Concurrency is the stages' peak.
+// [0, wanted) are wanted at any moment, wanted = Concurrency - unwanted
+// (so that the zero value, without a ramp, wants every slot); Concurrency
+// is the stages' peak.
 //
 // Ramping up, the ramp's goroutine asks the connect threads for each slot
 // that became wanted, as at the start of any run. Ramping down, a
@@ -23,9 +25,8 @@ import (
 // A slot that is not wanted when its connection closes is parked instead
 // of reconnected, until the ramp wants it again.
 //
-// Who owns what: wanted is atomic, written by the ramp's goroutine (or
-// set once, to Concurrency, without a ramp) and read by the network
-// threads. A slot is in exactly one place: the connect queue, a back-off
+// Who owns what: unwanted is atomic, written by the ramp's goroutine and
+// read by the network threads. A slot is in exactly one place: the connect queue, a back-off
 // timer, a connect thread, a network thread, or parked; parked is guarded
 // by mu, under which a thread parks a slot only after reading wanted
 // again, and the ramp unparks every parked slot below wanted after
@@ -104,11 +105,16 @@ func (r *runner) startConnections() {
 			r.ramp.parked[slot] = true
 		}
 	}
-	r.wanted.Store(int64(n))
+	r.setWantedCount(n)
 	for slot := range n {
 		r.requestConn(slot, 0)
 	}
 }
+
+// wanted is how many slots are wanted now.
+func (r *runner) wanted() int64 { return int64(r.cfg.Concurrency) - r.unwanted.Load() }
+
+func (r *runner) setWantedCount(n int) { r.unwanted.Store(int64(r.cfg.Concurrency - n)) }
 
 // runRamp moves the number of connections wanted until ctx ends (the
 // measured window closed, or the run ended). The last target holds after
@@ -130,10 +136,10 @@ func (r *runner) runRamp(ctx context.Context) {
 // setWanted sets the slots wanted to n and asks for every parked slot
 // below it.
 func (r *runner) setWanted(n int) {
-	if int64(n) == r.wanted.Load() {
+	if int64(n) == r.wanted() {
 		return
 	}
-	r.wanted.Store(int64(n))
+	r.setWantedCount(n)
 	p := r.ramp
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -148,14 +154,14 @@ func (r *runner) setWanted(n int) {
 // reconnect asks for a closed connection's replacement, after failures'
 // back-off, or parks its slot when the ramp no longer wants it.
 func (r *runner) reconnect(slot, failures int) {
-	if int64(slot) < r.wanted.Load() {
+	if int64(slot) < r.wanted() {
 		r.requestConn(slot, failures)
 		return
 	}
 	p := r.ramp
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int64(slot) < r.wanted.Load() { // the ramp rose since: it may have looked before we park
+	if int64(slot) < r.wanted() { // the ramp rose since: it may have looked before we park
 		r.requestConn(slot, failures)
 		return
 	}
@@ -164,4 +170,4 @@ func (r *runner) reconnect(slot, failures int) {
 
 // unwanted reports whether c's slot is past the connections wanted now:
 // it sends nothing more, and closes once nothing is in flight.
-func (t *netThread) unwanted(c *conn) bool { return int64(c.connSlot) >= t.r.wanted.Load() }
+func (t *netThread) unwanted(c *conn) bool { return int64(c.connSlot) >= t.r.wanted() }

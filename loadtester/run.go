@@ -85,10 +85,12 @@ type runner struct {
 	// nil without stages, or with too many: stagesSkipped says so).
 	stagePlan     *stagePlan
 	stagesSkipped string
-	// The connection slots wanted now, [0, wanted): Concurrency, or what
-	// the closed loop's ramp says (--concurrency-stages; connramp.go).
-	wanted   atomic.Int64
+	// The closed loop's ramp of connections (--concurrency-stages;
+	// connramp.go), and how many slots, counted down from the last, it
+	// does not want now: slots [0, Concurrency-unwanted) are wanted. Zero
+	// (every slot) without a ramp.
 	ramp     *connRamp
+	unwanted atomic.Int64
 	rowsOut  atomic.Bool
 	endEarly context.CancelCauseFunc
 }
@@ -272,6 +274,10 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	if out == nil {
 		out = io.Discard
 	}
+	// Before any loop starts: a thread whose data file runs out cancels
+	// it (datarun.go).
+	ctx, r.endEarly = context.WithCancelCause(ctx)
+	defer r.endEarly(nil)
 	var loops, connectors sync.WaitGroup
 	for _, t := range r.threads {
 		loops.Go(t.loop)
@@ -286,8 +292,6 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	if r.ramp != nil {
 		connectors.Go(func() { r.runRamp(connCtx) })
 	}
-	ctx, r.endEarly = context.WithCancelCause(ctx)
-	defer r.endEarly(nil)
 	c := newCollector(r, out)
 	result.IntervalHeader(out)
 	interrupted := c.run(ctx, loopsDone)
