@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/stats"
 	"weaseldb/internal/jsonfile"
-	"weaseldb/internal/stats"
+	istats "weaseldb/internal/stats"
 )
 
 // BaselineVersion is the schema version of testdata/baseline.json.
@@ -117,8 +118,8 @@ func ReadBaseline(path string) (Baseline, error) {
 // so a gate interrupted mid-write never leaves half a baseline.
 func WriteBaseline(path string, b Baseline) error {
 	b.Version = BaselineVersion
-	b.MedianRPS = stats.Median(b.SamplesRPS)
-	b.Spread = RelativeSpread(b.SamplesRPS)
+	b.MedianRPS = istats.Median(b.SamplesRPS)
+	b.Spread = stats.RelativeSpread(b.SamplesRPS)
 	if err := jsonfile.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("writing baseline: %w", err)
 	}

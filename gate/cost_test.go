@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"weaseldb/gate/stats"
 )
 
 // synthCostLab answers cost runs from tables: side -> instructions per
@@ -130,7 +131,7 @@ func TestParseTiers(t *testing.T) {
 // A scenario's verdict is the worst of its tiers', and the run's the
 // worst of its scenarios'.
 func TestScenarioDecisionOverTiers(t *testing.T) {
-	pass := Judgement{Decision: Decision{Verdict: Pass, ReasonCode: ReasonWithinTolerance, Reason: "fine"}, CI: RatioCI{Ratio: 0.99}}
+	pass := Judgement{Decision: Decision{Verdict: Pass, ReasonCode: ReasonWithinTolerance, Reason: "fine"}, CI: stats.RatioCI{Ratio: 0.99}}
 	cost := func(v CostVerdict) *CostJudgement {
 		return &CostJudgement{Verdict: v, Reason: string(v), Ratio: 1.02, MaxSpread: 0.01}
 	}

@@ -5,7 +5,8 @@ import (
 	"math"
 	"time"
 
-	"weaseldb/internal/stats"
+	"weaseldb/gate/stats"
+	istats "weaseldb/internal/stats"
 	"weaseldb/loadtester"
 )
 
@@ -25,7 +26,7 @@ type CPUJudgement struct {
 	MedianB  float64   `json:"median_b_ns_per_request"`
 	// CI is B/A of requests per CPU second (A's CPU per request over
 	// B's), so that below 1 means B is dearer, as for req/s.
-	CI RatioCI `json:"ratio"`
+	CI stats.RatioCI `json:"ratio"`
 	Decision
 }
 
@@ -60,8 +61,8 @@ func judgeCPU(a, b []float64, level float64, p Policy) *CPUJudgement {
 	if len(ea) < 3 {
 		return nil
 	}
-	j := &CPUJudgement{SamplesA: a, SamplesB: b, MedianA: stats.Median(finite(a)), MedianB: stats.Median(finite(b))}
-	j.CI = PairedRatio(ea, eb, level)
+	j := &CPUJudgement{SamplesA: a, SamplesB: b, MedianA: istats.Median(finite(a)), MedianB: istats.Median(finite(b))}
+	j.CI = stats.PairedRatio(ea, eb, level)
 	j.Decision = Decide(j.CI, p)
 	switch j.Verdict {
 	case Regression:

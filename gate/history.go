@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"weaseldb/gate/stats"
 )
 
 // The history tier: every main-branch gate result appended to a file of
@@ -170,7 +171,7 @@ type HistorySeries struct {
 // HistoryStep is a change point: the series stepped between the commit
 // before it and Commit.
 type HistoryStep struct {
-	ChangePoint
+	stats.ChangePoint
 	Commit string `json:"commit"` // the first commit after the step
 	Prev   string `json:"prev_commit"`
 	Worse  bool   `json:"worse"`
@@ -179,8 +180,8 @@ type HistoryStep struct {
 // AnalyzeHistory finds the steps of every scenario's series, in the order
 // the scenarios first appear. Entries missing a figure are left out of
 // that figure's series (a run whose cost tier did not run, say).
-func AnalyzeHistory(entries []HistoryEntry, o ChangePointOptions) []HistorySeries {
-	o = o.withDefaults()
+func AnalyzeHistory(entries []HistoryEntry, o stats.ChangePointOptions) []HistorySeries {
+	o = o.WithDefaults()
 	var names []string
 	seen := map[string]bool{}
 	for _, e := range entries {
@@ -208,7 +209,7 @@ func AnalyzeHistory(entries []HistoryEntry, o ChangePointOptions) []HistorySerie
 			if len(s.Values) < 2*o.MinSegment {
 				s.Skipped = fmt.Sprintf("%d points: a step needs %d on each side", len(s.Values), o.MinSegment)
 			}
-			for _, cp := range ChangePoints(s.Values, o) {
+			for _, cp := range stats.ChangePoints(s.Values, o) {
 				s.Steps = append(s.Steps, HistoryStep{ChangePoint: cp, Commit: s.Commits[cp.Index], Prev: s.Commits[cp.Index-1],
 					Worse: (cp.Change > 0) == m.UpWorse})
 			}
@@ -219,8 +220,8 @@ func AnalyzeHistory(entries []HistoryEntry, o ChangePointOptions) []HistorySerie
 }
 
 // WriteHistoryReport prints every step found, then one line per series.
-func WriteHistoryReport(w io.Writer, entries int, series []HistorySeries, o ChangePointOptions) {
-	o = o.withDefaults()
+func WriteHistoryReport(w io.Writer, entries int, series []HistorySeries, o stats.ChangePointOptions) {
+	o = o.WithDefaults()
 	fmt.Fprintf(w, "history: %d runs; change points by E-divisive means, each split kept at p <= %g (%d permutations)\n",
 		entries, o.Alpha, o.Permutations)
 	steps := 0

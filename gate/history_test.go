@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/gate/stats"
 )
 
 // historyOf builds a history whose ok scenario costs base instructions a
@@ -32,7 +33,7 @@ func historyOf(n, stepAt int, base, step, sd float64, seed uint64) []HistoryEntr
 // the other series, noise alone, show none.
 func TestHistoryFindsAPlantedStep(t *testing.T) {
 	entries := historyOf(40, 25, 7500, 75, 8, 7)
-	series := AnalyzeHistory(entries, ChangePointOptions{})
+	series := AnalyzeHistory(entries, stats.ChangePointOptions{})
 	var found []string
 	for _, s := range series {
 		for _, st := range s.Steps {
@@ -43,7 +44,7 @@ func TestHistoryFindsAPlantedStep(t *testing.T) {
 		t.Fatalf("steps %v, want one: ok/cost at c025, worse", found)
 	}
 	var out strings.Builder
-	WriteHistoryReport(&out, len(entries), series, ChangePointOptions{})
+	WriteHistoryReport(&out, len(entries), series, stats.ChangePointOptions{})
 	if !strings.Contains(out.String(), "c024..c025") || !strings.Contains(out.String(), "WORSE") {
 		t.Errorf("report:\n%s", out.String())
 	}
@@ -52,7 +53,7 @@ func TestHistoryFindsAPlantedStep(t *testing.T) {
 // Pure noise in every series: no step is reported.
 func TestHistoryOnNoise(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
-		series := AnalyzeHistory(historyOf(30, 30, 7500, 0, 8, seed), ChangePointOptions{})
+		series := AnalyzeHistory(historyOf(30, 30, 7500, 0, 8, seed), stats.ChangePointOptions{})
 		for _, s := range series {
 			if len(s.Steps) > 0 {
 				t.Errorf("seed %d: %s/%s shows a step in noise: %+v", seed, s.Scenario, s.Metric, s.Steps)
@@ -66,7 +67,7 @@ func TestHistoryOnNoise(t *testing.T) {
 func TestHistoryFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	r := &Result{Decision: Decision{Verdict: Pass}, Scenarios: []ScenarioResult{{Name: "ok",
-		Judgement: Judgement{B: Side{MedianRPS: 190000}, CI: RatioCI{Ratio: 1.01}},
+		Judgement: Judgement{B: Side{MedianRPS: 190000}, CI: stats.RatioCI{Ratio: 1.01}},
 		Cost:      &CostJudgement{B: CostSide{InstructionsPerRequest: 7500, UnfilteredPerRequest: 9000, AllocsPerRequest: 0.5}}}}}
 	for i := range 3 {
 		e, err := HistoryFromResult(r, fmt.Sprintf("abc%d", i), "main", time.Unix(1700000000, 0))
@@ -82,7 +83,7 @@ func TestHistoryFileRoundTrip(t *testing.T) {
 		entries[0].Scenarios[0].Sample != 190000 || entries[0].Time != "2023-11-14T22:13:20Z" {
 		t.Fatalf("read back %+v, %v", entries, err)
 	}
-	series := AnalyzeHistory(entries, ChangePointOptions{})
+	series := AnalyzeHistory(entries, stats.ChangePointOptions{})
 	if len(series) == 0 || !strings.Contains(series[0].Skipped, "3 points") {
 		t.Errorf("a 3-point series: %+v", series)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"weaseldb/gate/stats"
 	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/numfmt"
 )
@@ -246,7 +247,7 @@ func formatRatio(v float64) string {
 }
 
 // formatInterval is "99% [0.950, 1.028]", or "-" when nothing was measured.
-func formatInterval(ci RatioCI) string {
+func formatInterval(ci stats.RatioCI) string {
 	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
 		return "-"
 	}
@@ -288,7 +289,7 @@ func (j Judgement) jsonSafe() Judgement {
 			*f = 0
 		}
 	}
-	fixCI := func(ci *RatioCI) {
+	fixCI := func(ci *stats.RatioCI) {
 		for _, f := range []*float64{&ci.Ratio, &ci.Low, &ci.High, &ci.Confidence} {
 			fix(f)
 		}

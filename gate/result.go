@@ -1,5 +1,7 @@
 package gate
 
+import "weaseldb/gate/stats"
+
 // The schema of the gate's result: what cmd/gate prints, writes as JSON
 // (--json) and as markdown (--markdown), and what gate record reads back.
 // Every run has this one shape: a run of one workload (no --scenarios) is
@@ -77,11 +79,11 @@ type ScenarioResult struct {
 // Judgement is what the time tier measured and decided about one scenario.
 type Judgement struct {
 	Decision `json:"decision"`
-	ExitCode int      `json:"exit_code"` // the time tier's decision's
-	A        Side     `json:"a"`
-	B        Side     `json:"b"`
-	CI       RatioCI  `json:"ratio"`
-	Rank     RankTest `json:"mann_whitney"`
+	ExitCode int            `json:"exit_code"` // the time tier's decision's
+	A        Side           `json:"a"`
+	B        Side           `json:"b"`
+	CI       stats.RatioCI  `json:"ratio"`
+	Rank     stats.RankTest `json:"mann_whitney"`
 	// RoundRatios are B/A per round (A/B mode), the sample the interval is
 	// built from; RatioSpread is their median absolute deviation over
 	// their median, the round-to-round noise of the pair.

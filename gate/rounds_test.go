@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/stats"
 	"weaseldb/internal/loadrun"
 )
 
@@ -364,7 +365,7 @@ func TestBaselineMode(t *testing.T) {
 	}
 	t.Run("same speed passes", func(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != MethodUnpaired {
+		if r.Verdict != Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != stats.MethodUnpaired {
 			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Run.Mode, r.CI.Paired)
 		}
 		if r.Run.Baseline != o.BaselineFile || r.Run.A != "synth/weaseldb-b" || !r.A.FromBaselineFile || r.A.Name != "baseline" {
@@ -523,7 +524,7 @@ func renderings(t *testing.T, r *Result) string {
 // samples: the JSON writes it as 0 rather than fail.
 func TestWriteJSONNaNCPU(t *testing.T) {
 	r := &Result{Scenarios: []ScenarioResult{{Judgement: Judgement{CPU: &CPUJudgement{SamplesA: []float64{math.NaN(), 1}, SamplesB: []float64{1, 1},
-		MedianA: math.NaN(), CI: RatioCI{High: math.Inf(1)}}}}}}
+		MedianA: math.NaN(), CI: stats.RatioCI{High: math.Inf(1)}}}}}}
 	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/stats"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/procstat"
 
-	"weaseldb/internal/stats"
+	istats "weaseldb/internal/stats"
 )
 
 // Run executes the gate on one workload (no --scenarios): a run of one
@@ -429,18 +430,18 @@ func (m *measurement) summarise(sc *scenarioRun) {
 	}
 	if b := m.baseline; b != nil {
 		r.A = Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
-			MedianRPS: b.MedianRPS, Spread: RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
+			MedianRPS: b.MedianRPS, Spread: stats.RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
 	}
 	if m.mode == ModeAB {
-		r.RoundRatios = RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
-		r.RatioSpread = RelativeSpread(r.RoundRatios)
+		r.RoundRatios = stats.RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
+		r.RatioSpread = stats.RelativeSpread(r.RoundRatios)
 	}
 }
 
 func (m *measurement) side(sc *scenarioRun, s *sideRun) Side {
 	side := Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
 		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
-	side.MedianRPS, side.Spread = stats.Median(s.samples), RelativeSpread(s.samples)
+	side.MedianRPS, side.Spread = istats.Median(s.samples), stats.RelativeSpread(s.samples)
 	if sc.sc.Metric != MetricRPS {
 		side.Metric = sc.sc.Metric
 	}

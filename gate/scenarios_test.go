@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/stats"
 	"weaseldb/internal/loadrun"
 )
 
@@ -415,7 +416,7 @@ func TestScenariosInterrupted(t *testing.T) {
 
 func TestCombineVerdicts(t *testing.T) {
 	sc := func(name string, v Verdict, code string, ratio float64, forgiven bool) ScenarioResult {
-		return ScenarioResult{Name: name, Judgement: Judgement{Rounds: 10, CI: RatioCI{Ratio: ratio},
+		return ScenarioResult{Name: name, Judgement: Judgement{Rounds: 10, CI: stats.RatioCI{Ratio: ratio},
 			Decision: Decision{Verdict: v, ReasonCode: code, Reason: code + " reason", NoiseForgiven: forgiven}}}
 	}
 	tests := []struct {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"weaseldb/gate/stats"
 )
 
 // Verdict is the gate's answer; its exit code is what CI sees.
@@ -96,7 +97,7 @@ func (p Policy) PassFloor() float64 { return 1 - PassFloorFactor*p.Tolerance }
 // past the tolerance) and statistical significance (the interval excludes
 // "no change"); requiring the whole interval below 1-tol would let real
 // slowdowns just past the tolerance slip through most of the time.
-func Decide(ci RatioCI, p Policy) Decision {
+func Decide(ci stats.RatioCI, p Policy) Decision {
 	if math.IsNaN(ci.Ratio) || math.IsNaN(ci.Low) || math.IsNaN(ci.High) || math.IsInf(ci.Ratio, 0) {
 		return Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput,
 			Reason: "no usable samples to compare"}
@@ -138,7 +139,7 @@ type Problem struct {
 
 // DecideWithProblems gives precedence to operational problems (the first one
 // found is the reason), then falls back to Decide.
-func DecideWithProblems(ci RatioCI, p Policy, problems []Problem) Decision {
+func DecideWithProblems(ci stats.RatioCI, p Policy, problems []Problem) Decision {
 	for _, pr := range problems {
 		d := p.noise(Decision{Verdict: CouldNotJudge, ReasonCode: pr.Code, Reason: pr.Detail})
 		if d.Verdict == CouldNotJudge {
@@ -300,11 +301,11 @@ func (m *measurement) judge(sc *scenarioRun, final bool, level float64) Decision
 	r := sc.r
 	a, b := m.samples(sc)
 	if m.mode == ModeAB {
-		r.CI = PairedRatio(a, b, level)
+		r.CI = stats.PairedRatio(a, b, level)
 	} else {
-		r.CI = UnpairedRatio(a, b, level)
+		r.CI = stats.UnpairedRatio(a, b, level)
 	}
-	r.Rank = CompareRuns(a, b)
+	r.Rank = stats.CompareRuns(a, b)
 	problems := append(slices.Clone(r.Problems), m.clientBoundProblems(sc)...)
 	policy := Policy{Tolerance: sc.sc.Tolerance, NoiseOK: m.o.NoiseOK}
 	d := DecideWithProblems(r.CI, policy, problems)

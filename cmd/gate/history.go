@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"weaseldb/gate"
+	"weaseldb/gate/stats"
 	"weaseldb/internal/jsonfile"
 )
 
@@ -51,7 +52,7 @@ func record(args []string, stdout, stderr io.Writer) int {
 func history(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gate history", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o gate.ChangePointOptions
+	var o stats.ChangePointOptions
 	fs.Float64Var(&o.Alpha, "alpha", 0.01, "permutation test level of each split (the chance a series with no step shows one)")
 	fs.IntVar(&o.Permutations, "permutations", 199, "permutations per test")
 	fs.IntVar(&o.MinSegment, "min-segment", 3, "fewest runs on each side of a step")
