@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"weaseldb/gate/callgrind"
 	"weaseldb/internal/stats"
 )
 
@@ -136,12 +137,12 @@ type CostJudgement struct {
 	// Moved are the functions whose counted instructions per request
 	// moved most from A's median run (from) to B's (to): where a
 	// difference comes from (costdiff.go).
-	Moved []FunctionDelta `json:"moved,omitempty"`
+	Moved []callgrind.FunctionDelta `json:"moved,omitempty"`
 	// Unsteady, when a side's runs disagreed, are the functions that moved
 	// most from its cheapest run to its dearest, on UnsteadySide: code
 	// whose cost follows the clock, which the filter does not leave out.
-	Unsteady     []FunctionDelta `json:"unsteady,omitempty"`
-	UnsteadySide string          `json:"unsteady_side,omitempty"`
+	Unsteady     []callgrind.FunctionDelta `json:"unsteady,omitempty"`
+	UnsteadySide string                    `json:"unsteady_side,omitempty"`
 	// NoiseForgiven: --noise-ok made runs that disagreed a pass.
 	NoiseForgiven bool    `json:"noise_forgiven,omitempty"`
 	Tolerance     float64 `json:"tolerance"`
@@ -305,7 +306,7 @@ func (j *CostJudgement) judge(final bool) bool {
 		}
 		if len(j.Unsteady) > 0 {
 			j.Reason += fmt.Sprintf("; from %s's cheapest run to its dearest, instructions per request moved most in %s (code whose cost follows the clock belongs in the filter, gate/costfilter.go)",
-				j.UnsteadySide, formatDeltas(j.Unsteady))
+				j.UnsteadySide, callgrind.FormatDeltas(j.Unsteady))
 		}
 		return true
 	case j.Ratio-1 <= j.Tolerance:
@@ -318,7 +319,7 @@ func (j *CostJudgement) judge(final bool) bool {
 		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request (%.0f against %.0f; run pairs %+.2f%% to %+.2f%%), beyond the %.2f%% tolerance",
 			more, b.InstructionsPerRequest, a.InstructionsPerRequest, 100*(j.Low-1), 100*(j.High-1), 100*j.Tolerance)
 		if len(j.Moved) > 0 {
-			j.Reason += fmt.Sprintf("; moved most, instructions per request from A's median run to B's: %s", formatDeltas(j.Moved))
+			j.Reason += fmt.Sprintf("; moved most, instructions per request from A's median run to B's: %s", callgrind.FormatDeltas(j.Moved))
 		}
 		return true
 	case final:

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/callgrind"
 	"weaseldb/internal/serverproc"
 	"weaseldb/loadtester"
 )
@@ -168,11 +169,11 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	n := res.Answered
 	sample.Requests = n
 	sample.Unfiltered = prof.Instructions()
-	kept, _ := KeptFunctions(prof)
+	kept, _ := callgrind.KeptFunctions(prof)
 	for _, v := range kept {
 		sample.Instructions += v
 	}
-	sample.Functions = perRequest(kept, n)
+	sample.Functions = callgrind.PerRequest(kept, n)
 	sample.InstructionsPerRequest = float64(sample.Instructions) / float64(n)
 	sample.UnfilteredPerRequest = float64(sample.Unfiltered) / float64(n)
 	over := m1.minus(m0)
@@ -215,14 +216,14 @@ func callgrindControl(ctx context.Context, control, vgdbPrefix, flag string, pid
 }
 
 // readDump reads the one dump the run made (part 1 of the process's file).
-func readDump(prefix string, pid int) (*CallgrindProfile, error) {
+func readDump(prefix string, pid int) (*callgrind.Profile, error) {
 	path := fmt.Sprintf("%s.%d.1", prefix, pid)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("callgrind dump: %w", err)
 	}
 	defer f.Close()
-	return ParseCallgrind(f)
+	return callgrind.Parse(f)
 }
 
 func unixHTTPClient(path string) *http.Client {

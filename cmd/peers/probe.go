@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"weaseldb/gate"
+	"weaseldb/gate/callgrind"
 	"weaseldb/internal/peertable"
 	"weaseldb/internal/procstat"
 )
@@ -55,7 +56,7 @@ func runGodebug(args []string) error {
 }
 
 // runCallgrind prints "KEPT ALL": the instructions a callgrind dump counted
-// after the cost tier's filter (gate.KeptFunctions: the Go runtime's and
+// after the cost tier's filter (callgrind.KeptFunctions: the Go runtime's and
 // the pipeline's waiting, which follows the clock, not the requests; a
 // peer in another language loses little or nothing to it), and all of them.
 func runCallgrind(args []string) error {
@@ -67,11 +68,11 @@ func runCallgrind(args []string) error {
 		return err
 	}
 	defer f.Close()
-	p, err := gate.ParseCallgrind(f)
+	p, err := callgrind.Parse(f)
 	if err != nil {
 		return err
 	}
-	kept, _ := gate.KeptFunctions(p)
+	kept, _ := callgrind.KeptFunctions(p)
 	var n int64
 	for _, v := range kept {
 		n += v
