@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weaseldb/gate/callgrind"
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/stats"
 )
 
@@ -48,7 +49,7 @@ type CostOptions struct {
 	Control   string // callgrind_control ("" looks it up)
 	// Godebug is added to the server's GODEBUG under valgrind (e.g.
 	// "cpu.avx2=off"), after what the gate turns off itself
-	// (valgrindenv.go).
+	// (gate/valgrind).
 	Godebug string
 	// SetupSlowdown paces open-loop setups this many times slower (and
 	// longer) under valgrind.
@@ -148,11 +149,11 @@ type CostJudgement struct {
 	Tolerance     float64 `json:"tolerance"`
 	MaxSpread     float64 `json:"max_spread"`
 	// Valgrind is valgrind's version and hwcaps here, and the Go CPU
-	// options the server ran with turned off (valgrindenv.go).
-	Valgrind *ValgrindEnv `json:"valgrind,omitempty"`
-	Requests int          `json:"requests_per_run"`
-	Rate     float64      `json:"rate"`
-	ElapsedS float64      `json:"elapsed_s"`
+	// options the server ran with turned off (gate/valgrind).
+	Valgrind *valgrind.Env `json:"valgrind,omitempty"`
+	Requests int           `json:"requests_per_run"`
+	Rate     float64       `json:"rate"`
+	ElapsedS float64       `json:"elapsed_s"`
 }
 
 // costLab runs one cost run; the tests give a synthetic one.
@@ -360,7 +361,7 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 	if err := c.Validate(); err != nil {
 		return costFailed(out, c, err)
 	}
-	var venv *ValgrindEnv
+	var venv *valgrind.Env
 	if _, ok := l.(processCostLab); ok {
 		if err := costTools(&c); err != nil {
 			return costFailed(out, c, err)
@@ -377,7 +378,7 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 			}
 			return out
 		}
-		p.env = env.Env()
+		p.env = env.Environ()
 		if len(env.CPUOff) > 0 && progress != nil {
 			fmt.Fprintf(progress, "gate: cost: %s cannot execute Go's %v here; the servers run with GODEBUG=%s\n",
 				cmp.Or(env.Version, "valgrind"), env.CPUOff, env.Godebug())

@@ -9,14 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"weaseldb/gate/callgrind"
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/serverproc"
 	"weaseldb/loadtester"
 )
@@ -40,7 +39,7 @@ type CostSpec struct {
 	Rate       float64
 	LoadTester string
 	Valgrind   string // the valgrind binary
-	// Env is the server's environment under valgrind (ValgrindEnv.Env).
+	// Env is the server's environment under valgrind (valgrind.Env.Environ).
 	Env     []string
 	Control string // callgrind_control
 	// SetupSlowdown divides an open-loop setup's rate and multiplies its
@@ -100,7 +99,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, Wrapper: wrapper, Env: spec.Env,
 		StartTimeout: spec.StartTimeout})
 	if err != nil {
-		return sample, fmt.Errorf("%w%s", err, valgrindCause(logPath))
+		return sample, fmt.Errorf("%w%s", err, valgrind.Cause(logPath))
 	}
 	defer proc.Kill()
 	pid := proc.Pid()
@@ -135,7 +134,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	if err := errors.Join(err0, err1, err2); err != nil {
 		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
 	}
-	if err := callgrindControl(ctx, spec.Control, vgdbPrefix, "-z", pid); err != nil {
+	if err := valgrind.Control(ctx, spec.Control, vgdbPrefix, "-z", pid); err != nil {
 		return sample, err
 	}
 	logFrom := fileSize(logPath)
@@ -149,7 +148,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	if err != nil {
 		return sample, err
 	}
-	if err := callgrindControl(ctx, spec.Control, vgdbPrefix, "-d", pid); err != nil {
+	if err := valgrind.Control(ctx, spec.Control, vgdbPrefix, "-d", pid); err != nil {
 		return sample, err
 	}
 	logTo := fileSize(logPath)
@@ -158,7 +157,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
 	}
 	if !proc.Alive() {
-		return sample, fmt.Errorf("server %s died under callgrind%s%s", spec.Side, proc.LastLine(), valgrindCause(logPath))
+		return sample, fmt.Errorf("server %s died under callgrind%s%s", spec.Side, proc.LastLine(), valgrind.Cause(logPath))
 	}
 	_ = proc.Kill()
 
@@ -180,7 +179,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	used := m2.minus(m1).minus(over)
 	sample.AllocsPerRequest = max(used.mallocs, 0) / float64(n)
 	sample.BytesPerRequest = max(used.bytes, 0) / float64(n)
-	if calls, err := tracedSyscalls(logPath, logFrom, logTo); err == nil {
+	if calls, err := valgrind.TracedSyscalls(logPath, logFrom, logTo); err == nil {
 		sample.Syscalls = calls
 		total := 0
 		for _, c := range calls {
@@ -201,16 +200,6 @@ func cleanCostRun(res loadtester.Result) error {
 	}
 	if res.Answered == 0 {
 		return errors.New("no request answered")
-	}
-	return nil
-}
-
-func callgrindControl(ctx context.Context, control, vgdbPrefix, flag string, pid int) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, control, "--vgdb-prefix="+vgdbPrefix, flag, strconv.Itoa(pid)).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s %d: %w: %s", control, flag, pid, err, lastLine(out))
 	}
 	return nil
 }
@@ -300,33 +289,4 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-// valgrind --trace-syscalls writes "SYSCALL[pid,tid](nr) sys_name(...)"
-// when a call starts (and "... --> Success" lines without the name when a
-// blocking one ends).
-var tracedSyscall = regexp.MustCompile(`^SYSCALL\[\d+,\d+\]\(\s*\d+\)\s+(sys_[a-z0-9_]+)`)
-
-// tracedSyscalls counts the system calls valgrind traced between two
-// offsets of its log, by name, clock reads left out.
-func tracedSyscalls(path string, from, to int64) (map[string]int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, err
-	}
-	calls := map[string]int{}
-	sc := bufio.NewScanner(io.LimitReader(f, to-from))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		m := tracedSyscall.FindStringSubmatch(sc.Text())
-		if m == nil || m[1] == "sys_clock_gettime" || m[1] == "sys_gettimeofday" {
-			continue
-		}
-		calls[strings.TrimPrefix(m[1], "sys_")]++
-	}
-	return calls, sc.Err()
 }

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strconv"
 
-	"weaseldb/gate"
 	"weaseldb/gate/callgrind"
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/peertable"
 	"weaseldb/internal/procstat"
 )
@@ -47,11 +47,11 @@ func runSample(args []string) error {
 // features valgrind cannot execute here turned off.
 func runGodebug(args []string) error {
 	fs := flag.NewFlagSet("godebug", flag.ContinueOnError)
-	valgrind := fs.String("valgrind", "valgrind", "the valgrind binary")
+	bin := fs.String("valgrind", "valgrind", "the valgrind binary")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	fmt.Println(gate.ProbeValgrind(context.Background(), *valgrind, "").Godebug())
+	fmt.Println(valgrind.Probe(context.Background(), *bin, "").Godebug())
 	return nil
 }
 
