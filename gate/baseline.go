@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/jsonfile"
 	istats "weaseldb/internal/stats"
 )
@@ -139,7 +140,7 @@ func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline
 	sc := m.scenarios[0]
 	b, err := ReadBaseline(m.o.BaselineFile)
 	if err != nil {
-		m.fail(sc, ReasonBadInput, "%v", err)
+		m.fail(sc, verdict.ReasonBadInput, "%v", err)
 		return nil
 	}
 	m.baselineFile = m.o.BaselineFile
@@ -148,13 +149,13 @@ func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline
 	if len(different) > 0 {
 		msg := "baseline is from another machine: " + strings.Join(different, "; ")
 		if !m.o.AllowOtherMachine {
-			m.fail(sc, ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
+			m.fail(sc, verdict.ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
 			return nil
 		}
 		sc.r.Warnings = append(sc.r.Warnings, msg)
 	}
 	if diff := b.Settings.Differences(settings); len(diff) > 0 {
-		m.fail(sc, ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
+		m.fail(sc, verdict.ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
 		return nil
 	}
 	return &b
@@ -163,19 +164,19 @@ func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline
 func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine Machine) {
 	r := sc.r
 	for _, p := range r.Problems {
-		if !(m.o.NoiseOK && noiseReasons[p.Code]) {
-			r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
+		if !(m.o.NoiseOK && verdict.IsNoise(p.Code)) {
+			r.Decision = verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
 			return
 		}
 	}
 	b := Baseline{Created: m.now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
 		Machine: machine, Settings: settings, SamplesRPS: r.B.SamplesRPS}
 	if err := WriteBaseline(m.o.BaselineFile, b); err != nil {
-		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
+		r.Decision = verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}
 		return
 	}
 	m.baselineFile = m.o.BaselineFile
-	r.Decision = Decision{Verdict: Pass, ReasonCode: "baseline_written",
+	r.Decision = verdict.Decision{Verdict: verdict.Pass, ReasonCode: "baseline_written",
 		Reason: fmt.Sprintf("baseline written to %s: median %s req/s over %d runs (±%.1f%%)",
 			m.o.BaselineFile, formatRPS(r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
 }

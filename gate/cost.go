@@ -15,6 +15,7 @@ import (
 
 	"weaseldb/gate/callgrind"
 	"weaseldb/gate/valgrind"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/stats"
 )
 
@@ -98,14 +99,14 @@ const (
 )
 
 // Verdict is the gate's verdict of the same meaning.
-func (v CostVerdict) Verdict() Verdict {
+func (v CostVerdict) Verdict() verdict.Verdict {
 	switch v {
 	case CostPass:
-		return Pass
+		return verdict.Pass
 	case CostRegression:
-		return Regression
+		return verdict.Regression
 	default:
-		return CouldNotJudge
+		return verdict.CouldNotJudge
 	}
 }
 

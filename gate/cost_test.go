@@ -6,7 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 )
 
 // synthCostLab answers cost runs from tables: side -> instructions per
@@ -131,20 +133,20 @@ func TestParseTiers(t *testing.T) {
 // A scenario's verdict is the worst of its tiers', and the run's the
 // worst of its scenarios'.
 func TestScenarioDecisionOverTiers(t *testing.T) {
-	pass := Judgement{Decision: Decision{Verdict: Pass, ReasonCode: ReasonWithinTolerance, Reason: "fine"}, CI: stats.RatioCI{Ratio: 0.99}}
+	pass := Judgement{Decision: verdict.Decision{Verdict: verdict.Pass, ReasonCode: verdict.ReasonWithinTolerance, Reason: "fine"}, CI: stats.RatioCI{Ratio: 0.99}}
 	cost := func(v CostVerdict) *CostJudgement {
 		return &CostJudgement{Verdict: v, Reason: string(v), Ratio: 1.02, MaxSpread: 0.01}
 	}
 	tests := []struct {
 		name string
 		s    ScenarioResult
-		want Verdict
+		want verdict.Verdict
 		code string
 	}{
-		{"time only", ScenarioResult{Name: "ok", Tiers: []string{TierTime}, Judgement: pass}, Pass, ReasonWithinTolerance},
-		{"cost regression outranks a time pass", ScenarioResult{Name: "ok", Tiers: []string{TierTime, TierCost}, Judgement: pass, Cost: cost(CostRegression)}, Regression, ReasonCostHigher},
-		{"cost only", ScenarioResult{Name: "ok", Tiers: []string{TierCost}, Cost: cost(CostPass)}, Pass, ReasonCostWithin},
-		{"cost could not judge", ScenarioResult{Name: "ok", Tiers: []string{TierTime, TierCost}, Judgement: pass, Cost: cost(CostCouldNotJudge)}, CouldNotJudge, ReasonCostFailed},
+		{"time only", ScenarioResult{Name: "ok", Tiers: []string{TierTime}, Judgement: pass}, verdict.Pass, verdict.ReasonWithinTolerance},
+		{"cost regression outranks a time pass", ScenarioResult{Name: "ok", Tiers: []string{TierTime, TierCost}, Judgement: pass, Cost: cost(CostRegression)}, verdict.Regression, verdict.ReasonCostHigher},
+		{"cost only", ScenarioResult{Name: "ok", Tiers: []string{TierCost}, Cost: cost(CostPass)}, verdict.Pass, verdict.ReasonCostWithin},
+		{"cost could not judge", ScenarioResult{Name: "ok", Tiers: []string{TierTime, TierCost}, Judgement: pass, Cost: cost(CostCouldNotJudge)}, verdict.CouldNotJudge, verdict.ReasonCostFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +158,7 @@ func TestScenarioDecisionOverTiers(t *testing.T) {
 			if run.Verdict != tt.want {
 				t.Errorf("run's verdict %s (%s), want %s", run.Verdict, run.Reason, tt.want)
 			}
-			if tt.want != Pass && by != "ok" {
+			if tt.want != verdict.Pass && by != "ok" {
 				t.Errorf("decided by %q, want ok", by)
 			}
 		})

@@ -3,6 +3,7 @@ package gate
 import (
 	"cmp"
 	"slices"
+
 	"weaseldb/gate/callgrind"
 )
 

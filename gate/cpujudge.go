@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	istats "weaseldb/internal/stats"
 	"weaseldb/loadtester"
 )
@@ -27,11 +28,8 @@ type CPUJudgement struct {
 	// CI is B/A of requests per CPU second (A's CPU per request over
 	// B's), so that below 1 means B is dearer, as for req/s.
 	CI stats.RatioCI `json:"ratio"`
-	Decision
+	verdict.Decision
 }
-
-// ReasonCPUHigher: B's CPU per request rose past the tolerance.
-const ReasonCPUHigher = "cpu_per_request_higher"
 
 // windowCPU is the server's CPU per request and its cores over the
 // load's measured window, read from the trace; false when the result or
@@ -51,7 +49,7 @@ func windowCPU(tr *cpuTrace, res loadtester.Result) (nsPerRequest, cores float64
 
 // judgeCPU pairs the rounds' CPU per request and applies the req/s rule
 // (Decide) to their inverse. Fewer than 3 complete pairs: nil.
-func judgeCPU(a, b []float64, level float64, p Policy) *CPUJudgement {
+func judgeCPU(a, b []float64, level float64, p verdict.Policy) *CPUJudgement {
 	var ea, eb []float64 // requests per CPU second, complete pairs only
 	for i := 0; i < min(len(a), len(b)); i++ {
 		if a[i] > 0 && b[i] > 0 && !math.IsNaN(a[i]) && !math.IsNaN(b[i]) {
@@ -63,10 +61,10 @@ func judgeCPU(a, b []float64, level float64, p Policy) *CPUJudgement {
 	}
 	j := &CPUJudgement{SamplesA: a, SamplesB: b, MedianA: istats.Median(finite(a)), MedianB: istats.Median(finite(b))}
 	j.CI = stats.PairedRatio(ea, eb, level)
-	j.Decision = Decide(j.CI, p)
+	j.Decision = verdict.Decide(j.CI, p)
 	switch j.Verdict {
-	case Regression:
-		j.ReasonCode = ReasonCPUHigher
+	case verdict.Regression:
+		j.ReasonCode = verdict.ReasonCPUHigher
 		j.Reason = fmt.Sprintf("server CPU per request %.0f ns against %.0f: %s", j.MedianB, j.MedianA, j.Reason)
 	default:
 		j.Reason = "server CPU per request: " + j.Reason
@@ -88,8 +86,8 @@ func finite(xs []float64) []float64 {
 // req/s pass with CPU per request past the tolerance (and not by chance)
 // is a regression; an undecided CPU judgement never makes a decided
 // req/s verdict undecided (it is noisier, and the req/s rule has its own).
-func withCPU(d Decision, cpu *CPUJudgement) Decision {
-	if cpu != nil && d.Verdict == Pass && cpu.Verdict == Regression {
+func withCPU(d verdict.Decision, cpu *CPUJudgement) verdict.Decision {
+	if cpu != nil && d.Verdict == verdict.Pass && cpu.Verdict == verdict.Regression {
 		return cpu.Decision
 	}
 	return d

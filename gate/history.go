@@ -13,7 +13,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 )
 
 // The history tier: every main-branch gate result appended to a file of
@@ -32,7 +34,7 @@ type HistoryEntry struct {
 	Time      string            `json:"time"` // RFC 3339, UTC
 	Commit    string            `json:"commit"`
 	Ref       string            `json:"ref,omitempty"`
-	Verdict   Verdict           `json:"verdict"`
+	Verdict   verdict.Verdict   `json:"verdict"`
 	Machine   Machine           `json:"machine"`
 	Scenarios []HistoryScenario `json:"scenarios"`
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 )
 
 // historyOf builds a history whose ok scenario costs base instructions a
@@ -66,7 +68,7 @@ func TestHistoryOnNoise(t *testing.T) {
 // error naming it, and a short series says it was not searched.
 func TestHistoryFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	r := &Result{Decision: Decision{Verdict: Pass}, Scenarios: []ScenarioResult{{Name: "ok",
+	r := &Result{Decision: verdict.Decision{Verdict: verdict.Pass}, Scenarios: []ScenarioResult{{Name: "ok",
 		Judgement: Judgement{B: Side{MedianRPS: 190000}, CI: stats.RatioCI{Ratio: 1.01}},
 		Cost:      &CostJudgement{B: CostSide{InstructionsPerRequest: 7500, UnfilteredPerRequest: 9000, AllocsPerRequest: 0.5}}}}}
 	for i := range 3 {

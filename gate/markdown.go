@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"weaseldb/gate/verdict"
 )
 
 // MarkdownLinks say where the full result is, for the summary's last line.
@@ -59,26 +61,26 @@ func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
 	fmt.Fprintln(w, markdownWhere(r.Decision, links))
 }
 
-func verdictBadge(d Decision) string {
+func verdictBadge(d verdict.Decision) string {
 	exit := d.ExitCode()
 	switch {
-	case d.Verdict == Pass && d.NoiseForgiven:
+	case d.Verdict == verdict.Pass && d.NoiseForgiven:
 		return fmt.Sprintf("✅ pass, noise forgiven (exit %d)", exit)
-	case d.Verdict == Pass:
+	case d.Verdict == verdict.Pass:
 		return fmt.Sprintf("✅ pass (exit %d)", exit)
-	case d.Verdict == Regression:
+	case d.Verdict == verdict.Regression:
 		return fmt.Sprintf("❌ regression (exit %d)", exit)
 	default:
 		return fmt.Sprintf("⚠️ could not judge (exit %d)", exit)
 	}
 }
 
-func markdownVerdictCell(d Decision) string {
+func markdownVerdictCell(d verdict.Decision) string {
 	badge := "⚠️"
 	switch d.Verdict {
-	case Pass:
+	case verdict.Pass:
 		badge = "✅"
-	case Regression:
+	case verdict.Regression:
 		badge = "❌"
 	}
 	return badge + " " + escapeMarkdown(verdictCell(d))
@@ -111,7 +113,7 @@ func markdownChecks(r *Result) []string {
 			clientBound = append(clientBound, fmt.Sprintf("`%s` %s runs", s.Name, strings.Join(cb, ", ")))
 		}
 		for _, p := range s.Problems {
-			if p.Code != ReasonClientBound && p.Code != ReasonNoisy {
+			if p.Code != verdict.ReasonClientBound && p.Code != verdict.ReasonNoisy {
 				faultIcon = "❌"
 				faults = append(faults, fmt.Sprintf("`%s`: `%s`: %s", s.Name, p.Code, escapeMarkdown(p.Detail)))
 			}
@@ -160,7 +162,7 @@ func markdownChecks(r *Result) []string {
 	return out
 }
 
-func markdownWhere(d Decision, links MarkdownLinks) string {
+func markdownWhere(d verdict.Decision, links MarkdownLinks) string {
 	line := fmt.Sprintf("Exit %d (`%s`)", d.ExitCode(), d.ReasonCode)
 	if links.JSONPath != "" {
 		line += fmt.Sprintf("; every run is in `%s`", strings.ReplaceAll(links.JSONPath, "`", "'"))

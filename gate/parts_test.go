@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"weaseldb/gate/verdict"
 )
 
 func TestRewriteConfig(t *testing.T) {
@@ -221,11 +223,11 @@ func TestBuildRef(t *testing.T) {
 	o := synthOptions(t)
 	o.A, o.ARef, o.RefPackage = "", "HEAD~1", "./cmd/hello"
 	r := runSynth(t, o, newSynthLab(nil))
-	if want := "./cmd/hello at HEAD~1 (" + short(commit) + ")"; r.A.Binary != want || r.Verdict != Pass {
+	if want := "./cmd/hello at HEAD~1 (" + short(commit) + ")"; r.A.Binary != want || r.Verdict != verdict.Pass {
 		t.Errorf("--a-ref: A is %q (%s: %s), want %q", r.A.Binary, r.Verdict, r.Reason, want)
 	}
 	o.ARef = "no-such-ref"
-	if r := runSynth(t, o, newSynthLab(nil)); r.ReasonCode != ReasonBadInput || !strings.Contains(r.Reason, "no such commit") {
+	if r := runSynth(t, o, newSynthLab(nil)); r.ReasonCode != verdict.ReasonBadInput || !strings.Contains(r.Reason, "no such commit") {
 		t.Errorf("bad --a-ref: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 	if _, err := BuildRef(ctx, "no-such-ref", "./cmd/hello", out); err == nil || !strings.Contains(err.Error(), "no such commit") {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/gate/verdict"
 )
 
 // repoBinary finds build/<name> at the repository root (make build), or the
@@ -58,11 +60,11 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 		o.BConfig = writeFile(t, "slow.toml", strings.Replace(string(DefaultConfig()),
 			"ok_resolve_iterations = 0", "ok_resolve_iterations = 0\nok_resolve_spin_ns = 20000", 1))
 		r := runGate(t, o)
-		if r.Verdict == Pass {
+		if r.Verdict == verdict.Pass {
 			t.Fatalf("a B spinning 20 µs per /ok passed: %s", r.Reason)
 		}
 		skipIfStarved(t, &r.Judgement)
-		if r.Verdict == CouldNotJudge && r.ReasonCode != ReasonNoisy && r.ReasonCode != ReasonClientBound {
+		if r.Verdict == verdict.CouldNotJudge && r.ReasonCode != verdict.ReasonNoisy && r.ReasonCode != verdict.ReasonClientBound {
 			t.Fatalf("slowed B: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 	})
@@ -77,8 +79,8 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 // result the gate cannot read) have other reason codes and still fail.
 func skipIfStarved(t *testing.T, r *Judgement) {
 	t.Helper()
-	starved := r.ReasonCode == ReasonUnclean ||
-		r.ReasonCode == ReasonLoadFailed && strings.Contains(r.Reason, "no responses received")
+	starved := r.ReasonCode == verdict.ReasonUnclean ||
+		r.ReasonCode == verdict.ReasonLoadFailed && strings.Contains(r.Reason, "no responses received")
 	if starved {
 		load, _ := os.ReadFile("/proc/loadavg")
 		t.Skipf("the real servers were starved (load average %s): %s", strings.Join(strings.Fields(string(load))[:3], " "), r.Reason)
@@ -136,15 +138,15 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 		// Every reason a time-tier judgement of a slower or equal B can
 		// give: slower in req/s, or in CPU per request where the load
 		// tester set the pace, within tolerance, noisy, client-bound.
-		judged := []string{ReasonSlower, ReasonCPUHigher, ReasonNoisy, ReasonWithinTolerance, ReasonClientBound}
+		judged := []string{verdict.ReasonSlower, verdict.ReasonCPUHigher, verdict.ReasonNoisy, verdict.ReasonWithinTolerance, verdict.ReasonClientBound}
 		for _, s := range r.Scenarios {
 			if !slices.Contains(judged, s.ReasonCode) {
 				t.Errorf("%s: %s (%s): %s", s.Name, s.Verdict, s.ReasonCode, s.Reason)
 			}
-			if s.Name == "commit" && s.Verdict == Pass {
+			if s.Name == "commit" && s.Verdict == verdict.Pass {
 				t.Errorf("a B spinning 20 µs per commit passed the commit scenario: %s", s.Reason)
 			}
-			if s.Name != "commit" && s.Verdict == Regression {
+			if s.Name != "commit" && s.Verdict == verdict.Regression {
 				t.Errorf("%s: a B slowed on commits alone fails here too: %s", s.Name, s.Reason)
 			}
 		}

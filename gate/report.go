@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/numfmt"
 )
@@ -82,7 +83,7 @@ func shortLoad(l LoadShape) string {
 
 // decidedByWhy says how the deciding scenario was chosen.
 func decidedByWhy(r *Result) string {
-	if r.Verdict == Pass {
+	if r.Verdict == verdict.Pass {
 		return fmt.Sprintf("every one of %d scenarios passed; this is the closest call", len(r.Scenarios))
 	}
 	return fmt.Sprintf("the worst verdict of %d scenarios", len(r.Scenarios))
@@ -217,13 +218,13 @@ func allWarnings(r *Result) []string {
 }
 
 // verdictCell is "pass", "REGRESSION (slower)", "could not judge (noisy)".
-func verdictCell(d Decision) string {
+func verdictCell(d verdict.Decision) string {
 	switch {
-	case d.Verdict == Pass && d.NoiseForgiven:
+	case d.Verdict == verdict.Pass && d.NoiseForgiven:
 		return "pass (noise forgiven)"
-	case d.Verdict == Pass:
+	case d.Verdict == verdict.Pass:
 		return "pass"
-	case d.Verdict == Regression:
+	case d.Verdict == verdict.Regression:
 		return "REGRESSION (" + d.ReasonCode + ")"
 	default:
 		return string(d.Verdict) + " (" + d.ReasonCode + ")"

@@ -1,6 +1,9 @@
 package gate
 
-import "weaseldb/gate/stats"
+import (
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
+)
 
 // The schema of the gate's result: what cmd/gate prints, writes as JSON
 // (--json) and as markdown (--markdown), and what gate record reads back.
@@ -31,10 +34,10 @@ const (
 // Result is what a gate run found: a judgement per scenario (one, without
 // --scenarios), and the run's verdict, the worst of theirs.
 type Result struct {
-	Version  int  `json:"version"`
-	Mode     Mode `json:"mode"`
-	Decision `json:"decision"`
-	ExitCode int `json:"exit_code"`
+	Version          int  `json:"version"`
+	Mode             Mode `json:"mode"`
+	verdict.Decision `json:"decision"`
+	ExitCode         int `json:"exit_code"`
 	// DecidedBy is the scenario whose verdict is the run's (scenarios
 	// mode): the first (in the file's order) with the worst verdict; when
 	// every scenario passed, the closest call (the lowest ratio). Empty
@@ -78,12 +81,12 @@ type ScenarioResult struct {
 
 // Judgement is what the time tier measured and decided about one scenario.
 type Judgement struct {
-	Decision `json:"decision"`
-	ExitCode int            `json:"exit_code"` // the time tier's decision's
-	A        Side           `json:"a"`
-	B        Side           `json:"b"`
-	CI       stats.RatioCI  `json:"ratio"`
-	Rank     stats.RankTest `json:"mann_whitney"`
+	verdict.Decision `json:"decision"`
+	ExitCode         int            `json:"exit_code"` // the time tier's decision's
+	A                Side           `json:"a"`
+	B                Side           `json:"b"`
+	CI               stats.RatioCI  `json:"ratio"`
+	Rank             stats.RankTest `json:"mann_whitney"`
 	// RoundRatios are B/A per round (A/B mode), the sample the interval is
 	// built from; RatioSpread is their median absolute deviation over
 	// their median, the round-to-round noise of the pair.
@@ -98,10 +101,10 @@ type Judgement struct {
 	Looks []Look `json:"looks,omitempty"`
 	// CPU is the server's CPU per request over the measured windows,
 	// judged beside req/s (A/B mode; nil when fewer than 3 rounds had it).
-	CPU      *CPUJudgement `json:"server_cpu_per_request,omitempty"`
-	Runs     []RunRecord   `json:"runs"`
-	Problems []Problem     `json:"problems,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	CPU      *CPUJudgement     `json:"server_cpu_per_request,omitempty"`
+	Runs     []RunRecord       `json:"runs"`
+	Problems []verdict.Problem `json:"problems,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // RunRecord is one measured load_tester run.

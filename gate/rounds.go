@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
 	"weaseldb/loadtester"
 )
@@ -100,11 +101,11 @@ func (m *measurement) look(active []*scenarioRun, round, next, limit int, began 
 		interim = m.o.interimLevel
 	}
 	// Tentative verdicts at the interim level say which scenarios go on.
-	tentative := make([]Decision, len(active))
+	tentative := make([]verdict.Decision, len(active))
 	goOn := map[*scenarioRun]bool{}
 	for i, sc := range active {
 		tentative[i] = m.judge(sc, false, interim)
-		if tentative[i].ReasonCode == ReasonNoisy {
+		if tentative[i].ReasonCode == verdict.ReasonNoisy {
 			goOn[sc] = true
 		}
 	}
@@ -131,7 +132,7 @@ func (m *measurement) look(active []*scenarioRun, round, next, limit int, began 
 		r := sc.r
 		r.Looks = append(r.Looks, Look{Rounds: round, Level: level, Ratio: r.CI.Ratio, Low: r.CI.Low, High: r.CI.High, Reason: d.ReasonCode})
 		switch {
-		case d.ReasonCode != ReasonNoisy:
+		case d.ReasonCode != verdict.ReasonNoisy:
 			m.stopped(sc, StopDecided, fmt.Sprintf("%s after %d rounds", d.Verdict, round))
 		case round >= limit:
 			m.stopped(sc, StopMaxRounds, fmt.Sprintf("still undecided after %d rounds, the most --max-rounds allows", round))
@@ -166,7 +167,7 @@ func (m *measurement) stopped(sc *scenarioRun, reason, detail string) {
 // (SIGINT), and what each had measured is judged as it stands.
 func (m *measurement) interrupted() {
 	for _, sc := range m.active() {
-		m.fail(sc, ReasonLoadFailed, "interrupted")
+		m.fail(sc, verdict.ReasonLoadFailed, "interrupted")
 		m.stopped(sc, StopProblem, "interrupted")
 	}
 }
@@ -178,7 +179,7 @@ func (m *measurement) startAll(sc *scenarioRun, order []*sideRun) bool {
 		srv, err := m.lab.startServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config, Network: m.o.Network,
 			Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server, Scenario: m.scenarioTag(sc)})
 		if err != nil {
-			m.fail(sc, ReasonServerStart, "%v", err)
+			m.fail(sc, verdict.ReasonServerStart, "%v", err)
 			return false
 		}
 		s.server, s.target = srv, srv.target().String()
@@ -331,7 +332,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 	}
 	v, err := sc.sc.sample(res)
 	if err != nil {
-		m.fail(sc, ReasonLoadFailed, "server %s, round %d: %v", s.name, round, err)
+		m.fail(sc, verdict.ReasonLoadFailed, "server %s, round %d: %v", s.name, round, err)
 		return measured{}, false
 	}
 	rec := sc.r.Runs[len(sc.r.Runs)-1]
@@ -377,23 +378,23 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadt
 	troubled := err != nil || res.Errors > 0 || !res.Clean()
 	if !s.server.alive() || troubled && s.server.exitedWithin(500*time.Millisecond) {
 		s.diedEarly = true
-		m.fail(sc, ReasonServerDied, "%s", s.server.diedReason())
+		m.fail(sc, verdict.ReasonServerDied, "%s", s.server.diedReason())
 		return false
 	}
 	switch {
 	case res.Errors > 0:
 		s.errorRuns++
-		m.fail(sc, ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, statusNote(res))
+		m.fail(sc, verdict.ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, statusNote(res))
 	case !res.Clean():
 		s.uncleanRuns++
 		due := res.Due
 		if due == 0 {
 			due = res.Requests + res.Unfinished + res.Dropped
 		}
-		m.fail(sc, ReasonUnclean, "server %s, %s: %d unfinished and %d dropped of %d due requests: not a clean sample, not judged",
+		m.fail(sc, verdict.ReasonUnclean, "server %s, %s: %d unfinished and %d dropped of %d due requests: not a clean sample, not judged",
 			s.name, what, res.Unfinished, res.Dropped, due)
 	case exit != nil:
-		m.fail(sc, ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
+		m.fail(sc, verdict.ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
 	default:
 		return true
 	}
@@ -422,10 +423,10 @@ func statusNote(res loadtester.Result) string {
 func (m *measurement) runFailed(sc *scenarioRun, s *sideRun, what string, err error) {
 	if s.server.exitedWithin(500 * time.Millisecond) {
 		s.diedEarly = true
-		m.fail(sc, ReasonServerDied, "%s", s.server.diedReason())
+		m.fail(sc, verdict.ReasonServerDied, "%s", s.server.diedReason())
 		return
 	}
-	m.fail(sc, ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
+	m.fail(sc, verdict.ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
 }
 
 // samples returns A's (the baseline's, in baseline mode) and B's samples.

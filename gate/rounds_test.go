@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
 )
 
@@ -39,17 +40,17 @@ func TestRoundsStopAsSoonAsDecided(t *testing.T) {
 	tests := []struct {
 		name    string
 		model   func(synthRun) synthOutcome
-		verdict Verdict
+		verdict verdict.Verdict
 		rounds  int
 		looks   int
 	}{
-		{"same speed passes at the first look", steady(100000, 100000), Pass, 10, 1},
-		{"25% slower fails at the first look", steady(100000, 75000), Regression, 10, 1},
+		{"same speed passes at the first look", steady(100000, 100000), verdict.Pass, 10, 1},
+		{"25% slower fails at the first look", steady(100000, 75000), verdict.Regression, 10, 1},
 		// The first four rounds are far below, the rest at 1.0. The
 		// interval's low end is the k-th smallest ratio: at the interim
 		// looks (99%) k = 1 of 10 and 12, 2 of 14 and 16, 4 of 18, so 0.7;
 		// at the last look (20 rounds, 95%) k = 6, so 1.0: a pass.
-		{"undecided, then passes at the last look", ratios(append(repeat(0.7, 4), repeat(1.0, 20)...)...), Pass, 20, 6},
+		{"undecided, then passes at the last look", ratios(append(repeat(0.7, 4), repeat(1.0, 20)...)...), verdict.Pass, 20, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +91,7 @@ func TestRoundsCapAndBudget(t *testing.T) {
 		o := synthOptions(t)
 		o.Budget = 0
 		r := runSynth(t, o, newSynthLab(undecided))
-		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonNoisy || r.Rounds != o.MaxRounds || r.StopReason != StopMaxRounds {
+		if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonNoisy || r.Rounds != o.MaxRounds || r.StopReason != StopMaxRounds {
 			t.Fatalf("%s (%s) after %d rounds, stop %s", r.Verdict, r.ReasonCode, r.Rounds, r.StopReason)
 		}
 		if len(r.Looks) != 6 {
@@ -113,7 +114,7 @@ func TestRoundsCapAndBudget(t *testing.T) {
 		o := synthOptions(t)
 		o.Budget = 36 * time.Second
 		r := runSynth(t, o, newSynthLab(undecided))
-		if r.StopReason != StopBudget || r.Rounds != 12 || r.Verdict != CouldNotJudge {
+		if r.StopReason != StopBudget || r.Rounds != 12 || r.Verdict != verdict.CouldNotJudge {
 			t.Fatalf("stop %s after %d rounds (%s); want budget after 12", r.StopReason, r.Rounds, r.StopDetail)
 		}
 		if r.Run.ElapsedS > o.Budget.Seconds() {
@@ -218,7 +219,7 @@ func TestRoundProblems(t *testing.T) {
 		modify   func(*Options)
 		ctx      func() context.Context
 		reason   string
-		verdict  Verdict
+		verdict  verdict.Verdict
 		detail   string
 	}{
 		{name: "A fails to start", startErr: func(s string, n int) error {
@@ -226,46 +227,46 @@ func TestRoundProblems(t *testing.T) {
 				return errors.New("server A exited with status 1 before it was ready: bind: address already in use")
 			}
 			return nil
-		}, reason: ReasonServerStart, detail: "address already in use"},
+		}, reason: verdict.ReasonServerStart, detail: "address already in use"},
 		{name: "B fails to start in round 3", startErr: func(s string, n int) error {
 			if s == "B" && n == 3 {
 				return errors.New("server B: no \"weaseldb: ready\" line within 15s")
 			}
 			return nil
-		}, reason: ReasonServerStart, detail: "no \"weaseldb: ready\" line"},
-		{name: "errors", model: bad("B", 2, synthOutcome{Result: withErrors, Err: exit1}), reason: ReasonErrors, detail: "12 errors in round 2"},
-		{name: "unfinished requests", model: bad("A", 3, synthOutcome{Result: unfinished, Err: exit1}), reason: ReasonUnclean,
+		}, reason: verdict.ReasonServerStart, detail: "no \"weaseldb: ready\" line"},
+		{name: "errors", model: bad("B", 2, synthOutcome{Result: withErrors, Err: exit1}), reason: verdict.ReasonErrors, detail: "12 errors in round 2"},
+		{name: "unfinished requests", model: bad("A", 3, synthOutcome{Result: unfinished, Err: exit1}), reason: verdict.ReasonUnclean,
 			detail: "server A, round 3: 40 unfinished and 0 dropped of 90040 due requests: not a clean sample"},
-		{name: "dropped requests, exit 0", model: bad("B", 1, synthOutcome{Result: dropped}), reason: ReasonUnclean,
+		{name: "dropped requests, exit 0", model: bad("B", 1, synthOutcome{Result: dropped}), reason: verdict.ReasonUnclean,
 			detail: "0 unfinished and 7 dropped of 90007 due"},
-		{name: "server dies", model: bad("B", 4, synthOutcome{Result: withErrors, Err: exit1, Dies: true}), reason: ReasonServerDied,
+		{name: "server dies", model: bad("B", 4, synthOutcome{Result: withErrors, Err: exit1, Dies: true}), reason: verdict.ReasonServerDied,
 			detail: "server B exited during the runs"},
 		{name: "load tester fails", model: bad("A", 2, synthOutcome{Err: errors.New("load_tester: exit status 2: bad flag")}),
-			reason: ReasonLoadFailed, detail: "server A, round 2: load_tester: exit status 2: bad flag"},
+			reason: verdict.ReasonLoadFailed, detail: "server A, round 2: load_tester: exit status 2: bad flag"},
 		{name: "load tester exits 1 for another reason", model: bad("A", 2, synthOutcome{Result: result(100), Err: exit1}),
-			reason: ReasonLoadFailed, detail: "load_tester exited with status 1"},
+			reason: verdict.ReasonLoadFailed, detail: "load_tester exited with status 1"},
 		{name: "errors in the warm-up", model: func(r synthRun) synthOutcome {
 			if r.Warmup && r.Side == "B" {
 				return synthOutcome{Result: withErrors, Err: exit1}
 			}
 			return synthOutcome{Result: result(100000)}
-		}, reason: ReasonErrors, detail: "errors in warm-up"},
-		{name: "client bound", model: clientBound, reason: ReasonClientBound, detail: "bottleneck in 10 of 10 runs of A: busiest"},
+		}, reason: verdict.ReasonErrors, detail: "errors in warm-up"},
+		{name: "client bound", model: clientBound, reason: verdict.ReasonClientBound, detail: "bottleneck in 10 of 10 runs of A: busiest"},
 		{name: "client bound forgiven by --noise-ok", model: clientBound, modify: func(o *Options) { o.NoiseOK = true },
-			reason: ReasonWithinTolerance, verdict: Pass},
+			reason: verdict.ReasonWithinTolerance, verdict: verdict.Pass},
 		{name: "client bound but the server saturated", model: func(r synthRun) synthOutcome {
 			out := clientBound(r)
 			out.ServerCPU = 1
 			return out
-		}, modify: func(o *Options) { o.Pin = "auto" }, reason: ReasonWithinTolerance, verdict: Pass},
+		}, modify: func(o *Options) { o.Pin = "auto" }, reason: verdict.ReasonWithinTolerance, verdict: verdict.Pass},
 		{name: "interrupted", ctx: func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			return ctx
-		}, reason: ReasonLoadFailed, detail: "interrupted"},
+		}, reason: verdict.ReasonLoadFailed, detail: "interrupted"},
 		{name: "missing load tester", modify: func(o *Options) { o.LoadTester = "/nonexistent/load_tester" },
-			reason: ReasonBadInput, detail: "load tester /nonexistent/load_tester"},
-		{name: "bad options", modify: func(o *Options) { o.MaxRounds = 5 }, reason: ReasonBadInput, detail: "--max-rounds 5"},
+			reason: verdict.ReasonBadInput, detail: "load tester /nonexistent/load_tester"},
+		{name: "bad options", modify: func(o *Options) { o.MaxRounds = 5 }, reason: verdict.ReasonBadInput, detail: "--max-rounds 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,7 +288,7 @@ func TestRoundProblems(t *testing.T) {
 			r := one(t, run(ctx, o, nil, l, l.now))
 			want := tt.verdict
 			if want == "" {
-				want = CouldNotJudge
+				want = verdict.CouldNotJudge
 			}
 			if r.Verdict != want || r.ReasonCode != tt.reason || r.ExitCode != want.ExitCode() {
 				t.Fatalf("got %s (%s, exit %d): %s; want %s (%s)", r.Verdict, r.ReasonCode, r.ExitCode, r.Reason, want, tt.reason)
@@ -298,7 +299,7 @@ func TestRoundProblems(t *testing.T) {
 			if r.Reason == "" || strings.Contains(r.Reason, "\n") {
 				t.Errorf("reason must be one line: %q", r.Reason)
 			}
-			if want == CouldNotJudge && r.ReasonCode != ReasonClientBound && r.StopReason != StopProblem {
+			if want == verdict.CouldNotJudge && r.ReasonCode != verdict.ReasonClientBound && r.StopReason != StopProblem {
 				t.Errorf("stop reason %q, want %q", r.StopReason, StopProblem)
 			}
 		})
@@ -317,7 +318,7 @@ func TestUncleanRunIsNotASample(t *testing.T) {
 		return synthOutcome{Result: result(100000)}
 	})
 	r := runSynth(t, synthOptions(t), l)
-	if r.ReasonCode != ReasonUnclean || r.B.UncleanRuns != 1 {
+	if r.ReasonCode != verdict.ReasonUnclean || r.B.UncleanRuns != 1 {
 		t.Fatalf("%s (%s), unclean runs %d", r.Verdict, r.ReasonCode, r.B.UncleanRuns)
 	}
 	if len(r.B.SamplesRPS) != 1 || r.B.SamplesRPS[0] != 100000 {
@@ -335,7 +336,7 @@ func TestBaselineMode(t *testing.T) {
 	o.BaselineFile = filepath.Join(t.TempDir(), "baseline.json")
 	o.UpdateBaseline = true
 	r := runSynth(t, o, newSynthLab(steady(0, 100000)))
-	if r.Verdict != Pass || r.ReasonCode != "baseline_written" {
+	if r.Verdict != verdict.Pass || r.ReasonCode != "baseline_written" {
 		t.Fatalf("update: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 	b, err := ReadBaseline(o.BaselineFile)
@@ -365,7 +366,7 @@ func TestBaselineMode(t *testing.T) {
 	}
 	t.Run("same speed passes", func(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != stats.MethodUnpaired {
+		if r.Verdict != verdict.Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != stats.MethodUnpaired {
 			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Run.Mode, r.CI.Paired)
 		}
 		if r.Run.Baseline != o.BaselineFile || r.Run.A != "synth/weaseldb-b" || !r.A.FromBaselineFile || r.A.Name != "baseline" {
@@ -381,7 +382,7 @@ func TestBaselineMode(t *testing.T) {
 	})
 	t.Run("slower fails", func(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(75000)))
-		if r.Verdict != Regression {
+		if r.Verdict != verdict.Regression {
 			t.Fatalf("%s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 	})
@@ -395,12 +396,12 @@ func TestBaselineMode(t *testing.T) {
 		o := o
 		o.BaselineFile = p
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonOtherMachine {
+		if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonOtherMachine {
 			t.Fatalf("other machine: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 		o.AllowOtherMachine = true
 		r = runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.ReasonCode == ReasonOtherMachine || len(r.Warnings) == 0 {
+		if r.ReasonCode == verdict.ReasonOtherMachine || len(r.Warnings) == 0 {
 			t.Fatalf("--allow-other-machine: %s (%s), warnings %v", r.Verdict, r.ReasonCode, r.Warnings)
 		}
 	})
@@ -408,7 +409,7 @@ func TestBaselineMode(t *testing.T) {
 		o := o
 		o.Concurrency = 3
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonOtherSettings {
+		if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonOtherSettings {
 			t.Fatalf("other settings: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 	})
@@ -419,7 +420,7 @@ func TestBaselineMode(t *testing.T) {
 		withErrors := result(1)
 		withErrors.Errors = 1
 		r := runSynth(t, o, newSynthLab(func(synthRun) synthOutcome { return synthOutcome{Result: withErrors} }))
-		if r.Verdict != CouldNotJudge || !strings.HasPrefix(r.Reason, "baseline not written") {
+		if r.Verdict != verdict.CouldNotJudge || !strings.HasPrefix(r.Reason, "baseline not written") {
 			t.Fatalf("%s: %s", r.Verdict, r.Reason)
 		}
 		if _, err := os.Stat(o.BaselineFile); !os.IsNotExist(err) {

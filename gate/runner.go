@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/procstat"
-
 	istats "weaseldb/internal/stats"
 )
 
@@ -50,7 +50,7 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 	}
 	if err != nil {
 		res := &Result{Version: ResultVersion, Mode: ModeScenarios, File: path, Command: o.Command,
-			Decision: Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}}
+			Decision: verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}}
 		res.ExitCode = res.Decision.ExitCode()
 		return res
 	}
@@ -115,8 +115,8 @@ func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer
 		err = o.Validate()
 	}
 	if err != nil {
-		res.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
-		m.failEarly(ReasonBadInput, "%v", err)
+		res.Decision = verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return res
 	}
 	costs = runTiers(ctx, m, l, cl, &res.Settings, &res.Machine, progress)
@@ -171,7 +171,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 	}
 	dir, err := os.MkdirTemp("", "gate-cost-")
 	if err != nil {
-		m.failEarly(ReasonBadInput, "temp dir: %v", err)
+		m.failEarly(verdict.ReasonBadInput, "temp dir: %v", err)
 		return nil
 	}
 	defer os.RemoveAll(dir)
@@ -181,7 +181,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 			err = os.MkdirAll(costDir, 0o755)
 		}
 		if err != nil {
-			m.failEarly(ReasonBadInput, "--cost-keep: %v", err)
+			m.failEarly(verdict.ReasonBadInput, "--cost-keep: %v", err)
 			return nil
 		}
 	}
@@ -190,7 +190,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
 		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, bin)
 		if err != nil {
-			m.failEarly(ReasonBadInput, "%v", err)
+			m.failEarly(verdict.ReasonBadInput, "%v", err)
 			return nil
 		}
 		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
@@ -206,7 +206,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 	}
 	cfgA, cfgB, err := m.configs()
 	if err != nil {
-		m.failEarly(ReasonBadInput, "%v", err)
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return nil
 	}
 	scs := make([]Scenario, len(m.scenarios))
@@ -216,7 +216,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 	pair := costPair{binA: o.A, binB: o.B, cfgA: cfgA, cfgB: cfgB, loadTester: o.LoadTester, dir: costDir}
 	costs := runCostTier(ctx, o.Cost, scs, pair, cl, progress)
 	for _, c := range costs {
-		if o.NoiseOK && c.Verdict == CostCouldNotJudge && c.decision().ReasonCode == ReasonCostNoisy {
+		if o.NoiseOK && c.Verdict == CostCouldNotJudge && c.decision().ReasonCode == verdict.ReasonCostNoisy {
 			c.Verdict, c.NoiseForgiven = CostPass, true
 		}
 	}
@@ -260,7 +260,7 @@ type scenarioRun struct {
 // scenario's own tolerance.
 func (sc *scenarioRun) init(o Options) {
 	sc.r.RoundsPlan = o.roundsPlan()
-	sc.r.Policy = PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - PassFloorFactor*sc.sc.Tolerance,
+	sc.r.Policy = PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - verdict.PassFloorFactor*sc.sc.Tolerance,
 		NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}
 	if o.AllowClientBound {
 		sc.r.Policy.MaxClientBound = 0
@@ -308,7 +308,7 @@ func (m *measurement) logf(sc *scenarioRun, format string, args ...any) {
 
 // fail records a problem that stops the scenario's measurement.
 func (m *measurement) fail(sc *scenarioRun, code, format string, args ...any) {
-	sc.r.Problems = append(sc.r.Problems, Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
+	sc.r.Problems = append(sc.r.Problems, verdict.Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
 }
 
 // failEarly records a problem found before any round: every scenario
@@ -326,7 +326,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	o := m.o
 	dir, err := os.MkdirTemp("", "gate-")
 	if err != nil {
-		m.failEarly(ReasonBadInput, "temp dir: %v", err)
+		m.failEarly(verdict.ReasonBadInput, "temp dir: %v", err)
 		return
 	}
 	defer os.RemoveAll(dir)
@@ -334,18 +334,18 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 
 	cfgA, cfgB, err := m.configs()
 	if err != nil {
-		m.failEarly(ReasonBadInput, "%v", err)
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return
 	}
 	if err := m.planCPUs(); err != nil {
-		m.failEarly(ReasonBadInput, "%v", err)
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return
 	}
 	m.logf(nil, "%s, %d load tester thread(s)", m.plan, m.threads)
 	*settings = m.settingsFor(cfgB)
 	*machine = ThisMachine(o.B)
 	if _, err := os.Stat(o.LoadTester); err != nil {
-		m.failEarly(ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
+		m.failEarly(verdict.ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
 		return
 	}
 	if !o.RestartEachRound {
@@ -372,7 +372,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
 		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, binA)
 		if err != nil {
-			m.failEarly(ReasonBadInput, "%v", err)
+			m.failEarly(verdict.ReasonBadInput, "%v", err)
 			return
 		}
 		// The binary goes with the temp dir: name what it was built from.

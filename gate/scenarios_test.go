@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
 )
 
@@ -99,19 +100,19 @@ func TestScenariosEachJudgedWorstDecides(t *testing.T) {
 	tests := []struct {
 		name      string
 		factor    map[string]float64
-		verdicts  map[string]Verdict
-		verdict   Verdict
+		verdicts  map[string]verdict.Verdict
+		verdict   verdict.Verdict
 		decidedBy string
 		reason    string
 	}{
 		{"A/A: every scenario passes, the closest call is named", map[string]float64{"status": 0.99},
-			map[string]Verdict{"ok": Pass, "ok_pipelined": Pass, "commit": Pass, "status": Pass}, Pass, "status",
+			map[string]verdict.Verdict{"ok": verdict.Pass, "ok_pipelined": verdict.Pass, "commit": verdict.Pass, "status": verdict.Pass}, verdict.Pass, "status",
 			"every scenario passed; the closest, status: ratio 0.990"},
 		{"B slowed on the commit path alone fails on commit alone", map[string]float64{"commit": 0.8},
-			map[string]Verdict{"ok": Pass, "ok_pipelined": Pass, "commit": Regression, "status": Pass}, Regression, "commit",
+			map[string]verdict.Verdict{"ok": verdict.Pass, "ok_pipelined": verdict.Pass, "commit": verdict.Regression, "status": verdict.Pass}, verdict.Regression, "commit",
 			"scenario commit: ratio 0.800"},
 		{"two regressions: the first in the file decides, the other is named", map[string]float64{"ok_pipelined": 0.7, "status": 0.8},
-			map[string]Verdict{"ok": Pass, "ok_pipelined": Regression, "commit": Pass, "status": Regression}, Regression, "ok_pipelined",
+			map[string]verdict.Verdict{"ok": verdict.Pass, "ok_pipelined": verdict.Regression, "commit": verdict.Pass, "status": verdict.Regression}, verdict.Regression, "ok_pipelined",
 			"also status regression (slower)"},
 	}
 	for _, tt := range tests {
@@ -228,11 +229,11 @@ func TestScenariosUndecidedGetExtraRounds(t *testing.T) {
 			}
 		}
 		status := scenarioByName(t, r, "status")
-		if status.StopReason != StopMaxRounds || status.ReasonCode != ReasonNoisy || len(status.Looks) != 6 {
+		if status.StopReason != StopMaxRounds || status.ReasonCode != verdict.ReasonNoisy || len(status.Looks) != 6 {
 			t.Errorf("status: stop %s, %s, %d looks", status.StopReason, status.ReasonCode, len(status.Looks))
 		}
 		// The regression outranks the undecided one, which is still named.
-		if r.Verdict != Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (noisy)") {
+		if r.Verdict != verdict.Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (noisy)") {
 			t.Errorf("%s by %s: %s", r.Verdict, r.DecidedBy, r.Reason)
 		}
 		if r.Rounds != 20 {
@@ -273,10 +274,10 @@ func TestScenariosOwnTolerance(t *testing.T) {
 	f := fourScenarios(t)
 	f.Scenarios[2].Tolerance = 0.2 // commit
 	r := runSynthScenarios(t, synthOptions(t), f, newSynthLab(perScenario(map[string]float64{"commit": 0.9, "ok": 0.9})))
-	if s := scenarioByName(t, r, "commit"); s.Verdict != Pass || s.Policy.Tolerance != 0.2 || s.Policy.Floor != 0.8 {
+	if s := scenarioByName(t, r, "commit"); s.Verdict != verdict.Pass || s.Policy.Tolerance != 0.2 || s.Policy.Floor != 0.8 {
 		t.Errorf("commit with 20%% tolerance at 0.9: %s (%+v)", s.Verdict, s.Policy)
 	}
-	if s := scenarioByName(t, r, "ok"); s.Verdict != Regression || s.Policy.Tolerance != 0.05 {
+	if s := scenarioByName(t, r, "ok"); s.Verdict != verdict.Regression || s.Policy.Tolerance != 0.05 {
 		t.Errorf("ok with the run's 5%% tolerance at 0.9: %s (%+v)", s.Verdict, s.Policy)
 	}
 	var table strings.Builder
@@ -302,20 +303,20 @@ func TestScenariosProblemInOneScenario(t *testing.T) {
 	}
 	r := runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(model(nil)))
 	status := scenarioByName(t, r, "status")
-	if status.Verdict != CouldNotJudge || status.ReasonCode != ReasonErrors || status.StopReason != StopProblem ||
+	if status.Verdict != verdict.CouldNotJudge || status.ReasonCode != verdict.ReasonErrors || status.StopReason != StopProblem ||
 		!strings.Contains(status.Reason, "server B: 500 errors in setup 1 (of 500 requests) (status 400: 500)") {
 		t.Errorf("status: %s (%s, stop %s): %s", status.Verdict, status.ReasonCode, status.StopReason, status.Reason)
 	}
 	for _, name := range []string{"ok", "ok_pipelined", "commit"} {
-		if s := scenarioByName(t, r, name); s.Verdict != Pass || s.Rounds != 10 {
+		if s := scenarioByName(t, r, name); s.Verdict != verdict.Pass || s.Rounds != 10 {
 			t.Errorf("%s: %s after %d rounds", name, s.Verdict, s.Rounds)
 		}
 	}
-	if r.Verdict != CouldNotJudge || r.DecidedBy != "status" || r.ExitCode != 2 || !strings.HasPrefix(r.Reason, "scenario status: server B") {
+	if r.Verdict != verdict.CouldNotJudge || r.DecidedBy != "status" || r.ExitCode != 2 || !strings.HasPrefix(r.Reason, "scenario status: server B") {
 		t.Errorf("run: %s by %s (exit %d): %s", r.Verdict, r.DecidedBy, r.ExitCode, r.Reason)
 	}
 	r = runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(model(map[string]float64{"commit": 0.8})))
-	if r.Verdict != Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (errors)") {
+	if r.Verdict != verdict.Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (errors)") {
 		t.Errorf("a regression outranks a could-not-judge: %s by %s: %s", r.Verdict, r.DecidedBy, r.Reason)
 	}
 }
@@ -336,7 +337,7 @@ func TestScenariosLatencyMetric(t *testing.T) {
 	})
 	r := runSynthScenarios(t, synthOptions(t), f, l)
 	s := r.Scenarios[0]
-	if r.Verdict != Regression || s.CI.Ratio != 0.8 || s.B.Metric != MetricP50 || s.Runs[0].P50NS != 100_000 {
+	if r.Verdict != verdict.Regression || s.CI.Ratio != 0.8 || s.B.Metric != MetricP50 || s.Runs[0].P50NS != 100_000 {
 		t.Fatalf("%s: ratio %v, metric %q, runs %+v", r.Verdict, s.CI.Ratio, s.B.Metric, s.Runs[0])
 	}
 	if !strings.Contains(strings.Join(l.loads[len(l.loads)-1].Extra, " "), "--rate 20000") {
@@ -365,7 +366,7 @@ func TestScenariosBadInput(t *testing.T) {
 			o := synthOptions(t)
 			tt.modify(&o)
 			r := runSynthScenarios(t, o, f, newSynthLab(nil))
-			if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonBadInput || r.ExitCode != 2 || r.DecidedBy != "" {
+			if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonBadInput || r.ExitCode != 2 || r.DecidedBy != "" {
 				t.Fatalf("%s (%s, exit %d) by %q: %s", r.Verdict, r.ReasonCode, r.ExitCode, r.DecidedBy, r.Reason)
 			}
 			if !strings.Contains(r.Reason, tt.detail) || strings.HasPrefix(r.Reason, "scenario ") {
@@ -388,7 +389,7 @@ func TestScenariosBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := synthOptions(t)
 			r := RunScenarios(context.Background(), o, tt.file, func(flag string) bool { return strings.Contains(strings.Join(tt.set, " "), flag) }, nil)
-			if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonBadInput || r.ExitCode != 2 || !strings.Contains(r.Reason, tt.detail) {
+			if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonBadInput || r.ExitCode != 2 || !strings.Contains(r.Reason, tt.detail) {
 				t.Errorf("%s (%s, exit %d): %s; want %q", r.Verdict, r.ReasonCode, r.ExitCode, r.Reason, tt.detail)
 			}
 		})
@@ -401,7 +402,7 @@ func TestScenariosInterrupted(t *testing.T) {
 	cancel()
 	l := newSynthLab(nil)
 	r := runScenarios(ctx, synthOptions(t), fourScenarios(t), nil, l, nil, l.now)
-	if r.Verdict != CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
+	if r.Verdict != verdict.CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
 		t.Fatalf("%s: %s", r.Verdict, r.Reason)
 	}
 	for _, s := range r.Scenarios {
@@ -415,28 +416,28 @@ func TestScenariosInterrupted(t *testing.T) {
 }
 
 func TestCombineVerdicts(t *testing.T) {
-	sc := func(name string, v Verdict, code string, ratio float64, forgiven bool) ScenarioResult {
+	sc := func(name string, v verdict.Verdict, code string, ratio float64, forgiven bool) ScenarioResult {
 		return ScenarioResult{Name: name, Judgement: Judgement{Rounds: 10, CI: stats.RatioCI{Ratio: ratio},
-			Decision: Decision{Verdict: v, ReasonCode: code, Reason: code + " reason", NoiseForgiven: forgiven}}}
+			Decision: verdict.Decision{Verdict: v, ReasonCode: code, Reason: code + " reason", NoiseForgiven: forgiven}}}
 	}
 	tests := []struct {
 		name     string
 		in       []ScenarioResult
-		verdict  Verdict
+		verdict  verdict.Verdict
 		by       string
 		reason   string
 		forgiven bool
 	}{
-		{"all pass: the lowest ratio", []ScenarioResult{sc("a", Pass, "within_tolerance", 1.01, false), sc("b", Pass, "within_tolerance", 0.97, false),
-			sc("c", Pass, "within_tolerance", 0.99, false)}, Pass, "b", "every scenario passed; the closest, b: within_tolerance reason", false},
-		{"noise forgiven anywhere shows at the top", []ScenarioResult{sc("a", Pass, "within_tolerance", 1, false), sc("b", Pass, "noisy", 1.02, true)},
-			Pass, "a", "the closest, a", true},
-		{"could not judge over pass", []ScenarioResult{sc("a", Pass, "within_tolerance", 0.9, false), sc("b", CouldNotJudge, "noisy", 1, false)},
-			CouldNotJudge, "b", "scenario b: noisy reason", false},
-		{"regression over could not judge", []ScenarioResult{sc("a", CouldNotJudge, "server_died", 0, false), sc("b", Regression, "slower", 0.8, false)},
-			Regression, "b", "scenario b: slower reason; also a could not judge (server_died)", false},
-		{"the first of equals", []ScenarioResult{sc("a", Regression, "slower", 0.9, false), sc("b", Regression, "slower", 0.5, false)},
-			Regression, "a", "scenario a: slower reason; also b regression (slower)", false},
+		{"all pass: the lowest ratio", []ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1.01, false), sc("b", verdict.Pass, "within_tolerance", 0.97, false),
+			sc("c", verdict.Pass, "within_tolerance", 0.99, false)}, verdict.Pass, "b", "every scenario passed; the closest, b: within_tolerance reason", false},
+		{"noise forgiven anywhere shows at the top", []ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1, false), sc("b", verdict.Pass, "noisy", 1.02, true)},
+			verdict.Pass, "a", "the closest, a", true},
+		{"could not judge over pass", []ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 0.9, false), sc("b", verdict.CouldNotJudge, "noisy", 1, false)},
+			verdict.CouldNotJudge, "b", "scenario b: noisy reason", false},
+		{"regression over could not judge", []ScenarioResult{sc("a", verdict.CouldNotJudge, "server_died", 0, false), sc("b", verdict.Regression, "slower", 0.8, false)},
+			verdict.Regression, "b", "scenario b: slower reason; also a could not judge (server_died)", false},
+		{"the first of equals", []ScenarioResult{sc("a", verdict.Regression, "slower", 0.9, false), sc("b", verdict.Regression, "slower", 0.5, false)},
+			verdict.Regression, "a", "scenario a: slower reason; also b regression (slower)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -553,12 +554,12 @@ func TestScenariosOnly(t *testing.T) {
 			t.Errorf("ran %s", spec.Scenario)
 		}
 	}
-	if r.Verdict != Regression || r.DecidedBy != "commit" {
+	if r.Verdict != verdict.Regression || r.DecidedBy != "commit" {
 		t.Errorf("%s by %s", r.Verdict, r.DecidedBy)
 	}
 	o.Only = []string{"commits"}
 	r = runSynthScenarios(t, o, fourScenarios(t), newSynthLab(nil))
-	if r.ReasonCode != ReasonBadInput || !strings.Contains(r.Reason, "--only commits: no such scenario in four.toml (it has ok, ok_pipelined, commit, status)") {
+	if r.ReasonCode != verdict.ReasonBadInput || !strings.Contains(r.Reason, "--only commits: no such scenario in four.toml (it has ok, ok_pipelined, commit, status)") {
 		t.Errorf("%s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"weaseldb/gate"
+	"weaseldb/gate/verdict"
 )
 
 func TestFlags(t *testing.T) {
@@ -95,7 +96,7 @@ func TestJSONOnFailure(t *testing.T) {
 	}
 	if err := json.Unmarshal(data, &r); err != nil || r.Version != gate.ResultVersion || r.Mode != "ab" || r.ExitCode != 2 ||
 		r.Decision.Verdict != "could not judge" || len(r.Scenarios) != 1 || r.Scenarios[0].Name != gate.ImplicitScenarioName ||
-		r.Scenarios[0].ExitCode != 2 || r.Scenarios[0].Decision.ReasonCode != gate.ReasonBadInput {
+		r.Scenarios[0].ExitCode != 2 || r.Scenarios[0].Decision.ReasonCode != verdict.ReasonBadInput {
 		t.Errorf("JSON %s: %+v, %v", data, r, err)
 	}
 	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: COULD NOT JUDGE (exit 2): load tester /nonexistent/lt") {

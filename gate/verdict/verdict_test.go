@@ -1,9 +1,10 @@
-package gate
+package verdict
 
 import (
 	"math"
 	"strings"
 	"testing"
+
 	"weaseldb/gate/stats"
 )
 
