@@ -6,8 +6,8 @@
 // bench, cmd/bench_pipeline, `report check`) and the reader (package
 // reports, whose LoadRun reads a run directory) share these definitions, so
 // a schema change breaks their build instead of their parsing.
-// load_tester's result is loadtester.Result, with its reader
-// loadtester.ReadResult.
+// load_tester's result is result.Result, with its reader
+// result.ReadResult.
 //
 // The package only describes: it reads, writes, samples and plans nothing.
 package artifacts

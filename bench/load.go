@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"weaseldb/artifacts"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // cpuWindow is a span of a load run over which the server is measured.
@@ -26,7 +26,7 @@ func measuredWindow(warmupS, durationS float64) cpuWindow {
 // only after it has finished, so the caller reads those results safely. A
 // failed load cancels measure's context. measure's client returns
 // load_tester's pid once it started (0 before).
-func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.Duration, measure func(ctx context.Context, client func() int) error) (*loadtester.Result, error) {
+func (t *Tools) loadWhile(name string, args []string, cpus []int, timeout time.Duration, measure func(ctx context.Context, client func() int) error) (*result.Result, error) {
 	ctx, cancel := context.WithCancel(t.ctx())
 	defer cancel()
 	var clientPid atomic.Int64

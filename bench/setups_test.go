@@ -19,7 +19,7 @@ import (
 	"weaseldb/artifacts"
 	"weaseldb/internal/serverproc"
 	"weaseldb/internal/syncbuf"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 	"weaseldb/plan"
 	"weaseldb/server/config"
 )
@@ -181,7 +181,7 @@ func TestSetupsRealBinaries(t *testing.T) {
 			t.Errorf("%s round %d: %s %q", r.Setup, r.Round, r.Status, r.Reason)
 			continue
 		}
-		lf, err := loadtester.ReadResult(filepath.Join(dir, r.Load))
+		lf, err := result.ReadResult(filepath.Join(dir, r.Load))
 		if err != nil || lf.Requests == 0 {
 			t.Errorf("%s round %d: load %v, %v", r.Setup, r.Round, lf, err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"weaseldb/artifacts"
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 	"weaseldb/plan"
 )
 
@@ -39,7 +39,7 @@ func (r *setupsRunner) summary() string {
 			fmt.Fprintf(&b, "%14s  %s: %s\n", "-", run.Status, run.Reason)
 			continue
 		}
-		lf, err := loadtester.ReadResult(r.t.Path(run.Load))
+		lf, err := result.ReadResult(r.t.Path(run.Load))
 		if err != nil {
 			fmt.Fprintf(&b, "%14s  %v\n", "-", err)
 			continue

@@ -27,7 +27,7 @@ import (
 	"weaseldb/internal/jsonfile"
 	"weaseldb/internal/loadrun"
 	"weaseldb/internal/procstat"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // Common are the settings every measuring subcommand shares (`report
@@ -108,7 +108,7 @@ func (t *Tools) command(timeout time.Duration, name string, cpus []int, onStart 
 
 // load runs load_tester (internal/loadrun) like command, its result in
 // RUN/<name>.json, and reads that result back.
-func (t *Tools) load(timeout time.Duration, name string, cpus []int, onStart func(pid int), args []string) (*loadtester.Result, error) {
+func (t *Tools) load(timeout time.Duration, name string, cpus []int, onStart func(pid int), args []string) (*result.Result, error) {
 	c, logFile, err := t.toolCommand(timeout, name, cpus, onStart, "load_tester", args)
 	if err != nil {
 		return nil, err

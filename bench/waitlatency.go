@@ -10,7 +10,7 @@ import (
 	"weaseldb/artifacts"
 	"weaseldb/internal/placement"
 	"weaseldb/internal/procstat"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 	"weaseldb/plan"
 )
 
@@ -138,9 +138,9 @@ func (r *waitRunner) rateSteps(run artifacts.WaitRun, p plan.PlannedRun, pid int
 	cpu0, err0 := procstat.PidCPU(pid)
 	err := r.t.command(timeout, name+".steps", p.LoadCPUs, nil, "load_tester", args...)
 	cpu1, err1 := procstat.PidCPU(pid)
-	var sr *loadtester.StepsResult
+	var sr *result.StepsResult
 	if err == nil {
-		sr, err = loadtester.ReadSteps(r.t.Path(file))
+		sr, err = result.ReadSteps(r.t.Path(file))
 	}
 	if err != nil {
 		run.RateStepsReason = err.Error()

@@ -18,7 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"weaseldb/internal/syncbuf"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // job is the part of a batch/v1 Job that the recipe depends on.
@@ -136,9 +136,9 @@ func TestJobManifest(t *testing.T) {
 		args[i] = expand.ReplaceAllStringFunc(a, func(m string) string { return values[m[2:len(m)-1]] })
 	}
 	if !testing.Short() {
-		result := filepath.Join(t.TempDir(), "result.json")
-		out, err := run(t, nil, lt, append(args, "--warmup", "0", "--duration", "0.2", "--json", result)...)
-		r, rerr := loadtester.ReadResult(result)
+		resultPath := filepath.Join(t.TempDir(), "result.json")
+		out, err := run(t, nil, lt, append(args, "--warmup", "0", "--duration", "0.2", "--json", resultPath)...)
+		r, rerr := result.ReadResult(resultPath)
 		if err != nil || rerr != nil {
 			t.Fatalf("load_tester refuses the manifest's arguments: %v, %v\n%s", err, rerr, out)
 		}
@@ -264,13 +264,13 @@ esac
 	if err != nil {
 		t.Fatalf("collect.sh: %v\n%s", err, out)
 	}
-	merged, err := loadtester.ReadResult(filepath.Join(results, "merged.json"))
+	merged, err := result.ReadResult(filepath.Join(results, "merged.json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	var requests int64
 	for i := range 3 {
-		r, err := loadtester.ReadResult(filepath.Join(results, fmt.Sprintf("load-tester-%d-x.json", i)))
+		r, err := result.ReadResult(filepath.Join(results, fmt.Sprintf("load-tester-%d-x.json", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,14 +441,14 @@ func TestSSHRecipeAcrossNetworkNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ssh/run.sh: %v\n%s", err, out)
 	}
-	merged, err := loadtester.ReadResult(filepath.Join(results, "merged.json"))
+	merged, err := result.ReadResult(filepath.Join(results, "merged.json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	var requests int64
 	names := map[string]bool{}
 	for _, ns := range lab.clients {
-		r, err := loadtester.ReadResult(filepath.Join(results, ns+".json"))
+		r, err := result.ReadResult(filepath.Join(results, ns+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,10 +21,10 @@ import (
 func ratios(list ...float64) func(synthRun) synthOutcome {
 	return func(r synthRun) synthOutcome {
 		if r.Side == "A" || r.Warmup {
-			return synthOutcome{Result: result(100000)}
+			return synthOutcome{Result: cleanResult(100000)}
 		}
 		i := min(r.Instance-1, len(list)-1)
-		return synthOutcome{Result: result(100000 * list[i])}
+		return synthOutcome{Result: cleanResult(100000 * list[i])}
 	}
 }
 
@@ -80,12 +80,12 @@ func TestRoundsCapAndBudget(t *testing.T) {
 	// stays wide: undecided for ever.
 	undecided := func(r synthRun) synthOutcome {
 		if r.Side == "A" {
-			return synthOutcome{Result: result(100000)}
+			return synthOutcome{Result: cleanResult(100000)}
 		}
 		if r.Instance%2 == 0 {
-			return synthOutcome{Result: result(80000)}
+			return synthOutcome{Result: cleanResult(80000)}
 		}
-		return synthOutcome{Result: result(125000)}
+		return synthOutcome{Result: cleanResult(125000)}
 	}
 	t.Run("max rounds", func(t *testing.T) {
 		o := synthOptions(t)
@@ -197,18 +197,18 @@ func TestRoundProblems(t *testing.T) {
 			if r.Side == side && !r.Warmup && r.Instance == run {
 				return out
 			}
-			return synthOutcome{Result: result(100000)}
+			return synthOutcome{Result: cleanResult(100000)}
 		}
 	}
-	withErrors := result(90000)
+	withErrors := cleanResult(90000)
 	withErrors.Errors = 12
-	unfinished := result(90000)
+	unfinished := cleanResult(90000)
 	unfinished.Unfinished, unfinished.Due = 40, 90040
-	dropped := result(90000)
+	dropped := cleanResult(90000)
 	dropped.Dropped, dropped.Due = 7, 90007
 	exit1 := &loadrun.ExitError{Tool: loadrun.LoadTester, Status: 1, LastLine: ": load_tester: 40 unfinished"}
 	clientBound := func(r synthRun) synthOutcome {
-		res := result(100000)
+		res := cleanResult(100000)
 		res.ClientBound, res.ClientBoundReason = true, "busiest network thread at 97% of its CPU"
 		return synthOutcome{Result: res, ServerCPU: 0.5}
 	}
@@ -243,13 +243,13 @@ func TestRoundProblems(t *testing.T) {
 			detail: "server B exited during the runs"},
 		{name: "load tester fails", model: bad("A", 2, synthOutcome{Err: errors.New("load_tester: exit status 2: bad flag")}),
 			reason: verdict.ReasonLoadFailed, detail: "server A, round 2: load_tester: exit status 2: bad flag"},
-		{name: "load tester exits 1 for another reason", model: bad("A", 2, synthOutcome{Result: result(100), Err: exit1}),
+		{name: "load tester exits 1 for another reason", model: bad("A", 2, synthOutcome{Result: cleanResult(100), Err: exit1}),
 			reason: verdict.ReasonLoadFailed, detail: "load_tester exited with status 1"},
 		{name: "errors in the warm-up", model: func(r synthRun) synthOutcome {
 			if r.Warmup && r.Side == "B" {
 				return synthOutcome{Result: withErrors, Err: exit1}
 			}
-			return synthOutcome{Result: result(100000)}
+			return synthOutcome{Result: cleanResult(100000)}
 		}, reason: verdict.ReasonErrors, detail: "errors in warm-up"},
 		{name: "client bound", model: clientBound, reason: verdict.ReasonClientBound, detail: "bottleneck in 10 of 10 runs of A: busiest"},
 		{name: "client bound forgiven by --noise-ok", model: clientBound, modify: func(o *Options) { o.NoiseOK = true },
@@ -309,13 +309,13 @@ func TestRoundProblems(t *testing.T) {
 // An unclean run is recorded (so the JSON shows it) but never becomes a
 // sample.
 func TestUncleanRunIsNotASample(t *testing.T) {
-	unfinished := result(120000)
+	unfinished := cleanResult(120000)
 	unfinished.Unfinished = 3
 	l := newSynthLab(func(r synthRun) synthOutcome {
 		if r.Side == "B" && r.Instance == 2 {
 			return synthOutcome{Result: unfinished}
 		}
-		return synthOutcome{Result: result(100000)}
+		return synthOutcome{Result: cleanResult(100000)}
 	})
 	r := runSynth(t, synthOptions(t), l)
 	if r.ReasonCode != verdict.ReasonUnclean || r.B.UncleanRuns != 1 {
@@ -361,7 +361,7 @@ func TestBaselineMode(t *testing.T) {
 	// Noisy enough that an interval exists, steady enough to decide.
 	jitter := func(b float64) func(synthRun) synthOutcome {
 		return func(r synthRun) synthOutcome {
-			return synthOutcome{Result: result(b * (1 + 0.01*float64(r.Instance%5-2)))}
+			return synthOutcome{Result: cleanResult(b * (1 + 0.01*float64(r.Instance%5-2)))}
 		}
 	}
 	t.Run("same speed passes", func(t *testing.T) {
@@ -417,7 +417,7 @@ func TestBaselineMode(t *testing.T) {
 		o := o
 		o.UpdateBaseline = true
 		o.BaselineFile = filepath.Join(t.TempDir(), "none.json")
-		withErrors := result(1)
+		withErrors := cleanResult(1)
 		withErrors.Errors = 1
 		r := runSynth(t, o, newSynthLab(func(synthRun) synthOutcome { return synthOutcome{Result: withErrors} }))
 		if r.Verdict != verdict.CouldNotJudge || !strings.HasPrefix(r.Reason, "baseline not written") {

@@ -11,10 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weaseldb/loadtester/result"
 
 	"github.com/BurntSushi/toml"
-
-	"weaseldb/loadtester"
 )
 
 // A scenarios file (--scenarios, testdata/gate_scenarios.toml) lists the
@@ -407,7 +406,7 @@ func (l LoadShape) String() string {
 // sample is the number a run contributes for the scenario's metric, higher
 // is faster: req/s, or one second over the latency (so that the ratio B/A
 // reads the same way for every metric).
-func (s Scenario) sample(res loadtester.Result) (float64, error) {
+func (s Scenario) sample(res result.Result) (float64, error) {
 	switch s.Metric {
 	case MetricP50, MetricP99:
 		ns := res.Latency.P50

@@ -53,7 +53,7 @@ body = '{"request_id":"gate-status-0000000000000001"}'
 func perScenario(factor map[string]float64, noisy ...string) func(synthRun) synthOutcome {
 	return func(r synthRun) synthOutcome {
 		if r.Side == "A" || r.Warmup || r.Setup {
-			return synthOutcome{Result: result(100000)}
+			return synthOutcome{Result: cleanResult(100000)}
 		}
 		f, ok := factor[r.Scenario]
 		if !ok {
@@ -68,7 +68,7 @@ func perScenario(factor map[string]float64, noisy ...string) func(synthRun) synt
 				}
 			}
 		}
-		return synthOutcome{Result: result(100000 * f)}
+		return synthOutcome{Result: cleanResult(100000 * f)}
 	}
 }
 
@@ -290,7 +290,7 @@ func TestScenariosOwnTolerance(t *testing.T) {
 // A problem in one scenario (its setup fails on B) makes that scenario
 // could-not-judge; the others are still measured and judged.
 func TestScenariosProblemInOneScenario(t *testing.T) {
-	withErrors := result(500)
+	withErrors := cleanResult(500)
 	withErrors.Errors, withErrors.StatusCodes = 500, map[string]int64{"400": 500}
 	model := func(extra map[string]float64) func(synthRun) synthOutcome {
 		base := perScenario(extra)
@@ -328,7 +328,7 @@ func TestScenariosLatencyMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newSynthLab(func(r synthRun) synthOutcome {
-		res := result(20000)
+		res := cleanResult(20000)
 		res.Latency.P50 = 100_000
 		if r.Side == "B" && !r.Warmup {
 			res.Latency.P50 = 125_000

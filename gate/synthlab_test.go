@@ -15,8 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // synthRun is what the model is told about one load run.
@@ -33,7 +32,7 @@ type synthRun struct {
 // result with a *loadrun.ExitError), the CPU the server used, and whether the
 // server dies during the run.
 type synthOutcome struct {
-	Result    loadtester.Result
+	Result    result.Result
 	Err       error
 	ServerCPU float64 // cores while measured; default 0.5
 	Dies      bool
@@ -78,13 +77,13 @@ func (l *synthLab) startServer(spec ServerSpec) (server, error) {
 
 func (l *synthLab) tracesCPU() bool { return false }
 
-func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadtester.Result, error) {
+func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (result.Result, error) {
 	if ctx.Err() != nil {
-		return loadtester.Result{}, fmt.Errorf("interrupted")
+		return result.Result{}, fmt.Errorf("interrupted")
 	}
 	s := l.servers[spec.Target.Path]
 	if s == nil || s.dead {
-		return loadtester.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
+		return result.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
 	}
 	s.runs++
 	l.loads = append(l.loads, spec)
@@ -132,19 +131,19 @@ func (s *synthServer) stop(time.Duration) error {
 	return nil
 }
 
-// result is a clean load_tester result at rps.
-func result(rps float64) loadtester.Result {
+// cleanResult is a clean load_tester result at rps.
+func cleanResult(rps float64) result.Result {
 	n := int64(rps)
-	return loadtester.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
+	return result.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
 }
 
 // steady serves A at a and B at b, every run.
 func steady(a, b float64) func(synthRun) synthOutcome {
 	return func(r synthRun) synthOutcome {
 		if r.Side == "A" {
-			return synthOutcome{Result: result(a)}
+			return synthOutcome{Result: cleanResult(a)}
 		}
-		return synthOutcome{Result: result(b)}
+		return synthOutcome{Result: cleanResult(b)}
 	}
 }
 
@@ -181,7 +180,7 @@ func (n *noisy) outcome(r synthRun) synthOutcome {
 	if r.Side == "B" {
 		v *= 1 - n.slowdown
 	}
-	return synthOutcome{Result: result(v)}
+	return synthOutcome{Result: cleanResult(v)}
 }
 
 // synthOptions are the defaults aimed at a synthetic lab.

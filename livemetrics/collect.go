@@ -2,10 +2,9 @@ package livemetrics
 
 import (
 	"sort"
+	"weaseldb/loadtester/result"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"weaseldb/loadtester"
 )
 
 // descriptors are the Exporter's metrics (docs/load_tester.md, "Live
@@ -52,14 +51,14 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Unlock()
 
 	d := e.descs
-	sendTallies(ch, d.requests, string(loadtester.PhaseMeasured), measured)
-	sendTallies(ch, d.requests, string(loadtester.PhaseWarmup), warmup)
+	sendTallies(ch, d.requests, string(result.PhaseMeasured), measured)
+	sendTallies(ch, d.requests, string(result.PhaseWarmup), warmup)
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	}
 	gauge(d.inFlight, float64(st.inFlight))
 	gauge(d.openConns, float64(st.openConns))
-	for _, p := range loadtester.Phases {
+	for _, p := range result.Phases {
 		v := 0.0
 		if p == st.phase {
 			v = 1

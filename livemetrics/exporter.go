@@ -8,11 +8,10 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"weaseldb/loadtester/result"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"weaseldb/loadtester"
 )
 
 // Ownership: the Exporter's state is guarded by mu. Observe runs on the
@@ -62,11 +61,11 @@ func Listen(addr string, labels Labels) (*Exporter, error) {
 func (e *Exporter) Addr() string { return e.ln.Addr().String() }
 
 // Observe takes one snapshot of the run (loadtester.Config.OnSnapshot).
-func (e *Exporter) Observe(s loadtester.Snapshot) {
+func (e *Exporter) Observe(s result.Snapshot) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.st.observe(s)
-	e.done = s.Phase == loadtester.PhaseDone
+	e.done = s.Phase == result.PhaseDone
 }
 
 // hook notes a scrape that began after the run was done: from then on

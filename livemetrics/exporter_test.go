@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"weaseldb/loadtester"
 )
 
 // scrape reads e's /metrics as Prometheus would (text format).
@@ -81,9 +80,9 @@ func TestExporterShowsTheRunSoFar(t *testing.T) {
 	}
 	defer e.Close(context.Background())
 	fail := map[string]int64{"timeout": 2}
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseWarmup, Warmup: loadtester.Tally{Answered: 5}, OpenConnections: 3, TargetRate: 100, IntervalRate: 50})
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseMeasured, Warmup: loadtester.Tally{Answered: 5},
-		Measured: loadtester.Tally{Answered: 10, FailedByKind: fail}, InFlight: 4, OpenConnections: 3, TargetRate: 100,
+	e.Observe(result.Snapshot{Phase: result.PhaseWarmup, Warmup: result.Tally{Answered: 5}, OpenConnections: 3, TargetRate: 100, IntervalRate: 50})
+	e.Observe(result.Snapshot{Phase: result.PhaseMeasured, Warmup: result.Tally{Answered: 5},
+		Measured: result.Tally{Answered: 10, FailedByKind: fail}, InFlight: 4, OpenConnections: 3, TargetRate: 100,
 		IntervalRate: 99, Hist: histOf(1e6, 2e6, 3e6)})
 	fams := scrape(t, e)
 	checks := []struct {
@@ -109,9 +108,9 @@ func TestExporterShowsTheRunSoFar(t *testing.T) {
 		}
 	}
 	// The first run ends; a second (the next rate step) counts from zero.
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseDone, Warmup: loadtester.Tally{Answered: 5},
-		Measured: loadtester.Tally{Answered: 12, FailedByKind: fail, Unfinished: 1}, Hist: histOf(4e6)})
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseMeasured, Measured: loadtester.Tally{Answered: 7}, Hist: histOf(5e6)})
+	e.Observe(result.Snapshot{Phase: result.PhaseDone, Warmup: result.Tally{Answered: 5},
+		Measured: result.Tally{Answered: 12, FailedByKind: fail, Unfinished: 1}, Hist: histOf(4e6)})
+	e.Observe(result.Snapshot{Phase: result.PhaseMeasured, Measured: result.Tally{Answered: 7}, Hist: histOf(5e6)})
 	fams = scrape(t, e)
 	if got := value(t, fams, "load_tester_requests_total", map[string]string{"phase": "measured", "outcome": "answered"}); got != 19 {
 		t.Errorf("answered over two runs = %g, want 12 + 7", got)
@@ -142,9 +141,9 @@ func TestEverySeriesNamesTheInstance(t *testing.T) {
 	if err := reg.Register(e); err != nil {
 		t.Fatal(err)
 	}
-	for _, sn := range []loadtester.Snapshot{
-		{Phase: loadtester.PhaseWarmup}, // nothing measured yet: an empty histogram
-		{Phase: loadtester.PhaseMeasured, Measured: loadtester.Tally{Answered: 2, FailedByKind: map[string]int64{"reset": 1}},
+	for _, sn := range []result.Snapshot{
+		{Phase: result.PhaseWarmup}, // nothing measured yet: an empty histogram
+		{Phase: result.PhaseMeasured, Measured: result.Tally{Answered: 2, FailedByKind: map[string]int64{"reset": 1}},
 			Hist: histOf(1e6, 3e6)},
 	} {
 		e.Observe(sn)
@@ -209,7 +208,7 @@ func TestWaitScrapedWaitsForAScrapeOfTheEnd(t *testing.T) {
 	if err := e.WaitScraped(context.Background()); !errors.Is(err, ErrNoRunDone) {
 		t.Fatalf("WaitScraped before any run: %v, want ErrNoRunDone at once", err)
 	}
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseMeasured})
+	e.Observe(result.Snapshot{Phase: result.PhaseMeasured})
 	if err := e.WaitScraped(context.Background()); !errors.Is(err, ErrNoRunDone) {
 		t.Fatalf("WaitScraped while a run goes on: %v, want ErrNoRunDone at once", err)
 	}
@@ -219,7 +218,7 @@ func TestWaitScrapedWaitsForAScrapeOfTheEnd(t *testing.T) {
 	if err := e.WaitScraped(ctx); err == nil {
 		t.Fatal("WaitScraped returned before the run was done")
 	}
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseDone})
+	e.Observe(result.Snapshot{Phase: result.PhaseDone})
 	resp, err := http.Get("http://" + e.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The exposition passes Prometheus's own linter (promtool check metrics:
@@ -29,9 +28,9 @@ func TestExpositionPassesPromtool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	e.Observe(loadtester.Snapshot{Phase: loadtester.PhaseDone,
-		Measured: loadtester.Tally{Answered: 10, FailedByKind: map[string]int64{"timeout": 2}, Unfinished: 1, Dropped: 1},
-		Warmup:   loadtester.Tally{Answered: 3}, TargetRate: 100, Hist: histOf(1e6, 2e6)})
+	e.Observe(result.Snapshot{Phase: result.PhaseDone,
+		Measured: result.Tally{Answered: 10, FailedByKind: map[string]int64{"timeout": 2}, Unfinished: 1, Dropped: 1},
+		Warmup:   result.Tally{Answered: 3}, TargetRate: 100, Hist: histOf(1e6, 2e6)})
 	resp, err := http.Get("http://" + e.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,12 @@
 package livemetrics
 
-import (
-	"weaseldb/loadtester"
-)
+import "weaseldb/loadtester/result"
 
 // state is the run so far as the metrics show it. The Exporter owns it
 // under its mutex: Observe writes it on the engine's collector goroutine,
 // scrapes read it on the HTTP server's goroutines.
 type state struct {
-	phase        loadtester.Phase
+	phase        result.Phase
 	measured     tallies // the current run's, as the last snapshot said
 	warmup       tallies
 	doneMeasured tallies // runs that finished before it (rate steps, find-rate)
@@ -26,7 +24,7 @@ type tallies struct {
 	failed                        map[string]int64
 }
 
-func talliesOf(t loadtester.Tally) tallies {
+func talliesOf(t result.Tally) tallies {
 	out := tallies{answered: t.Answered, unfinished: t.Unfinished, dropped: t.Dropped, failed: map[string]int64{}}
 	for k, n := range t.FailedByKind {
 		out.failed[k] = n
@@ -50,18 +48,18 @@ func (a tallies) plus(b tallies) tallies {
 // observe takes one snapshot. Counters stay monotonic over a sequence of
 // runs (each rate step is a run of its own that counts from zero): a run's
 // final counts are banked when it is done.
-func (s *state) observe(sn loadtester.Snapshot) {
+func (s *state) observe(sn result.Snapshot) {
 	s.phase = sn.Phase
 	s.measured, s.warmup = talliesOf(sn.Measured), talliesOf(sn.Warmup)
 	s.inFlight, s.openConns = sn.InFlight, sn.OpenConnections
 	s.targetRate = sn.TargetRate
-	if sn.Phase == loadtester.PhaseWarmup || sn.Phase == loadtester.PhaseMeasured {
+	if sn.Phase == result.PhaseWarmup || sn.Phase == result.PhaseMeasured {
 		s.achievedRate = sn.IntervalRate
 	}
 	if sn.Hist != nil {
 		s.latency.add(sn.Hist)
 	}
-	if sn.Phase == loadtester.PhaseDone {
+	if sn.Phase == result.PhaseDone {
 		s.doneMeasured = s.doneMeasured.plus(s.measured)
 		s.doneWarmup = s.doneWarmup.plus(s.warmup)
 		s.measured, s.warmup = tallies{}, tallies{}

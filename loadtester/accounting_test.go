@@ -1,6 +1,9 @@
 package loadtester
 
 import (
+	"weaseldb/loadtester/arrival"
+	"weaseldb/loadtester/result"
+
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -22,16 +25,16 @@ import (
 // summary and the verdict at cfg.MaxErrors; an HDR log streamed to hdrLog
 // when given) and returns the verdict's outcome, the result as its JSON
 // reads back, and what was printed.
-func runJudged(t *testing.T, cfg Config, hdrLog string) (Outcome, *Result, string) {
+func runJudged(t *testing.T, cfg Config, hdrLog string) (result.Outcome, *result.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	cfg.Progress = &out
 	json := filepath.Join(t.TempDir(), "r.json")
 	res := runToFiles(t, cfg, testFiles{json: json, hdrLog: hdrLog})
 	res.PrintSummary(&out)
-	outcome, verdict, reason := Verdict(res, cfg.MaxErrors)
+	outcome, verdict, reason := result.Verdict(res, cfg.MaxErrors)
 	out.WriteString(verdict + "\n" + reason + "\n")
-	back, err := ReadResult(json)
+	back, err := result.ReadResult(json)
 	if err != nil {
 		t.Fatalf("no result: %v\n%s", err, out.String())
 	}
@@ -42,7 +45,7 @@ func runJudged(t *testing.T, cfg Config, hdrLog string) (Outcome, *Result, strin
 // add up to the due requests, each interval's counts add up to the totals,
 // and the latency histogram holds each answered, unfinished and dropped
 // request once.
-func checkAccounting(t *testing.T, res *Result) {
+func checkAccounting(t *testing.T, res *result.Result) {
 	t.Helper()
 	if sum := res.Answered + res.Failed + res.Unfinished + res.Dropped; sum != res.Due {
 		t.Errorf("due %d, answered %d + failed %d + unfinished %d + dropped %d = %d",
@@ -128,7 +131,7 @@ func TestStallAtEndRateMode(t *testing.T) {
 	if due := float64(res.Due); due < rate*duration.Seconds()*0.99 || due > rate*duration.Seconds()*1.01 {
 		t.Errorf("due %d, want rate x duration = %.0f within 1%%", res.Due, rate*duration.Seconds())
 	}
-	if outcome != OutcomeFail {
+	if outcome != result.OutcomeFail {
 		t.Errorf("outcome %d, want a failure with the default --max-errors\n%s", outcome, out)
 	}
 }
@@ -147,7 +150,7 @@ func TestStallAtEndClosedLoop(t *testing.T) {
 		t.Errorf("unfinished %d, dropped %d, answered %d: want %d unfinished (connections x depth), 0 dropped",
 			res.Unfinished, res.Dropped, res.Answered, conns*depth)
 	}
-	if outcome != OutcomeFail {
+	if outcome != result.OutcomeFail {
 		t.Errorf("outcome %d, want a failure\n%s", outcome, out)
 	}
 }
@@ -368,11 +371,14 @@ func TestSweepTimesOutFromEachRequestsOwnSend(t *testing.T) {
 func TestFirstDueAtOrAfter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		p := &pacer{start: rng.Int64N(1e9), interval: 1 + rng.Float64()*1e7}
+		var p pacer
+		rate := 100 + rng.Float64()*1e6
+		p.init(arrival.Constant(rate), arrival.Kind(rng.IntN(2)), 1, 1+rng.IntN(4), 0, 0, 1+rng.IntN(3))
+		p.begin(rng.Int64N(1e9))
 		ns := rng.Int64N(1e10)
 		k := p.firstDueAtOrAfter(ns)
 		if p.dueAt(k) < ns || (k > 0 && p.dueAt(k-1) >= ns) {
-			t.Fatalf("start %d interval %g: k %d for %d (due %d, previous %d)", p.start, p.interval, k, ns, p.dueAt(k), p.dueAt(k-1))
+			t.Fatalf("start %d rate %g: k %d for %d (due %d, previous %d)", p.start, rate, k, ns, p.dueAt(k), p.dueAt(k-1))
 		}
 	}
 }
@@ -585,23 +591,23 @@ func TestDrain(t *testing.T) {
 func TestVerdict(t *testing.T) {
 	tests := []struct {
 		name     string
-		res      Result
+		res      result.Result
 		max      int64
-		outcome  Outcome
+		outcome  result.Outcome
 		verdict  string
 		inReason string
 	}{
-		{"clean", Result{Requests: 10, Answered: 10, Due: 10}, 0, OutcomePass, "ok: every due request answered", ""},
-		{"within", Result{Requests: 10, Answered: 10, Unfinished: 2, Due: 12}, 5, OutcomePass, "not clean", ""},
-		{"unfinished over", Result{Requests: 10, Answered: 10, Unfinished: 2, Dropped: 1, Due: 13}, 0, OutcomeFail, "FAILED", "unfinished 2 + dropped 1"},
-		{"failed over", Result{Requests: 10, Answered: 10, Failed: 3, Errors: 3, Due: 13}, 2, OutcomeFail, "FAILED", "failed 3"},
-		{"non-2xx over", Result{Requests: 10, Answered: 10, Errors: 10, Due: 10}, 0, OutcomeFail, "FAILED", "other errors 10"},
-		{"no responses", Result{}, 0, OutcomeFail, "no responses", "no responses"},
-		{"interrupted", Result{Interrupted: true, Unfinished: 5}, 0, OutcomeInterrupted, "interrupted", ""},
+		{"clean", result.Result{Requests: 10, Answered: 10, Due: 10}, 0, result.OutcomePass, "ok: every due request answered", ""},
+		{"within", result.Result{Requests: 10, Answered: 10, Unfinished: 2, Due: 12}, 5, result.OutcomePass, "not clean", ""},
+		{"unfinished over", result.Result{Requests: 10, Answered: 10, Unfinished: 2, Dropped: 1, Due: 13}, 0, result.OutcomeFail, "FAILED", "unfinished 2 + dropped 1"},
+		{"failed over", result.Result{Requests: 10, Answered: 10, Failed: 3, Errors: 3, Due: 13}, 2, result.OutcomeFail, "FAILED", "failed 3"},
+		{"non-2xx over", result.Result{Requests: 10, Answered: 10, Errors: 10, Due: 10}, 0, result.OutcomeFail, "FAILED", "other errors 10"},
+		{"no responses", result.Result{}, 0, result.OutcomeFail, "no responses", "no responses"},
+		{"interrupted", result.Result{Interrupted: true, Unfinished: 5}, 0, result.OutcomeInterrupted, "interrupted", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			outcome, verdict, reason := Verdict(&tt.res, tt.max)
+			outcome, verdict, reason := result.Verdict(&tt.res, tt.max)
 			if outcome != tt.outcome || !strings.Contains(verdict, tt.verdict) || !strings.Contains(reason, tt.inReason) || (tt.inReason == "") != (reason == "") {
 				t.Errorf("Verdict = %d, %q, %q", outcome, verdict, reason)
 			}
@@ -684,7 +690,7 @@ func TestStallAcrossWindowEnd(t *testing.T) {
 				t.Fatalf("%d requests due between the stall's start and the window's end, want about %.0f",
 					len(stalled), rate*before.Seconds())
 			}
-			outcome, verdict, _ := Verdict(res, 0)
+			outcome, verdict, _ := result.Verdict(res, 0)
 			if tc.hold {
 				// One held request on each connection; the rest never
 				// found a connection before the drain ended.
@@ -695,12 +701,12 @@ func TestStallAcrossWindowEnd(t *testing.T) {
 				if res.LowerBounds != res.Unfinished+res.Dropped {
 					t.Errorf("lower bounds %d, want unfinished + dropped = %d", res.LowerBounds, res.Unfinished+res.Dropped)
 				}
-				if outcome != OutcomeFail {
+				if outcome != result.OutcomeFail {
 					t.Errorf("outcome %d (%s), want a failure", outcome, verdict)
 				}
 				return
 			}
-			if res.Dropped != 0 || res.Unfinished != 0 || res.Failed != 0 || outcome != OutcomePass {
+			if res.Dropped != 0 || res.Unfinished != 0 || res.Failed != 0 || outcome != result.OutcomePass {
 				t.Errorf("dropped %d, unfinished %d, failed %d, outcome %d (%s): the server answered everything within the drain",
 					res.Dropped, res.Unfinished, res.Failed, outcome, verdict)
 			}

@@ -1,6 +1,8 @@
 package loadtester
 
 import (
+	"weaseldb/loadtester/check"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -23,6 +25,10 @@ type books struct {
 	svc     *hdrhistogram.Histogram // open loop: measured requests' service time, from their actual send
 	tls     *tlsBooks               // https: the handshakes of the connections this thread adopted
 	samples *sampler                // VegetaMax > 0: the measured requests kept for WriteVegeta
+	// --check: each check's passes and failures over the measured
+	// window's responses (the loop's until it exits, then the collector's).
+	checkPass, checkFail []int64
+	checkResp            check.Response // the response being judged (reused: no allocation)
 }
 
 // tlsBooks are a network thread's TLS handshakes; the loop's until it

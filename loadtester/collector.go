@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/loadtester/result"
 )
 
 // The collector runs on Run's goroutine: it owns everything below. It
@@ -28,7 +29,7 @@ type collector struct {
 	warm      counters                // requests due during the warm-up, whenever they ended
 	carry     counters                // measured requests taken in a warm-up collection
 	carryHist *hdrhistogram.Histogram // and their latencies
-	intervals []Interval
+	intervals []result.Interval
 	ivRecs    []intervalRecord // each measured interval's histogram, for the tail's lower bounds
 	lastNs    int64            // end of the last collected interval
 	endNs     int64            // where the measured window closed
@@ -121,7 +122,7 @@ func (c *collector) run(ctx context.Context, loopsDone <-chan struct{}) (interru
 		}
 	}
 	c.draining = true
-	c.snapshot(PhaseDrain, 0, nil)
+	c.snapshot(result.PhaseDrain, 0, nil)
 	c.waitForDrain(loopsDone)
 	if c.lastNs < r.mStart && end > r.mStart {
 		c.collect(r.mStart)
@@ -197,16 +198,16 @@ func (c *collector) collect(endNs int64) {
 	c.ivRecs = append(c.ivRecs, rec)
 	c.total.Merge(c.interval)
 	c.counts.add(&st)
-	printInterval(c.out, iv, false, c.r.cfg.StatsInterval)
+	result.PrintInterval(c.out, iv, false, c.r.cfg.StatsInterval)
 	if report := c.r.cfg.OnInterval; report != nil {
-		report(IntervalReport{Interval: iv, Start: c.r.base.Add(time.Duration(startNs)),
+		report(result.IntervalReport{Interval: iv, Start: c.r.base.Add(time.Duration(startNs)),
 			End: c.r.base.Add(time.Duration(endNs)), Hist: c.interval})
 	}
 	if c.draining { // the drain's responses go with the run's last Snapshot
 		c.drainHist = c.interval
 		return
 	}
-	c.snapshot(PhaseMeasured, iv.RequestsPerSec, c.interval)
+	c.snapshot(result.PhaseMeasured, iv.RequestsPerSec, c.interval)
 }
 
 // collectWarmup prints a warm-up interval from the requests due in the
@@ -225,13 +226,13 @@ func (c *collector) collectWarmup(startNs, endNs int64) {
 	c.interval.Merge(warmHist)
 	iv := c.newInterval(conns, startNs, endNs)
 	iv.TS = time.Duration(endNs - c.r.startNs).Seconds()
-	printInterval(c.out, iv, true, c.r.cfg.StatsInterval)
-	c.snapshot(PhaseWarmup, iv.RequestsPerSec, nil)
+	result.PrintInterval(c.out, iv, true, c.r.cfg.StatsInterval)
+	c.snapshot(result.PhaseWarmup, iv.RequestsPerSec, nil)
 }
 
-func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {
+func (c *collector) newInterval(st counters, startNs, endNs int64) result.Interval {
 	length := time.Duration(endNs - startNs).Seconds()
-	iv := Interval{LengthS: length, Requests: st.requests, Errors: st.totalErrors(), OpenConnections: c.openConns}
+	iv := result.Interval{LengthS: length, Requests: st.requests, Errors: st.totalErrors(), OpenConnections: c.openConns}
 	if iv.Errors > 0 { // a map only for an interval with errors: once a stats interval at most
 		iv.ErrorsByKind = st.errorsByKind()
 	}
@@ -245,12 +246,12 @@ func (c *collector) newInterval(st counters, startNs, endNs int64) Interval {
 }
 
 // result builds the Result of the measured window [mStart, endNs].
-func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
+func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Result {
 	r := c.r
 	cfg := &r.cfg
 	dur := max(0, time.Duration(c.endNs-r.mStart).Seconds())
 	n := &c.counts
-	res := &Result{Version: ResultVersion, Target: cfg.targetName(), Instance: cfg.instanceName(),
+	res := &result.Result{Version: result.ResultVersion, Target: cfg.targetName(), Instance: cfg.instanceName(),
 		WindowStart: r.base.Add(time.Duration(r.mStart)).UTC().Format(time.RFC3339Nano),
 		CPUs:        runtime.NumCPU(), ClockSource: clockSource(), Requests: n.requests,
 		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
@@ -258,21 +259,22 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
 		StatusCodes: n.statusCodes(), ConnectionsOpened: n.connsOpened, ReconnectBackoffs: n.backoffs,
 		ReconnectBackoffS: time.Duration(n.backoffNs).Seconds(), ReconnectBackoffMaxS: time.Duration(n.backoffMaxNs).Seconds(),
-		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.Rate,
+		BytesIn: n.bytesIn, BytesOut: n.bytesOut, RateAsked: cfg.askedRate(),
 		WaitedForConn: n.waitedForConn, LateSends: n.lateSends, LowerBounds: c.lowerBounds,
-		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(), Command: cfg.Command,
-		hist: c.total, amended: c.amended}
+		RecordErrors: n.recordErrors, Interrupted: interrupted, Config: cfg.resultRecord(), Command: cfg.Command}
+	res.SetHistogram(c.total)
+	res.SetAmended(c.amended)
 	res.Due = res.Answered + res.Failed + res.Unfinished + res.Dropped
 	if cfg.Warmup > 0 {
 		w := &c.warm
-		res.Warmup = &Accounting{Answered: w.requests, Failed: w.failed(), Unfinished: c.warmUnfinished, Dropped: c.warmDropped}
+		res.Warmup = &result.Accounting{Answered: w.requests, Failed: w.failed(), Unfinished: c.warmUnfinished, Dropped: c.warmDropped}
 		res.Warmup.Due = res.Warmup.Answered + res.Warmup.Failed + res.Warmup.Unfinished + res.Warmup.Dropped
 	}
 	if !cfg.StartAt.IsZero() && c.ivRecs != nil { // the window opened at --start-at (to the clock read)
 		res.WindowStart = cfg.StartAt.UTC().Format(time.RFC3339Nano)
 	}
 	if res.Intervals == nil {
-		res.Intervals = []Interval{}
+		res.Intervals = []result.Interval{}
 	}
 	for i := range res.Intervals {
 		res.Intervals[i].Histogram = string(c.ivRecs[i].enc)
@@ -283,7 +285,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 	if enc, err := c.total.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		res.Histogram = string(enc) // already base64 text ("HISTF...")
 	}
-	if cfg.Rate > 0 {
+	if cfg.OpenLoop() {
 		svc := newHistogram()
 		for _, t := range r.threads {
 			svc.Merge(t.books.svc)
@@ -312,7 +314,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 			res.Protocol = "h2"
 		}
 	}
-	res.ResponseStamps = cfg.Rate > 0 && len(r.threads) > 0
+	res.ResponseStamps = cfg.OpenLoop() && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())
 		res.ResponseStamps = res.ResponseStamps && t.rx.on
@@ -321,29 +323,32 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *Result {
 		c.gatherKinds()
 	}
 	res.Kinds = c.kindResults(dur)
+	res.Checks = c.checkResults()
 	c.checkBooks(res)
 	c.checkKinds(res)
 	c.judgeClient(res)
 	if cfg.VegetaMax > 0 {
-		res.vegeta = c.vegetaResults(res)
-		res.VegetaSampleEvery = res.vegeta.every
+		v := c.vegetaResults(res)
+		res.SetVegeta(v)
+		res.VegetaSampleEvery = v.Every
 	}
 	return res
 }
 
 // tlsResult adds up the threads' handshakes (once every loop has exited).
-func (c *collector) tlsResult() *TLSInfo {
+func (c *collector) tlsResult() *result.TLSInfo {
 	info := *c.r.tlsInfo
-	info.hist = newHistogram()
+	h := newHistogram()
+	info.SetHistogram(h)
 	for _, t := range c.r.threads {
 		if tb := t.books.tls; tb != nil {
-			info.hist.Merge(tb.hist)
+			h.Merge(tb.hist)
 			info.Handshakes += tb.handshakes
 			info.Resumed += tb.resumed
 		}
 	}
-	info.Handshake = latencyOf(info.hist)
-	if enc, err := info.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+	info.Handshake = latencyOf(h)
+	if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		info.Histogram = string(enc)
 	}
 	return &info
@@ -351,25 +356,30 @@ func (c *collector) tlsResult() *TLSInfo {
 
 // vegetaResults gathers the threads' samples at one stride (the largest of
 // any thread, so every thread is sampled alike), in due-time order.
-func (c *collector) vegetaResults(res *Result) *vegetaRun {
+func (c *collector) vegetaResults(res *result.Result) *result.VegetaRun {
 	r := c.r
-	v := &vegetaRun{every: 1, base: r.base, bytesOut: uint64(len(r.tmpl.static))}
+	v := &result.VegetaRun{Every: 1, Base: r.base, BytesOut: uint64(len(r.tmpl.static))}
 	for _, k := range r.kinds {
 		cfg := r.cfg
 		cfg.Path = k.Path
-		v.urls, v.methods = append(v.urls, cfg.TargetURL()), append(v.methods, k.Method)
+		v.URLs, v.Methods = append(v.URLs, cfg.TargetURL()), append(v.Methods, k.Method)
 	}
 	for _, t := range r.threads {
-		v.every = max(v.every, t.books.samples.stride)
-		v.offered += t.books.samples.seen
+		v.Every = max(v.Every, t.books.samples.stride)
+		v.Offered += t.books.samples.seen
 	}
+	var kept []sample
 	for _, t := range r.threads {
-		t.books.samples.thin(v.every)
-		v.kept = append(v.kept, t.books.samples.kept...)
+		t.books.samples.thin(v.Every)
+		kept = append(kept, t.books.samples.kept...)
 	}
-	sort.Slice(v.kept, func(i, j int) bool { return v.kept[i].start < v.kept[j].start })
+	sort.Slice(kept, func(i, j int) bool { return kept[i].start < kept[j].start })
+	v.Kept = make([]result.VegetaSample, len(kept))
+	for i, s := range kept {
+		v.Kept[i] = result.VegetaSample{Start: s.start, Latency: s.latency, Code: s.code, Kind: s.kind, Err: s.errorName()}
+	}
 	if sent := res.Answered + res.Failed + res.Unfinished; (len(r.kinds) > 1 || r.tmpl.dynamic()) && sent > 0 {
-		v.bytesOut = uint64(res.BytesOut / sent) // requests differ: the mean size
+		v.BytesOut = uint64(res.BytesOut / sent) // requests differ: the mean size
 	}
 	return v
 }
@@ -377,13 +387,13 @@ func (c *collector) vegetaResults(res *Result) *vegetaRun {
 // checkBooks compares the four counts with what was counted independently
 // as it happened: requests written, and (open loop) the schedule's requests
 // due in the window. A difference is a bug of this tool, and says so.
-func (c *collector) checkBooks(res *Result) {
+func (c *collector) checkBooks(res *result.Result) {
 	if sent := c.counts.sent; sent != res.Answered+res.Failed+res.Unfinished {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"accounting mismatch (a load_tester bug; please report it): %d requests sent in the window, but answered %d + failed %d + unfinished %d = %d",
 			sent, res.Answered, res.Failed, res.Unfinished, res.Answered+res.Failed+res.Unfinished))
 	}
-	if c.r.cfg.Rate > 0 && c.scheduled != res.Due {
+	if c.r.cfg.OpenLoop() && c.scheduled != res.Due {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"accounting mismatch (a load_tester bug; please report it): the schedule had %d requests due in the window, the counts add up to %d",
 			c.scheduled, res.Due))
@@ -391,7 +401,7 @@ func (c *collector) checkBooks(res *Result) {
 }
 
 // judgeClient sets client_bound with a plain reason and adds warnings.
-func (c *collector) judgeClient(res *Result) {
+func (c *collector) judgeClient(res *result.Result) {
 	var reasons []string
 	if res.ClientCPUFraction >= clientBoundCPU || res.BusiestThreadCPU >= clientBoundCPU {
 		reasons = append(reasons, fmt.Sprintf(

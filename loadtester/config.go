@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // Config is one load test. Zero values are not defaults: start from
@@ -51,7 +52,20 @@ type Config struct {
 	HTTP2   bool `json:"http2,omitempty"`
 	Streams int  `json:"streams,omitempty"`
 
-	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop
+	Rate float64 `json:"rate"` // open loop at Rate req/s; 0 is closed loop (with Stages: the first stage's start)
+	// Stages (open loop) ramps the rate within the run, k6's
+	// ramping-arrival-rate ("30s:1000,1m:20000,10s:0"): each stage moves
+	// linearly from the previous target (Rate, for the first) to its own;
+	// the load lasts their total, Warmup of it unmeasured.
+	Stages string `json:"stages,omitempty"`
+	// Arrival (open loop) is how requests fall due: "constant" (evenly
+	// spaced; "" too) or "poisson" (exponential gaps from Seed).
+	Arrival string `json:"arrival,omitempty"`
+	Seed    uint64 `json:"seed,omitempty"`
+	// Checks are expressions every response must pass to be answered
+	// (loadtester/check: status, body, header[NAME], json.PATH); one that
+	// fails makes its request failed with kind "check".
+	Checks []string `json:"checks,omitempty"`
 	// SendSlack (open loop) is how long a wake-up that would send one
 	// request may be put off so that the requests falling due within it go
 	// in the same pass (openloop.go): no send is later than this while a
@@ -84,7 +98,7 @@ type Config struct {
 	MaxErrors int64 `json:"max_errors"`
 	// Thresholds (ParseThreshold) are judged against the result at the end
 	// of the run (Result.Thresholds).
-	Thresholds []Threshold `json:"thresholds,omitempty"`
+	Thresholds []result.Threshold `json:"thresholds,omitempty"`
 
 	// VegetaMax is how many per-request results Run keeps for WriteVegeta
 	// (0: none); beyond it, an even sample of the run (every k-th, k a
@@ -97,13 +111,13 @@ type Config struct {
 	// closes, on Run's collector goroutine (HDRLog.Interval streams a log
 	// from it). A slow callback delays the next interval's collection, not
 	// the load.
-	OnInterval func(IntervalReport) `json:"-"`
+	OnInterval func(result.IntervalReport) `json:"-"`
 	// OnSnapshot, when set, is called with the run so far at the end of
 	// every stats interval (warm-up ones included), when the drain begins
 	// and when the run is done, on Run's collector goroutine (a live
 	// exporter's feed, e.g. livemetrics). Like OnInterval, a slow callback
 	// delays collection, not the load.
-	OnSnapshot func(Snapshot) `json:"-"`
+	OnSnapshot func(result.Snapshot) `json:"-"`
 }
 
 // DefaultSendSlack is Config.SendSlack's default (docs/load_tester.md,
@@ -146,7 +160,9 @@ func (c *Config) Validate() error {
 	}
 	check(c.Rate >= 0, "--rate %g: want >= 0 (0 is closed loop)", c.Rate)
 	check(c.Burst >= 0 && c.Burst <= 1_000_000, "--burst %d: want 0..1000000 (0 or 1: requests fall due one at a time)", c.Burst)
-	check(c.Burst <= 1 || c.Rate > 0, "--burst %d: bursts pace an open loop; give --rate", c.Burst)
+	check(c.Burst <= 1 || c.OpenLoop(), "--burst %d: bursts pace an open loop; give --rate", c.Burst)
+	errs = append(errs, c.checkSchedule()...)
+	errs = append(errs, c.checkChecks()...)
 	check(c.SendSlack >= 0 && c.SendSlack <= time.Duration(lateSendThreshold), "--send-slack %v: want 0..%v", c.SendSlack, time.Duration(lateSendThreshold))
 	check(c.Duration > 0, "--duration %v: want > 0", c.Duration)
 	check(c.Warmup >= 0, "--warmup %v: want >= 0", c.Warmup)
@@ -284,7 +300,7 @@ func (c Config) effective() Config {
 		c.Pipeline = c.Streams
 	}
 	c.Drain = c.drain()
-	if c.Rate == 0 { // the closed loop paces nothing
+	if !c.OpenLoop() { // the closed loop paces nothing
 		c.SendSlack = 0
 	}
 	return c

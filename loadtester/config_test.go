@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // The result's "config" object is the effective config under its json
@@ -26,7 +27,7 @@ func TestConfigRecord(t *testing.T) {
 	full.MaxErrors, full.Instance, full.VegetaMax = 7, "pod-1", 64
 	full.NetworkThreads, full.Concurrency, full.Pipeline, full.RequestsPerConn, full.ConnectThreads = 8, 3, 16, 500, 2
 	full.StatsInterval, full.ConnectTimeout, full.Duration = 250*time.Millisecond, 500*time.Millisecond, 120*time.Second
-	full.OnInterval = func(IntervalReport) {}
+	full.OnInterval = func(result.IntervalReport) {}
 	bodyFile := DefaultConfig()
 	bodyFile.Host, bodyFile.Port = "::1", 80
 	bodyFile.BodyFile, bodyFile.Body, bodyFile.Headers = "body.json", []byte("0123456789"), []string{}

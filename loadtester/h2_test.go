@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 
 	"golang.org/x/net/http2"
 )
@@ -290,31 +291,31 @@ func FuzzH2FrameSpan(f *testing.F) {
 // the protocol and TLS stay named.
 func TestMergeTLSAndHTTP2(t *testing.T) {
 	s := startH2Server(t, &h2Server{tls: true})
-	var inputs []MergeInput
+	var inputs []result.MergeInput
 	var handshakes int64
 	for i := range 2 {
 		cfg := h2Config(t, s)
 		cfg.Duration = 300 * time.Millisecond
 		res := runOK(t, cfg)
 		var buf strings.Builder
-		if err := WriteJSON(&buf, res); err != nil {
+		if err := result.WriteJSON(&buf, res); err != nil {
 			t.Fatal(err)
 		}
-		back, err := parseResult([]byte(buf.String()), "r.json")
+		back, err := result.ParseResult([]byte(buf.String()), "r.json")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back.TLS == nil || back.TLS.hist == nil || back.TLS.hist.TotalCount() != res.TLS.Handshakes || back.Protocol != "h2" {
+		if back.TLS == nil || back.TLS.Hist() == nil || back.TLS.Hist().TotalCount() != res.TLS.Handshakes || back.Protocol != "h2" {
 			t.Fatalf("read back: tls %+v protocol %q", back.TLS, back.Protocol)
 		}
 		handshakes += res.TLS.Handshakes
-		inputs = append(inputs, MergeInput{Path: string(rune('a'+i)) + ".json", Result: back})
+		inputs = append(inputs, result.MergeInput{Path: string(rune('a'+i)) + ".json", Result: back})
 	}
-	m, err := Merge(inputs)
+	m, err := result.Merge(inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.TLS == nil || m.TLS.Handshakes != handshakes || m.TLS.hist.TotalCount() != handshakes || m.TLS.ALPN != "h2" || m.Protocol != "h2" {
+	if m.TLS == nil || m.TLS.Handshakes != handshakes || m.TLS.Hist().TotalCount() != handshakes || m.TLS.ALPN != "h2" || m.Protocol != "h2" {
 		t.Errorf("merged tls %+v protocol %q, want %d handshakes", m.TLS, m.Protocol, handshakes)
 	}
 }

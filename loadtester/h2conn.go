@@ -119,7 +119,6 @@ type h2Conn struct {
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
 	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
-	refused bool   // that limit refuses the request: no new stream (h2Settings)
 }
 
 func newH2Conn(ring int) *h2Conn {
@@ -146,17 +145,44 @@ func (h *h2Conn) writePreface() {
 // room is how many more streams the server allows now.
 func (h *h2Conn) room() int { return h.max - h.open }
 
-// h2Start writes the preface on a connection that just came up.
-func (t *netThread) h2Start(c *conn) {
-	c.h2.writePreface()
-	t.write(c, c.h2.out.Bytes())
-	c.h2.out.Reset()
+// HTTP/2 behind the protocol seam (seam.go): an h2Conn is its
+// connection's protocol.
+
+// start writes the preface on a connection that just came up.
+func (h *h2Conn) start(t *netThread, c *conn) {
+	h.writePreface()
+	t.write(c, h.out.Bytes())
+	h.out.Reset()
 }
 
-// appendH2Requests writes n requests (streams c.sent.. c.sent+n-1) and
+// batch writes want requests into the thread's wbuf, one stream each.
+func (h *h2Conn) batch(t *netThread, c *conn, want int) []byte {
+	t.wbuf = h.appendRequests(t, c, t.wbuf[:0], want)
+	return t.wbuf
+}
+
+// appendScheduled appends one request, on the next stream, to dst.
+func (h *h2Conn) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) []byte {
+	return h.appendRequests(t, c, dst, 1)
+}
+
+// ended reports a stream that ended behind an open one (booked then).
+func (h *h2Conn) ended(_ *conn, i int) bool { return h.done[i] }
+
+// passEnded moves the head past such a stream.
+func (h *h2Conn) passEnded(c *conn) bool {
+	if !h.done[c.head] {
+		return false
+	}
+	h.done[c.head] = false
+	c.head = (c.head + 1) & c.mask
+	c.inflight--
+	return true
+}
+
+// appendRequests writes n requests (streams c.sent.. c.sent+n-1) and
 // appends their frames to dst.
-func (t *netThread) appendH2Requests(dst []byte, c *conn, n int) []byte {
-	h := c.h2
+func (h *h2Conn) appendRequests(t *netThread, c *conn, dst []byte, n int) []byte {
 	for j := range n {
 		stream := c.sent + j
 		h.writeRequest(stream&c.mask, uint32(2*stream+1), t.r.h2req)
@@ -178,7 +204,7 @@ const (
 
 // h2Entry is the ring entry of stream id and the stream's state; the
 // entry means something only for an open stream.
-func (t *netThread) h2Entry(c *conn, id uint32) (int, streamState) {
+func (h *h2Conn) h2Entry(t *netThread, c *conn, id uint32) (int, streamState) {
 	if id == 0 || id%2 == 0 {
 		return 0, streamIdle
 	}
@@ -190,7 +216,7 @@ func (t *netThread) h2Entry(c *conn, id uint32) (int, streamState) {
 		return 0, streamClosed
 	}
 	i := n & c.mask
-	if c.h2.done[i] {
+	if h.done[i] {
 		return i, streamClosed
 	}
 	return i, streamOpen
@@ -199,28 +225,27 @@ func (t *netThread) h2Entry(c *conn, id uint32) (int, streamState) {
 // h2End records stream entry i as answered at now. A response may end
 // before its request's body is all sent (§8.1): the rest is not sent,
 // and RST_STREAM tells the server so.
-func (t *netThread) h2End(c *conn, i int, now int64) {
-	if c.h2.bodyLeft(i, t.r.h2req) {
-		c.h2.fr.WriteRSTStream(c.h2.send.ids[i], http2.ErrCodeCancel)
+func (h *h2Conn) h2End(t *netThread, c *conn, i int, now int64) {
+	if h.bodyLeft(i, t.r.h2req) {
+		h.fr.WriteRSTStream(h.send.ids[i], http2.ErrCodeCancel)
 	}
-	t.record(c, i, now, int(c.h2.final[i]))
-	t.h2Close(c, i)
+	t.record(c, i, now, int(h.final[i]))
+	h.h2Close(t, c, i)
 }
 
 // h2Fail counts stream entry i as failed with kind (RST_STREAM, a GOAWAY
 // that did not process it), in the books of the phase it was due in.
-func (t *netThread) h2Fail(c *conn, i int, now int64, kind errorKind) {
+func (h *h2Conn) h2Fail(t *netThread, c *conn, i int, now int64, kind errorKind) {
 	start := c.sendTimes[i]
 	t.phase(start).failedBy[kind]++
 	if start >= t.win.start {
 		t.sampleRequestError(now, start, kind, 0)
 	}
-	t.h2Close(c, i)
+	h.h2Close(t, c, i)
 }
 
 // h2Close marks entry i done and moves the head past the done entries.
-func (t *netThread) h2Close(c *conn, i int) {
-	h := c.h2
+func (h *h2Conn) h2Close(t *netThread, c *conn, i int) {
 	h.dropBody(i, t.r.h2req)
 	h.done[i] = true
 	h.open--
@@ -231,9 +256,9 @@ func (t *netThread) h2Close(c *conn, i int) {
 	}
 }
 
-// consumeH2 handles the whole frames in data and keeps a partial one;
+// consume handles the whole frames in data and keeps a partial one;
 // false means the connection closed.
-func (t *netThread) consumeH2(c *conn, data []byte, now int64) bool {
+func (h *h2Conn) consume(t *netThread, c *conn, data []byte, now int64) bool {
 	for {
 		total, ok := h2FrameSpan(data)
 		if total < 0 {
@@ -243,14 +268,14 @@ func (t *netThread) consumeH2(c *conn, data []byte, now int64) bool {
 		if !ok {
 			break
 		}
-		c.h2.rd.Reset(data[:total])
-		f, err := c.h2.fr.ReadFrame()
+		h.rd.Reset(data[:total])
+		f, err := h.fr.ReadFrame()
 		if err != nil {
 			t.failConn(c, now, errParse)
 			return false
 		}
 		data = data[total:]
-		if !t.h2Frame(c, f, now) {
+		if !h.h2Frame(t, c, f, now) {
 			return false
 		}
 	}
@@ -261,15 +286,15 @@ func (t *netThread) consumeH2(c *conn, data []byte, now int64) bool {
 		}
 		c.partial = append(c.partial, data...)
 	}
-	if c.h2.out.Len() > 0 { // acknowledgements and window updates
-		t.write(c, c.h2.out.Bytes())
-		c.h2.out.Reset()
+	if h.out.Len() > 0 { // acknowledgements and window updates
+		t.write(c, h.out.Bytes())
+		h.out.Reset()
 		if c.state != connActive {
 			return false
 		}
 	}
 	q := t.r.cfg.RequestsPerConn
-	if c.h2.open == 0 && (c.parser.close || q > 0 && c.sent >= q) { // GOAWAY, or the quota sent and answered
+	if h.open == 0 && (c.parser.close || q > 0 && c.sent >= q) { // GOAWAY, or the quota sent and answered
 		t.retire(c, now)
 		return false
 	}
@@ -294,37 +319,36 @@ func h2FrameSpan(data []byte) (total int, ok bool) {
 
 // h2Frame handles one frame from the server; false means the connection
 // closed.
-func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
-	h := c.h2
+func (h *h2Conn) h2Frame(t *netThread, c *conn, f http2.Frame, now int64) bool {
 	switch f := f.(type) {
 	case *http2.HeadersFrame:
-		return t.h2HeadersFrame(c, f, now)
+		return h.h2HeadersFrame(t, c, f, now)
 	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
-		return t.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+		return h.h2Fragment(t, c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 	case *http2.DataFrame:
 		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
 			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
 			h.unacked = 0
 		}
-		i, st := t.h2Entry(c, f.StreamID)
+		i, st := h.h2Entry(t, c, f.StreamID)
 		switch {
 		case st == streamIdle:
 			t.failConn(c, now, errParse)
 			return false
 		case st == streamOpen && f.StreamEnded():
-			t.h2End(c, i, now)
+			h.h2End(t, c, i, now)
 		}
 	case *http2.RSTStreamFrame:
-		if i, st := t.h2Entry(c, f.StreamID); st == streamOpen {
-			t.h2Fail(c, i, now, errReset)
+		if i, st := h.h2Entry(t, c, f.StreamID); st == streamOpen {
+			h.h2Fail(t, c, i, now, errReset)
 		}
 	case *http2.SettingsFrame:
 		if f.IsAck() {
 			return true
 		}
-		return t.h2Settings(c, f, now)
+		return h.h2Settings(t, c, f, now)
 	case *http2.WindowUpdateFrame:
-		return t.h2WindowUpdate(c, f, now)
+		return h.h2WindowUpdate(t, c, f, now)
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			h.fr.WritePing(true, f.Data)
@@ -336,7 +360,7 @@ func (t *netThread) h2Frame(c *conn, f http2.Frame, now int64) bool {
 		for n := c.sent - 1; n >= c.sent-c.inflight; n-- {
 			if id := uint32(2*n + 1); id > f.LastStreamID {
 				if i := n & c.mask; !h.done[i] {
-					t.h2Fail(c, i, now, errEOF) // never processed: the server says so
+					h.h2Fail(t, c, i, now, errEOF) // never processed: the server says so
 				}
 			}
 		}

@@ -61,15 +61,14 @@ func newH2Decoder(hb *headerBlock) *hpack.Decoder {
 }
 
 // h2HeadersFrame starts a header block.
-func (t *netThread) h2HeadersFrame(c *conn, f *http2.HeadersFrame, now int64) bool {
-	c.h2.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded()}
-	return t.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+func (h *h2Conn) h2HeadersFrame(t *netThread, c *conn, f *http2.HeadersFrame, now int64) bool {
+	h.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded()}
+	return h.h2Fragment(t, c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 }
 
 // h2Fragment decodes one fragment of the block; end: the block is whole.
 // False means the connection closed.
-func (t *netThread) h2Fragment(c *conn, frag []byte, end bool, now int64) bool {
-	h := c.h2
+func (h *h2Conn) h2Fragment(t *netThread, c *conn, frag []byte, end bool, now int64) bool {
 	if h.hb.bytes += len(frag); h.hb.bytes > h2MaxHeaderBlock {
 		t.failConn(c, now, errHeaderTooLarge)
 		return false
@@ -89,7 +88,7 @@ func (t *netThread) h2Fragment(c *conn, frag []byte, end bool, now int64) bool {
 		t.failConn(c, now, decodeErrorKind(err))
 		return false
 	}
-	return t.h2Headers(c, now)
+	return h.h2Headers(t, c, now)
 }
 
 // decodeErrorKind names an HPACK decoding failure: a string too long to
@@ -104,10 +103,9 @@ func decodeErrorKind(err error) errorKind {
 // h2Headers handles a header block just decoded: its :status for the
 // stream, and the stream's end if the block ends it. A block over the
 // limit fails its stream (and asks the server to stop sending on it).
-func (t *netThread) h2Headers(c *conn, now int64) bool {
-	h := c.h2
+func (h *h2Conn) h2Headers(t *netThread, c *conn, now int64) bool {
 	hb := &h.hb
-	i, st := t.h2Entry(c, hb.stream)
+	i, st := h.h2Entry(t, c, hb.stream)
 	switch st {
 	case streamIdle:
 		t.failConn(c, now, errParse)
@@ -119,7 +117,7 @@ func (t *netThread) h2Headers(c *conn, now int64) bool {
 		if !hb.ends || h.bodyLeft(i, t.r.h2req) { // the server would go on sending, or wait for the body
 			h.fr.WriteRSTStream(hb.stream, http2.ErrCodeCancel)
 		}
-		t.h2Fail(c, i, now, errHeaderTooLarge)
+		h.h2Fail(t, c, i, now, errHeaderTooLarge)
 		return true
 	}
 	if hb.status != "" {
@@ -134,7 +132,7 @@ func (t *netThread) h2Headers(c *conn, now int64) bool {
 		h.final[i] = uint16(min(code, maxStatus))
 	}
 	if hb.ends {
-		t.h2End(c, i, now)
+		h.h2End(t, c, i, now)
 	}
 	return true
 }

@@ -96,8 +96,8 @@ func (h *h2Conn) dropBody(i int, req *h2Request) {
 
 // h2WriteWaiting writes what the windows now allow of the bodies
 // waiting, oldest stream first.
-func (t *netThread) h2WriteWaiting(c *conn) {
-	h, req := c.h2, t.r.h2req
+func (h *h2Conn) h2WriteWaiting(t *netThread, c *conn) {
+	req := t.r.h2req
 	for j := 0; j < c.inflight && h.send.waiting > 0 && h.send.connWin > 0; j++ {
 		i := (c.head + j) & c.mask
 		if !h.done[i] && h.bodyLeft(i, req) {
@@ -109,18 +109,18 @@ func (t *netThread) h2WriteWaiting(c *conn) {
 // h2WindowUpdate adds a server's WINDOW_UPDATE to its window; false means
 // the connection closed. A window past 2^31-1 is a flow-control error:
 // the connection's fails the connection, a stream's the stream.
-func (t *netThread) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) bool {
-	s := &c.h2.send
+func (h *h2Conn) h2WindowUpdate(t *netThread, c *conn, f *http2.WindowUpdateFrame, now int64) bool {
+	s := &h.send
 	inc := int64(f.Increment)
 	if f.StreamID == 0 {
 		if s.connWin += inc; s.connWin > h2MaxWindow {
 			t.failConn(c, now, errParse)
 			return false
 		}
-		t.h2WriteWaiting(c)
+		h.h2WriteWaiting(t, c)
 		return true
 	}
-	i, st := t.h2Entry(c, f.StreamID)
+	i, st := h.h2Entry(t, c, f.StreamID)
 	switch st {
 	case streamIdle:
 		t.failConn(c, now, errParse)
@@ -129,20 +129,19 @@ func (t *netThread) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int6
 		return true
 	}
 	if s.win[i] += inc; s.win[i] > h2MaxWindow {
-		c.h2.fr.WriteRSTStream(f.StreamID, http2.ErrCodeFlowControl)
-		t.h2Fail(c, i, now, errParse)
+		h.fr.WriteRSTStream(f.StreamID, http2.ErrCodeFlowControl)
+		h.h2Fail(t, c, i, now, errParse)
 		return true
 	}
-	if c.h2.bodyLeft(i, t.r.h2req) {
-		c.h2.writeBody(i, t.r.h2req.body)
+	if h.bodyLeft(i, t.r.h2req) {
+		h.writeBody(i, t.r.h2req.body)
 	}
 	return true
 }
 
 // h2Settings applies the server's SETTINGS and acknowledges them before
 // any DATA they allow; false means the connection closed.
-func (t *netThread) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool {
-	h := c.h2
+func (h *h2Conn) h2Settings(t *netThread, c *conn, f *http2.SettingsFrame, now int64) bool {
 	if h.max == 0 {
 		h.max = h.ring
 	}
@@ -158,7 +157,7 @@ func (t *netThread) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool 
 		case http2.SettingMaxFrameSize:
 			h.send.maxFrame = int(st.Val)
 		case http2.SettingInitialWindowSize:
-			ok = ok && t.h2InitialWindow(c, int64(st.Val))
+			ok = ok && h.h2InitialWindow(t, c, int64(st.Val))
 		case http2.SettingMaxHeaderListSize:
 			h.maxList = st.Val
 		}
@@ -171,11 +170,11 @@ func (t *netThread) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool 
 	h.fr.WriteSettingsAck()
 	if h.maxList != 0 && t.r.h2req.listSize > h.maxList && !c.parser.close {
 		// Every request is the same: none can be sent on this connection.
-		c.parser.close, h.refused = true, true
+		c.parser.close, c.refused = true, true
 		t.books.measured.errors[errHeaderTooLarge]++
 		t.sampleError(now, 0, errHeaderTooLarge)
 	}
-	t.h2WriteWaiting(c)
+	h.h2WriteWaiting(t, c)
 	return true
 }
 
@@ -191,8 +190,7 @@ func h2SettingsAllow(f *http2.SettingsFrame, req *h2Request) error {
 
 // h2InitialWindow applies a new SETTINGS_INITIAL_WINDOW_SIZE to every open
 // stream (§6.9.2); false when a window would pass 2^31-1.
-func (t *netThread) h2InitialWindow(c *conn, v int64) bool {
-	h := c.h2
+func (h *h2Conn) h2InitialWindow(t *netThread, c *conn, v int64) bool {
 	delta := v - h.send.initWin
 	h.send.initWin = v
 	for j := range c.inflight {

@@ -2,13 +2,11 @@ package loadtester
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
+	"weaseldb/loadtester/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"weaseldb/internal/numfmt"
 )
 
 // Request kinds of a workload (workload.go) as a run sends and counts them.
@@ -134,35 +132,6 @@ func (r *runner) kindCounts(from, to uint64, fn func(kind uint8, n int64)) {
 	}
 }
 
-// KindResult is one request kind's share of a run (Result.Kinds, present
-// when the run had a workload): the same accounting as the whole run's
-// (due = answered + failed + unfinished + dropped), its latencies and its
-// statuses.
-type KindResult struct {
-	Name   string `json:"name"`
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Weight int    `json:"weight"`
-	// Share is the kind's weight over the workload's total: the fraction
-	// of requests it was meant to have.
-	Share          float64          `json:"share"`
-	Due            int64            `json:"due"`
-	Answered       int64            `json:"answered"`
-	Successes      int64            `json:"successes"` // 2xx answers
-	Failed         int64            `json:"failed"`
-	Unfinished     int64            `json:"unfinished"`
-	Dropped        int64            `json:"dropped"`
-	RequestsPerSec float64          `json:"requests_per_sec"`
-	Latency        Latency          `json:"latency_ns"`
-	ServiceLatency *Latency         `json:"service_latency_ns,omitempty"`
-	StatusCodes    map[string]int64 `json:"status_codes"`
-	// Histogram and ServiceHistogram are HdrHistogram V2 (base64), lower
-	// bounds included, for an exact merge.
-	Histogram        string `json:"histogram"`
-	ServiceHistogram string `json:"service_histogram,omitempty"`
-	hist, svcHist    *hdrhistogram.Histogram
-}
-
 // kindTally is the collector's per-kind sum over the threads.
 type kindTally struct {
 	hist, svc           *hdrhistogram.Histogram
@@ -172,7 +141,7 @@ type kindTally struct {
 }
 
 // kindResults builds Result.Kinds from the tallies (nil without a workload).
-func (c *collector) kindResults(dur float64) []KindResult {
+func (c *collector) kindResults(dur float64) []result.KindResult {
 	r := c.r
 	if r.cfg.Workload == nil {
 		return nil
@@ -181,13 +150,14 @@ func (c *collector) kindResults(dur float64) []KindResult {
 	for _, k := range r.kinds {
 		total += k.Weight
 	}
-	out := make([]KindResult, len(r.kinds))
+	out := make([]result.KindResult, len(r.kinds))
 	for i, k := range r.kinds {
 		t := &c.kinds[i]
-		kr := KindResult{Name: k.Name, Method: k.Method, Path: k.Path, Weight: k.Weight,
+		kr := result.KindResult{Name: k.Name, Method: k.Method, Path: k.Path, Weight: k.Weight,
 			Share: float64(k.Weight) / float64(total), Answered: t.answered, Failed: t.failed,
 			Unfinished: t.unfinished, Dropped: t.dropped, Latency: latencyOf(t.hist),
-			StatusCodes: map[string]int64{}, hist: t.hist}
+			StatusCodes: map[string]int64{}}
+		kr.SetHistograms(t.hist, nil)
 		kr.Due = kr.Answered + kr.Failed + kr.Unfinished + kr.Dropped
 		for code, n := range t.status {
 			if n > 0 {
@@ -206,7 +176,7 @@ func (c *collector) kindResults(dur float64) []KindResult {
 		if t.svc != nil {
 			l := latencyOf(t.svc)
 			kr.ServiceLatency = &l
-			kr.svcHist = t.svc
+			kr.SetHistograms(t.hist, t.svc)
 			if enc, err := t.svc.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 				kr.ServiceHistogram = string(enc)
 			}
@@ -226,7 +196,7 @@ func (c *collector) gatherKinds() {
 	c.kinds = make([]kindTally, len(r.kinds))
 	for i := range c.kinds {
 		c.kinds[i].hist = newHistogram()
-		if r.cfg.Rate > 0 {
+		if r.cfg.OpenLoop() {
 			c.kinds[i].svc = newHistogram()
 		}
 	}
@@ -265,7 +235,7 @@ func (c *collector) kindBound(k uint8, v, svc, n int64, unfinished bool) {
 }
 
 // checkKinds: the kinds' counts must add up to the run's.
-func (c *collector) checkKinds(res *Result) {
+func (c *collector) checkKinds(res *result.Result) {
 	if res.Kinds == nil {
 		return
 	}
@@ -281,24 +251,5 @@ func (c *collector) checkKinds(res *Result) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"accounting mismatch (a load_tester bug; please report it): the kinds add up to due %d = answered %d + failed %d + unfinished %d + dropped %d, the run has due %d = %d + %d + %d + %d",
 			due, answered, failed, unfinished, dropped, res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped))
-	}
-}
-
-// printKinds writes the summary's per-kind table (nothing without kinds).
-func (r *Result) printKinds(w io.Writer) {
-	if len(r.Kinds) == 0 {
-		return
-	}
-	label := "latency"
-	if r.RateAsked > 0 {
-		label = "latency (CO)"
-	}
-	fmt.Fprintf(w, "  per kind      %-12s %6s %9s %9s %7s %10s %8s %6s   %s p50 / p99 / p99.9 / max\n",
-		"kind", "share", "due", "answered", "failed", "unfinished", "dropped", "non-2xx", label)
-	for _, k := range r.Kinds {
-		l := k.Latency
-		fmt.Fprintf(w, "                %-12s %5.1f%% %9d %9d %7d %10d %8d %6d   %s / %s / %s / %s\n",
-			k.Name, 100*k.Share, k.Due, k.Answered, k.Failed, k.Unfinished, k.Dropped, k.Answered-k.Successes,
-			numfmt.Latency(l.P50), numfmt.Latency(l.P99), numfmt.Latency(l.P999), numfmt.Latency(l.Max))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // Merging the results of two workload runs keeps each kind: counts summed,
@@ -17,20 +18,20 @@ func TestMergeKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inputs []MergeInput
+	var inputs []result.MergeInput
 	for i, rate := range []float64{400, 600} {
 		cfg := testConfig(s)
 		cfg.Workload, cfg.Rate, cfg.Duration = w, rate, 500*time.Millisecond
 		cfg.Instance = []string{"a", "b"}[i]
 		var buf bytes.Buffer
-		if err := WriteJSON(&buf, runOK(t, cfg)); err != nil {
+		if err := result.WriteJSON(&buf, runOK(t, cfg)); err != nil {
 			t.Fatal(err)
 		}
-		r, err := parseResult(buf.Bytes(), cfg.Instance)
+		r, err := result.ParseResult(buf.Bytes(), cfg.Instance)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, MergeInput{Path: cfg.Instance, Result: r})
+		inputs = append(inputs, result.MergeInput{Path: cfg.Instance, Result: r})
 	}
 	merged, text := mergeAndPrint(t, inputs...)
 	if len(merged.Kinds) != 3 {
@@ -41,7 +42,7 @@ func TestMergeKinds(t *testing.T) {
 		if k.Name != a.Name || k.Due != a.Due+b.Due || k.Answered != a.Answered+b.Answered || k.Dropped != a.Dropped+b.Dropped {
 			t.Errorf("kind %s: due %d, answered %d; inputs %d+%d, %d+%d", k.Name, k.Due, k.Answered, a.Due, b.Due, a.Answered, b.Answered)
 		}
-		if got, want := k.hist.TotalCount(), a.hist.TotalCount()+b.hist.TotalCount(); got != want || k.svcHist.TotalCount() != a.svcHist.TotalCount()+b.svcHist.TotalCount() {
+		if got, want := k.Hist().TotalCount(), a.Hist().TotalCount()+b.Hist().TotalCount(); got != want || k.ServiceHist().TotalCount() != a.ServiceHist().TotalCount()+b.ServiceHist().TotalCount() {
 			t.Errorf("kind %s: %d latencies merged, inputs hold %d", k.Name, got, want)
 		}
 		if k.Share != a.Share || k.StatusCodes["200"] != a.StatusCodes["200"]+b.StatusCodes["200"] {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // Merge's own behaviour; cmd/load_tester's tests run the merge command
@@ -21,7 +21,7 @@ func mergeFixture(t *testing.T) map[string]any {
 	cfg := testConfig(s)
 	cfg.Duration = 500 * time.Millisecond
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, runOK(t, cfg)); err != nil {
+	if err := result.WriteJSON(&buf, runOK(t, cfg)); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -33,34 +33,34 @@ func mergeFixture(t *testing.T) map[string]any {
 }
 
 // mergeInput is generic JSON as ReadResult would read it from name.
-func mergeInput(t *testing.T, name string, v any) MergeInput {
+func mergeInput(t *testing.T, name string, v any) result.MergeInput {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := parseResult(data, name)
+	r, err := result.ParseResult(data, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return MergeInput{Path: name, Result: r}
+	return result.MergeInput{Path: name, Result: r}
 }
 
 // mergeAndPrint merges inputs and returns the merged result as its JSON
 // reads back, and its summary as the command prints it.
-func mergeAndPrint(t *testing.T, inputs ...MergeInput) (*Result, string) {
+func mergeAndPrint(t *testing.T, inputs ...result.MergeInput) (*result.Result, string) {
 	t.Helper()
-	m, err := Merge(inputs)
+	m, err := result.Merge(inputs)
 	if err != nil {
 		t.Fatalf("merge: %v", err)
 	}
 	var out, js bytes.Buffer
 	m.PrintSummary(&out)
 	m.PrintInstances(&out)
-	if err := WriteJSON(&js, m); err != nil {
+	if err := result.WriteJSON(&js, m); err != nil {
 		t.Fatal(err)
 	}
-	back, err := parseResult(js.Bytes(), "merged.json")
+	back, err := result.ParseResult(js.Bytes(), "merged.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,25 +74,6 @@ func clone(t *testing.T, m map[string]any) map[string]any {
 	var c map[string]any
 	json.Unmarshal(data, &c)
 	return c
-}
-
-// FuzzReadResult: any bytes give a result or an error, never a panic, and
-// whatever reads merges without one.
-func FuzzReadResult(f *testing.F) {
-	for _, p := range []string{"../testdata/report_run/load.json"} {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
-	}
-	f.Add([]byte(`{"version":2,"window_start":"2026-12-01T10:00:00Z","histogram":"HISTFAAAAB"}`))
-	f.Add([]byte(`{"version":2,"window_start":"2026-12-01T10:00:00Z","intervals":[{"t_s":1,"requests":1,"histogram":"x"}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parseResult(data, "fuzz.json")
-		if err != nil {
-			return
-		}
-		Merge([]MergeInput{{Path: "a.json", Result: r}, {Path: "b.json", Result: r}})
-	})
 }
 
 // TestMergeInterruptedRuns: an interrupted run ends with a partial interval

@@ -1,7 +1,11 @@
 package loadtester
 
 import (
+	"math"
+
 	"golang.org/x/sys/unix"
+
+	"weaseldb/loadtester/arrival"
 )
 
 // Open loop (--rate), hand-written like the rest of the loop. Each thread
@@ -23,56 +27,61 @@ import (
 // while a connection is free (plus the kernel's own wake-up delay), and
 // its latency is still counted from its due time, so the slack shows in
 // the corrected latency and never flatters it.
+//
+// When each request falls due is the arrival package's: a constant rate or
+// a ramp (--stages), evenly spaced or Poisson (--arrival), each thread
+// with its share of the schedule.
 
 // pacer is one network thread's open-loop schedule and the connections it
 // may send on (loop thread only). In the closed loop it is off.
 type pacer struct {
-	open       bool    // the open loop: requests are paced
-	tfd        int     // timerfd, only where epoll_pwait2 is missing (kernel < 5.11); -1: none
-	start      int64   // offset of this thread's schedule, then its start once scheduling
-	scheduling bool    // the first connection is up: requests are being scheduled
-	interval   float64 // ns between this thread's intended sends
-	batch      uint64  // how many later requests a wake may wait for: floor(slack / interval)
-	burst      uint64  // requests falling due together (Config.Burst; at least 1)
-	k          uint64  // index of the next intended send
-	free       []*conn // connections that had room when last seen (stale entries dropped on pick)
-	dirty      []*conn // connections with requests queued this turn, to flush
-	lastNoConn int64   // when the schedule last found every connection busy
-	wakeAt     int64   // when the loop must next wake to send (0: no send pending)
-	armedFor   int64   // timerfd fallback: the time the timer is set for (0: none)
+	open       bool              // the open loop: requests are paced
+	tfd        int               // timerfd, only where epoll_pwait2 is missing (kernel < 5.11); -1: none
+	start      int64             // the schedule's origin once scheduling (the loop's clock)
+	scheduling bool              // the first connection is up: requests are being scheduled
+	sched      *arrival.Schedule // this thread's intended sends, ns from start
+	slack      int64             // Config.SendSlack, ns
+	batch      uint64            // how many later requests a wake may wait for: floor(slack × peak rate per thread)
+	burst      uint64            // requests falling due together (Config.Burst; at least 1)
+	k          uint64            // index of the next intended send
+	free       []*conn           // connections that had room when last seen (stale entries dropped on pick)
+	dirty      []*conn           // connections with requests queued this turn, to flush
+	lastNoConn int64             // when the schedule last found every connection busy
+	wakeAt     int64             // when the loop must next wake to send (0: no send pending)
+	armedFor   int64             // timerfd fallback: the time the timer is set for (0: none)
 }
 
-// init sets thread id's share of rate over threads threads, how far a
-// wake may be put off (slack ns) and how many requests fall due together
-// (burst). Threads interleave: thread i starts i/rate after its first
-// connection.
-func (p *pacer) init(rate float64, threads, id int, slack int64, burst int) {
+// init sets thread id's share of the schedule (prof's rate over threads,
+// arriving as kind from seed), how far a wake may be put off (slack ns) and
+// how many requests fall due together (burst).
+func (p *pacer) init(prof *arrival.Profile, kind arrival.Kind, seed uint64, threads, id int, slack int64, burst int) {
 	p.open = true
 	p.burst = uint64(max(burst, 1))
-	p.interval = float64(threads) * 1e9 / rate
-	p.start = int64(float64(id) * 1e9 / rate)
-	p.batch = 0
-	if slack > 0 {
-		p.batch = uint64(float64(slack) / p.interval)
-	}
+	p.sched = arrival.NewSchedule(prof, kind, seed, threads, id)
+	p.slack = max(slack, 0)
+	p.batch = uint64(float64(p.slack) * prof.Peak() / 1e9 / float64(threads))
 }
 
 // on reports whether this is the open loop.
 func (p *pacer) on() bool { return p.open }
 
-// begin starts the schedule at now (its offset kept).
+// begin starts the schedule at now.
 func (p *pacer) begin(now int64) {
 	p.scheduling = true
-	p.start += now
+	p.start = now
 }
 
 // dueAt is the intended send time of this thread's k-th request: the
-// first of its burst's.
+// first of its burst's (math.MaxInt64 past the schedule's end).
 func (p *pacer) dueAt(k uint64) int64 {
 	if p.burst > 1 {
 		k -= k % p.burst
 	}
-	return p.start + int64(float64(k)*p.interval)
+	at := p.sched.At(k)
+	if at == arrival.Never {
+		return math.MaxInt64
+	}
+	return p.start + at
 }
 
 // firstDueAtOrAfter is the index of the schedule's first request due at or
@@ -81,7 +90,7 @@ func (p *pacer) firstDueAtOrAfter(ns int64) uint64 {
 	if ns <= p.start {
 		return 0
 	}
-	k := uint64(float64(ns-p.start) / p.interval)
+	k := p.sched.Index(ns - p.start) // exact but for bursts, which start earlier
 	for k > 0 && p.dueAt(k-1) >= ns {
 		k--
 	}
@@ -93,12 +102,14 @@ func (p *pacer) firstDueAtOrAfter(ns int64) uint64 {
 
 // nextWake is when the loop wakes to send request k, due at due: the due
 // time of the last request within the slack of it, so that one pass sends
-// them all (request k then goes at most the slack late, the last on time),
-// but never after closeAt, where the window closes.
+// them all (request k then goes at most the slack late, the last on time
+// at a constant rate), but never after closeAt, where the window closes.
+// Where the rate is below its peak (a ramp, Poisson gaps) the batch's last
+// request may lie past the slack: the wake is then at the slack's end.
 func (p *pacer) nextWake(due, closeAt int64) int64 {
 	at := due
 	if p.batch > 0 {
-		at = p.dueAt(p.k + p.batch)
+		at = min(p.dueAt(p.k+p.batch), due+p.slack)
 	}
 	return max(due, min(at, closeAt))
 }
@@ -124,7 +135,7 @@ func (t *netThread) hasRoom(c *conn) bool {
 	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline || c.parser.close {
 		return false
 	}
-	if c.h2 != nil && c.h2.room() <= 0 {
+	if c.proto.room() <= 0 {
 		return false
 	}
 	q := t.r.cfg.RequestsPerConn
@@ -214,16 +225,7 @@ func (t *netThread) schedule(now int64) {
 func (t *netThread) enqueue(c *conn, k uint64, due, now int64) {
 	before := len(c.pending)
 	i := (c.head + c.inflight) & c.mask
-	if c.h2 != nil {
-		c.pending = t.appendH2Requests(c.pending, c, 1)
-	} else if t.fast {
-		c.pending = append(c.pending, t.r.tmpl.static...)
-	} else {
-		kind := t.r.kindOf(k)
-		var seq uint64
-		c.pending, seq = t.appendOne(c.pending, kind)
-		c.setKind(i, kind, seq)
-	}
+	c.pending = c.proto.appendScheduled(t, c, c.pending, k)
 	t.books.measured.bytesOut += int64(len(c.pending) - before)
 	c.sendTimes[i] = due
 	c.sentAt[i] = now

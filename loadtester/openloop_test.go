@@ -1,6 +1,8 @@
 package loadtester
 
 import (
+	"weaseldb/loadtester/arrival"
+
 	"bytes"
 	"math"
 	"testing"
@@ -31,7 +33,7 @@ func TestPacerBatchesWithinTheSlack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			th := newRateTestThread(t, tt.rate, time.Second)
-			th.pace.init(tt.rate, 1, 0, int64(tt.slack), 0)
+			th.pace.init(arrival.Constant(tt.rate), arrival.Even, 0, 1, 0, int64(tt.slack), 0)
 			if th.pace.batch != tt.wantBatch {
 				t.Fatalf("batch %d, want %d", th.pace.batch, tt.wantBatch)
 			}
@@ -106,7 +108,7 @@ func TestOpenLoopTimerfdFallback(t *testing.T) {
 func TestPacerBursts(t *testing.T) {
 	const rate, burst = 1600.0, 16
 	th := newRateTestThread(t, rate, time.Second)
-	th.pace.init(rate, 1, 0, 0, burst)
+	th.pace.init(arrival.Constant(rate), arrival.Even, 0, 1, 0, 0, burst)
 	mine, peer := socketPair(t)
 	th.adopt(handoff{fd: mine, connSlot: 0})
 	c := th.conns[0]

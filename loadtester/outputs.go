@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"weaseldb/loadtester/result"
+	"weaseldb/loadtester/result/vegetafile"
 )
 
 // The files a run leaves beside its Result: the writers of the JSON result,
@@ -30,15 +32,15 @@ type Outputs struct {
 // "interrupted": true), so a file an earlier run left there is never taken
 // for this one's; its error is returned after. notes hears where the
 // vegeta results went (nil: nobody).
-func RunWithOutputs(ctx context.Context, cfg Config, out Outputs, notes io.Writer) (*Result, error) {
+func RunWithOutputs(ctx context.Context, cfg Config, out Outputs, notes io.Writer) (*result.Result, error) {
 	var hdrFile *os.File
-	var hdrLog *HDRLog
+	var hdrLog *result.HDRLog
 	if out.HDRLog != "" {
 		f, err := os.Create(out.HDRLog)
 		if err != nil {
 			return nil, fmt.Errorf("--hdr-log: %w", err)
 		}
-		hdrFile, hdrLog = f, NewHDRLog(f)
+		hdrFile, hdrLog = f, result.NewHDRLog(f)
 		cfg.OnInterval = hdrLog.Interval
 	}
 	res, runErr := Run(ctx, cfg)
@@ -64,10 +66,10 @@ func RunWithOutputs(ctx context.Context, cfg Config, out Outputs, notes io.Write
 }
 
 // writeResultOutputs writes the vegeta file, then the JSON (which names it).
-func writeResultOutputs(res *Result, out Outputs, vegetaMax int, notes io.Writer) error {
+func writeResultOutputs(res *result.Result, out Outputs, vegetaMax int, notes io.Writer) error {
 	if out.Vegeta != "" {
 		res.VegetaFile = out.Vegeta
-		if err := writeFile(out.Vegeta, "--vegeta", func(w io.Writer) error { return WriteVegeta(w, res) }); err != nil {
+		if err := writeFile(out.Vegeta, "--vegeta", func(w io.Writer) error { return vegetafile.WriteVegeta(w, res) }); err != nil {
 			return err
 		}
 		if notes != nil {
@@ -81,9 +83,9 @@ func writeResultOutputs(res *Result, out Outputs, vegetaMax int, notes io.Writer
 }
 
 // WriteJSONFile writes res to path as the versioned JSON result.
-func WriteJSONFile(path string, res *Result) error {
+func WriteJSONFile(path string, res *result.Result) error {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, res); err != nil {
+	if err := result.WriteJSON(&buf, res); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -93,13 +95,13 @@ func WriteJSONFile(path string, res *Result) error {
 }
 
 // WriteHDRLogFile writes res's intervals to path as an HdrHistogram log.
-func WriteHDRLogFile(path string, res *Result) error {
-	return writeFile(path, "--hdr-log", func(w io.Writer) error { return WriteHDRLog(w, res) })
+func WriteHDRLogFile(path string, res *result.Result) error {
+	return writeFile(path, "--hdr-log", func(w io.Writer) error { return result.WriteHDRLog(w, res) })
 }
 
 // vegetaNote says how many results went to the vegeta file, and how they
 // were sampled.
-func vegetaNote(res *Result, path string, vegetaMax int) string {
+func vegetaNote(res *result.Result, path string, vegetaMax int) string {
 	kept, of := res.VegetaKept()
 	if res.VegetaSampleEvery <= 1 {
 		return fmt.Sprintf("vegeta: wrote all %d results to %s", kept, path)
@@ -137,10 +139,10 @@ func StepLogPath(path string, n int) string {
 // load, as for a single run. lines hears a line before and after each step
 // and the table at the end; progress, when not nil, each step's progress.
 // The result is nil only when no step could start.
-func RunStepsWithOutputs(ctx context.Context, sr *StepRunner, run func(context.Context, *StepRunner) (*StepsResult, error),
-	out Outputs, lines, progress io.Writer) (*StepsResult, error) {
+func RunStepsWithOutputs(ctx context.Context, sr *StepRunner, run func(context.Context, *StepRunner) (*result.StepsResult, error),
+	out Outputs, lines, progress io.Writer) (*result.StepsResult, error) {
 	var hdrFile *os.File
-	var hdrLog *HDRLog
+	var hdrLog *result.HDRLog
 	var writeErr error
 	if out.JSON != "" {
 		if err := writeStepsFile(out.JSON, sr.Document()); err != nil {
@@ -167,10 +169,10 @@ func RunStepsWithOutputs(ctx context.Context, sr *StepRunner, run func(context.C
 			writeErr = fmt.Errorf("--hdr-log: %w", err)
 			return
 		}
-		hdrFile, hdrLog = f, NewHDRLog(f)
+		hdrFile, hdrLog = f, result.NewHDRLog(f)
 		cfg.OnInterval = hdrLog.Interval
 	}
-	sr.After = func(n int, st *Step) error {
+	sr.After = func(n int, st *result.Step) error {
 		fmt.Fprintln(lines, st.Line())
 		if hdrLog != nil {
 			err := hdrLog.Finish(st.Result)
@@ -200,7 +202,7 @@ func RunStepsWithOutputs(ctx context.Context, sr *StepRunner, run func(context.C
 	if res == nil {
 		return nil, err
 	}
-	PrintSteps(lines, res)
+	result.PrintSteps(lines, res)
 	if out.JSON != "" {
 		if werr := writeStepsFile(out.JSON, res); werr != nil && err == nil {
 			err = werr
@@ -210,14 +212,14 @@ func RunStepsWithOutputs(ctx context.Context, sr *StepRunner, run func(context.C
 }
 
 // writeStepsFile writes the steps document to path.
-func writeStepsFile(path string, doc *StepsResult) error {
-	return writeFile(path, "--json", func(w io.Writer) error { return WriteSteps(w, doc) })
+func writeStepsFile(path string, doc *result.StepsResult) error {
+	return writeFile(path, "--json", func(w io.Writer) error { return result.WriteSteps(w, doc) })
 }
 
 // MergeVegetaFiles writes the merged instances' vegeta results as one
 // attack to out: each instance's file where it wrote it, or under the same
 // name beside its JSON (where collected files usually land).
-func MergeVegetaFiles(out string, inputs []MergeInput) error {
+func MergeVegetaFiles(out string, inputs []result.MergeInput) error {
 	files := make([]string, len(inputs))
 	for i, in := range inputs {
 		path, err := vegetaFileOf(in)
@@ -226,15 +228,15 @@ func MergeVegetaFiles(out string, inputs []MergeInput) error {
 		}
 		files[i] = path
 	}
-	results, err := MergeVegeta(files)
+	results, err := vegetafile.MergeVegeta(files)
 	if err != nil {
 		return fmt.Errorf("--vegeta: %w", err)
 	}
-	return writeFile(out, "--vegeta", func(w io.Writer) error { return EncodeVegeta(w, results) })
+	return writeFile(out, "--vegeta", func(w io.Writer) error { return vegetafile.EncodeVegeta(w, results) })
 }
 
 // vegetaFileOf finds an instance's vegeta results.
-func vegetaFileOf(in MergeInput) (string, error) {
+func vegetaFileOf(in result.MergeInput) (string, error) {
 	rec := in.Result.VegetaFile
 	if rec == "" {
 		return "", fmt.Errorf("--vegeta: %s was run without --vegeta", in.Path)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"weaseldb/loadtester/result"
 )
 
 func TestStepLogPath(t *testing.T) {
@@ -27,7 +28,7 @@ func TestStepLogPath(t *testing.T) {
 // for it, and never panics on a result with nothing in it.
 func TestOutputWritersNameTheirFile(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "out")
-	res := &Result{}
+	res := &result.Result{}
 	for _, tt := range []struct {
 		name string
 		err  error
@@ -35,7 +36,7 @@ func TestOutputWritersNameTheirFile(t *testing.T) {
 	}{
 		{"json", WriteJSONFile(missing, res), "write --json: "},
 		{"hdr log", WriteHDRLogFile(missing, res), "--hdr-log: "},
-		{"vegeta of an instance run without it", MergeVegetaFiles(missing, []MergeInput{{Path: "a.json", Result: res}}), "--vegeta: a.json was run without --vegeta"},
+		{"vegeta of an instance run without it", MergeVegetaFiles(missing, []result.MergeInput{{Path: "a.json", Result: res}}), "--vegeta: a.json was run without --vegeta"},
 	} {
 		if tt.err == nil || !strings.HasPrefix(tt.err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want it to start %q", tt.name, tt.err, tt.want)

@@ -36,6 +36,21 @@ type respParser struct {
 	status    int   // status code of the response being read
 	close     bool  // the server will close after this response
 	headOnly  bool  // requests are HEAD: responses carry no body
+	// What --check reads, kept only when a check needs it (a run without
+	// body checks copies no body): the header lines and up to
+	// maxCheckedBody bytes of the body of the response being read.
+	keepHead, keepBody bool
+	head, body         []byte
+}
+
+// maxCheckedBody bounds the body a check reads (the rest is not kept).
+const maxCheckedBody = 1 << 20
+
+// keep copies body bytes for the checks, up to maxCheckedBody.
+func (p *respParser) keep(b []byte) {
+	if p.keepBody && len(p.body) < maxCheckedBody {
+		p.body = append(p.body, b[:min(len(b), maxCheckedBody-len(p.body))]...)
+	}
 }
 
 // feed consumes bytes of the current response from data. done reports that a
@@ -60,6 +75,7 @@ func (p *respParser) feed(data []byte) (n int, done bool, err error) {
 			}
 		case stBody:
 			take := min(int64(len(data)-n), p.remaining)
+			p.keep(data[n : n+int(take)])
 			n += int(take)
 			p.remaining -= take
 			if p.remaining == 0 {
@@ -79,6 +95,7 @@ func (p *respParser) feed(data []byte) (n int, done bool, err error) {
 			}
 		case stChunkData:
 			take := min(int64(len(data)-n), p.remaining)
+			p.keep(data[n : n+int(take)])
 			n += int(take)
 			p.remaining -= take
 			if p.remaining == 0 {
@@ -108,6 +125,7 @@ func (p *respParser) feed(data []byte) (n int, done bool, err error) {
 				return n, true, nil
 			}
 		case stUntilClose:
+			p.keep(data[n:])
 			return len(data), false, nil
 		}
 	}
@@ -136,10 +154,12 @@ func (p *respParser) parseHeader(data []byte) (int, error) {
 		return 0, errMalformed
 	}
 	p.status, p.close = status, http10
+	p.body = p.body[:0]
 	// te: Transfer-Encoding seen (with a coding); chunked: its final coding,
 	// over every line, is exactly "chunked" (RFC 9112 §6.3 rule 3).
 	contentLength, te, chunked, keepAlive := int64(-1), false, false, false
 	pos := eol + 1
+	headStart := pos
 	for {
 		eol = bytes.IndexByte(data[pos:], '\n')
 		if eol < 0 {
@@ -180,6 +200,9 @@ func (p *respParser) parseHeader(data []byte) (int, error) {
 				}
 			}
 		}
+	}
+	if p.keepHead {
+		p.head = append(p.head[:0], data[headStart:pos]...) // the header lines, as received
 	}
 	if keepAlive && http10 && !te { // §6.1: HTTP/1.0 with Transfer-Encoding is never reused
 		p.close = false

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/internal/procstat"
+	"weaseldb/loadtester/check"
+	"weaseldb/loadtester/result"
 )
 
 // Run's goroutine owns the runner and the collector (collector.go); the
@@ -65,8 +67,23 @@ type runner struct {
 	// https: the client's TLS config (shared read-only by the connect
 	// threads) and what the preflight connection negotiated.
 	tlsConf *tls.Config
-	tlsInfo *TLSInfo
+	tlsInfo *result.TLSInfo
 	h2req   *h2Request // --http2: the request, as header fields
+	// --check: the parsed checks (read-only), and what of a response they
+	// read (the parser keeps only that).
+	checks     []*check.Check
+	checkNeeds check.Needs
+}
+
+// parseChecks sets the runner's checks from a validated config.
+func (r *runner) parseChecks() {
+	for _, e := range r.cfg.Checks {
+		c, _ := check.Parse(e) // validated
+		r.checks = append(r.checks, c)
+		n := c.Needs()
+		r.checkNeeds.Header = r.checkNeeds.Header || n.Header
+		r.checkNeeds.Body = r.checkNeeds.Body || n.Body
+	}
 }
 
 // Run drives the load described by cfg until its duration ends or ctx is
@@ -79,7 +96,7 @@ type runner struct {
 // for StartAt returns an error wrapping ErrInterrupted and ctx's error
 // together with a Result (every count 0, Interrupted), so a caller can
 // still write what it owes. Failed requests are counted in the Result.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -106,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	var tlsConf *tls.Config
-	var tlsInfo *TLSInfo
+	var tlsInfo *result.TLSInfo
 	if cfg.TLS != nil {
 		if tlsConf, err = cfg.TLS.tlsConfig(cfg.tlsHost(), cfg.HTTP2); err != nil {
 			return nil, err
@@ -124,13 +141,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := waitForStart(ctx, &cfg); err != nil {
 		if errors.Is(err, ErrInterrupted) {
 			res := interruptedBeforeStart(cfg, kinds, table)
-			res.Thresholds, _ = JudgeThresholds(res, cfg.Thresholds)
+			res.Thresholds, _ = result.JudgeThresholds(res, cfg.Thresholds)
 			return res, err
 		}
 		return nil, err
 	}
 	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now(), seed: seed,
 		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
+	r.parseChecks()
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}
@@ -157,7 +175,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.threads = append(r.threads, t)
 	}
 	res := r.drive(ctx)
-	res.Thresholds, _ = JudgeThresholds(res, cfg.Thresholds)
+	res.Thresholds, _ = result.JudgeThresholds(res, cfg.Thresholds)
 	return res, nil
 }
 
@@ -191,7 +209,7 @@ func waitForStart(ctx context.Context, cfg *Config) error {
 // waited for --start-at: nothing was measured, and it says so as after an
 // interrupt during the warm-up (every count 0, Interrupted), so that the
 // outputs a caller writes from it replace whatever an earlier run left.
-func interruptedBeforeStart(cfg Config, kinds []kindSpec, table []uint8) *Result {
+func interruptedBeforeStart(cfg Config, kinds []kindSpec, table []uint8) *result.Result {
 	r := &runner{cfg: cfg, tmpl: kinds[0].tmpl, kinds: kinds, table: table, base: time.Now()}
 	r.mStart = max(0, int64(time.Until(cfg.StartAt))) // where the window was to open
 	r.mEnd = r.mStart + int64(cfg.Duration)
@@ -205,7 +223,7 @@ func interruptedBeforeStart(cfg Config, kinds []kindSpec, table []uint8) *Result
 
 // drive starts the threads, collects every interval, waits for the drain,
 // and builds the result.
-func (r *runner) drive(ctx context.Context) *Result {
+func (r *runner) drive(ctx context.Context) *result.Result {
 	cfg := &r.cfg
 	out := cfg.Progress
 	if out == nil {
@@ -225,13 +243,13 @@ func (r *runner) drive(ctx context.Context) *Result {
 		r.requestConn(slot, 0)
 	}
 	c := newCollector(r, out)
-	intervalHeader(out)
+	result.IntervalHeader(out)
 	interrupted := c.run(ctx, loopsDone)
 	cpuEnd, _ := procstat.SelfCPU()
 	stopConnecting()
 	connectors.Wait()
 	c.gatherKinds()
 	c.accountTails()
-	c.snapshot(PhaseDone, 0, c.drainHist)
+	c.snapshot(result.PhaseDone, 0, c.drainHist)
 	return c.result(cpuEnd, interrupted)
 }

@@ -15,13 +15,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
+	"weaseldb/loadtester/result/vegetafile"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // runOK runs cfg with a deadline well past its duration and fails on error.
-func runOK(t *testing.T, cfg Config) *Result {
+func runOK(t *testing.T, cfg Config) *result.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Warmup+cfg.Duration+20*time.Second)
 	defer cancel()
@@ -41,16 +43,16 @@ type testFiles struct{ json, hdrLog, vegeta string }
 
 // runToFiles runs cfg with runOK, streaming the HDR log as the run goes and
 // writing the vegeta results and the JSON at the end.
-func runToFiles(t *testing.T, cfg Config, files testFiles) *Result {
+func runToFiles(t *testing.T, cfg Config, files testFiles) *result.Result {
 	t.Helper()
-	var log *HDRLog
+	var log *result.HDRLog
 	if files.hdrLog != "" {
 		f, err := os.Create(files.hdrLog)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		log = NewHDRLog(f)
+		log = result.NewHDRLog(f)
 		cfg.OnInterval = log.Interval
 	}
 	if files.vegeta != "" && cfg.VegetaMax == 0 {
@@ -62,7 +64,7 @@ func runToFiles(t *testing.T, cfg Config, files testFiles) *Result {
 			t.Fatalf("HDR log: %v", err)
 		}
 	}
-	write := func(path string, w func(io.Writer, *Result) error) {
+	write := func(path string, w func(io.Writer, *result.Result) error) {
 		if path == "" {
 			return
 		}
@@ -74,17 +76,17 @@ func runToFiles(t *testing.T, cfg Config, files testFiles) *Result {
 			t.Fatal(err)
 		}
 	}
-	write(files.vegeta, WriteVegeta)
-	write(files.json, WriteJSON)
+	write(files.vegeta, vegetafile.WriteVegeta)
+	write(files.json, result.WriteJSON)
 	return res
 }
 
-// vegetaOf is what WriteVegeta writes for res, decoded.
-func vegetaOf(t *testing.T, res *Result) []vegeta.Result {
+// vegetaOf is what vegetafile.WriteVegeta writes for res, decoded.
+func vegetaOf(t *testing.T, res *result.Result) []vegeta.Result {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteVegeta(&buf, res); err != nil {
-		t.Fatalf("WriteVegeta: %v", err)
+	if err := vegetafile.WriteVegeta(&buf, res); err != nil {
+		t.Fatalf("vegetafile.WriteVegeta: %v", err)
 	}
 	return decodeVegeta(t, &buf)
 }
@@ -224,7 +226,7 @@ func TestOutputsReadBack(t *testing.T) {
 	cfg.Warmup = 200 * time.Millisecond
 	res := runToFiles(t, cfg, files)
 
-	back, err := ReadResult(files.json)
+	back, err := result.ReadResult(files.json)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,12 +72,21 @@ func (s *rxStamps) noStamp() bool {
 // stampsWanted: the open loop over TCP with a send slack stamps responses
 // (not over TLS: a decrypted read is not one socket read).
 func stampsWanted(cfg *Config) bool {
-	return cfg.Rate > 0 && cfg.SendSlack > 0 && cfg.UnixSocket == "" && cfg.TLS == nil
+	return cfg.OpenLoop() && cfg.SendSlack > 0 && cfg.UnixSocket == "" && cfg.TLS == nil
 }
 
 // enable asks the kernel to stamp fd's reads; false when it refuses.
 func (s *rxStamps) enable(fd int) bool {
 	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+}
+
+// turn runs once a loop turn (per wake, not per read): with stamps on,
+// it resyncs the clocks and notes whether the wait returned a full batch.
+func (s *rxStamps) turn(base time.Time, full bool) {
+	if s.on {
+		s.resync(base)
+		s.full = full
+	}
 }
 
 // resync samples the offset between the wall clock the stamps use and the
@@ -148,4 +157,39 @@ func (t *netThread) lazySleep(timeout int64) bool {
 	// turns once more.
 	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&t.rx.sleep)), 0, 0)
 	return true
+}
+
+// stampedIO is the transport of a socket whose reads carry the kernel's
+// receive stamps (recvmsg); chosen at adopt while the thread takes stamps
+// (chooseTransport), so a plain socket never pays for recvmsg or asks
+// whether stamps are on.
+type stampedIO struct{ plainIO }
+
+// read reads with recvmsg. Data without a stamp is timed by the loop's
+// clock; a kernel that stamps nothing turns stamps off (noStamp).
+func (stampedIO) read(t *netThread, c *conn, p []byte) (int, int64, unix.Errno) {
+	n, stamp, errno := t.rx.read(c.fd, p)
+	switch {
+	case n == 0:
+	case stamp > 0:
+		t.rx.stamped = true
+	case !t.rx.noStamp():
+		t.stopStamps()
+	}
+	return n, stamp, errno
+}
+
+// stopStamps turns receive stamps off for the thread: no more lazy reads,
+// and every connection reads its socket plainly from now on. Once a run
+// at most: a kernel that will not stamp.
+func (t *netThread) stopStamps() {
+	t.rx.on = false
+	for _, c := range t.conns {
+		if c == nil {
+			continue
+		}
+		if _, ok := c.io.(stampedIO); ok {
+			c.io = plainIO{}
+		}
+	}
 }

@@ -3,9 +3,9 @@ package loadtester
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // fakeClock is a search's injected clock: each probe advances it by step.
@@ -16,7 +16,7 @@ func (c *fakeClock) now() time.Time { return c.t }
 // kneeProbe passes every rate at or under knee; fail, when set, turns the
 // listed probe calls (numbered from 1) into the opposite verdict: a noisy
 // step.
-func kneeProbe(knee float64, clock *fakeClock, step time.Duration, flip map[int]bool) (Probe, *[]float64) {
+func kneeProbe(knee float64, clock *fakeClock, step time.Duration, flip map[int]bool) (result.Probe, *[]float64) {
 	var calls []float64
 	return func(_ context.Context, rate float64) (bool, error) {
 		calls = append(calls, rate)
@@ -52,14 +52,14 @@ func TestFindRateFindsTheKnee(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := DefaultSearchSpec()
+			spec := result.DefaultSearchSpec()
 			spec.Start, spec.Precision, spec.Repeats, spec.MaxSteps, spec.Min = tt.start, tt.precision, tt.repeats, 100, 1
 			probe, calls := kneeProbe(tt.knee, nil, 0, nil)
 			s, err := FindRate(context.Background(), spec, probe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Stopped != StopConverged || !s.Confirmed {
+			if s.Stopped != result.StopConverged || !s.Confirmed {
 				t.Fatalf("stopped %q, confirmed %v: want converged and confirmed", s.Stopped, s.Confirmed)
 			}
 			if !(s.LastPass <= tt.knee && s.FirstFail > tt.knee) {
@@ -86,7 +86,7 @@ func TestFindRateFindsTheKnee(t *testing.T) {
 // answer is the one a quiet run gives.
 func TestFindRateRepeatsOutweighANoisyStep(t *testing.T) {
 	const knee = 37_000
-	spec := DefaultSearchSpec()
+	spec := result.DefaultSearchSpec()
 	spec.Start, spec.MaxSteps = 1000, 100
 	quiet, quietCalls := kneeProbe(knee, nil, 0, nil)
 	want, err := FindRate(context.Background(), spec, quiet)
@@ -119,7 +119,7 @@ func TestFindRateBounds(t *testing.T) {
 	stepErr := errors.New("target down")
 	tests := []struct {
 		name     string
-		spec     func(*SearchSpec)
+		spec     func(*result.SearchSpec)
 		knee     float64
 		failAt   int // the probe call (from 1) that returns stepErr; 0: none
 		cancelAt int // the probe call (from 1) during which the context is cancelled; 0: none
@@ -129,17 +129,17 @@ func TestFindRateBounds(t *testing.T) {
 		wantErr  error
 		rate     float64 // the answer, when exact
 	}{
-		{"step budget", func(s *SearchSpec) { s.MaxSteps = 4 }, 37_000, 0, 0, false, StopSteps, 4, nil, 8000},
-		{"time budget: a 10 s step never starts past 35 s", func(s *SearchSpec) { s.MaxTime = 35 * time.Second }, 37_000, 0, 0, false, StopTime, 3, nil, 4000},
-		{"max passes", func(s *SearchSpec) { s.Max = 5000 }, 1e9, 0, 0, false, StopMaxPassed, 5, nil, 5000},
-		{"min fails", func(s *SearchSpec) { s.Min = 200 }, 10, 0, 0, false, StopMinFailed, 5, nil, 0},
-		{"error stops at once", nil, 37_000, 2, 0, false, StopError, 2, stepErr, 1000},
-		{"cancelled", nil, 37_000, 0, 0, true, StopInterrupted, 0, context.Canceled, 0},
-		{"cancelled during a step", nil, 37_000, 0, 3, false, StopInterrupted, 3, context.Canceled, 2000},
+		{"step budget", func(s *result.SearchSpec) { s.MaxSteps = 4 }, 37_000, 0, 0, false, result.StopSteps, 4, nil, 8000},
+		{"time budget: a 10 s step never starts past 35 s", func(s *result.SearchSpec) { s.MaxTime = 35 * time.Second }, 37_000, 0, 0, false, result.StopTime, 3, nil, 4000},
+		{"max passes", func(s *result.SearchSpec) { s.Max = 5000 }, 1e9, 0, 0, false, result.StopMaxPassed, 5, nil, 5000},
+		{"min fails", func(s *result.SearchSpec) { s.Min = 200 }, 10, 0, 0, false, result.StopMinFailed, 5, nil, 0},
+		{"error stops at once", nil, 37_000, 2, 0, false, result.StopError, 2, stepErr, 1000},
+		{"cancelled", nil, 37_000, 0, 0, true, result.StopInterrupted, 0, context.Canceled, 0},
+		{"cancelled during a step", nil, 37_000, 0, 3, false, result.StopInterrupted, 3, context.Canceled, 2000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := DefaultSearchSpec()
+			spec := result.DefaultSearchSpec()
 			spec.Start, spec.MaxSteps = 1000, 100
 			if tt.spec != nil {
 				tt.spec(&spec)
@@ -174,32 +174,6 @@ func TestFindRateBounds(t *testing.T) {
 			}
 			if s.Certainty == "" {
 				t.Error("no certainty sentence")
-			}
-		})
-	}
-}
-
-func TestSearchSpecValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		edit func(*SearchSpec)
-		want string
-	}{
-		{"defaults", func(*SearchSpec) {}, ""},
-		{"even repeats", func(s *SearchSpec) { s.Repeats = 2 }, "--find-rate-repeats 2"},
-		{"factor", func(s *SearchSpec) { s.Factor = 1 }, "--find-rate-factor"},
-		{"precision", func(s *SearchSpec) { s.Precision = 0 }, "--find-rate-precision"},
-		{"max under start", func(s *SearchSpec) { s.Max = 10 }, "--find-rate-max"},
-		{"min over start", func(s *SearchSpec) { s.Min = 1e6 }, "--find-rate-min"},
-		{"steps", func(s *SearchSpec) { s.MaxSteps = 0 }, "--find-rate-steps"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := DefaultSearchSpec()
-			tt.edit(&s)
-			err := s.Validate()
-			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-				t.Fatalf("err %v, want one naming %q", err, tt.want)
 			}
 		})
 	}

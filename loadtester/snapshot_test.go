@@ -3,6 +3,7 @@ package loadtester
 import (
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // A run's snapshots go warm-up, measured, drain, done, in that order; the
@@ -14,17 +15,17 @@ func TestSnapshotsFollowTheRun(t *testing.T) {
 	cfg := testConfig(s)
 	cfg.Concurrency, cfg.Warmup, cfg.Duration = 2, 300*time.Millisecond, 600*time.Millisecond
 	cfg.StatsInterval = 100 * time.Millisecond
-	var phases []Phase
-	var last Snapshot
+	var phases []result.Phase
+	var last result.Snapshot
 	var histCount int64
 	var fullyConnected bool
 	maxInFlight := int64(cfg.Concurrency * max(cfg.Pipeline, 1))
-	cfg.OnSnapshot = func(sn Snapshot) {
+	cfg.OnSnapshot = func(sn result.Snapshot) {
 		if sn.InFlight < 0 || sn.InFlight > maxInFlight || sn.OpenConnections > cfg.Concurrency {
 			t.Errorf("%s snapshot: %d in flight, %d connections; want 0..%d, at most %d",
 				sn.Phase, sn.InFlight, sn.OpenConnections, maxInFlight, cfg.Concurrency)
 		}
-		fullyConnected = fullyConnected || sn.Phase == PhaseMeasured && sn.OpenConnections == cfg.Concurrency
+		fullyConnected = fullyConnected || sn.Phase == result.PhaseMeasured && sn.OpenConnections == cfg.Concurrency
 		if len(phases) == 0 || phases[len(phases)-1] != sn.Phase {
 			phases = append(phases, sn.Phase)
 		}
@@ -34,7 +35,7 @@ func TestSnapshotsFollowTheRun(t *testing.T) {
 		last = sn
 	}
 	res := runOK(t, cfg)
-	want := []Phase{PhaseWarmup, PhaseMeasured, PhaseDrain, PhaseDone}
+	want := []result.Phase{result.PhaseWarmup, result.PhaseMeasured, result.PhaseDrain, result.PhaseDone}
 	if len(phases) != len(want) {
 		t.Fatalf("phases %v, want %v", phases, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // --start-at opens the window at that instant: the warm-up is what is left
@@ -66,10 +67,10 @@ func TestStartAtWaitInterrupted(t *testing.T) {
 		t.Fatalf("result %+v, want an interrupted one with nothing measured", res)
 	}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, res); err != nil {
+	if err := result.WriteJSON(&buf, res); err != nil {
 		t.Fatal(err)
 	}
-	written, err := parseResult(buf.Bytes(), "r.json")
+	written, err := result.ParseResult(buf.Bytes(), "r.json")
 	if err != nil {
 		t.Fatalf("JSON: %v", err)
 	}

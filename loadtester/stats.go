@@ -3,21 +3,12 @@ package loadtester
 import (
 	"strconv"
 	"time"
+	"weaseldb/loadtester/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Histogram range: 1 ns to one hour, 3 significant digits. An hour leaves
-// room for open-loop runs where requests queue behind a stalled server.
-const (
-	histLowest  = 1
-	histHighest = 3600 * 1e9
-	histSigFigs = 3
-)
-
-func newHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histLowest, histHighest, histSigFigs)
-}
+func newHistogram() *hdrhistogram.Histogram { return result.NewHistogram() }
 
 // errorKind classifies failures; each non-2xx status is counted separately.
 type errorKind uint8
@@ -40,13 +31,16 @@ const (
 	// the client advertises (h2headers.go), or a request header list over
 	// the server's SETTINGS_MAX_HEADER_LIST_SIZE (never sent).
 	errHeaderTooLarge
+	// errCheck: a response arrived but failed a --check (a 200 carrying
+	// an error payload, say): failed, never answered.
+	errCheck
 	numErrorKinds
 )
 
 var errorKindNames = [numErrorKinds]string{
 	"connect_refused", "connect_timeout", "connect_error", "reset", "eof",
 	"timeout", "parse_error", "io_error", "tls_error", "truncated",
-	"header_too_large",
+	"header_too_large", "check",
 }
 
 func (k errorKind) String() string { return errorKindNames[k] }
@@ -177,3 +171,5 @@ func (c *counters) statusCodes() map[string]int64 {
 	}
 	return m
 }
+
+func latencyOf(h *hdrhistogram.Histogram) result.Latency { return result.LatencyOf(h) }

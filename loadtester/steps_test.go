@@ -8,20 +8,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/loadtester/result"
 )
 
 // modelServer stands in for Run: a server whose corrected p99 is 200 µs up
 // to knee req/s and 5 ms past it, answering every due request.
-func modelServer(knee float64) func(context.Context, Config) (*Result, error) {
-	return func(_ context.Context, cfg Config) (*Result, error) {
+func modelServer(knee float64) func(context.Context, Config) (*result.Result, error) {
+	return func(_ context.Context, cfg Config) (*result.Result, error) {
 		dur := cfg.Duration.Seconds()
 		due := int64(cfg.Rate * dur)
 		p99 := int64(200 * time.Microsecond)
 		if cfg.Rate > knee {
 			p99 = int64(5 * time.Millisecond)
 		}
-		l := Latency{P50: p99 / 4, P90: p99 / 2, P99: p99, P999: 2 * p99, Max: 3 * p99}
-		return &Result{Version: ResultVersion, Target: cfg.TargetURL(), RateAsked: cfg.Rate, DurationS: dur,
+		l := result.Latency{P50: p99 / 4, P90: p99 / 2, P99: p99, P999: 2 * p99, Max: 3 * p99}
+		return &result.Result{Version: result.ResultVersion, Target: cfg.TargetURL(), RateAsked: cfg.Rate, DurationS: dur,
 			RequestsPerSec: float64(due) / dur, Due: due, Answered: due, Requests: due, Latency: l,
 			ServiceLatency: &l, Config: cfg.resultRecord()}, nil
 	}
@@ -35,12 +36,12 @@ func TestFindRateStepsAgainstAModelServer(t *testing.T) {
 	for _, knee := range []float64{3000, 41_000, 250_000} {
 		cfg := DefaultConfig()
 		cfg.Duration = 2 * time.Second
-		objs, err := ParseObjectives("p99=1ms")
+		objs, err := result.ParseObjectives("p99=1ms")
 		if err != nil {
 			t.Fatal(err)
 		}
 		sr := &StepRunner{Config: cfg, Objectives: objs, run: modelServer(knee)}
-		spec := DefaultSearchSpec()
+		spec := result.DefaultSearchSpec()
 		spec.Start, spec.MaxSteps = 1000, 100
 		out, err := FindRateSteps(context.Background(), sr, spec)
 		if err != nil {
@@ -64,90 +65,21 @@ func TestFindRateStepsAgainstAModelServer(t *testing.T) {
 		}
 		path := filepath.Join(t.TempDir(), "steps.json")
 		var buf bytes.Buffer
-		if err := WriteSteps(&buf, out); err != nil {
+		if err := result.WriteSteps(&buf, out); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		back, err := ReadSteps(path)
+		back, err := result.ReadSteps(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back.Kind != StepsKind || back.Search.Rate != s.Rate || len(back.Steps) != len(out.Steps) || back.Steps[0].Result.Due != out.Steps[0].Due {
+		if back.Kind != result.StepsKind || back.Search.Rate != s.Rate || len(back.Steps) != len(out.Steps) || back.Steps[0].Result.Due != out.Steps[0].Due {
 			t.Errorf("read back: kind %q, rate %g, %d steps", back.Kind, back.Search.Rate, len(back.Steps))
 		}
-		if _, err := ReadResult(path); err == nil || !strings.Contains(err.Error(), "ReadSteps") {
+		if _, err := result.ReadResult(path); err == nil || !strings.Contains(err.Error(), "ReadSteps") {
 			t.Errorf("ReadResult of a steps document: %v, want a refusal naming ReadSteps", err)
-		}
-	}
-}
-
-// Judge passes a step only when every objective holds and every due
-// request was answered at the rate asked, by a client that kept up.
-func TestJudge(t *testing.T) {
-	objs, err := ParseObjectives("p99=1ms,p99.9=5ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := Result{RateAsked: 1000, RequestsPerSec: 1000, Latency: Latency{P99: 900_000, P999: 4_000_000}}
-	tests := []struct {
-		name string
-		edit func(*Result)
-		want string // "" passes
-	}{
-		{"meets", func(*Result) {}, ""},
-		{"p99 over", func(r *Result) { r.Latency.P99 = 1_200_000 }, "p99 1.20ms > 1.00ms"},
-		{"p99.9 over", func(r *Result) { r.Latency.P999 = 6_000_000 }, "p99.9 6.00ms > 5.00ms"},
-		{"unfinished", func(r *Result) { r.Unfinished = 3 }, "3 unfinished"},
-		{"dropped", func(r *Result) { r.Dropped = 2 }, "2 dropped"},
-		{"failed", func(r *Result) { r.Failed = 1 }, "1 failed"},
-		{"rate short by 2.5%", func(r *Result) { r.RequestsPerSec = 975 }, "2.5% under the 1000/s asked"},
-		{"rate short by 1.5% passes", func(r *Result) { r.RequestsPerSec = 985 }, ""},
-		{"client-bound alone passes (its lateness is in the latency)", func(r *Result) { r.ClientBound = true }, ""},
-		{"interrupted", func(r *Result) { r.Interrupted = true }, "interrupted"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := good
-			tt.edit(&r)
-			pass, reasons := Judge(&r, objs)
-			if pass != (tt.want == "") || (tt.want != "" && !strings.Contains(strings.Join(reasons, "; "), tt.want)) {
-				t.Errorf("pass %v, reasons %q; want %q", pass, reasons, tt.want)
-			}
-		})
-	}
-}
-
-func TestParseObjectives(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    []Objective
-		wantErr string
-	}{
-		{"p99=1ms", []Objective{{"p99", 1e6}}, ""},
-		{"p50=200us, P999=5ms,max=1s", []Objective{{"p50", 2e5}, {"p99.9", 5e6}, {"max", 1e9}}, ""},
-		{"p99.9=2ms", []Objective{{"p99.9", 2e6}}, ""},
-		{"p95=1ms", nil, "p50, p90, p99, p99.9, max"},
-		{"p99", nil, "PERCENTILE=DURATION"},
-		{"p99=fast", nil, "positive duration"},
-		{"p99=-1ms", nil, "positive duration"},
-	}
-	for _, tt := range tests {
-		got, err := ParseObjectives(tt.in)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%q: err %v, want one naming %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || len(got) != len(tt.want) {
-			t.Fatalf("%q: %v, %v", tt.in, got, err)
-		}
-		for i := range got {
-			if got[i] != tt.want[i] {
-				t.Errorf("%q: %+v, want %+v", tt.in, got[i], tt.want[i])
-			}
 		}
 	}
 }
@@ -191,7 +123,7 @@ func TestRunStepsAccounting(t *testing.T) {
 	cfg.Duration, cfg.Warmup, cfg.StatsInterval = 500*time.Millisecond, 200*time.Millisecond, 250*time.Millisecond
 	cfg.NetworkThreads, cfg.Concurrency = 2, 8
 	dir := t.TempDir()
-	var logs []*HDRLog
+	var logs []*result.HDRLog
 	var files []*os.File
 	sr := &StepRunner{Config: cfg,
 		Before: func(n int, rate float64, c *Config) {
@@ -199,10 +131,10 @@ func TestRunStepsAccounting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			files, logs = append(files, f), append(logs, NewHDRLog(f))
+			files, logs = append(files, f), append(logs, result.NewHDRLog(f))
 			c.OnInterval = logs[n-1].Interval
 		},
-		After: func(n int, st *Step) error {
+		After: func(n int, st *result.Step) error {
 			defer files[n-1].Close()
 			return logs[n-1].Finish(st.Result)
 		}}

@@ -152,7 +152,7 @@ func TestHTTPSRun(t *testing.T) {
 			// a slot's connection may still be shaking hands when a 0.5 s
 			// run ends (3 of 4 were done at load 15).
 			if tl == nil || tl.Version == "" || tl.ALPN != "http/1.1" || tl.Handshakes < 1 ||
-				tl.hist == nil || tl.hist.TotalCount() != tl.Handshakes || tl.Handshake.P50 <= 0 {
+				tl.Hist() == nil || tl.Hist().TotalCount() != tl.Handshakes || tl.Handshake.P50 <= 0 {
 				t.Fatalf("tls %+v", tl)
 			}
 			if cfg.RequestsPerConn > 0 {

@@ -21,8 +21,9 @@ import (
 // like any other, and the loop reads and writes it through the tls.Conn,
 // over an fdTransport that never blocks. Everything else (the rings of send
 // times, the books, the window, the drain, the sweep, the open-loop pacer)
-// is the plaintext path's: a TLS connection is a conn with tls set, and the
-// plaintext path pays one nil check on a read, a write and an EPOLLOUT.
+// is the plaintext path's: a TLS connection is a conn whose transport
+// (seam.go) is its tlsConn, chosen when its thread adopts it, so the
+// plaintext path never asks whether a connection is TLS.
 //
 // Who owns what: a tlsConn and its transport belong to the connect thread
 // that dials it until the handoff, then to the network thread that adopts
@@ -90,9 +91,10 @@ type tlsConn struct {
 	tc  *tls.Conn
 	tr  *fdTransport
 	eof bool // the tls.Conn returned data with io.EOF: the next read reports the end
-	// cut: the stream ended without the server's close_notify (the
+	// cutShort: the stream ended without the server's close_notify (the
 	// socket's end came first), so what it delimited may be cut short.
-	cut bool
+	cutShort bool
+	broken   bool // a read failed in TLS itself, not in the socket (errTLS)
 }
 
 // errWouldBlock is what the transport returns when the socket has nothing
@@ -300,10 +302,10 @@ func detach(nc net.Conn) (int, error) {
 
 // read reads decrypted bytes into p, as rawRead reads plaintext: n > 0,
 // or EAGAIN (nothing more until the next edge), or n == 0 and no errno at
-// the end of the stream (c.cut says whether the server's close_notify
+// the end of the stream (c.cutShort says whether the server's close_notify
 // ended it), or an errno (EIO for a TLS failure: tlsErr says so).
 // peerClosed: the peer's FIN was seen, so read on to the end.
-func (c *tlsConn) read(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsErr bool) {
+func (c *tlsConn) decrypt(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsErr bool) {
 	if c.eof {
 		return 0, 0, false
 	}
@@ -318,7 +320,7 @@ func (c *tlsConn) read(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsE
 		// (io.ErrUnexpectedEOF inside a record); only the transport
 		// knows which came: its own read found the socket's end. A
 		// close_notify is read from a record before the socket's end.
-		c.cut = c.tr.fin || errors.Is(err, io.ErrUnexpectedEOF)
+		c.cutShort = c.tr.fin || errors.Is(err, io.ErrUnexpectedEOF)
 		if n > 0 {
 			c.eof = true
 			return n, 0, false
@@ -340,7 +342,7 @@ func (c *tlsConn) read(p []byte, peerClosed bool) (n int, errno unix.Errno, tlsE
 
 // write encrypts p and sends it (what the socket does not take waits in the
 // transport for EPOLLOUT).
-func (c *tlsConn) write(p []byte) (errno unix.Errno, tlsErr bool) {
+func (c *tlsConn) encrypt(p []byte) (errno unix.Errno, tlsErr bool) {
 	if _, err := c.tc.Write(p); err != nil {
 		var en unix.Errno
 		if errors.As(err, &en) {
@@ -351,36 +353,64 @@ func (c *tlsConn) write(p []byte) (errno unix.Errno, tlsErr bool) {
 	return 0, false
 }
 
+// The transport (seam.go) of a TLS connection.
+
+// read decrypts into p; a TLS failure reads as EIO, which failure names.
+func (c *tlsConn) read(_ *netThread, cn *conn, p []byte) (int, int64, unix.Errno) {
+	n, errno, tlsErr := c.decrypt(p, cn.peerClosed)
+	if tlsErr {
+		c.broken = true
+	}
+	return n, 0, errno
+}
+
+// shortReadDrains: no, a read returns one record; the loop reads on until
+// the transport finds the socket empty (EAGAIN).
+func (c *tlsConn) shortReadDrains() bool { return false }
+
+func (c *tlsConn) failure(errno unix.Errno) errorKind {
+	if c.broken {
+		return errTLS
+	}
+	return errnoKind(errno)
+}
+
+// buffered: the handshake may have read past its end.
+func (c *tlsConn) buffered() bool { return true }
+
+// cut reports a stream that ended without the server's close_notify.
+func (c *tlsConn) cut() bool { return c.cutShort }
+
 // owes reports ciphertext waiting for the socket.
 func (c *tlsConn) owes() bool { return len(c.tr.out) > 0 }
 
-// writeTLS sends out on a TLS connection (netThread.write's TLS half).
-func (t *netThread) writeTLS(c *conn, out []byte) {
-	errno, tlsErr := c.tls.write(out)
+// write encrypts out and sends it.
+func (c *tlsConn) write(t *netThread, cn *conn, out []byte) {
+	errno, tlsErr := c.encrypt(out)
 	switch {
 	case tlsErr:
-		t.failConn(c, t.now(), errTLS)
+		t.failConn(cn, t.now(), errTLS)
 	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
+		t.failConn(cn, t.now(), errnoKind(errno))
 	}
 }
 
-// flushTLS encrypts the requests the open loop queued in c.pending, then
-// writes what ciphertext the socket will take (netThread.flush's TLS half).
-func (t *netThread) flushTLS(c *conn) {
-	if len(c.pending) > 0 {
-		errno, tlsErr := c.tls.write(c.pending)
-		c.pending = c.pending[:0]
+// flush encrypts the requests the open loop queued in cn.pending, then
+// writes what ciphertext the socket will take.
+func (c *tlsConn) flush(t *netThread, cn *conn) {
+	if len(cn.pending) > 0 {
+		errno, tlsErr := c.encrypt(cn.pending)
+		cn.pending = cn.pending[:0]
 		switch {
 		case tlsErr:
-			t.failConn(c, t.now(), errTLS)
+			t.failConn(cn, t.now(), errTLS)
 			return
 		case errno != 0:
-			t.failConn(c, t.now(), errnoKind(errno))
+			t.failConn(cn, t.now(), errnoKind(errno))
 			return
 		}
 	}
-	if errno := c.tls.tr.flush(); errno != 0 {
-		t.failConn(c, t.now(), errnoKind(errno))
+	if errno := c.tr.flush(); errno != 0 {
+		t.failConn(cn, t.now(), errnoKind(errno))
 	}
 }

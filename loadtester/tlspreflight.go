@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"time"
+	"weaseldb/loadtester/result"
 
 	"golang.org/x/net/http2"
 )
@@ -27,7 +28,7 @@ import (
 // tlsPreflight is preflight for an https target: it reports what the
 // connection negotiated, or one line naming why the target refuses it;
 // h2req is the HTTP/2 request (nil for HTTP/1.1).
-func tlsPreflight(cfg *Config, conf *tls.Config, h2req *h2Request) (*TLSInfo, error) {
+func tlsPreflight(cfg *Config, conf *tls.Config, h2req *h2Request) (*result.TLSInfo, error) {
 	network, address := cfg.dialTarget()
 	d := net.Dialer{Timeout: cfg.ConnectTimeout}
 	nc, err := d.Dial(network, address)
@@ -58,7 +59,7 @@ func tlsPreflight(cfg *Config, conf *tls.Config, h2req *h2Request) (*TLSInfo, er
 		}
 		return nil, preflightError(cfg, network, address, probe.ServerName, &cc, err)
 	}
-	return &TLSInfo{Version: tls.VersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite), ALPN: st.NegotiatedProtocol}, nil
+	return &result.TLSInfo{Version: tls.VersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite), ALPN: st.NegotiatedProtocol}, nil
 }
 
 // clientCertProbe watches the handshake for the server's certificate

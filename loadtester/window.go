@@ -93,7 +93,7 @@ func (t *netThread) finish(now int64) {
 		}
 		for i := range c.inflight {
 			j := (c.head + i) & c.mask
-			if c.h2 != nil && c.h2.done[j] { // ended behind an open stream: already booked
+			if c.proto.ended(c, j) { // ended behind an open stream: already booked
 				continue
 			}
 			due := c.sendTimes[j]

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // Run is every artifact of one run directory, arranged as setups with their
@@ -49,7 +49,7 @@ type Round struct {
 	Number, Order  int
 	Status, Reason string
 	LoadName       string
-	Load           *loadtester.Result
+	Load           *result.Result
 	HdrName        string
 	Hdr            *HdrLog
 	// Loaded and Idle are the server's CPU under load and idle, each with
@@ -180,7 +180,7 @@ func (r *Run) loadSetups() error {
 // loadRound reads a measured run's load result, HDR log and sample, all or
 // none: rd is filled only when every one of them reads.
 func (r *Run) loadRound(rd *Round, run artifacts.SetupRun) error {
-	var lf loadtester.Result
+	var lf result.Result
 	var sample artifacts.ServerSample
 	if err := r.readJSON(run.Load, &lf, true); err != nil {
 		return err
@@ -207,7 +207,7 @@ func (r *Run) loadRound(rd *Round, run artifacts.SetupRun) error {
 // loadSingle reads a run of one load result: load.json with, optionally,
 // load.hlog, the server's CPU samples and the two bench_cpu_work results.
 func (r *Run) loadSingle() error {
-	var lf loadtester.Result
+	var lf result.Result
 	if err := r.readJSON(artifacts.LoadFile, &lf, true); err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (r *Run) loadSingle() error {
 
 // singleSetup describes a single-result run's setup from its server config
 // (in the manifest) and its load tester's flags (in load.json).
-func (r *Run) singleSetup(lf *loadtester.Result) artifacts.Setup {
+func (r *Run) singleSetup(lf *result.Result) artifacts.Setup {
 	num := func(doc any, path string, def int) int {
 		if v, err := LookupNumber(doc, path); err == nil {
 			return int(v)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"weaseldb/artifacts"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 func TestBoundsRule(t *testing.T) {
@@ -13,7 +13,7 @@ func TestBoundsRule(t *testing.T) {
 	seed := artifacts.Setup{Title: "the seed's setup", IOThreads: 8, WaitStrategy: "WaitIfUpstreamIdle"}
 	round := func(clientBound bool, serverCores, machineBusy, resolve float64, gomaxprocs int) *Round {
 		return &Round{Number: 1, LoadName: "l.json", LoadedName: "s.json", LoadedPrefix: "loaded.",
-			Load:   &loadtester.Result{ClientBound: clientBound, ClientCPUFraction: 0.97},
+			Load:   &result.Result{ClientBound: clientBound, ClientCPUFraction: 0.97},
 			Loaded: &artifacts.CPUSample{CoreFraction: serverCores, MachineBusyCores: machineBusy, MachineCPUs: 2},
 			Sample: &artifacts.ServerSample{StageBusy: map[string]float64{"resolve": resolve}, GOMAXPROCS: gomaxprocs}}
 	}
@@ -48,10 +48,10 @@ func TestBoundsRule(t *testing.T) {
 			}
 		})
 	}
-	if b := bounds(&Round{Load: &loadtester.Result{}}, fitted, 2); len(b) != 0 {
+	if b := bounds(&Round{Load: &result.Result{}}, fitted, 2); len(b) != 0 {
 		t.Errorf("a round without samples has bounds %v", b)
 	}
-	if w := boundWords(&Round{Load: &loadtester.Result{}}); !strings.Contains(w, "not determined") {
+	if w := boundWords(&Round{Load: &result.Result{}}); !strings.Contains(w, "not determined") {
 		t.Errorf("boundWords without a sample: %q", w)
 	}
 }

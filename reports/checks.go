@@ -7,7 +7,7 @@ import (
 
 	"weaseldb/artifacts"
 	"weaseldb/internal/affinity"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 	"weaseldb/plan"
 )
 
@@ -137,9 +137,9 @@ func (c *checker) pinning(subject, name string, server bool, advisory string) Pi
 }
 
 // accounting checks a load result: every due request answered.
-func (c *checker) accounting(subject, name string, lf *loadtester.Result) {
+func (c *checker) accounting(subject, name string, lf *result.Result) {
 	if lf == nil {
-		var read loadtester.Result
+		var read result.Result
 		if err := c.r.readJSON(name, &read, true); err != nil {
 			c.add(subject, artifacts.CheckAccounting, false, name, "%v", err)
 			return

@@ -11,7 +11,7 @@ import (
 
 	"weaseldb/artifacts"
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // FunctionalReportFile is where `report --run DIR` writes the report of a
@@ -169,7 +169,7 @@ func (f *functional) threadsOf(name string) *artifacts.Threads {
 
 // answered is a load result's accounting in words, counts only.
 func (f *functional) answered(name string) string {
-	var lf loadtester.Result
+	var lf result.Result
 	if name == "" || f.run.readJSON(name, &lf, true) != nil {
 		return "-"
 	}

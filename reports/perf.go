@@ -7,7 +7,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // Image file names, written next to the report in Options.ImageDir, each
@@ -95,7 +95,7 @@ func (w *writer) throughput(n *setupNumbers, r *Round) error {
 }
 
 // instances lists the load_tester instances a merged result adds up.
-func (w *writer) instances(l *loadtester.Result) {
+func (w *writer) instances(l *result.Result) {
 	if len(l.Instances) == 0 {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"weaseldb/artifacts"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // PlotDPI and the sizes below fix every PNG's pixel size, so tests can check it.
@@ -72,7 +72,7 @@ func savePNG(path string, widthIn, heightIn float64, plots ...*plot.Plot) error 
 
 // plotThroughput draws requests/s per stats interval over the run, with the
 // whole run's average as a dashed line.
-func plotThroughput(path string, load *loadtester.Result, artifact string) error {
+func plotThroughput(path string, load *result.Result, artifact string) error {
 	p := plot.New()
 	p.Title.Text = "Throughput per interval (" + artifact + " intervals)"
 	p.X.Label.Text = "time since start (s)"

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The throughput-latency curve of the fitted setup's shape and the highest
@@ -38,20 +38,20 @@ var colorGreen = color.RGBA{R: 44, G: 160, B: 44, A: 255}
 // RateCurve is what the section draws from: the curve's steps and, when the
 // search ran, its document.
 type RateCurve struct {
-	Curve *loadtester.StepsResult
-	Knee  *loadtester.StepsResult // nil when not measured
+	Curve *result.StepsResult
+	Knee  *result.StepsResult // nil when not measured
 }
 
 // ReadRateCurve reads the run directory's curve and knee documents; a
 // missing curve is fs.ErrNotExist (the section then says "not measured"),
 // a missing knee leaves Knee nil.
 func ReadRateCurve(dir string) (*RateCurve, error) {
-	curve, err := loadtester.ReadSteps(filepath.Join(dir, RateCurveFile))
+	curve, err := result.ReadSteps(filepath.Join(dir, RateCurveFile))
 	if err != nil {
 		return nil, err
 	}
 	rc := &RateCurve{Curve: curve}
-	if knee, err := loadtester.ReadSteps(filepath.Join(dir, KneeFile)); err == nil {
+	if knee, err := result.ReadSteps(filepath.Join(dir, KneeFile)); err == nil {
 		rc.Knee = knee
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return rc, err
@@ -60,13 +60,13 @@ func ReadRateCurve(dir string) (*RateCurve, error) {
 }
 
 // objective is the curve's first objective (the one drawn), or none.
-func (rc *RateCurve) objective() (loadtester.Objective, bool) {
-	for _, doc := range []*loadtester.StepsResult{rc.Knee, rc.Curve} {
+func (rc *RateCurve) objective() (result.Objective, bool) {
+	for _, doc := range []*result.StepsResult{rc.Knee, rc.Curve} {
 		if doc != nil && len(doc.Objectives) > 0 {
 			return doc.Objectives[0], true
 		}
 	}
-	return loadtester.Objective{}, false
+	return result.Objective{}, false
 }
 
 // PlotRateCurve draws p50, p99 and p99.9 (corrected latency, log axis)
@@ -81,12 +81,12 @@ func PlotRateCurve(path string, rc *RateCurve) error {
 	steps := rc.Curve.Steps
 	lines := []struct {
 		name string
-		of   func(l loadtester.Latency) int64
+		of   func(l result.Latency) int64
 		c    color.Color
 	}{
-		{"p50", func(l loadtester.Latency) int64 { return l.P50 }, colorBlue},
-		{"p99", func(l loadtester.Latency) int64 { return l.P99 }, colorOrange},
-		{"p99.9", func(l loadtester.Latency) int64 { return l.P999 }, colorGreen},
+		{"p50", func(l result.Latency) int64 { return l.P50 }, colorBlue},
+		{"p99", func(l result.Latency) int64 { return l.P99 }, colorOrange},
+		{"p99.9", func(l result.Latency) int64 { return l.P999 }, colorGreen},
 	}
 	lo, hi := math.Inf(1), 0.0
 	xMax := 0.0
@@ -248,7 +248,7 @@ func (w *writer) rateCurveSection() error {
 }
 
 // curveShape describes the load of the curve from its config.
-func curveShape(sr *loadtester.StepsResult) string {
+func curveShape(sr *result.StepsResult) string {
 	cfg, _ := sr.Config.(map[string]any)
 	num := func(k string) int {
 		if v, ok := cfg[k].(float64); ok {
@@ -260,7 +260,7 @@ func curveShape(sr *loadtester.StepsResult) string {
 		num("concurrency"), num("network_threads"), num("requests_per_conn"))
 }
 
-func objectiveText(objs []loadtester.Objective) string {
+func objectiveText(objs []result.Objective) string {
 	parts := make([]string, len(objs))
 	for i, o := range objs {
 		parts[i] = o.Percentile + " ≤ " + formatLimit(o.LimitNs)

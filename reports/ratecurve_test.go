@@ -8,20 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // writeRateCurve writes a curve of steps at rates (p99 100 µs up to knee,
 // 5 ms past it) and, when search is set, a knee document, into dir.
-func writeRateCurve(t *testing.T, dir string, rates []float64, knee float64, search *loadtester.Search) {
+func writeRateCurve(t *testing.T, dir string, rates []float64, knee float64, search *result.Search) {
 	t.Helper()
-	objs, err := loadtester.ParseObjectives("p99=1ms")
+	objs, err := result.ParseObjectives("p99=1ms")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := func(rates []float64) *loadtester.StepsResult {
-		sr := &loadtester.StepsResult{Kind: loadtester.StepsKind, Version: loadtester.StepsVersion, Target: "http://unix/ok",
+	doc := func(rates []float64) *result.StepsResult {
+		sr := &result.StepsResult{Kind: result.StepsKind, Version: result.StepsVersion, Target: "http://unix/ok",
 			Objectives: objs, Config: map[string]any{"concurrency": 100.0, "network_threads": 1.0, "requests_per_conn": 500.0}}
 		for i, r := range rates {
 			p99 := int64(100_000)
@@ -29,9 +28,9 @@ func writeRateCurve(t *testing.T, dir string, rates []float64, knee float64, sea
 				p99 = 5_000_000
 			}
 			pass := r <= knee
-			st := loadtester.Step{N: i + 1, RateAsked: r, RateAchieved: r * 0.999, Due: int64(r * 2), Answered: int64(r * 2),
-				Latency:        loadtester.Latency{P50: p99 / 3, P90: p99 / 2, P99: p99, P999: 2 * p99, Max: 3 * p99},
-				ServiceLatency: loadtester.Latency{P50: p99 / 4, P99: p99 / 2}, Pass: &pass}
+			st := result.Step{N: i + 1, RateAsked: r, RateAchieved: r * 0.999, Due: int64(r * 2), Answered: int64(r * 2),
+				Latency:        result.Latency{P50: p99 / 3, P90: p99 / 2, P99: p99, P999: 2 * p99, Max: 3 * p99},
+				ServiceLatency: result.Latency{P50: p99 / 4, P99: p99 / 2}, Pass: &pass}
 			if !pass {
 				st.FailReasons = []string{"p99 5.00ms > 1.00ms"}
 			}
@@ -39,9 +38,9 @@ func writeRateCurve(t *testing.T, dir string, rates []float64, knee float64, sea
 		}
 		return sr
 	}
-	write := func(name string, sr *loadtester.StepsResult) {
+	write := func(name string, sr *result.StepsResult) {
 		var buf bytes.Buffer
-		if err := loadtester.WriteSteps(&buf, sr); err != nil {
+		if err := result.WriteSteps(&buf, sr); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
@@ -62,8 +61,8 @@ func writeRateCurve(t *testing.T, dir string, rates []float64, knee float64, sea
 func TestRateCurveSection(t *testing.T) {
 	dir := t.TempDir()
 	writeRateCurve(t, dir, []float64{10_000, 25_000, 50_000, 70_000, 85_000, 100_000}, 60_000,
-		&loadtester.Search{Rate: 62_000, LastPass: 62_000, FirstFail: 66_000, Confirmed: true, Elapsed: 31,
-			Trials: make([]loadtester.Trial, 9), Spec: loadtester.SearchRecord{Repeats: 3}, Stopped: loadtester.StopConverged})
+		&result.Search{Rate: 62_000, LastPass: 62_000, FirstFail: 66_000, Confirmed: true, Elapsed: 31,
+			Trials: make([]result.Trial, 9), Spec: result.SearchRecord{Repeats: 3}, Stopped: result.StopConverged})
 	w := &writer{run: &Run{Dir: dir}, imgDir: dir, imgRel: "img"}
 	if err := w.rateCurveSection(); err != nil {
 		t.Fatal(err)
@@ -106,13 +105,13 @@ func TestRateCurveSectionPartial(t *testing.T) {
 	tests := []struct {
 		name   string
 		curve  bool
-		search *loadtester.Search
+		search *result.Search
 		want   string
 	}{
 		{"nothing", false, nil, "_Not measured: no rate_curve.json"},
 		{"no knee", true, nil, "_not measured (no knee.json)_"},
-		{"no rate met it", true, &loadtester.Search{FirstFail: 1000, Certainty: "the lowest tried missed it"}, "**No rate met p99 ≤ 1ms**"},
-		{"unconfirmed", true, &loadtester.Search{Rate: 5000, LastPass: 5000, FirstFail: 7000, Stopped: loadtester.StopSteps}, "**not confirmed** (step budget"},
+		{"no rate met it", true, &result.Search{FirstFail: 1000, Certainty: "the lowest tried missed it"}, "**No rate met p99 ≤ 1ms**"},
+		{"unconfirmed", true, &result.Search{Rate: 5000, LastPass: 5000, FirstFail: 7000, Stopped: result.StopSteps}, "**not confirmed** (step budget"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

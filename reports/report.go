@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"weaseldb/artifacts"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The seed report's published figures (the seed's threading performance report):
@@ -175,7 +175,7 @@ func (w *writer) workSource(s artifacts.Setup) *source {
 }
 
 // intervalExtremes returns the indexes of the slowest and fastest intervals.
-func intervalExtremes(ivs []loadtester.Interval) (lo, hi int, ok bool) {
+func intervalExtremes(ivs []result.Interval) (lo, hi int, ok bool) {
 	if len(ivs) == 0 {
 		return 0, 0, false
 	}

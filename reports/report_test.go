@@ -17,7 +17,7 @@ import (
 
 	"weaseldb/artifacts"
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures' golden_report.md")
@@ -214,7 +214,7 @@ func artifactValue(t *testing.T, dir string, row sourceRow) float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var load loadtester.Result
+		var load result.Result
 		readArtifact(t, dir, row.artifact, &load)
 		encoded := load.Histogram
 		if which == "service_histogram" {

@@ -8,7 +8,7 @@ import (
 
 	"weaseldb/artifacts"
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The Summary of a run of setups leads with both, side by side: throughput
@@ -163,7 +163,7 @@ func TestRoundsTableMatchesArtifacts(t *testing.T) {
 		t.Fatalf("%d rounds rows, want 6", len(rows))
 	}
 	for _, m := range rows {
-		var load loadtester.Result
+		var load result.Result
 		var sample artifacts.ServerSample
 		readArtifact(t, setupsRun, m[11], &load)
 		readArtifact(t, setupsRun, m[12], &sample)

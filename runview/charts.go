@@ -9,7 +9,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The figures of one run, each from the result's own numbers: its
@@ -31,7 +31,7 @@ func fmtCount(v float64) string {
 func fmtSeconds(v float64) string { return fmtCount(v) + "s" }
 
 // throughputChart is req/s per interval.
-func throughputChart(id string, ivs []loadtester.Interval) Chart {
+func throughputChart(id string, ivs []result.Interval) Chart {
 	s := Series{Name: "req/s"}
 	for _, iv := range ivs {
 		s.Points = append(s.Points, Point{iv.TS, iv.RequestsPerSec})
@@ -43,7 +43,7 @@ func throughputChart(id string, ivs []loadtester.Interval) Chart {
 
 // latencyOverTime is p50, p90 and p99 per interval: from each interval's
 // histogram where the result has one (p90 needs it), else its p50 and p99.
-func latencyOverTime(id string, ivs []loadtester.Interval) (Chart, error) {
+func latencyOverTime(id string, ivs []result.Interval) (Chart, error) {
 	p50, p90, p99 := Series{Name: "p50"}, Series{Name: "p90"}, Series{Name: "p99"}
 	for i, iv := range ivs {
 		h, err := decodeHist(iv.Histogram)
@@ -75,7 +75,7 @@ func latencyOverTime(id string, ivs []loadtester.Interval) (Chart, error) {
 // the errors, a line per kind (the intervals' errors_by_kind; one line of
 // all errors for a result from before they were kept), unfinished and
 // dropped.
-func errorsOverTime(id string, ivs []loadtester.Interval) Chart {
+func errorsOverTime(id string, ivs []result.Interval) Chart {
 	var kinds []string
 	byKind := false
 	for _, iv := range ivs {

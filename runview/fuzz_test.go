@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // Whatever a result file holds, its page is made or refused with an
@@ -19,7 +18,7 @@ func FuzzResultPage(f *testing.F) {
 	f.Add([]byte(`{"version":2,"due":1,"intervals":[{"t_s":1e308,"requests_per_sec":-1}],"latency_ns":{"p99":-5}}`))
 	f.Add([]byte(`{"version":2,"requests":1,"histogram":"HISTFAAAAB"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var res loadtester.Result
+		var res result.Result
 		if json.Unmarshal(data, &res) != nil {
 			return
 		}

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 //go:embed page.html.tmpl
@@ -25,7 +24,7 @@ type Page struct {
 
 // ResultPage is the page of a single or merged run; sources name the
 // files it came from (none: a run that has just ended).
-func ResultPage(res *loadtester.Result, sources []string) (*Page, error) {
+func ResultPage(res *result.Result, sources []string) (*Page, error) {
 	v, err := newRunView("", res)
 	if err != nil {
 		return nil, err
@@ -38,7 +37,7 @@ func ResultPage(res *loadtester.Result, sources []string) (*Page, error) {
 }
 
 // StepsPage is the page of a rate-steps run or a knee search.
-func StepsPage(sr *loadtester.StepsResult, sources []string) (*Page, error) {
+func StepsPage(sr *result.StepsResult, sources []string) (*Page, error) {
 	v, err := newStepsView(sr)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // ErrEmpty is a result with nothing measured: no request due or sent and
@@ -16,7 +16,7 @@ import (
 var ErrEmpty = errors.New("an empty run: no request was due or sent in its measured window")
 
 // Empty tells whether res measured nothing (ErrEmpty).
-func Empty(res *loadtester.Result) bool {
+func Empty(res *result.Result) bool {
 	return res.Due == 0 && res.Requests == 0 && len(res.Intervals) == 0
 }
 
@@ -30,13 +30,13 @@ type runView struct {
 	CPUs        int
 	ClockSource string
 	Protocol    string
-	TLS         *loadtester.TLSInfo
+	TLS         *result.TLSInfo
 	DurationS   string
 	RPS         string
 	RateAsked   string
 	Interrupted bool
 	Accounting  []acctRow
-	Warmup      *loadtester.Accounting
+	Warmup      *result.Accounting
 	LowerBounds int64
 	Latencies   []latencyRow
 	Charts      []template.HTML
@@ -45,7 +45,7 @@ type runView struct {
 	Kinds       []kindRow
 	Thresholds  []thresholdRow
 	CPU         cpuView
-	Instances   []loadtester.InstanceRow
+	Instances   []result.InstanceRow
 	Warnings    []string
 	Config      string // the config, indented JSON
 	Command     string // from the config, when recorded
@@ -72,7 +72,7 @@ type countRow struct {
 
 // kindRow is a workload kind's line of the per-kind table.
 type kindRow struct {
-	loadtester.KindResult
+	result.KindResult
 	ShareStr, RPS string
 	Lat, Svc      latencyRow
 	HasSvc        bool
@@ -92,7 +92,7 @@ type cpuView struct {
 }
 
 // newRunView builds the view of res; id prefixes its charts' ids.
-func newRunView(id string, res *loadtester.Result) (*runView, error) {
+func newRunView(id string, res *result.Result) (*runView, error) {
 	if Empty(res) {
 		return nil, ErrEmpty
 	}
@@ -125,7 +125,7 @@ func newRunView(id string, res *loadtester.Result) (*runView, error) {
 }
 
 // runCharts draws the run's figures in the page's order.
-func runCharts(id string, res *loadtester.Result) ([]template.HTML, error) {
+func runCharts(id string, res *result.Result) ([]template.HTML, error) {
 	lat, err := latencyOverTime(id+"latency-over-time", res.Intervals)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func runCharts(id string, res *loadtester.Result) ([]template.HTML, error) {
 	return append(out, errorsOverTime(id+"errors-over-time", res.Intervals).SVG()), nil
 }
 
-func latencyRows(res *loadtester.Result) []latencyRow {
+func latencyRows(res *result.Result) []latencyRow {
 	name := "latency"
 	if res.RateAsked > 0 {
 		name = "corrected (from intended send)"
@@ -168,12 +168,12 @@ func latencyRows(res *loadtester.Result) []latencyRow {
 	return rows
 }
 
-func latencyRowOf(name string, l loadtester.Latency) latencyRow {
+func latencyRowOf(name string, l result.Latency) latencyRow {
 	f := func(ns int64) string { return numfmt.Latency(ns) }
 	return latencyRow{name, f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max), f(int64(l.Mean))}
 }
 
-func kindRowOf(k loadtester.KindResult) kindRow {
+func kindRowOf(k result.KindResult) kindRow {
 	r := kindRow{KindResult: k, ShareStr: numfmt.Format(100*k.Share, 1) + "%", RPS: numfmt.Format(k.RequestsPerSec, 0),
 		Lat: latencyRowOf(k.Name, k.Latency)}
 	if k.ServiceLatency != nil {
@@ -192,14 +192,14 @@ func countRows(m map[string]int64) []countRow {
 	return rows
 }
 
-func cpuOf(res *loadtester.Result) cpuView {
+func cpuOf(res *result.Result) cpuView {
 	return cpuView{Seconds: numfmt.Format(res.ClientCPUS, 2), Cores: numfmt.Format(res.ClientCPUCores, 2),
 		Fraction: numfmt.Format(100*res.ClientCPUFraction, 0) + "%", Busiest: numfmt.Format(100*res.BusiestThreadCPU, 0) + "%",
 		NsPerReq: numfmt.Format(res.ClientCPUNsPerReq, 0), Bound: res.ClientBound, Reason: res.ClientBoundReason}
 }
 
 // measuredString prints a threshold's measurement in its limit's unit.
-func measuredString(t loadtester.ThresholdResult) string {
+func measuredString(t result.ThresholdResult) string {
 	switch {
 	case t.Metric == "rps":
 		return numfmt.Format(t.Measured, 0) + "/s"

@@ -8,10 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"weaseldb/loadtester/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"weaseldb/loadtester"
 )
 
 // encode records n latencies around base (ns), seeded, and encodes them as
@@ -35,33 +34,33 @@ func encode(t testing.TB, seed int64, n int, base int64) (string, *hdrhistogram.
 
 // synthetic is a rate-mode result of n one-second intervals, each with its
 // own histogram, a workload of two kinds and a threshold of each verdict.
-func synthetic(t testing.TB, n int) *loadtester.Result {
+func synthetic(t testing.TB, n int) *result.Result {
 	t.Helper()
-	res := &loadtester.Result{Version: loadtester.ResultVersion, Target: "http://127.0.0.1:8080/ok", Instance: "test-1",
+	res := &result.Result{Version: result.ResultVersion, Target: "http://127.0.0.1:8080/ok", Instance: "test-1",
 		WindowStart: "2026-01-02T03:04:05Z", CPUs: 2, ClockSource: "tsc", RateAsked: 1000,
 		Due: 1000 * int64(n), Answered: 1000*int64(n) - 7, Failed: 4, Unfinished: 2, Dropped: 1, LowerBounds: 3,
 		DurationS: float64(n), RequestsPerSec: 999.9, ErrorsByKind: map[string]int64{"timeout": 3, "status_5xx": 1},
 		StatusCodes: map[string]int64{"200": 1000*int64(n) - 8, "503": 1}, ClientCPUS: 1.5, ClientCPUCores: 0.3,
 		ClientCPUFraction: 0.15, BusiestThreadCPU: 0.2, ClientCPUNsPerReq: 1500, ClientBound: true,
 		ClientBoundReason: "busiest network thread 97% busy", Config: map[string]any{"connections": 8, "command": "load_tester --rate 1000"},
-		Thresholds: []loadtester.ThresholdResult{
-			{Threshold: loadtester.Threshold{Expr: "p99<5ms", Metric: "p99", Op: "<", Limit: 5e6}, Measured: 1.2e6, Pass: true},
-			{Threshold: loadtester.Threshold{Expr: "errors<=1", Metric: "errors", Op: "<=", Limit: 1}, Measured: 7, Pass: false}}}
+		Thresholds: []result.ThresholdResult{
+			{Threshold: result.Threshold{Expr: "p99<5ms", Metric: "p99", Op: "<", Limit: 5e6}, Measured: 1.2e6, Pass: true},
+			{Threshold: result.Threshold{Expr: "errors<=1", Metric: "errors", Op: "<=", Limit: 1}, Measured: 7, Pass: false}}}
 	var total *hdrhistogram.Histogram
 	res.Histogram, total = encode(t, 1, 5000, 200_000)
 	svc, _ := encode(t, 2, 5000, 100_000)
 	res.ServiceHistogram = svc
-	res.ServiceLatency = &loadtester.Latency{P50: 100_000, P90: 150_000, P99: 300_000, P999: 500_000, Max: 900_000, Mean: 120_000}
-	res.Latency = loadtester.Latency{P50: total.ValueAtQuantile(50), P90: total.ValueAtQuantile(90), P99: total.ValueAtQuantile(99),
+	res.ServiceLatency = &result.Latency{P50: 100_000, P90: 150_000, P99: 300_000, P999: 500_000, Max: 900_000, Mean: 120_000}
+	res.Latency = result.Latency{P50: total.ValueAtQuantile(50), P90: total.ValueAtQuantile(90), P99: total.ValueAtQuantile(99),
 		P999: total.ValueAtQuantile(99.9), Max: total.Max(), Mean: total.Mean()}
 	ivHist, _ := encode(t, 3, 1000, 200_000)
 	for i := range n {
-		res.Intervals = append(res.Intervals, loadtester.Interval{TS: float64(i + 1), LengthS: 1, Requests: 1000,
+		res.Intervals = append(res.Intervals, result.Interval{TS: float64(i + 1), LengthS: 1, Requests: 1000,
 			RequestsPerSec: 1000 - float64(i%7), P50NS: 200_000, P99NS: 400_000, Errors: int64(i % 3), Histogram: ivHist})
 	}
 	for _, k := range []string{"get", "put"} {
 		kh, _ := encode(t, 4, 100, 150_000)
-		res.Kinds = append(res.Kinds, loadtester.KindResult{Name: k, Method: "GET", Path: "/" + k, Weight: 1, Share: 0.5,
+		res.Kinds = append(res.Kinds, result.KindResult{Name: k, Method: "GET", Path: "/" + k, Weight: 1, Share: 0.5,
 			Due: 500, Answered: 500, Successes: 500, RequestsPerSec: 500, Histogram: kh, StatusCodes: map[string]int64{"200": 500}})
 	}
 	return res
@@ -102,12 +101,12 @@ func charts(page string) []string {
 func TestResultPage(t *testing.T) {
 	merged := synthetic(t, 5)
 	merged.Instance = "merged"
-	merged.Instances = []loadtester.InstanceRow{{Name: "a"}, {Name: "b"}}
+	merged.Instances = []result.InstanceRow{{Name: "a"}, {Name: "b"}}
 	closed := synthetic(t, 3)
 	closed.RateAsked, closed.ServiceHistogram, closed.ServiceLatency, closed.Kinds = 0, "", nil, nil
 	tests := []struct {
 		name   string
-		res    *loadtester.Result
+		res    *result.Result
 		kind   string
 		charts []string
 		want   []string
@@ -163,7 +162,7 @@ func TestResultPageIsDeterministic(t *testing.T) {
 	}
 }
 
-func renderResult(t testing.TB, res *loadtester.Result) string {
+func renderResult(t testing.TB, res *result.Result) string {
 	t.Helper()
 	p, err := ResultPage(res, nil)
 	return render(t, p, err)
@@ -187,10 +186,10 @@ func TestBadResults(t *testing.T) {
 	corruptIv.Intervals[1].Histogram = "HISTFAAAA"
 	tests := []struct {
 		name string
-		res  *loadtester.Result
+		res  *result.Result
 		want string
 	}{
-		{"empty", &loadtester.Result{Version: 2}, "empty run"},
+		{"empty", &result.Result{Version: 2}, "empty run"},
 		{"corrupt histogram", corrupt, "histogram"},
 		{"corrupt interval", corruptIv, "interval 2 histogram"},
 	}
@@ -202,36 +201,36 @@ func TestBadResults(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ResultPage(&loadtester.Result{}, nil); !errors.Is(err, ErrEmpty) {
+	if _, err := ResultPage(&result.Result{}, nil); !errors.Is(err, ErrEmpty) {
 		t.Errorf("empty run: %v, want ErrEmpty", err)
 	}
-	if _, err := StepsPage(&loadtester.StepsResult{}, nil); !errors.Is(err, ErrEmpty) {
+	if _, err := StepsPage(&result.StepsResult{}, nil); !errors.Is(err, ErrEmpty) {
 		t.Errorf("no steps: %v, want ErrEmpty", err)
 	}
 }
 
 func TestStepsPage(t *testing.T) {
 	yes, no := true, false
-	step := func(n int, asked, achieved float64, p99 int64, pass *bool) loadtester.Step {
+	step := func(n int, asked, achieved float64, p99 int64, pass *bool) result.Step {
 		res := synthetic(t, 2)
 		res.RateAsked = asked
-		return loadtester.Step{N: n, RateAsked: asked, RateAchieved: achieved, Pass: pass, Due: res.Due, Answered: res.Answered,
-			Latency: loadtester.Latency{P50: p99 / 3, P99: p99, P999: 2 * p99}, ServiceLatency: loadtester.Latency{P50: p99 / 4, P99: p99 / 2}, Result: res}
+		return result.Step{N: n, RateAsked: asked, RateAchieved: achieved, Pass: pass, Due: res.Due, Answered: res.Answered,
+			Latency: result.Latency{P50: p99 / 3, P99: p99, P999: 2 * p99}, ServiceLatency: result.Latency{P50: p99 / 4, P99: p99 / 2}, Result: res}
 	}
-	steps := []loadtester.Step{step(1, 1000, 1000, 1e6, &yes), step(2, 2000, 1990, 2e6, &yes), step(3, 4000, 3000, 90e6, &no)}
-	search := &loadtester.Search{Rate: 2000, LastPass: 2000, FirstFail: 4000, Resolution: 1, Certainty: "2000 req/s met it",
-		Stopped: loadtester.StopSteps, Trials: []loadtester.Trial{{Rate: 1000, Pass: true}, {Rate: 2000, Pass: true}, {Rate: 4000}}}
+	steps := []result.Step{step(1, 1000, 1000, 1e6, &yes), step(2, 2000, 1990, 2e6, &yes), step(3, 4000, 3000, 90e6, &no)}
+	search := &result.Search{Rate: 2000, LastPass: 2000, FirstFail: 4000, Resolution: 1, Certainty: "2000 req/s met it",
+		Stopped: result.StopSteps, Trials: []result.Trial{{Rate: 1000, Pass: true}, {Rate: 2000, Pass: true}, {Rate: 4000}}}
 	tests := []struct {
 		name, kind, marker string
-		search             *loadtester.Search
+		search             *result.Search
 	}{
 		{"rate steps", "rate steps", "last pass: 2,000/s asked", nil},
 		{"knee search", "knee search", "knee: 2,000/s asked", search},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sr := &loadtester.StepsResult{Kind: loadtester.StepsKind, Version: loadtester.StepsVersion, Target: "http://x/",
-				Objectives: []loadtester.Objective{{Percentile: "p99", LimitNs: 5e6}}, Steps: steps, Search: tc.search, Config: map[string]any{}}
+			sr := &result.StepsResult{Kind: result.StepsKind, Version: result.StepsVersion, Target: "http://x/",
+				Objectives: []result.Objective{{Percentile: "p99", LimitNs: 5e6}}, Steps: steps, Search: tc.search, Config: map[string]any{}}
 			p, err := StepsPage(sr, []string{"steps.json"})
 			page := render(t, p, err)
 			offline(t, page)
@@ -259,7 +258,7 @@ func TestErrorsOverTimeByKind(t *testing.T) {
 		}
 		return out
 	}
-	byKind := []loadtester.Interval{
+	byKind := []result.Interval{
 		{TS: 1, Errors: 3, ErrorsByKind: map[string]int64{"timeout": 2, "eof": 1}},
 		{TS: 2, Errors: 1, ErrorsByKind: map[string]int64{"status_503": 1}},
 		{TS: 3},
@@ -271,7 +270,7 @@ func TestErrorsOverTimeByKind(t *testing.T) {
 	if p := c.Series[2].Points; len(p) != 3 || p[0].Y != 2 || p[1].Y != 0 {
 		t.Errorf("timeout's points %+v, want 2, 0, 0", p)
 	}
-	old := []loadtester.Interval{{TS: 1, Errors: 4}}
+	old := []result.Interval{{TS: 1, Errors: 4}}
 	if got := strings.Join(names(errorsOverTime("e", old)), ","); got != "errors,unfinished,dropped" {
 		t.Errorf("series of an old result %s", got)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // stepsView is what the page shows of a rate-steps run or a knee search:
@@ -27,7 +27,7 @@ type stepsView struct {
 
 // stepRow is one step's line.
 type stepRow struct {
-	loadtester.Step
+	result.Step
 	Asked, Achieved, P50, P99, P999, SvcP50, SvcP99 string
 	Verdict                                         string
 	Thresholds                                      []thresholdRow
@@ -42,7 +42,7 @@ type searchView struct {
 }
 
 // newStepsView builds the view of sr.
-func newStepsView(sr *loadtester.StepsResult) (*stepsView, error) {
+func newStepsView(sr *result.StepsResult) (*stepsView, error) {
 	if len(sr.Steps) == 0 {
 		return nil, fmt.Errorf("no step ran: %w", ErrEmpty)
 	}
@@ -84,7 +84,7 @@ func rateString(r float64) string {
 	return numfmt.Format(r, 0) + "/s"
 }
 
-func stepRowOf(st loadtester.Step) stepRow {
+func stepRowOf(st result.Step) stepRow {
 	l, s := st.Latency, st.ServiceLatency
 	r := stepRow{Step: st, Asked: numfmt.Format(st.RateAsked, 0), Achieved: numfmt.Format(st.RateAchieved, 0),
 		P50: numfmt.Latency(l.P50), P99: numfmt.Latency(l.P99), P999: numfmt.Latency(l.P999),
@@ -106,7 +106,7 @@ func stepRowOf(st loadtester.Step) stepRow {
 // curveChart is the steps' throughput–latency curve: each step's corrected
 // p50, p99 and p99.9 and its service p99 against the rate it achieved,
 // the knee marked where the steps have one.
-func curveChart(sr *loadtester.StepsResult) Chart {
+func curveChart(sr *result.StepsResult) Chart {
 	p50, p99, p999, svc := Series{Name: "p50"}, Series{Name: "p99"}, Series{Name: "p99.9"}, Series{Name: "service p99"}
 	for _, st := range sr.Steps {
 		x := st.RateAchieved
@@ -141,12 +141,12 @@ func sortSeries(ss ...*Series) {
 // knee is the step at the knee, and its label: a search's answer (the
 // highest rate that met the objective), or else the highest passing step
 // below the first failing one.
-func knee(sr *loadtester.StepsResult) (*loadtester.Step, string) {
+func knee(sr *result.StepsResult) (*result.Step, string) {
 	if s := sr.Search; s != nil {
 		if s.Rate == 0 {
 			return nil, ""
 		}
-		var best *loadtester.Step
+		var best *result.Step
 		for i := range sr.Steps {
 			st := &sr.Steps[i]
 			if st.RateAsked == s.Rate && st.Pass != nil && *st.Pass && (best == nil || st.RateAchieved > best.RateAchieved) {
@@ -155,7 +155,7 @@ func knee(sr *loadtester.StepsResult) (*loadtester.Step, string) {
 		}
 		return best, "knee: " + rateString(s.Rate) + " asked"
 	}
-	var last *loadtester.Step
+	var last *result.Step
 	for i := range sr.Steps {
 		st := &sr.Steps[i]
 		if st.Pass == nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"weaseldb/internal/browsertest"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // Each page, from results of real runs, opened in a real headless
@@ -72,15 +72,15 @@ func TestHTMLPagesInBrowser(t *testing.T) {
 // of a steps document (stepsPath), as the page prints it.
 func accountingOf(t *testing.T, path, stepsPath string) map[string]string {
 	t.Helper()
-	var res *loadtester.Result
+	var res *result.Result
 	if path != "" {
-		r, err := loadtester.ReadResult(path)
+		r, err := result.ReadResult(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res = r
 	} else {
-		sr, err := loadtester.ReadSteps(stepsPath)
+		sr, err := result.ReadSteps(stepsPath)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
 
 	"weaseldb/loadtester"
+	"weaseldb/loadtester/arrival"
+	"weaseldb/loadtester/check"
+	"weaseldb/loadtester/result"
 )
 
 // options is a command line: the load (the engine's Config) and what the
@@ -26,8 +30,8 @@ type options struct {
 	// step judged against --slo.
 	rateSteps  []float64
 	findRate   bool
-	objectives []loadtester.Objective
-	search     loadtester.SearchSpec
+	objectives []result.Objective
+	search     result.SearchSpec
 	// Live metrics (metrics.go): --metrics-addr, --metrics-linger.
 	metricsAddr   string
 	metricsLinger time.Duration
@@ -35,16 +39,30 @@ type options struct {
 
 // thresholdFlag collects --threshold, each parsed as it is given, so a
 // malformed one is refused in one line naming it.
-type thresholdFlag struct{ ts *[]loadtester.Threshold }
+type thresholdFlag struct{ ts *[]result.Threshold }
 
 func (f thresholdFlag) String() string { return "" }
 
 func (f thresholdFlag) Set(v string) error {
-	t, err := loadtester.ParseThreshold(v)
+	t, err := result.ParseThreshold(v)
 	if err != nil {
 		return err
 	}
 	*f.ts = append(*f.ts, t)
+	return nil
+}
+
+// checkFlag collects --check, each parsed as it is given, so a malformed
+// one is refused in one line naming it.
+type checkFlag struct{ exprs *[]string }
+
+func (f checkFlag) String() string { return "" }
+
+func (f checkFlag) Set(v string) error {
+	if _, err := check.Parse(v); err != nil {
+		return err
+	}
+	*f.exprs = append(*f.exprs, v)
 	return nil
 }
 
@@ -148,6 +166,9 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
 	fs.IntVar(&cfg.Burst, "burst", 0, "with --rate: requests fall due `N` at a time, N/rate seconds apart, and go in one pass (one write on a connection with room): a pipelined client's bursts at a fixed rate")
+	fs.StringVar(&cfg.Stages, "stages", "", "open loop ramping the rate within the run on one set of connections: `LIST` of DURATION:TARGET (30s:1000,1m:20000,10s:0), each stage moving linearly from the previous target (--rate, or 0, for the first); the run lasts their total, --warmup of it unmeasured (no --duration)")
+	fs.StringVar(&cfg.Arrival, "arrival", "", "open loop: how requests fall due, `constant` (evenly spaced, the default) or poisson (exponential gaps, from --seed)")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "--arrival poisson: the generator's `SEED` (0: one is drawn and recorded in the JSON)")
 	fs.Var(secondsFlag{&cfg.SendSlack}, "send-slack", "with --rate: how late a send may go so that requests due close together share one wake-up (0: wake for each)")
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
 	fs.Var(secondsFlag{&cfg.Warmup}, "warmup", "load before the measured run, excluded from the results")
@@ -163,6 +184,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&o.html, "html", "", "write the result as one self-contained HTML page to `FILE` (charts and tables; also load_tester html)")
 	fs.IntVar(&o.vegetaMax, "vegeta-max", o.vegetaMax, "results kept for --vegeta; beyond, an even sample")
 	fs.Int64Var(&cfg.MaxErrors, "max-errors", 0, "errors tolerated before the exit status is 1")
+	fs.Var(checkFlag{&cfg.Checks}, "check", "every response must pass `EXPR` to be answered, else it is failed (kind check): status==200, status in 200..299, body contains \"ok\", body ~ REGEX, header[Content-Type] ~ json, json.status == \"ok\" (a gjson path); repeatable; each check's passes and failures are in the summary and the JSON")
 	fs.Var(thresholdFlag{&cfg.Thresholds}, "threshold", "judge the result at the end: `EXPR` METRIC OP LIMIT, METRIC one of p50, p90, p99, p99.9, max, mean (latency; corrected in rate mode), errors (a count, or % of due requests), rps; OP <, <=, >, >= (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99 (per step with --rate-steps)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run as it goes at http://`HOST:PORT`/metrics (load_tester_*; docs/load_tester.md, \"Live metrics\"), until the result is written")
 	fs.Var(secondsFlag{&o.metricsLinger}, "metrics-linger", "with --metrics-addr: once the result is written, serve until one scrape has read the final counts, or this long at most (0: close at once)")
@@ -185,7 +207,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 
 // defaults are the options before any flag.
 func defaults() options {
-	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax, search: loadtester.DefaultSearchSpec()}
+	return options{cfg: loadtester.DefaultConfig(), vegetaMax: defaultVegetaMax, search: result.DefaultSearchSpec()}
 }
 
 // parseArgs parses the command line. help is true for --help.
@@ -260,11 +282,42 @@ func parseArgs(args []string) (o options, help bool, err error) {
 	if err := o.parseSteps(sf, set); err != nil {
 		return o, false, err
 	}
+	if err := parseStages(cfg, set); err != nil {
+		return o, false, err
+	}
 	errs := []error{cfg.Validate()}
 	if o.vegetaMax < 1 {
 		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
 	}
 	return o, false, errors.Join(errs...)
+}
+
+// parseStages sets the measured time of a ramp (--stages): its total less
+// --warmup, so the run is the stages and nothing else; and draws a seed
+// for Poisson arrivals when none is given (recorded, so a run can be
+// repeated).
+func parseStages(cfg *loadtester.Config, set map[string]bool) error {
+	if cfg.Arrival == "poisson" && cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()>>11 | 1 // exact in any JSON reader (below 2^53)
+	}
+	if cfg.Stages == "" {
+		return nil
+	}
+	for _, f := range []string{"duration", "rate-steps", "find-rate"} {
+		if set[f] {
+			return fmt.Errorf("--stages and --%s: the stages give the run's rates and length; give one", f)
+		}
+	}
+	stages, err := arrival.ParseStages(cfg.Stages)
+	if err != nil {
+		return err
+	}
+	total := loadtester.StagesLength(stages)
+	if cfg.Warmup >= total {
+		return fmt.Errorf("--warmup %v: the stages last %v in all; want a warm-up shorter than that", cfg.Warmup, total)
+	}
+	cfg.Duration = total - cfg.Warmup
+	return nil
 }
 
 // usage writes the --help text.

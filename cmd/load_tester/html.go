@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 	"weaseldb/runview"
 )
 
@@ -83,30 +83,30 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // one result, or several results merged.
 func pageOfFiles(paths []string) (*runview.Page, error) {
 	if len(paths) == 1 && isSteps(paths[0]) {
-		sr, err := loadtester.ReadSteps(paths[0])
+		sr, err := result.ReadSteps(paths[0])
 		if err != nil {
 			return nil, err
 		}
 		return filePage(paths[0], func() (*runview.Page, error) { return runview.StepsPage(sr, paths) })
 	}
-	inputs := make([]loadtester.MergeInput, 0, len(paths))
+	inputs := make([]result.MergeInput, 0, len(paths))
 	for _, p := range paths {
 		if isSteps(p) {
 			return nil, fmt.Errorf("%s: a rate-steps document is shown alone, not merged with other results", p)
 		}
-		r, err := loadtester.ReadResult(p)
+		r, err := result.ReadResult(p)
 		if err != nil {
 			return nil, err
 		}
 		if runview.Empty(r) {
 			return nil, fmt.Errorf("%s: %w", p, runview.ErrEmpty)
 		}
-		inputs = append(inputs, loadtester.MergeInput{Path: p, Result: r})
+		inputs = append(inputs, result.MergeInput{Path: p, Result: r})
 	}
 	res := inputs[0].Result
 	if len(inputs) > 1 {
 		var err error
-		if res, err = loadtester.Merge(inputs); err != nil {
+		if res, err = result.Merge(inputs); err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
 	}
@@ -132,7 +132,7 @@ func isSteps(path string) bool {
 	var head struct {
 		Kind string `json:"kind"`
 	}
-	return json.Unmarshal(data, &head) == nil && head.Kind == loadtester.StepsKind
+	return json.Unmarshal(data, &head) == nil && head.Kind == result.StepsKind
 }
 
 // writePage writes page to path ("-": stdout), whole or not at all.

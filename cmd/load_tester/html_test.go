@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"weaseldb/internal/numfmt"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // realResults runs the real engine at an in-test server and returns the
@@ -36,7 +36,12 @@ func realResults(t *testing.T) map[string]string {
 		files[r.name] = filepath.Join(dir, r.name+".json")
 		var out, errOut bytes.Buffer
 		args := append([]string{"--port", s.port(), "--quiet", "--json", files[r.name]}, r.args...)
-		if code := run(args, &out, &errOut); code != exitOK {
+		code := run(args, &out, &errOut)
+		// A starved machine may miss even that objective at every rate:
+		// the search then ends without a knee (exit 1), and its document,
+		// written all the same, is a page to draw too (knee "none").
+		noKnee := r.name == "knee" && code == exitFailure && strings.Contains(errOut.String(), "no rate met the objective")
+		if code != exitOK && !noKnee {
 			t.Fatalf("%s run: exit %d: %s", r.name, code, errOut.String())
 		}
 	}
@@ -49,7 +54,7 @@ func realResults(t *testing.T) map[string]string {
 }
 
 // accountingCells are the page's accounting cells that res must show.
-func accountingCells(res *loadtester.Result) []string {
+func accountingCells(res *result.Result) []string {
 	return []string{fmt.Sprintf(`data-acct="due">%d<`, res.Due), fmt.Sprintf(`data-acct="answered">%d<`, res.Answered),
 		fmt.Sprintf(`data-acct="failed">%d<`, res.Failed), fmt.Sprintf(`data-acct="unfinished">%d<`, res.Unfinished),
 		fmt.Sprintf(`data-acct="dropped">%d<`, res.Dropped)}
@@ -83,7 +88,7 @@ func TestHTMLOfRealResults(t *testing.T) {
 			}
 			want := tc.want
 			if tc.name != "steps" && tc.name != "knee" && len(tc.inputs) == 1 {
-				res, err := loadtester.ReadResult(tc.inputs[0])
+				res, err := result.ReadResult(tc.inputs[0])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,7 +192,7 @@ func TestHTMLFlag(t *testing.T) {
 			}
 			want := []string{tc.want, "load_tester --port " + s.port() + " --quiet"}
 			if tc.name == "plain" {
-				res, err := loadtester.ReadResult(jsonPath)
+				res, err := result.ReadResult(jsonPath)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -213,7 +218,7 @@ func TestHTMLFlag(t *testing.T) {
 // kneeCell is the page's cell of a search's answer, as the JSON has it.
 func kneeCell(t *testing.T, path string) string {
 	t.Helper()
-	sr, err := loadtester.ReadSteps(path)
+	sr, err := result.ReadSteps(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 	"weaseldb/runview"
 )
 
@@ -99,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
 		return exitStatus(err)
 	}
-	outcome, verdict, reason := loadtester.Verdict(res, o.cfg.MaxErrors)
+	outcome, verdict, reason := result.Verdict(res, o.cfg.MaxErrors)
 	if verdict != "" {
 		fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
 	}
@@ -111,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // thresholdStatus is status, or 99 when it is 0 and a threshold of res was
 // crossed (named in one line on stderr).
-func thresholdStatus(status int, res *loadtester.Result, stderr io.Writer, prog string) int {
+func thresholdStatus(status int, res *result.Result, stderr io.Writer, prog string) int {
 	crossed := res.CrossedThresholds()
 	if crossed == "" || res.Interrupted {
 		return status
@@ -135,11 +136,11 @@ func exitStatus(err error) int {
 }
 
 // outcomeStatus is the exit status of a finished run's verdict.
-func outcomeStatus(o loadtester.Outcome) int {
+func outcomeStatus(o result.Outcome) int {
 	switch o {
-	case loadtester.OutcomeFail:
+	case result.OutcomeFail:
 		return exitFailure
-	case loadtester.OutcomeInterrupted:
+	case result.OutcomeInterrupted:
 		return exitInterrupted
 	}
 	return exitOK

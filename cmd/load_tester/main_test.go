@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // okServer answers every request with 200 after delay, counting the
@@ -94,19 +95,19 @@ func TestExitStatus(t *testing.T) {
 func TestOutcomeStatus(t *testing.T) {
 	tests := []struct {
 		name string
-		res  loadtester.Result
+		res  result.Result
 		max  int64
 		want int
 	}{
-		{"clean", loadtester.Result{Requests: 10, Answered: 10, Due: 10}, 0, exitOK},
-		{"not clean, within --max-errors", loadtester.Result{Requests: 10, Answered: 10, Unfinished: 2, Due: 12}, 5, exitOK},
-		{"over --max-errors", loadtester.Result{Requests: 10, Answered: 10, Dropped: 1, Due: 11}, 0, exitFailure},
-		{"no responses", loadtester.Result{}, 0, exitFailure},
-		{"interrupted", loadtester.Result{Interrupted: true, Unfinished: 5}, 0, exitInterrupted},
+		{"clean", result.Result{Requests: 10, Answered: 10, Due: 10}, 0, exitOK},
+		{"not clean, within --max-errors", result.Result{Requests: 10, Answered: 10, Unfinished: 2, Due: 12}, 5, exitOK},
+		{"over --max-errors", result.Result{Requests: 10, Answered: 10, Dropped: 1, Due: 11}, 0, exitFailure},
+		{"no responses", result.Result{}, 0, exitFailure},
+		{"interrupted", result.Result{Interrupted: true, Unfinished: 5}, 0, exitInterrupted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			outcome, _, _ := loadtester.Verdict(&tt.res, tt.max)
+			outcome, _, _ := result.Verdict(&tt.res, tt.max)
 			if got := outcomeStatus(outcome); got != tt.want {
 				t.Errorf("exit %d, want %d", got, tt.want)
 			}
@@ -143,7 +144,7 @@ func TestOutputsWritten(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	res, err := loadtester.ReadResult(jsonPath)
+	res, err := result.ReadResult(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestBinarySIGINTWritesWhatWasMeasured(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("stopped %v after SIGINT", took)
 	}
-	res, err := loadtester.ReadResult(jsonPath)
+	res, err := result.ReadResult(jsonPath)
 	if err != nil {
 		t.Fatalf("no result after SIGINT: %v\nstdout: %s", err, stdout.String())
 	}
@@ -363,7 +364,7 @@ func TestBinarySIGINTDuringStartAtWait(t *testing.T) {
 	if lines := strings.Count(stderr.String(), "\n"); lines != 1 || !strings.Contains(stderr.String(), "interrupted while waiting for --start-at") {
 		t.Errorf("stderr %q, want one line saying it was interrupted while waiting", stderr.String())
 	}
-	res, err := loadtester.ReadResult(jsonPath)
+	res, err := result.ReadResult(jsonPath)
 	if err != nil {
 		t.Fatalf("no result after SIGINT: %v\nstdout: %s", err, stdout.String())
 	}

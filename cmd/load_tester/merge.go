@@ -7,10 +7,11 @@ import (
 	"io"
 
 	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // `load_tester merge`: flags, reading the inputs, the summary and the
-// outputs; the merge itself is loadtester.Merge.
+// outputs; the merge itself is result.Merge.
 
 const mergeUsage = `load_tester merge: add the results of several load_tester instances exactly.
 
@@ -37,7 +38,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	hdrOut := fs.String("hdr-log", "", "write the merged HdrHistogram interval log to `FILE`")
 	vegetaOut := fs.String("vegeta", "", "write the instances' vegeta results, merged, to `FILE`")
 	maxErrors := fs.Int64("max-errors", 0, "failed + unfinished + dropped requests and other errors, over all instances, tolerated before the exit status is 1")
-	var thresholds []loadtester.Threshold
+	var thresholds []result.Threshold
 	fs.Var(thresholdFlag{&thresholds}, "threshold", "judge the merged result: `EXPR` as for a run (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -49,16 +50,16 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester merge: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
-	inputs := make([]loadtester.MergeInput, 0, fs.NArg())
+	inputs := make([]result.MergeInput, 0, fs.NArg())
 	for _, path := range fs.Args() {
-		r, err := loadtester.ReadResult(path)
+		r, err := result.ReadResult(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: refused: %s\n", oneLine(err))
 			return exitUsage
 		}
-		inputs = append(inputs, loadtester.MergeInput{Path: path, Result: r})
+		inputs = append(inputs, result.MergeInput{Path: path, Result: r})
 	}
-	res, err := loadtester.Merge(inputs)
+	res, err := result.Merge(inputs)
 	if err != nil {
 		fmt.Fprintf(stderr, "load_tester merge: refused: %s\n", oneLine(err))
 		return exitUsage
@@ -70,10 +71,10 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 		res.VegetaFile = *vegetaOut
 	}
-	res.Thresholds, _ = loadtester.JudgeThresholds(res, thresholds)
+	res.Thresholds, _ = result.JudgeThresholds(res, thresholds)
 	res.PrintSummary(stdout)
 	res.PrintInstances(stdout)
-	outcome, verdict, reason := loadtester.Verdict(res, *maxErrors)
+	outcome, verdict, reason := result.Verdict(res, *maxErrors)
 	fmt.Fprintf(stdout, "  verdict       %s\n", verdict)
 	if *hdrOut != "" {
 		if err := loadtester.WriteHDRLogFile(*hdrOut, res); err != nil {

@@ -18,7 +18,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"weaseldb/internal/syncbuf"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // The merge command on results of real runs: several instances started
@@ -137,7 +137,7 @@ func checkMerged(t *testing.T, inputs []string) {
 	if code != exitOK {
 		t.Fatalf("merge: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	m, err := loadtester.ReadResult(mergedPath)
+	m, err := result.ReadResult(mergedPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func checkMerged(t *testing.T, inputs []string) {
 	var requests, due int64
 	perInterval := map[int]int64{}
 	for _, p := range inputs {
-		r, err := loadtester.ReadResult(p)
+		r, err := result.ReadResult(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestThreeInstancesMerge(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d/ok", port)
 	inputs := runInstances(t, bin, url, 3, func(int) []string { return nil })
 	for _, p := range inputs {
-		r, err := loadtester.ReadResult(p)
+		r, err := result.ReadResult(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,7 +402,7 @@ func TestReportRendersMergedResult(t *testing.T) {
 	if combined, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("report --run on a merged result: %v\n%s", err, combined)
 	}
-	merged, err := loadtester.ReadResult(filepath.Join(runDir, "load.json"))
+	merged, err := result.ReadResult(filepath.Join(runDir, "load.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"weaseldb/internal/progress"
 	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // --rate-steps and --find-rate: their flags, and the run of the steps
@@ -25,7 +26,7 @@ func (o *options) parseSteps(sf stringFlags, set map[string]bool) error {
 		}
 	}
 	if sf.slo != "" {
-		if o.objectives, err = loadtester.ParseObjectives(sf.slo); err != nil {
+		if o.objectives, err = result.ParseObjectives(sf.slo); err != nil {
 			return err
 		}
 	}
@@ -58,9 +59,9 @@ func (o *options) parseSteps(sf stringFlags, set map[string]bool) error {
 
 // runSteps runs the steps (loadtester.RunStepsWithOutputs writes their
 // outputs); the result is nil only when no step could start.
-func runSteps(ctx context.Context, o options, stdout io.Writer) (*loadtester.StepsResult, error) {
+func runSteps(ctx context.Context, o options, stdout io.Writer) (*result.StepsResult, error) {
 	sr := &loadtester.StepRunner{Config: o.cfg, Objectives: o.objectives}
-	run := func(ctx context.Context, sr *loadtester.StepRunner) (*loadtester.StepsResult, error) {
+	run := func(ctx context.Context, sr *loadtester.StepRunner) (*result.StepsResult, error) {
 		if o.findRate {
 			return loadtester.FindRateSteps(ctx, sr, o.search)
 		}
@@ -95,7 +96,7 @@ func stepsTime(o options) (total time.Duration, atMost bool) {
 
 // stepsStatus is the exit status of steps that ran: a search that found
 // no rate meeting the objective fails (1); an interrupted one exits 130.
-func stepsStatus(sr *loadtester.StepsResult) int {
+func stepsStatus(sr *result.StepsResult) int {
 	switch {
 	case sr.Interrupted:
 		return exitInterrupted

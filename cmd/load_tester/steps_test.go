@@ -11,8 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // kneeServer answers every request, 40 ms late while more than limit
@@ -64,7 +63,7 @@ func TestFindRateEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	sr, err := loadtester.ReadSteps(jsonPath)
+	sr, err := result.ReadSteps(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +106,7 @@ func TestRateStepsEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	sr, err := loadtester.ReadSteps(jsonPath)
+	sr, err := result.ReadSteps(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func TestWorkloadEndToEnd(t *testing.T) {
 	if code := run(append([]string{"merge", "--json", mergedPath}, paths...), &out, &errOut); code != exitOK {
 		t.Fatalf("merge: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	merged, err := loadtester.ReadResult(mergedPath)
+	merged, err := result.ReadResult(mergedPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@
 // gets SIGINT first, as a terminal's Ctrl-C would give it: load_tester then
 // writes what it measured, marked interrupted. Whatever is still running a
 // grace later is killed. Run reads load_tester's JSON result back
-// (loadtester.ReadResult) and says how the run ended with a typed error:
+// (result.ReadResult) and says how the run ended with a typed error:
 // ErrInterrupted, *TimeoutError, *ExitError, or one that names why the tool
 // could not be run or its result read.
 //
@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"weaseldb/internal/serverproc"
-	"weaseldb/loadtester"
+	"weaseldb/loadtester/result"
 )
 
 // DefaultGrace is how long a tool may take to stop after SIGINT before it
@@ -193,8 +193,8 @@ func (s Spec) Argv() []string {
 //     interrupted, and ErrInterrupted: ctx ended first;
 //   - nil and a *TimeoutError or *RunError;
 //   - nil and an error saying it wrote no result (after exiting 0) or one
-//     that cannot be read (loadtester.ReadResult's).
-func Run(ctx context.Context, s Spec) (*loadtester.Result, error) {
+//     that cannot be read (result.ReadResult's).
+func Run(ctx context.Context, s Spec) (*result.Result, error) {
 	if s.Name == "" {
 		s.Name = LoadTester
 	}
@@ -205,12 +205,12 @@ func Run(ctx context.Context, s Spec) (*loadtester.Result, error) {
 	var exit *ExitError
 	switch {
 	case errors.Is(err, ErrInterrupted):
-		res, _ := loadtester.ReadResult(s.JSONPath)
+		res, _ := result.ReadResult(s.JSONPath)
 		return res, err
 	case err != nil && !errors.As(err, &exit):
 		return nil, err
 	}
-	res, err := loadtester.ReadResult(s.JSONPath)
+	res, err := result.ReadResult(s.JSONPath)
 	var notRead *fs.PathError
 	switch {
 	case err != nil && errors.As(err, &notRead) && exit != nil:

@@ -29,7 +29,7 @@ type Server struct {
 	// interface after the first loop's (which is in listeners).
 	loopListeners []*eventloop.Listener
 	loops         *eventloop.Server
-	commit        *commit.Pipeline
+	commit        *commit.Pipeline[*eventloop.Conn]
 	store         *store.Store
 	handlers      []*handler // by loop index
 	keepalive     time.Duration
@@ -102,7 +102,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		// before parking only delays the next stage, readied on the same P.
 		spin = -1
 	}
-	s.commit, err = commit.New(commit.Options{
+	s.commit, err = commit.New(commit.Options[*eventloop.Conn]{
 		WaitStrategy:            strategy,
 		ReleaseThreads:          cfg.Commit.PipelineReleaseThreads,
 		OkResolveIterations:     cfg.Benchmark.OkResolveIterations,
@@ -112,7 +112,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		CommitResolveIterations: cfg.Benchmark.CommitResolveIterations,
 		StatusResolveIterations: cfg.Benchmark.StatusResolveIterations,
 		OkBodyBytes:             cfg.Benchmark.OkBodyBytes,
-		DirectWrites:            direct,
+		Responder:               &responder{direct: direct},
 		Metrics:                 s.Metrics,
 		SpinBeforePark:          spin,
 		StageCPUs:               cfg.Commit.PipelineCPUs,

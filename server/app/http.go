@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weaseldb/server/commit"
 	"weaseldb/server/eventloop"
 	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
@@ -21,7 +20,7 @@ import (
 type handler struct {
 	s       *Server
 	loop    *eventloop.Loop
-	pending []commit.Entry
+	pending []entry
 	req     http1.Request
 	q       request     // the request being routed (reused: no allocation per request)
 	subs    subscribers // GET /v1/subscribe streams on this loop
@@ -105,7 +104,7 @@ func (h *handler) dropAll() {
 	for i := range h.pending {
 		e := &h.pending[i]
 		h.s.Metrics.Request(e.Route, 503, time.Since(e.Start))
-		e.Conn.Abort()
+		e.Reply.Conn.Abort()
 	}
 }
 
@@ -153,17 +152,19 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) (int, eventloop.Action) {
 
 // refuse answers a request the parser refused (400, 413, 414, 431, 501,
 // 505), after the earlier responses; OnData then stops the input (the
-// framing is lost), so the connection closes once the answers are out. A refused HEAD gets the head alone, as every HEAD does.
+// framing is lost), so the connection closes once the answers are out. A
+// refused HEAD gets the head alone, as every HEAD does.
 func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.Time) {
 	status, reason := 400, "bad request"
 	var perr *http1.Error
 	if errors.As(err, &perr) {
 		status, reason = perr.Status, perr.Reason
 	}
-	resp := http1.AppendResponse(nil, status, "application/json", errorBody(reason), nil, false)
+	f := http1.Framing(0) // not keep-alive: the connection closes after it
 	if st.parser.RefusedHead() {
-		resp = http1.ResponseHead(resp)
+		f |= http1.FramingHead
 	}
+	resp := http1.AppendFramed(nil, f, status, "application/json", errorBody(reason), nil, "")
 	c.Reply(c.NextSeq(), resp, true)
 	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
 }

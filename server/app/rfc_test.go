@@ -100,6 +100,47 @@ func TestHeadBytesAreTheGetHead(t *testing.T) {
 	}
 }
 
+// The pipeline frames GET /ok once per framing and shares it: pipelined
+// answers of every framing, on one connection, are each exactly their own
+// (HEAD the head alone, HTTP/1.0 keep-alive announced, a request id
+// echoed), in request order, and asked twice they are the same bytes.
+func TestPipelinedOkFramings(t *testing.T) {
+	ts := startServer(t, nil)
+	c, _ := dialTCP(t, ts)
+	const (
+		get      = "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n"
+		head     = "HEAD /ok HTTP/1.1\r\nHost: x\r\n\r\n"
+		head10   = "HEAD /ok HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+		get10    = "GET /ok HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+		withID   = "GET /ok HTTP/1.1\r\nHost: x\r\nX-Request-Id: r-9\r\n\r\n"
+		getClose = "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+		okHead   = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n"
+		okBody   = `{"status":"ok"}`
+	)
+	want := map[string]string{
+		get:      okHead + "\r\n" + okBody,
+		head:     okHead + "\r\n",
+		head10:   okHead + "Connection: keep-alive\r\n\r\n",
+		get10:    okHead + "Connection: keep-alive\r\n\r\n" + okBody,
+		withID:   okHead + "X-Response-ID: r-9\r\n\r\n" + okBody,
+		getClose: okHead + "Connection: close\r\n\r\n" + okBody,
+	}
+	order := []string{get, head, head10, get10, withID, head, get10, get, head10, withID, getClose}
+	var reqs, answers strings.Builder
+	for _, r := range order {
+		reqs.WriteString(r)
+		answers.WriteString(want[r])
+	}
+	io.WriteString(c, reqs.String())
+	all, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(all) != answers.String() {
+		t.Fatalf("answered\n%q\nwant\n%q", all, answers.String())
+	}
+}
+
 func TestMethodNotAllowedCarriesAllow(t *testing.T) {
 	ts := startServer(t, nil)
 	c, br := dialTCP(t, ts)

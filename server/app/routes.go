@@ -51,13 +51,16 @@ var methodNames = [numMethods]string{"GET", "POST", "PUT", "DELETE"}
 // request is one parsed request on its way through its route: what every
 // route function needs, built once per request.
 type request struct {
-	c      *eventloop.Conn
-	seq    uint64
-	http   *http1.Request
-	route  *route
-	now    time.Time // when the read that carried it returned
-	head   bool      // HEAD: the GET's answer without its body
-	suffix []byte    // a prefix route's path after its prefix
+	c     *eventloop.Conn
+	seq   uint64
+	http  *http1.Request
+	route *route
+	now   time.Time // when the read that carried it returned
+	head  bool      // HEAD: the GET's answer without its body
+	// framing is the answer's, as the request asked (a route that then
+	// closes the connection clears KeepAlive in http, which wins).
+	framing http1.Framing
+	suffix  []byte // a prefix route's path after its prefix
 }
 
 type routeFunc func(h *handler, q *request)
@@ -132,6 +135,7 @@ func (h *handler) dispatch(c *eventloop.Conn, r *http1.Request, now time.Time) {
 		// the start of the next pipelined response.
 		m, q.head = methodGET, true
 	}
+	q.framing = http1.RequestFraming(r, q.head)
 	rt, suffix := lookup(r.Path)
 	if rt == nil {
 		h.reply(q, metrics.RouteNotFound, 404, bodyNotFound)
@@ -153,14 +157,15 @@ func (h *handler) reply(q *request, metric metrics.Route, status int, body []byt
 
 func (h *handler) replyTyped(q *request, metric metrics.Route, status int, contentType string, body []byte) {
 	r := q.http
-	extra := http1.KeepAliveExtra(r.KeepAlive, r.Version)
+	extra := ""
 	if status == 405 && q.route != nil {
-		extra += q.route.allow
+		extra = q.route.allow
 	}
-	resp := http1.AppendResponseExtra(nil, status, contentType, body, r.RequestID, r.KeepAlive, extra)
-	if q.head {
-		resp = http1.ResponseHead(resp)
+	f := q.framing
+	if !r.KeepAlive {
+		f = f.Closing()
 	}
+	resp := http1.AppendFramed(nil, f, status, contentType, body, r.RequestID, extra)
 	q.c.Reply(q.seq, resp, !r.KeepAlive)
 	h.s.Metrics.Request(metric, status, time.Since(q.now))
 }
@@ -169,10 +174,10 @@ func (h *handler) replyTyped(q *request, metric metrics.Route, status int, conte
 // /ok and /v1/version); the release stage answers it.
 func (h *handler) enqueue(q *request, kind commit.Kind, d *commit.Data) {
 	r := q.http
-	e := commit.Entry{Kind: kind, Conn: q.c, Seq: q.seq, KeepAlive: r.KeepAlive, HTTP10: r.Version == http1.HTTP10,
-		Head: q.head, Route: q.route.metric, Start: q.now, Data: d}
+	e := entry{Kind: kind, Reply: reply{Conn: q.c, Seq: q.seq, Framing: uint8(q.framing), Close: !r.KeepAlive},
+		Route: q.route.metric, Start: q.now, Data: d}
 	if r.RequestID != nil {
-		e.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
+		e.Reply.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
 	}
 	h.pending = append(h.pending, e)
 }

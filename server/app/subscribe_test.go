@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -418,5 +419,31 @@ func TestSubscribeWithConnectionClose(t *testing.T) {
 	s := &stream{t: t, c: c, resp: resp, br: bufio.NewReader(resp.Body)}
 	if m := s.nextTxn(); version(m) != 1 {
 		t.Fatalf("%v", m)
+	}
+}
+
+// A subscription the pipeline refuses (from_version beyond the next) is
+// answered with Connection: close (commit's Reply.Close, framed by the app
+// layer), and the connection ends there, as it says.
+func TestRefusedSubscribeSaysClose(t *testing.T) {
+	ts := startServer(t, nil)
+	c, err := net.DialTimeout("unix", ts.unixPath, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, "GET /v1/subscribe?from_version=100 HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 400 || !resp.Close || !bytes.Contains(body, []byte("beyond the next version")) {
+		t.Fatalf("answered %d close=%v %q %v", resp.StatusCode, resp.Close, body, err)
+	}
+	if rest, err := io.ReadAll(br); len(rest) != 0 || err != nil {
+		t.Fatalf("after the refusal: %q, %v; want the end of the connection", rest, err)
 	}
 }

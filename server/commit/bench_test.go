@@ -44,9 +44,9 @@ func benchResolveBatch(b *testing.B, strategy pipeline.WaitStrategy, resolveBatc
 	const push = 32
 	done := make(chan struct{}, 1)
 	var released int // release thread only (one thread)
-	cp, err := New(Options{WaitStrategy: strategy, ReleaseThreads: 1, OkResolveIterations: 4000, Metrics: metrics.New(),
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: strategy, ReleaseThreads: 1, OkResolveIterations: 4000, Metrics: metrics.New(),
 		ResolveBatch: resolveBatch, LgSlotCount: 10,
-		released: func(*Entry) {
+		released: func(*tEntry) {
 			if released++; released%push == 0 && closed {
 				done <- struct{}{}
 			}
@@ -54,13 +54,13 @@ func benchResolveBatch(b *testing.B, strategy pipeline.WaitStrategy, resolveBatc
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]Entry, push)
+	batch := make([]tEntry, push)
 	var pushTime time.Duration
 	pushes := 0
 	b.ResetTimer()
 	for sent := 0; sent < b.N; sent += push {
 		for i := range batch {
-			batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+			batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK}
 		}
 		start := time.Now()
 		if err := cp.Submit(batch); err != nil {

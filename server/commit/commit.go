@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/threadname"
 	"weaseldb/server/api"
 	"weaseldb/server/cpuwork"
-	"weaseldb/server/eventloop"
-	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/store"
@@ -62,38 +61,36 @@ type Data struct {
 	Sub       *store.Subscription // persist: KindSubscribe, nil when refused
 }
 
-// Entry is one request travelling through the pipeline (a ring slot).
-type Entry struct {
-	Kind      Kind
-	Conn      *eventloop.Conn
-	Seq       uint64 // the request's number on its connection
-	KeepAlive bool
-	HTTP10    bool   // the client speaks HTTP/1.0 (keep-alive must then be announced)
-	Head      bool   // HEAD: the release stage sends the response without its body
-	RequestID []byte // copied out of the read buffer; nil if none
-	Route     metrics.Route
-	Start     time.Time // when the request was parsed (for the latency metric)
+// Entry is one request travelling through the pipeline (a ring slot). C is
+// the app layer's connection type (see Reply).
+type Entry[C comparable] struct {
+	Kind  Kind
+	Reply Reply[C] // where its answer goes, and how it is framed there
+	Route metrics.Route
+	Start time.Time // when the request was parsed (for the latency metric)
 
 	// Set by the stages.
 	Version int64
 	Status  int
-	Resp    []byte // the full HTTP response, built by persist
+	Resp    []byte // the framed answer, built by persist (Responder)
 
 	// Data is the request of the data routes (nil for /ok and /v1/version).
 	Data *Data
 }
 
 // Options configure the pipeline.
-type Options struct {
+type Options[C comparable] struct {
 	WaitStrategy        pipeline.WaitStrategy
 	ReleaseThreads      int
 	OkResolveIterations int
 	OkResolveSpin       time.Duration // busy-wait per /ok on the clock (after the iterations)
 	// OkBodyBytes is the size of GET /ok's JSON body (see OKBody); 0 means
 	// the plain {"status":"ok"}.
-	OkBodyBytes  int
-	LgSlotCount  int  // ring size 2^LgSlotCount; 0 means 16
-	DirectWrites bool // release threads may write to sockets themselves
+	OkBodyBytes int
+	LgSlotCount int // ring size 2^LgSlotCount; 0 means 16
+	// Responder frames the answers and makes each release thread's Sender
+	// (the app layer's: commit knows no connection and no HTTP). Required.
+	Responder Responder[C]
 	// OnError hears what goes wrong in a stage that does not stop it (a
 	// CPU it could not be pinned to); nil: nobody.
 	OnError func(error)
@@ -130,9 +127,10 @@ type Options struct {
 	// store with the default options.
 	Store *store.Store
 	// OnSubscribe hands a started subscription to whoever streams it (the
-	// connection's event loop), after its response head was queued. Called
-	// by a release thread; nil drops subscriptions (tests).
-	OnSubscribe func(c *eventloop.Conn, sub *store.Subscription)
+	// connection's event loop), after its response head was sent (conn is
+	// its Reply.Conn). Called by a release thread; nil drops subscriptions
+	// (tests).
+	OnSubscribe func(conn C, sub *store.Subscription)
 	// OnPublish is called by the persist stage after a batch appended
 	// committed transactions to the subscription log (to wake the loops
 	// that stream to subscribers). It must not block.
@@ -151,7 +149,7 @@ type Options struct {
 
 	// released, when set (benchmarks of this package), hears of every
 	// entry the release stage handled.
-	released func(e *Entry)
+	released func(e *Entry[C])
 	// spinFor is the busy-wait of the benchmark knobs; nil means
 	// cpuwork.SpinFor. Tests count its calls instead of timing them.
 	spinFor func(time.Duration)
@@ -164,10 +162,10 @@ type Options struct {
 var ErrClosed = errors.New("commit pipeline closed")
 
 // Pipeline runs the stage goroutines.
-type Pipeline struct {
-	opt Options
+type Pipeline[C comparable] struct {
+	opt Options[C]
 	st  *store.Store
-	p   *pipeline.Pipeline[Entry]
+	p   *pipeline.Pipeline[Entry[C]]
 	wg  sync.WaitGroup
 	// submitMu orders Submit against Close: Submit holds it shared while it
 	// pushes, Close takes it exclusively to set stopped, so no entry is
@@ -175,25 +173,16 @@ type Pipeline struct {
 	submitMu sync.RWMutex
 	stopped  bool   // guarded by submitMu
 	body     []byte // persist stage only: scratch for response bodies
-	// okBody is GET /ok's body and okResponse its answer for the common
-	// case (keep-alive, no request id): built once in New and shared
-	// read-only by every connection.
-	okBody, okResponse []byte
-}
-
-// BuildResponse is http1.AppendResponse, with the keep-alive header an
-// HTTP/1.0 client that asked to keep the connection needs
-// (http1.KeepAliveExtra).
-func BuildResponse(dst []byte, status int, contentType string, body, requestID []byte, keepAlive, http10 bool) []byte {
-	v := http1.HTTP11
-	if http10 {
-		v = http1.HTTP10
-	}
-	return http1.AppendResponseExtra(dst, status, contentType, body, requestID, keepAlive, http1.KeepAliveExtra(keepAlive, v))
+	okBody   []byte // GET /ok's body, built once in New
+	// okResponses holds GET /ok's framed answer without a request id, per
+	// Reply.Framing value: framed by the persist stage the first time it
+	// meets that framing and shared read-only by every connection since.
+	// Indexed by a uint8, so no bounds check.
+	okResponses [256][]byte
 }
 
 // New starts the stage goroutines.
-func New(opt Options) (*Pipeline, error) {
+func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	if opt.ReleaseThreads < 1 {
 		return nil, fmt.Errorf("commit: release threads must be >= 1, got %d", opt.ReleaseThreads)
 	}
@@ -215,6 +204,9 @@ func New(opt Options) (*Pipeline, error) {
 	if opt.ResolveBatch < 0 {
 		return nil, fmt.Errorf("commit: resolve batch must be >= 0 (0: no limit), got %d", opt.ResolveBatch)
 	}
+	if opt.Responder == nil {
+		return nil, errors.New("commit: Options.Responder is nil")
+	}
 	if opt.OkBodyBytes == 0 {
 		opt.OkBodyBytes = len(plainOKBody)
 	}
@@ -222,7 +214,7 @@ func New(opt Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
-	p, err := pipeline.NewWithOptions[Entry](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
+	p, err := pipeline.NewWithOptions[Entry[C]](opt.WaitStrategy, []int{1, 1, 1, opt.ReleaseThreads}, opt.LgSlotCount,
 		pipeline.Options{SpinBeforePark: opt.SpinBeforePark})
 	if err != nil {
 		return nil, fmt.Errorf("commit pipeline: %w", err)
@@ -231,8 +223,7 @@ func New(opt Options) (*Pipeline, error) {
 	if st == nil {
 		st = store.New(store.Options{})
 	}
-	cp := &Pipeline{opt: opt, st: st, p: p, okBody: okBody,
-		okResponse: http1.AppendResponse(nil, 200, "application/json", okBody, nil, true)}
+	cp := &Pipeline[C]{opt: opt, st: st, p: p, okBody: okBody}
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
@@ -241,8 +232,8 @@ func New(opt Options) (*Pipeline, error) {
 	go cp.runStage(1, 0, cp.resolve)
 	go cp.runStage(2, 0, cp.persist)
 	for t := 0; t < opt.ReleaseThreads; t++ {
-		r := &releaser{s: eventloop.NewSender(opt.DirectWrites)}
-		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry], thread int) int { return cp.release(b, thread, r) })
+		r := &releaser[C]{s: opt.Responder.NewSender()}
+		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry[C]], thread int) int { return cp.release(b, thread, r) })
 	}
 	return cp, nil
 }
@@ -251,7 +242,7 @@ func New(opt Options) (*Pipeline, error) {
 // push (more only when they outnumber the ring's slots). Safe from several
 // loops at once. After Close has begun it queues nothing and returns
 // ErrClosed: the caller still owes those requests an answer.
-func (cp *Pipeline) Submit(entries []Entry) error {
+func (cp *Pipeline[C]) Submit(entries []Entry[C]) error {
 	cp.submitMu.RLock()
 	defer cp.submitMu.RUnlock()
 	if cp.stopped {
@@ -261,7 +252,7 @@ func (cp *Pipeline) Submit(entries []Entry) error {
 	return nil
 }
 
-func (cp *Pipeline) push(entries []Entry) {
+func (cp *Pipeline[C]) push(entries []Entry[C]) {
 	for len(entries) > 0 {
 		b := cp.p.Push(len(entries), true)
 		n := b.Len()
@@ -276,7 +267,7 @@ func (cp *Pipeline) push(entries []Entry) {
 
 // Close pushes one shutdown entry per release thread (after every request
 // already submitted) and waits for every stage goroutine to finish.
-func (cp *Pipeline) Close() {
+func (cp *Pipeline[C]) Close() {
 	cp.submitMu.Lock()
 	if cp.stopped {
 		cp.submitMu.Unlock()
@@ -284,7 +275,7 @@ func (cp *Pipeline) Close() {
 	}
 	cp.stopped = true
 	// Pushed under the lock: no Submit is between its check and its push.
-	stops := make([]Entry, cp.opt.ReleaseThreads)
+	stops := make([]Entry[C], cp.opt.ReleaseThreads)
 	for i := range stops {
 		stops[i].Kind = KindShutdown
 	}
@@ -294,10 +285,10 @@ func (cp *Pipeline) Close() {
 }
 
 // CommittedVersion is the latest version persisted.
-func (cp *Pipeline) CommittedVersion() int64 { return cp.st.Persister.Version() }
+func (cp *Pipeline[C]) CommittedVersion() int64 { return cp.st.Persister.Version() }
 
 // Store is the state the stages own.
-func (cp *Pipeline) Store() *store.Store { return cp.st }
+func (cp *Pipeline[C]) Store() *store.Store { return cp.st }
 
 // StageThreadName is the OS thread name of a stage's thread: its stage,
 // and for release (the stage with several) the thread's number.
@@ -308,7 +299,7 @@ func StageThreadName(stage, thread int) string {
 	return metrics.StageNames[stage]
 }
 
-func (cp *Pipeline) stageError(stage, thread int, err error) {
+func (cp *Pipeline[C]) stageError(stage, thread int, err error) {
 	if cp.opt.OnError != nil {
 		cp.opt.OnError(fmt.Errorf("commit stage %s thread %d: %w", metrics.StageNames[stage], thread, err))
 	}
@@ -317,7 +308,7 @@ func (cp *Pipeline) stageError(stage, thread int, err error) {
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
 // stages, its own for a release thread).
-func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch[Entry], int) int) {
+func (cp *Pipeline[C]) runStage(stage, thread int, process func(pipeline.StageBatch[Entry[C]], int) int) {
 	defer cp.wg.Done()
 	locked := false
 	if stage < len(cp.opt.StageCPUs) && len(cp.opt.StageCPUs[stage]) > 0 {
@@ -339,7 +330,7 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 	}
 	if locked && !cp.opt.Unnamed {
 		// The old name is back before the goroutine (and its thread) ends.
-		restore, err := eventloop.NameThread(StageThreadName(stage, thread))
+		restore, err := threadname.Name(StageThreadName(stage, thread))
 		if err != nil {
 			cp.stageError(stage, thread, err)
 		}
@@ -364,13 +355,13 @@ func (cp *Pipeline) runStage(stage, thread int, process func(pipeline.StageBatch
 	}
 }
 
-func (cp *Pipeline) owns(index uint64, thread int) bool {
+func (cp *Pipeline[C]) owns(index uint64, thread int) bool {
 	return int(index%uint64(cp.opt.ReleaseThreads)) == thread
 }
 
 // sequence assigns versions to commits and looks status requests up. The
 // clock is read once per batch, and only when the batch has a data route.
-func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
 	var now time.Time
 	sq := cp.st.Sequencer
 	for i := 0; i < b.Len(); i++ {
@@ -405,7 +396,7 @@ func (cp *Pipeline) sequence(b pipeline.StageBatch[Entry], _ int) (shutdowns int
 // set (duplicates and commits refused by the sequence stage included: the
 // knob is a cost per request of the route), and every status lookup when
 // benchmark.status_resolve_spin_ns is. It must never block.
-func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -443,7 +434,7 @@ func (cp *Pipeline) resolve(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 // persist applies commits and builds each response. After a batch with
 // commits it publishes the log once (waking the subscribers' loops through
 // OnPublish): subscribers cost this stage nothing per subscriber.
-func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
 	var now time.Time
 	committed, appended := false, false
 	for i := 0; i < b.Len(); i++ {
@@ -453,10 +444,8 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 			shutdowns++
 		case KindOK:
 			e.Status = 200
-			if e.KeepAlive && e.RequestID == nil && !e.HTTP10 {
-				e.Resp = cp.okResponse
-			} else {
-				e.Resp = BuildResponse(nil, 200, "application/json", cp.okBody, e.RequestID, e.KeepAlive, e.HTTP10)
+			if e.Resp = cp.okResponses[e.Reply.Framing]; e.Resp == nil || e.Reply.RequestID != nil {
+				e.Resp = cp.okResponse(&e.Reply)
 			}
 		case KindVersion:
 			body := append(cp.body[:0], `{"version":`...)
@@ -483,24 +472,40 @@ func (cp *Pipeline) persist(b pipeline.StageBatch[Entry], _ int) (shutdowns int)
 	return shutdowns
 }
 
-// releaser is one release thread's state.
-type releaser struct {
-	s    *eventloop.Sender
-	subs []startedSub
+// okResponse is GET /ok's answer for r: without a request id, the shared
+// one of r's framing (framed now if this is its first). persist inlines
+// its common case, a framing met before.
+func (cp *Pipeline[C]) okResponse(r *Reply[C]) []byte {
+	if r.RequestID != nil {
+		return cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
+	}
+	resp := cp.okResponses[r.Framing]
+	if resp == nil {
+		resp = cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
+		cp.okResponses[r.Framing] = resp
+	}
+	return resp
 }
 
-type startedSub struct {
-	c   *eventloop.Conn
-	sub *store.Subscription
+// releaser is one release thread's state.
+type releaser[C comparable] struct {
+	s    Sender[C]
+	subs []startedSub[C]
+}
+
+type startedSub[C comparable] struct {
+	conn C
+	sub  *store.Subscription
 }
 
 // release sends the responses of the entries this thread owns (Index %
-// threads), grouped per connection by the Sender; a connection closed in
-// the meantime drops them safely. Subscriptions go to their streamer once
-// their response head is queued.
-func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *releaser) (shutdowns int) {
+// threads) through its Sender, which may group them per connection; a
+// connection closed in the meantime drops them safely. Subscriptions go to
+// their streamer once their response head is sent.
+func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *releaser[C]) (shutdowns int) {
 	now := time.Now()
 	s := r.s
+	var none C
 	for i := 0; i < b.Len(); i++ {
 		if !cp.owns(b.Index(i), thread) {
 			continue
@@ -517,23 +522,20 @@ func (cp *Pipeline) release(b pipeline.StageBatch[Entry], thread int, r *release
 		if cp.opt.released != nil {
 			cp.opt.released(e)
 		}
-		if e.Conn != nil { // nil only in tests
-			if e.Head {
-				e.Resp = http1.ResponseHead(e.Resp)
-			}
-			s.Send(e.Conn, e.Seq, e.Resp, !e.KeepAlive)
+		if e.Reply.Conn != none { // none only in tests
+			s.Send(e.Reply.Conn, e.Reply.Seq, e.Resp, e.Reply.Close)
 			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
-				r.subs = append(r.subs, startedSub{e.Conn, e.Data.Sub})
+				r.subs = append(r.subs, startedSub[C]{e.Reply.Conn, e.Data.Sub})
 			}
 		}
 		// Drop the references the ring slot would keep alive. Kind stays:
 		// it is the only field other release threads may read.
-		e.Conn, e.RequestID, e.Resp, e.Data = nil, nil, nil, nil
+		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = none, nil, nil, nil
 	}
 	s.Flush()
 	for i, st := range r.subs {
-		cp.opt.OnSubscribe(st.c, st.sub)
-		r.subs[i] = startedSub{}
+		cp.opt.OnSubscribe(st.conn, st.sub)
+		r.subs[i] = startedSub[C]{}
 	}
 	r.subs = r.subs[:0]
 	return shutdowns

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weaseldb/server/api"
+	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 	"weaseldb/server/store"
@@ -23,7 +24,7 @@ func TestEveryEntryReleasedOnceAndCloseJoins(t *testing.T) {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%v/%d", strategy, threads), func(t *testing.T) {
 				m := metrics.New()
-				cp, err := New(Options{WaitStrategy: strategy, ReleaseThreads: threads, LgSlotCount: 4, OkResolveIterations: 10, Metrics: m})
+				cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: strategy, ReleaseThreads: threads, LgSlotCount: 4, OkResolveIterations: 10, Metrics: m})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -32,9 +33,9 @@ func TestEveryEntryReleasedOnceAndCloseJoins(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						batch := make([]Entry, 50)
+						batch := make([]tEntry, 50)
 						for i := range batch {
-							batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK, Start: time.Now()}
+							batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
 						}
 						for r := 0; r < 10; r++ {
 							cp.Submit(batch)
@@ -72,13 +73,30 @@ func grep(s, sub string) string {
 }
 
 func TestOkResponse(t *testing.T) {
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1})
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	if !strings.HasPrefix(string(cp.okResponse), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(cp.okResponse), "\r\n\r\n{\"status\":\"ok\"}") {
-		t.Fatalf("%q", cp.okResponse)
+	// Nothing is submitted: this goroutine stands in for the persist stage.
+	ok := cp.okResponse(&Reply[*testConn]{Framing: keepAlive})
+	if !strings.HasPrefix(string(ok), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(ok), "\r\n\r\n{\"status\":\"ok\"}") {
+		t.Fatalf("%q", ok)
+	}
+	if again := cp.okResponse(&Reply[*testConn]{Framing: keepAlive}); &again[0] != &ok[0] {
+		t.Fatal("the keep-alive answer is framed again, not shared")
+	}
+	// Each framing has its own shared answer, framed by the Responder.
+	head := uint8(http1.FramingHead)
+	for _, r := range []Reply[*testConn]{{Framing: head}, {Framing: keepAlive | head}, {Framing: uint8(http1.FramingHTTP10)},
+		{Framing: keepAlive, RequestID: []byte("r-1")}} {
+		want := testResponder{}.AppendResponse(nil, &r, 200, "application/json", cp.okBody)
+		if got := cp.okResponse(&r); string(got) != string(want) {
+			t.Fatalf("framing %b id %q: %q, want %q", r.Framing, r.RequestID, got, want)
+		}
+	}
+	if _, err := New(Options[*testConn]{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1}); err == nil {
+		t.Fatal("New without a Responder: no error")
 	}
 }
 
@@ -89,17 +107,17 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 	st := store.New(store.Options{})
 	m := metrics.New()
 	var publishes atomic.Int64
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m, Store: st,
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m, Store: st,
 		OnPublish: func() { publishes.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := func(id string, readVersion int64, pre []api.Precondition, ops ...api.Operation) Entry {
+	commit := func(id string, readVersion int64, pre []api.Precondition, ops ...api.Operation) tEntry {
 		d := &Data{Commit: api.CommitRequest{RequestID: id, ReadVersion: readVersion, Preconditions: pre, Operations: ops}}
-		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Start: time.Now(), Data: d}
+		return tEntry{Kind: KindCommit, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteCommit, Start: time.Now(), Data: d}
 	}
 	write := api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("v1")}
-	cp.Submit([]Entry{
+	cp.Submit([]tEntry{
 		commit("request-0000000000000001", 0, nil, write),
 		commit("", 0, []api.Precondition{{Type: api.PointRead, Key: []byte("k")}},
 			api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("stale")}),
@@ -130,13 +148,13 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 // met by skipping the spin and does not depend on the machine's speed.
 func TestOkResolveSpinIsPerRequest(t *testing.T) {
 	const n, spin = 20, 2 * time.Millisecond
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, OkResolveSpin: spin, Metrics: metrics.New()})
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, OkResolveSpin: spin, Metrics: metrics.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := make([]Entry, n)
+	batch := make([]tEntry, n)
 	for i := range batch {
-		batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK, Start: time.Now()}
+		batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
 	}
 	start := time.Now()
 	cp.Submit(batch)
@@ -148,14 +166,14 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 
 // knobEntries are the entries the knob tests submit: a GET /ok, a status
 // lookup and a commit of the given id.
-func knobEntries() (ok Entry, status func() Entry, commit func(id string) Entry) {
-	ok = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
-	status = func() Entry {
-		return Entry{Kind: KindStatus, KeepAlive: true, Route: metrics.RouteStatus,
+func knobEntries() (ok tEntry, status func() tEntry, commit func(id string) tEntry) {
+	ok = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK}
+	status = func() tEntry {
+		return tEntry{Kind: KindStatus, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteStatus,
 			Data: &Data{Status: api.StatusQuery{RequestID: "request-0000000000000001"}}}
 	}
-	commit = func(id string) Entry {
-		return Entry{Kind: KindCommit, KeepAlive: true, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
+	commit = func(id string) tEntry {
+		return tEntry{Kind: KindCommit, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id}}}
 	}
 	return ok, status, commit
 }
@@ -163,9 +181,9 @@ func knobEntries() (ok Entry, status func() Entry, commit func(id string) Entry)
 // submitCopiesAndClose submits a copy of entries (each with its own Data,
 // which the stages write to) and closes the pipeline, so every stage has
 // handled them all.
-func submitCopiesAndClose(t *testing.T, cp *Pipeline, entries []Entry) {
+func submitCopiesAndClose(t *testing.T, cp *Pipeline[*testConn], entries []tEntry) {
 	t.Helper()
-	copies := make([]Entry, len(entries))
+	copies := make([]tEntry, len(entries))
 	for i, e := range entries {
 		if e.Data != nil {
 			d := *e.Data
@@ -189,26 +207,26 @@ func TestResolveSpinKnobsPerRoute(t *testing.T) {
 	tests := []struct {
 		name                  string
 		okSpin, cSpin, stSpin time.Duration
-		entries               []Entry
+		entries               []tEntry
 		want                  map[time.Duration]int
 	}{
-		{"off by default", 0, 0, 0, []Entry{ok, commit("request-0000000000000001"), status()}, map[time.Duration]int{}},
+		{"off by default", 0, 0, 0, []tEntry{ok, commit("request-0000000000000001"), status()}, map[time.Duration]int{}},
 		{"commit knob: every commit, duplicates included, nothing else", 0, commitSpin, 0,
-			[]Entry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
+			[]tEntry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
 			map[time.Duration]int{commitSpin: 3}},
-		{"ok knob leaves commits alone", okSpin, 0, 0, []Entry{ok, commit("request-0000000000000002"), status(), ok},
+		{"ok knob leaves commits alone", okSpin, 0, 0, []tEntry{ok, commit("request-0000000000000002"), status(), ok},
 			map[time.Duration]int{okSpin: 2}},
 		{"status knob: every lookup, nothing else", 0, 0, statusSpin,
-			[]Entry{ok, status(), commit("request-0000000000000004"), status()},
+			[]tEntry{ok, status(), commit("request-0000000000000004"), status()},
 			map[time.Duration]int{statusSpin: 2}},
-		{"all three", okSpin, commitSpin, statusSpin, []Entry{ok, commit("request-0000000000000003"), status()},
+		{"all three", okSpin, commitSpin, statusSpin, []tEntry{ok, commit("request-0000000000000003"), status()},
 			map[time.Duration]int{okSpin: 1, commitSpin: 1, statusSpin: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			got := map[time.Duration]int{}
-			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
+			cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
 				OkResolveSpin: tt.okSpin, CommitResolveSpin: tt.cSpin, StatusResolveSpin: tt.stSpin,
 				spinFor: func(d time.Duration) { mu.Lock(); got[d]++; mu.Unlock() }})
 			if err != nil {
@@ -233,23 +251,23 @@ func TestResolveIterationKnobsPerRoute(t *testing.T) {
 	tests := []struct {
 		name            string
 		okIt, cIt, stIt int
-		entries         []Entry
+		entries         []tEntry
 		want            map[int]int
 	}{
-		{"off by default", 0, 0, 0, []Entry{ok, commit("request-0000000000000001"), status()}, map[int]int{}},
+		{"off by default", 0, 0, 0, []tEntry{ok, commit("request-0000000000000001"), status()}, map[int]int{}},
 		{"commit knob: every commit, duplicates included, nothing else", 0, commitIt, 0,
-			[]Entry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
+			[]tEntry{ok, commit("request-0000000000000001"), commit("request-0000000000000001"), commit(""), status(), ok},
 			map[int]int{commitIt: 3}},
 		{"status knob: every lookup, nothing else", 0, 0, statusIt,
-			[]Entry{ok, status(), commit("request-0000000000000004"), status()}, map[int]int{statusIt: 2}},
-		{"all three", okIt, commitIt, statusIt, []Entry{ok, commit("request-0000000000000003"), status()},
+			[]tEntry{ok, status(), commit("request-0000000000000004"), status()}, map[int]int{statusIt: 2}},
+		{"all three", okIt, commitIt, statusIt, []tEntry{ok, commit("request-0000000000000003"), status()},
 			map[int]int{okIt: 1, commitIt: 1, statusIt: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			got := map[int]int{}
-			cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
+			cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(),
 				OkResolveIterations: tt.okIt, CommitResolveIterations: tt.cIt, StatusResolveIterations: tt.stIt,
 				spendIterations: func(n int) { mu.Lock(); got[n]++; mu.Unlock() }})
 			if err != nil {
@@ -270,17 +288,17 @@ func TestResolveIterationKnobsPerRoute(t *testing.T) {
 // stage early and Close never returned) nor counts as a request.
 func TestZeroEntryIsNotShutdown(t *testing.T) {
 	m := metrics.New()
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m})
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Zero entries alone first (so the stages see them in a batch of their
 	// own, as they did when they counted as shutdowns), then requests.
-	if err := cp.Submit([]Entry{{}, {}, {}}); err != nil {
+	if err := cp.Submit([]tEntry{{}, {}, {}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
-	batch := []Entry{{}, {Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}, {}, {}}
+	batch := []tEntry{{}, {Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK}, {}, {}}
 	for range 5 {
 		if err := cp.Submit(batch); err != nil {
 			t.Fatal(err)
@@ -299,7 +317,7 @@ func TestZeroEntryIsNotShutdown(t *testing.T) {
 	}
 }
 
-func closeWithin(t *testing.T, cp *Pipeline, d time.Duration) {
+func closeWithin(t *testing.T, cp *Pipeline[*testConn], d time.Duration) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { cp.Close(); close(done) }()
@@ -316,7 +334,7 @@ func closeWithin(t *testing.T, cp *Pipeline, d time.Duration) {
 func TestSubmitAfterClose(t *testing.T) {
 	for _, threads := range []int{1, 3} {
 		m := metrics.New()
-		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: threads, LgSlotCount: 3, Metrics: m})
+		cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: threads, LgSlotCount: 3, Metrics: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,10 +344,10 @@ func TestSubmitAfterClose(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				batch := make([]Entry, 5)
+				batch := make([]tEntry, 5)
 				for {
 					for i := range batch {
-						batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+						batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK}
 					}
 					if err := cp.Submit(batch); err != nil {
 						if !errors.Is(err, ErrClosed) {
@@ -344,7 +362,7 @@ func TestSubmitAfterClose(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		closeWithin(t, cp, 20*time.Second)
 		wg.Wait()
-		if err := cp.Submit([]Entry{{Kind: KindOK}}); !errors.Is(err, ErrClosed) {
+		if err := cp.Submit([]tEntry{{Kind: KindOK}}); !errors.Is(err, ErrClosed) {
 			t.Fatalf("Submit after Close: %v", err)
 		}
 		out, _ := m.Encode()
@@ -358,13 +376,13 @@ func TestSubmitAfterClose(t *testing.T) {
 // every stage once.
 func TestResolveBatchOne(t *testing.T) {
 	m := metrics.New()
-	cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, ResolveBatch: 1, Metrics: m})
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 2, ResolveBatch: 1, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := make([]Entry, 40)
+	batch := make([]tEntry, 40)
 	for i := range batch {
-		batch[i] = Entry{Kind: KindOK, KeepAlive: true, Route: metrics.RouteOK}
+		batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK}
 	}
 	cp.Submit(batch)
 	closeWithin(t, cp, 20*time.Second)
@@ -376,7 +394,7 @@ func TestResolveBatchOne(t *testing.T) {
 	if !strings.Contains(string(out), `weaseldb_pipeline_batch_size_bucket{stage="resolve",le="1"} 42`) {
 		t.Fatalf("resolve batches larger than 1:\n%s", grep(string(out), `stage="resolve"`))
 	}
-	if _, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, ResolveBatch: -1}); err == nil {
+	if _, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, ResolveBatch: -1}); err == nil {
 		t.Fatal("negative ResolveBatch accepted")
 	}
 }
@@ -390,23 +408,23 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		status int
 		body   string
 	}
-	run := func(t *testing.T, steps func(do func(Entry) answer, advance func(time.Duration))) {
+	run := func(t *testing.T, steps func(do func(tEntry) answer, advance func(time.Duration))) {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		var mu sync.Mutex
 		answers := make(chan answer, 1)
 		st := store.New(store.Options{RetentionVersions: 5, RetentionAge: time.Hour})
-		cp, err := New(Options{WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(), Store: st,
+		cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty, ReleaseThreads: 1, Metrics: metrics.New(), Store: st,
 			Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
-			released: func(e *Entry) {
+			released: func(e *tEntry) {
 				answers <- answer{e.Status, string(e.Resp[bytes.Index(e.Resp, []byte("\r\n\r\n"))+4:])}
 			}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer closeWithin(t, cp, 20*time.Second)
-		do := func(e Entry) answer {
-			e.KeepAlive = true
-			if err := cp.Submit([]Entry{e}); err != nil {
+		do := func(e tEntry) answer {
+			e.Reply.Framing = keepAlive
+			if err := cp.Submit([]tEntry{e}); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -419,12 +437,12 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		}
 		steps(do, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() })
 	}
-	commitEntry := func(id string) Entry {
-		return Entry{Kind: KindCommit, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id,
+	commitEntry := func(id string) tEntry {
+		return tEntry{Kind: KindCommit, Route: metrics.RouteCommit, Data: &Data{Commit: api.CommitRequest{RequestID: id,
 			Operations: []api.Operation{{Type: api.Write, Key: []byte("counter"), Value: []byte("1")}}}}}
 	}
-	statusEntry := func(id string) Entry {
-		return Entry{Kind: KindStatus, Route: metrics.RouteStatus, Data: &Data{Status: api.StatusQuery{RequestID: id}}}
+	statusEntry := func(id string) tEntry {
+		return tEntry{Kind: KindStatus, Route: metrics.RouteStatus, Data: &Data{Status: api.StatusQuery{RequestID: id}}}
 	}
 	const id = "retry-after-6-commits-0001"
 	for _, c := range []struct {
@@ -438,12 +456,12 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		{"both passed", 6, 2 * time.Hour, `{"status":"committed","version":8,"request_id":"` + id + `"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run(t, func(do func(Entry) answer, advance func(time.Duration)) {
+			run(t, func(do func(tEntry) answer, advance func(time.Duration)) {
 				if a := do(commitEntry(id)); a.body != `{"status":"committed","version":1,"request_id":"`+id+`"}` {
 					t.Fatalf("first: %+v", a)
 				}
 				for range c.commits {
-					do(Entry{Kind: KindCommit, Route: metrics.RouteCommit, Data: &Data{}})
+					do(tEntry{Kind: KindCommit, Route: metrics.RouteCommit, Data: &Data{}})
 				}
 				advance(c.after)
 				if a := do(commitEntry(id)); a.body != c.wantRetry {
@@ -453,7 +471,7 @@ func TestRetentionThroughThePipeline(t *testing.T) {
 		})
 	}
 	t.Run("not_found bans the late commit", func(t *testing.T) {
-		run(t, func(do func(Entry) answer, advance func(time.Duration)) {
+		run(t, func(do func(tEntry) answer, advance func(time.Duration)) {
 			const late = "late-commit-000000000001"
 			if a := do(statusEntry(late)); a.body != `{"status":"not_found","request_id":"`+late+`"}` {
 				t.Fatalf("status: %+v", a)

@@ -6,19 +6,18 @@ import (
 	"time"
 
 	"weaseldb/server/api"
-	"weaseldb/server/http1"
 	"weaseldb/server/store"
 )
 
-// respond builds e's full response around body (which it copies, so body
-// may be the persist stage's scratch).
-func (cp *Pipeline) respond(e *Entry, status int, contentType string, body []byte) {
+// respond has the Responder frame e's answer around body (which it
+// copies, so body may be the persist stage's scratch).
+func (cp *Pipeline[C]) respond(e *Entry[C], status int, contentType string, body []byte) {
 	e.Status = status
-	e.Resp = BuildResponse(make([]byte, 0, 128+len(contentType)+len(e.RequestID)+len(body)),
-		status, contentType, body, e.RequestID, e.KeepAlive, e.HTTP10)
+	e.Resp = cp.opt.Responder.AppendResponse(make([]byte, 0, 128+len(contentType)+len(e.Reply.RequestID)+len(body)),
+		&e.Reply, status, contentType, body)
 }
 
-func (cp *Pipeline) respondError(e *Entry, status int, msg string) {
+func (cp *Pipeline[C]) respondError(e *Entry[C], status int, msg string) {
 	cp.body = api.AppendError(cp.body[:0], msg)
 	cp.respond(e, status, api.ContentTypeJSON, cp.body)
 }
@@ -27,7 +26,7 @@ func (cp *Pipeline) respondError(e *Entry, status int, msg string) {
 // stage did not accept: a duplicate with its original's outcome, a banned
 // or unverifiable id with its refusal) and builds the answer. It reports
 // whether the commit appended a transaction to the subscription log.
-func (cp *Pipeline) persistCommit(e *Entry, now time.Time) (appended bool) {
+func (cp *Pipeline[C]) persistCommit(e *Entry[C], now time.Time) (appended bool) {
 	d := e.Data
 	ps := cp.st.Persister
 	ps.Forget(d.Forgotten)
@@ -49,7 +48,7 @@ func (cp *Pipeline) persistCommit(e *Entry, now time.Time) (appended bool) {
 }
 
 // persistData answers status, subscribe and retention requests.
-func (cp *Pipeline) persistData(e *Entry) {
+func (cp *Pipeline[C]) persistData(e *Entry[C]) {
 	d := e.Data
 	switch e.Kind {
 	case KindStatus:
@@ -96,15 +95,15 @@ func (cp *Pipeline) persistData(e *Entry) {
 // subscribe starts the cursor here, in version order with the commits, so
 // "from the next commit" starts exactly after the commits before it. The
 // answer is the head of a chunked stream; the loop streams the rest.
-func (cp *Pipeline) subscribe(e *Entry) {
+func (cp *Pipeline[C]) subscribe(e *Entry[C]) {
 	if next := cp.st.Persister.Version() + 1; e.Data.FromVersion > next {
-		e.KeepAlive = false
+		e.Reply.Close = true
 		cp.respondError(e, 400, fmt.Sprintf("from_version: %d is beyond the next version, %d", e.Data.FromVersion, next))
 		return
 	}
 	sub, err := cp.st.Subscribe(e.Data.FromVersion)
 	if err != nil {
-		e.KeepAlive = false // the request is answered; the connection carries no more
+		e.Reply.Close = true // the request is answered; the connection carries no more
 		switch {
 		case errors.Is(err, store.ErrLogTruncated):
 			cp.respondError(e, 410, api.SubscribeErrLogTruncated+": "+err.Error())
@@ -115,5 +114,5 @@ func (cp *Pipeline) subscribe(e *Entry) {
 	}
 	e.Data.Sub = sub
 	e.Status = 200
-	e.Resp = http1.AppendChunkedHeader(make([]byte, 0, 128+len(e.RequestID)), 200, api.ContentTypeNDJSON, e.RequestID)
+	e.Resp = cp.opt.Responder.AppendStreamHead(make([]byte, 0, 128+len(e.Reply.RequestID)), &e.Reply, 200, api.ContentTypeNDJSON)
 }

@@ -67,7 +67,7 @@ func TestPinnedStagesSpinWithoutSleeping(t *testing.T) {
 	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
 	before := pinnedThreads(t)
 	a, b := allowed[0], allowed[len(allowed)-1]
-	cp, err := New(Options{WaitStrategy: pipeline.Never, ReleaseThreads: 1, Metrics: metrics.New(),
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.Never, ReleaseThreads: 1, Metrics: metrics.New(),
 		StageCPUs: [][]int{{a}, {b}, {a}, {b}}})
 	if err != nil {
 		t.Fatal(err)

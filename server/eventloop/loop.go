@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/threadname"
 )
 
 // Loop is one backend instance and the goroutine that waits on it.
@@ -198,7 +199,7 @@ func (l *Loop) run(failed chan<- error) {
 	if locked && !l.opt.Unnamed {
 		// A thread of its own: worth a name for top -H and perf. The old
 		// name is back before the goroutine (and so the thread) ends.
-		restore, err := NameThread(fmt.Sprintf("io-%d", l.id))
+		restore, err := threadname.Name(fmt.Sprintf("io-%d", l.id))
 		if err != nil {
 			l.warn(err)
 		}

@@ -23,7 +23,7 @@ type Options struct {
 	// saying why, where io_uring is unavailable.
 	Backend Backend
 	// LockThreads locks every loop's goroutine to an OS thread of its own,
-	// named io-N (NameThread). A pinned or io_uring loop is locked, and
+	// named io-N (internal/threadname). A pinned or io_uring loop is locked, and
 	// named, whatever this says; an unpinned epoll loop costs an OS thread
 	// switch where it would otherwise hand its P to a goroutine
 	// (docs/weaseldb.md, "Thread names", has what was measured).

@@ -47,14 +47,24 @@ func (l *Loop) drainPosts() {
 }
 
 // service handles a post about c: flush what it owes, resume reading when
-// the client caught up, and finish a draining connection.
+// the client caught up, finish a draining connection, and begin the drain
+// of one whose ending response a Sender queued.
 func (l *Loop) service(c *Conn) {
 	c.mu.Lock()
 	c.postPending = false
-	closed := c.closed
+	closed, ending := c.closed, c.closeQueued
 	c.mu.Unlock()
 	if closed {
 		return
+	}
+	if ending && c.parsing() {
+		// A Sender queued the response that ends the connection (a
+		// pipeline stage refused it, say) while the handler kept reading:
+		// read no more requests, close once it is written.
+		l.beginDrain(c)
+		if c.isGone() {
+			return
+		}
 	}
 	l.flushAndProgress(c)
 }

@@ -82,64 +82,7 @@ func bodyless(status int) bool {
 	return status < 200 || status == 204 || status == 304
 }
 
-// AppendResponse appends a complete response to dst: status line,
-// Content-Type (when contentType != ""), Content-Length, X-Response-ID (when
-// requestID is non-empty and holds no CR, LF or NUL), Connection: close (when
-// !keepAlive), the empty line and body. For 1xx, 204 and 304 no
-// Content-Length and no body are written; a status outside 100..599 is
-// written as 500. It does not allocate beyond growing dst.
-func AppendResponse(dst []byte, status int, contentType string, body []byte, requestID []byte, keepAlive bool) []byte {
-	return AppendResponseExtra(dst, status, contentType, body, requestID, keepAlive, "")
-}
-
-// AppendResponseExtra is AppendResponse with more header lines: extra is
-// written as is after the other headers, each line ending in CRLF (for
-// example "Allow: GET, HEAD\r\n"). The caller owns its content.
-func AppendResponseExtra(dst []byte, status int, contentType string, body []byte, requestID []byte, keepAlive bool, extra string) []byte {
-	status = validStatus(status)
-	dst = append(dst, statusLines[status]...)
-	dst = appendContentType(dst, contentType)
-	noBody := bodyless(status)
-	if !noBody {
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, int64(len(body)), 10)
-		dst = append(dst, "\r\n"...)
-	}
-	dst = appendResponseID(dst, requestID)
-	if !keepAlive {
-		dst = append(dst, "Connection: close\r\n"...)
-	}
-	dst = append(dst, extra...)
-	dst = append(dst, "\r\n"...)
-	if !noBody {
-		dst = append(dst, body...)
-	}
-	return dst
-}
-
-// KeepAliveExtra is the header line every response to an HTTP/1.0 client
-// that asked to keep its connection needs (HTTP/1.0 closes after a
-// response unless told otherwise), "" for anyone else: AppendResponseExtra's
-// extra, so the rule lives in one place.
-func KeepAliveExtra(keepAlive bool, v Version) string {
-	if keepAlive && v == HTTP10 {
-		return "Connection: keep-alive\r\n"
-	}
-	return ""
-}
-
-// ResponseHead returns the status line and headers of a complete response
-// built by this package, without its body: the answer to a HEAD request,
-// which carries the GET's headers (Content-Length included) and no body
-// (RFC 9110 §9.3.2, RFC 9112 §6.3). It returns a prefix of resp, so a
-// shared response stays shared.
-func ResponseHead(resp []byte) []byte {
-	if i := bytes.Index(resp, headEnd); i >= 0 {
-		return resp[: i+len(headEnd) : i+len(headEnd)]
-	}
-	return resp
-}
-
+// headEnd ends a response's head.
 var headEnd = []byte("\r\n\r\n")
 
 // WithConnectionClose returns a complete response built by this package

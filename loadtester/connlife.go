@@ -1,0 +1,260 @@
+package loadtester
+
+import "golang.org/x/sys/unix"
+
+// A connection's life on its network thread: adopted from a connect
+// thread, brought up on its first event (where its protocol starts),
+// retired, failed or timed out, closed and replaced after a back-off.
+//
+// Who owns what: loop thread only, like the rest of a conn; the books
+// are written under netThread.mu, which the loop holds.
+
+// adopt puts a handed-off connection in the table, then registers it
+// (hazard #3: ADD reports readiness that already exists).
+func (t *netThread) adopt(h handoff) {
+	t.books.measured.bookBackoff(h.backoff)
+	if h.err != nil {
+		t.books.measured.errors[connectErrorKind(h.err)]++
+		t.sampleError(t.now(), 0, connectErrorKind(h.err))
+		t.r.requestConn(h.connSlot, h.failures+1)
+		return
+	}
+	var slot int32
+	if n := len(t.free); n > 0 {
+		slot = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		slot = int32(len(t.conns))
+		t.conns = append(t.conns, nil)
+		t.gens = append(t.gens, 1)
+	}
+	ring := 1
+	for ring < t.r.cfg.Pipeline {
+		ring <<= 1
+	}
+	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, failures: h.failures, state: connConnecting,
+		sendTimes: make([]int64, ring), mask: ring - 1,
+		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
+	if t.pace.on() {
+		c.sentAt = make([]int64, ring)
+	}
+	if t.kb != nil {
+		c.kinds = make([]uint8, ring)
+	}
+	for _, k := range t.r.kinds {
+		if k.referred {
+			c.seqs = make([]uint64, ring)
+			break
+		}
+	}
+	c.parser.headOnly = t.r.cfg.Method == "HEAD"
+	c.parser.keepHead, c.parser.keepBody = t.r.checkNeeds.Header, t.r.checkNeeds.Body
+	c.proto = t.chooseProtocol(c, ring)
+	c.io = t.chooseTransport(h)
+	if h.tls != nil { // the handshake, done on the connect thread, is booked here
+		tb := t.books.tls
+		tb.hist.RecordValue(max(1, int64(h.handshake)))
+		tb.handshakes++
+		if h.resumed {
+			tb.resumed++
+		}
+	}
+	t.conns[slot] = c
+	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
+		t.books.measured.errors[errConnect]++
+		t.closeConn(c, true)
+	}
+}
+
+// finishConnect runs on the first event of a connecting socket.
+func (t *netThread) finishConnect(c *conn) {
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr != 0 {
+		err = unix.Errno(soErr)
+	}
+	if err != nil {
+		kind := connectErrorKind(err)
+		t.books.measured.errors[kind]++
+		t.sampleError(t.now(), 0, kind)
+		t.closeConn(c, true)
+		return
+	}
+	c.state = connActive
+	t.books.measured.connsOpened++
+	t.books.open++
+	c.proto.start(t, c)
+	if c.state != connActive {
+		return
+	}
+	now := t.now()
+	if c.io.buffered() {
+		// The handshake may have read past its end: bytes the server sent
+		// right after it (HTTP/2's SETTINGS) can wait in the tls.Conn
+		// with the socket empty, where no edge would ever report them.
+		t.onReadable(c)
+		if c.state != connActive {
+			return
+		}
+	}
+	if t.pace.on() {
+		// The schedule starts with the first connection, so connect time is
+		// not charged as latency; but not once the window has closed: a
+		// schedule started then would have nothing due in the window, and
+		// the thread's share of it would vanish from every count instead
+		// of being dropped (countDropped).
+		if !t.pace.scheduling && !t.win.closing && now < t.win.closeAt {
+			t.pace.begin(now)
+		}
+		t.offerFree(c)
+		return
+	}
+	t.topUp(c, now)
+}
+
+// retire closes a connection that finished normally (its quota, or the
+// server's Connection: close); requests still in flight were not answered.
+func (t *netThread) retire(c *conn, now int64) {
+	t.lose(c, now, errEOF)
+	t.closeConn(c, false)
+}
+
+func (t *netThread) onEOF(c *conn, now int64) {
+	truncated := false
+	if c.parser.finishAtEOF() && c.inflight > 0 { // a body delimited by the close
+		// Over TLS such a body is complete only after the server's
+		// close_notify (RFC 9112 §9.8): a bare close may have cut it, and
+		// counting it answered would hide a broken server.
+		if truncated = c.io.cut(); truncated {
+			t.loseHead(c, now, errTruncated)
+		} else {
+			t.complete(c, now)
+		}
+	}
+	t.lose(c, now, errEOF)
+	t.closeConn(c, truncated)
+}
+
+// failConn closes a broken connection, charging its requests in flight (at
+// least one error, so a failure is never silent).
+func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
+	if c.inflight == 0 {
+		t.books.measured.errors[kind]++
+		t.sampleError(now, 0, kind)
+	}
+	t.lose(c, now, kind)
+	t.closeConn(c, true)
+}
+
+// lose counts every request in flight on c as failed with kind, in the
+// books of the phase it was due in.
+func (t *netThread) lose(c *conn, now int64, kind errorKind) {
+	for c.inflight > 0 {
+		t.loseHead(c, now, kind)
+	}
+}
+
+// loseHead counts the oldest request in flight on c as failed with kind,
+// or passes it if it is a stream that already ended (booked then).
+func (t *netThread) loseHead(c *conn, now int64, kind errorKind) {
+	if c.proto.passEnded(c) { // a stream that ended behind an open one: already booked
+		return
+	}
+	start := c.sendTimes[c.head]
+	t.phase(start).failedBy[kind]++
+	if start >= t.win.start {
+		var reqKind uint8
+		if c.kinds != nil {
+			reqKind = c.kinds[c.head]
+			t.kb[reqKind].failed++
+		}
+		t.sampleRequestError(now, start, kind, reqKind)
+	}
+	c.head = (c.head + 1) & c.mask
+	c.inflight--
+}
+
+// closeConn unregisters and closes c and asks for its replacement, after
+// a back-off if c failed or never got a response (retryFailures).
+func (t *netThread) closeConn(c *conn, failed bool) {
+	if c.state == connActive {
+		t.books.open--
+	}
+	c.state = connClosed
+	unix.EpollCtl(t.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	unix.Close(c.fd)
+	t.conns[c.slot] = nil
+	t.gens[c.slot]++
+	t.free = append(t.free, c.slot)
+	// While draining, a connection is still replaced when requests due in
+	// the window wait for one (a --requests-per-conn quota, a reset):
+	// they are owed a send before the drain ends.
+	if !t.stopping.Load() && (!t.win.closing || t.backlog()) {
+		t.r.requestConn(c.connSlot, c.retryFailures(failed))
+	}
+}
+
+// retryFailures is the failure count c's replacement starts from. A
+// response (any status) proves that the slot's connect and handshake
+// work, so the back-off starts over: none after a normal close, the first
+// step after a failure. A connection that never got one adds to its slot's
+// count however it ended (a refused connect, a handshake or certificate
+// the server rejects on the first read, a close right after accept), so a
+// target that refuses every connection sees the back-off grow to its cap;
+// so does an HTTP/2 connection whose server's SETTINGS refuse the request
+// (h2Settings), answers or not: its replacement would meet the same.
+func (c *conn) retryFailures(failed bool) int {
+	switch {
+	case c.received == 0, c.refused:
+		return c.failures + 1
+	case failed:
+		return 1
+	}
+	return 0
+}
+
+// sweep enforces the connect timeout and the response timeout. The oldest
+// request in flight on a connection is at the head of its ring, so one look
+// per connection finds a request past its own deadline (--timeout from its
+// own send). A connection cannot skip a response, so it is closed, and the
+// requests behind the late one fail with it.
+func (t *netThread) sweep(now int64) {
+	timeout := int64(t.r.cfg.Timeout)
+	for _, c := range t.conns {
+		switch {
+		case c == nil:
+		case c.state == connConnecting && now > c.connectDeadline:
+			t.books.measured.errors[errConnectTimeout]++
+			t.sampleError(now, 0, errConnectTimeout)
+			t.closeConn(c, true)
+		case c.state == connActive && c.inflight > 0 && now-c.sentAtOf(c.head) > timeout:
+			t.lose(c, now, errTimeout)
+			t.closeConn(c, true)
+		}
+	}
+}
+
+// sentAtOf is when ring entry i was written.
+func (c *conn) sentAtOf(i int) int64 {
+	if c.sentAt != nil {
+		return c.sentAt[i]
+	}
+	return c.sendTimes[i]
+}
+
+// shutdown closes every connection and fd; later handoffs are refused.
+func (t *netThread) shutdown() {
+	for _, h := range t.inbox.close() {
+		if h.err == nil {
+			unix.Close(h.fd)
+		}
+	}
+	t.mu.Lock()
+	for _, c := range t.conns { // books.open keeps the count at the end, for the last interval
+		if c != nil {
+			unix.Close(c.fd)
+		}
+	}
+	t.conns = nil
+	t.mu.Unlock()
+	t.closeFds()
+}

@@ -1,0 +1,102 @@
+package loadtester
+
+// Booking a response or a failure: the warm-up's or the measured window's
+// books, by when the request was due, and the --vegeta samples. Every
+// protocol books through these.
+//
+// Who owns what: loop thread only; the books are written under
+// netThread.mu, which the loop holds for a batch of events.
+
+// complete records the response at the head of the connection's pipeline,
+// in the warm-up's books or the measured window's by when it was due.
+func (t *netThread) complete(c *conn, now int64) {
+	if t.r.checks != nil && !t.passChecks(c) {
+		c.received++ // a response all the same (--requests-per-conn)
+		t.loseHead(c, now, errCheck)
+		return
+	}
+	head := c.head
+	c.head = (head + 1) & c.mask
+	c.inflight--
+	t.record(c, head, now, c.parser.status)
+}
+
+// record books ring entry i's response (status) at now.
+func (t *netThread) record(c *conn, head int, now int64, status int) {
+	start := c.sendTimes[head]
+	c.received++
+	latency := now - start
+	status = min(status, maxStatus)
+	var kind uint8
+	if c.kinds != nil {
+		kind = c.kinds[head]
+	}
+	if c.seqs != nil && status >= 200 && status < 300 && t.r.kinds[kind].referred {
+		t.rend.answered[kind], t.rend.hasAnswered[kind] = c.seqs[head], true
+	}
+	b := &t.books
+	if start < t.win.start {
+		b.warm.requests++
+		b.warm.status[status]++
+		b.warm.hist.RecordValue(latency)
+		return
+	}
+	m := &b.measured
+	if err := m.hist.RecordValue(latency); err != nil {
+		m.recordErrors++
+	}
+	m.requests++
+	m.status[status]++
+	svc := int64(-1)
+	if c.sentAt != nil {
+		svc = now - c.sentAt[head]
+		b.svc.RecordValue(svc)
+	}
+	if t.kb != nil {
+		kb := &t.kb[kind]
+		kb.hist.RecordValue(latency)
+		kb.answered++
+		kb.status[status]++
+		if svc >= 0 {
+			kb.svc.RecordValue(svc)
+		}
+	}
+	if b.samples != nil {
+		b.samples.add(sample{start: start, latency: latency, code: uint16(status), kind: kind})
+	}
+}
+
+// phase is the books of the phase a request due at due belongs to.
+func (t *netThread) phase(due int64) *phaseStats {
+	if due < t.win.start {
+		return &t.books.warm
+	}
+	return &t.books.measured
+}
+
+func (t *netThread) quotaDone(c *conn) bool {
+	q := t.r.cfg.RequestsPerConn
+	return q > 0 && c.received >= q
+}
+
+// sampleError keeps a failure of a connection itself, with no request in
+// flight, for --vegeta (only what belongs to the measured window).
+func (t *netThread) sampleError(now, start int64, kind errorKind) {
+	t.sampleRequestError(now, start, kind, 0)
+}
+
+// sampleRequestError keeps a failed request of kind reqKind (start: when
+// it was due) or, with start 0, a failure of the connection itself, for
+// --vegeta; only what belongs to the measured window.
+func (t *netThread) sampleRequestError(now, start int64, kind errorKind, reqKind uint8) {
+	if t.books.samples == nil {
+		return
+	}
+	if start == 0 {
+		if now < t.win.start || now >= t.win.closeAt {
+			return
+		}
+		start = now
+	}
+	t.books.samples.add(sample{start: start, latency: now - start, errKind: kind + 1, kind: reqKind})
+}

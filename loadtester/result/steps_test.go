@@ -1,0 +1,75 @@
+package result
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseObjectives(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []Objective
+		wantErr string
+	}{
+		{"p99=1ms", []Objective{{Percentile: "p99", LimitNs: 1e6}}, ""},
+		{"p50=200us, P999=5ms,max=1s", []Objective{{Percentile: "p50", LimitNs: 2e5}, {Percentile: "p99.9", LimitNs: 5e6}, {Percentile: "max", LimitNs: 1e9}}, ""},
+		{"p99.9=2ms", []Objective{{Percentile: "p99.9", LimitNs: 2e6}}, ""},
+		{"p95=1ms", nil, "p50, p90, p99, p99.9, max"},
+		{"p99", nil, "PERCENTILE=DURATION"},
+		{"p99=fast", nil, "positive duration"},
+		{"p99=-1ms", nil, "positive duration"},
+	}
+	for _, tt := range tests {
+		got, err := ParseObjectives(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: err %v, want one naming %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tt.want) {
+			t.Fatalf("%q: %v, %v", tt.in, got, err)
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("%q: %+v, want %+v", tt.in, got[i], tt.want[i])
+			}
+		}
+	}
+}
+
+// Judge passes a step only when every objective holds and every due
+// request was answered at the rate asked, by a client that kept up.
+func TestJudge(t *testing.T) {
+	objs, err := ParseObjectives("p99=1ms,p99.9=5ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := Result{RateAsked: 1000, RequestsPerSec: 1000, Latency: Latency{P99: 900_000, P999: 4_000_000}}
+	tests := []struct {
+		name string
+		edit func(*Result)
+		want string // "" passes
+	}{
+		{"meets", func(*Result) {}, ""},
+		{"p99 over", func(r *Result) { r.Latency.P99 = 1_200_000 }, "p99 1.20ms > 1.00ms"},
+		{"p99.9 over", func(r *Result) { r.Latency.P999 = 6_000_000 }, "p99.9 6.00ms > 5.00ms"},
+		{"unfinished", func(r *Result) { r.Unfinished = 3 }, "3 unfinished"},
+		{"dropped", func(r *Result) { r.Dropped = 2 }, "2 dropped"},
+		{"failed", func(r *Result) { r.Failed = 1 }, "1 failed"},
+		{"rate short by 2.5%", func(r *Result) { r.RequestsPerSec = 975 }, "2.5% under the 1000/s asked"},
+		{"rate short by 1.5% passes", func(r *Result) { r.RequestsPerSec = 985 }, ""},
+		{"client-bound alone passes (its lateness is in the latency)", func(r *Result) { r.ClientBound = true }, ""},
+		{"interrupted", func(r *Result) { r.Interrupted = true }, "interrupted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := good
+			tt.edit(&r)
+			pass, reasons := Judge(&r, objs)
+			if pass != (tt.want == "") || (tt.want != "" && !strings.Contains(strings.Join(reasons, "; "), tt.want)) {
+				t.Errorf("pass %v, reasons %q; want %q", pass, reasons, tt.want)
+			}
+		})
+	}
+}

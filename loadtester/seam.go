@@ -1,0 +1,108 @@
+package loadtester
+
+import "golang.org/x/sys/unix"
+
+// The protocol seam: what a network thread's loop asks of a connection,
+// modelled on the server's I/O backends (server/eventloop/backend.go). A
+// connection has two parts, each chosen once, when its thread adopts it
+// (chooseTransport, chooseProtocol), and never tested again on the hot
+// path:
+//
+//   - its transport: how bytes move. A plain socket (socket.go), a socket
+//     read with recvmsg for the kernel's receive stamps (rxstamp.go), or
+//     TLS over the socket (tlsconn.go).
+//   - its protocol: what the bytes mean. HTTP/1.1 (http1.go), with one
+//     static request or rendered ones, or HTTP/2 (h2conn.go, h2send.go,
+//     h2headers.go).
+//
+// They are two interfaces, not one, because every protocol runs on every
+// transport (h2 over TLS and h2c, HTTP/1.1 over both): one interface over
+// the pairs would repeat each half in each pair. The loop (loop.go) reads
+// through the transport and hands the bytes to the protocol; the protocol
+// books what completed and what failed (record.go, connlife.go) and says
+// what to write, which goes out through the transport (send.go). Each
+// call is per event or per batch of requests, never per byte: an
+// interface call where a nil check was.
+//
+// Who owns what: a transport and a protocol are their connection's, so
+// their network thread's loop's alone (netloop.go).
+
+// transport moves a connection's bytes.
+type transport interface {
+	// read reads into p: n > 0 bytes, with the kernel's arrival stamp on
+	// the run's clock (0: none); or EAGAIN (nothing until the next edge)
+	// or EINTR; or n == 0 and no errno at the end of the stream; or
+	// another errno, which failure names.
+	read(t *netThread, c *conn, p []byte) (n int, stamp int64, errno unix.Errno)
+	// shortReadDrains reports whether a read shorter than its buffer
+	// found the socket empty (a TLS read returns one record and does not).
+	shortReadDrains() bool
+	// failure is the error kind of a read's errno.
+	failure(errno unix.Errno) errorKind
+	// write sends out; what the socket does not take waits for EPOLLOUT.
+	// A failure fails the connection.
+	write(t *netThread, c *conn, out []byte)
+	// flush writes what is owed (c.pending, and the transport's own).
+	flush(t *netThread, c *conn)
+	// owes reports bytes of its own waiting for the socket, past c.pending.
+	owes() bool
+	// buffered reports whether input may already wait in the transport,
+	// with no edge to report it, when the connection comes up (TLS: the
+	// handshake may have read past its end).
+	buffered() bool
+	// cut reports whether the stream's end may have cut what it
+	// delimited (TLS without the server's close_notify).
+	cut() bool
+}
+
+// protocol frames a connection's requests and responses.
+type protocol interface {
+	// start runs when the connection comes up (h2: the preface).
+	start(t *netThread, c *conn)
+	// consume handles the response bytes in data, read at now: it books
+	// each response that completed and fails the connection on bad
+	// input. False means the connection closed.
+	consume(t *netThread, c *conn, data []byte, now int64) bool
+	// room is how many more requests the server allows at once now.
+	room() int
+	// batch returns want closed-loop requests for c, the next want ring
+	// entries' kinds noted; valid until the next call.
+	batch(t *netThread, c *conn, want int) []byte
+	// appendScheduled appends the open-loop schedule's k-th request for
+	// c's next ring entry to dst.
+	appendScheduled(t *netThread, c *conn, dst []byte, k uint64) []byte
+	// ended reports whether ring entry i ended out of order and is
+	// already booked (h2: a stream that ended behind an open one).
+	ended(c *conn, i int) bool
+	// passEnded moves c's head past its entry if ended says so, and
+	// reports whether it did.
+	passEnded(c *conn) bool
+}
+
+// chooseTransport is h's connection's transport: its TLS state, or the
+// socket read with receive stamps while the thread takes them and the
+// kernel agrees, or the plain socket.
+func (t *netThread) chooseTransport(h handoff) transport {
+	switch {
+	case h.tls != nil:
+		return h.tls
+	case !t.rx.on:
+		return plainIO{}
+	case t.rx.enable(h.fd):
+		return stampedIO{}
+	}
+	t.stopStamps() // the kernel refuses to stamp: none of the thread's reads are
+	return plainIO{}
+}
+
+// chooseProtocol is a new connection's protocol, with ring entries.
+func (t *netThread) chooseProtocol(c *conn, ring int) protocol {
+	switch {
+	case t.r.h2req != nil:
+		c.h2 = newH2Conn(ring) // for the tests that look inside its streams
+		return c.h2
+	case t.fast:
+		return http1Static{}
+	}
+	return http1Rendered{}
+}
