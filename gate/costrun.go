@@ -17,7 +17,7 @@ import (
 	"weaseldb/gate/callgrind"
 	"weaseldb/gate/valgrind"
 	"weaseldb/internal/serverproc"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // One cost run: a server under callgrind, its scenario's setup, a fixed
@@ -103,7 +103,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	}
 	defer proc.Kill()
 	pid := proc.Pid()
-	load := func(shape LoadShape, dur time.Duration, phase string) (result.Result, error) {
+	load := func(shape LoadShape, dur time.Duration, phase string) (loadresult.Result, error) {
 		res, err := RunLoad(ctx, LoadSpec{Binary: spec.LoadTester, Target: target, Duration: dur, Concurrency: max(shape.Concurrency, 1),
 			Threads: 1, Path: shape.Path, Extra: append(shape.args(), "--drain", "10s", "--timeout", "10s"),
 			JSONPath: filepath.Join(spec.Dir, fmt.Sprintf("%s-%s.json", name, phase)), Scenario: spec.Scenario.Name, Phase: phase})
@@ -193,7 +193,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 
 // cleanCostRun: every due request answered, none failed. A count over
 // fewer requests than asked, or over failures, is not comparable.
-func cleanCostRun(res result.Result) error {
+func cleanCostRun(res loadresult.Result) error {
 	if res.Errors > 0 || res.Unfinished > 0 || res.Dropped > 0 || res.Answered < res.Due {
 		return fmt.Errorf("%d due, %d answered, %d errors, %d unfinished, %d dropped%s",
 			res.Due, res.Answered, res.Errors, res.Unfinished, res.Dropped, statusNote(res))

@@ -8,7 +8,7 @@ import (
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 	istats "weaseldb/internal/stats"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // The time tier judges the server's CPU per request beside its req/s: over
@@ -34,7 +34,7 @@ type CPUJudgement struct {
 // windowCPU is the server's CPU per request and its cores over the
 // load's measured window, read from the trace; false when the result or
 // the trace cannot place the window.
-func windowCPU(tr *cpuTrace, res result.Result) (nsPerRequest, cores float64, ok bool) {
+func windowCPU(tr *cpuTrace, res loadresult.Result) (nsPerRequest, cores float64, ok bool) {
 	start, err := time.Parse(time.RFC3339Nano, res.WindowStart)
 	if err != nil || res.DurationS <= 0 || res.Requests <= 0 || tr == nil {
 		return 0, 0, false

@@ -13,7 +13,7 @@ import (
 
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // Why the rounds stopped (Judgement.StopReason).
@@ -345,7 +345,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 }
 
 // record adds the run to the result, with the CPU both servers used.
-func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res result.Result, began time.Time,
+func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res loadresult.Result, began time.Time,
 	selfBefore time.Duration, selfErr error, otherBefore time.Duration) {
 	rec := RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
 		Errors: res.Errors, Unfinished: res.Unfinished, Dropped: res.Dropped, ClientBound: res.ClientBound,
@@ -369,7 +369,7 @@ func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res 
 // records why not: no result, the server died, failed requests, requests
 // unfinished or dropped (issue 12: such a run is not judged as a sample),
 // or load_tester failing for another reason.
-func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res result.Result, err error) bool {
+func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadresult.Result, err error) bool {
 	var exit *loadrun.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		m.runFailed(sc, s, what, err)
@@ -404,7 +404,7 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res resul
 // statusNote names the non-2xx answers among a run's errors (" (status
 // 400: 12)"), which tell a scenario whose requests the server refuses
 // (a body it rejects, an id too short) from a failing server.
-func statusNote(res result.Result) string {
+func statusNote(res loadresult.Result) string {
 	var parts []string
 	for code, n := range res.StatusCodes {
 		if !strings.HasPrefix(code, "2") && n > 0 {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 
 	"github.com/BurntSushi/toml"
 )
@@ -406,7 +406,7 @@ func (l LoadShape) String() string {
 // sample is the number a run contributes for the scenario's metric, higher
 // is faster: req/s, or one second over the latency (so that the ratio B/A
 // reads the same way for every metric).
-func (s Scenario) sample(res result.Result) (float64, error) {
+func (s Scenario) sample(res loadresult.Result) (float64, error) {
 	switch s.Metric {
 	case MetricP50, MetricP99:
 		ns := res.Latency.P50

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 func TestParseScenarios(t *testing.T) {
@@ -181,7 +181,7 @@ func TestLoadShapeArgs(t *testing.T) {
 }
 
 func TestScenarioSample(t *testing.T) {
-	res := result.Result{RequestsPerSec: 1234, Latency: result.Latency{P50: 250_000, P99: 2_000_000}}
+	res := loadresult.Result{RequestsPerSec: 1234, Latency: loadresult.Latency{P50: 250_000, P99: 2_000_000}}
 	tests := []struct {
 		metric string
 		want   float64
@@ -200,7 +200,7 @@ func TestScenarioSample(t *testing.T) {
 			t.Errorf("%s: formatted %q, want %q", tt.metric, s, tt.text)
 		}
 	}
-	if _, err := (Scenario{Metric: MetricP50}).sample(result.Result{RequestsPerSec: 5}); err == nil {
+	if _, err := (Scenario{Metric: MetricP50}).sample(loadresult.Result{RequestsPerSec: 5}); err == nil {
 		t.Error("a latency metric without a latency must be an error")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // synthRun is what the model is told about one load run.
@@ -32,7 +32,7 @@ type synthRun struct {
 // result with a *loadrun.ExitError), the CPU the server used, and whether the
 // server dies during the run.
 type synthOutcome struct {
-	Result    result.Result
+	Result    loadresult.Result
 	Err       error
 	ServerCPU float64 // cores while measured; default 0.5
 	Dies      bool
@@ -77,13 +77,13 @@ func (l *synthLab) startServer(spec ServerSpec) (server, error) {
 
 func (l *synthLab) tracesCPU() bool { return false }
 
-func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (result.Result, error) {
+func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error) {
 	if ctx.Err() != nil {
-		return result.Result{}, fmt.Errorf("interrupted")
+		return loadresult.Result{}, fmt.Errorf("interrupted")
 	}
 	s := l.servers[spec.Target.Path]
 	if s == nil || s.dead {
-		return result.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
+		return loadresult.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
 	}
 	s.runs++
 	l.loads = append(l.loads, spec)
@@ -132,9 +132,9 @@ func (s *synthServer) stop(time.Duration) error {
 }
 
 // cleanResult is a clean load_tester result at rps.
-func cleanResult(rps float64) result.Result {
+func cleanResult(rps float64) loadresult.Result {
 	n := int64(rps)
-	return result.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
+	return loadresult.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
 }
 
 // steady serves A at a and B at b, every run.
