@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/jsonfile"
@@ -18,77 +18,17 @@ import (
 // BaselineVersion is the schema version of testdata/baseline.json.
 const BaselineVersion = 1
 
-// Settings are what a measurement depends on besides the server binary:
-// a baseline only compares with a run made with the same settings.
-type Settings struct {
-	Network      string   `json:"network"`
-	DurationS    float64  `json:"duration_s"`
-	WarmupS      float64  `json:"warmup_s"`
-	Concurrency  int      `json:"concurrency"`
-	Threads      int      `json:"network_threads"`
-	Path         string   `json:"path"`
-	LoadArgs     []string `json:"load_args,omitempty"`
-	ConfigSHA256 string   `json:"config_sha256"`
-	// The CPU lists of the plan ("" when unpinned): a pinned and an
-	// unpinned measurement are not comparable.
-	ServerCPUs string `json:"server_cpus,omitempty"`
-	ClientCPUs string `json:"client_cpus,omitempty"`
-}
-
-// Differences lists the settings in which s and now differ.
-func (s Settings) Differences(now Settings) []string {
-	var d []string
-	add := func(name string, was, is any) {
-		d = append(d, fmt.Sprintf("%s %v, now %v", name, was, is))
-	}
-	if s.Network != now.Network {
-		add("network", s.Network, now.Network)
-	}
-	if s.DurationS != now.DurationS {
-		add("duration_s", s.DurationS, now.DurationS)
-	}
-	if s.WarmupS != now.WarmupS {
-		add("warmup_s", s.WarmupS, now.WarmupS)
-	}
-	if s.Concurrency != now.Concurrency {
-		add("concurrency", s.Concurrency, now.Concurrency)
-	}
-	if s.Threads != now.Threads {
-		add("network_threads", s.Threads, now.Threads)
-	}
-	if s.ServerCPUs != now.ServerCPUs || s.ClientCPUs != now.ClientCPUs {
-		add("pinning", pinText(s.ServerCPUs, s.ClientCPUs), pinText(now.ServerCPUs, now.ClientCPUs))
-	}
-	if s.Path != now.Path {
-		add("path", s.Path, now.Path)
-	}
-	if !slices.Equal(s.LoadArgs, now.LoadArgs) {
-		add("load_args", s.LoadArgs, now.LoadArgs)
-	}
-	if s.ConfigSHA256 != now.ConfigSHA256 {
-		add("config sha256", short(s.ConfigSHA256), short(now.ConfigSHA256))
-	}
-	return d
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
 // Baseline is a recorded measurement to compare later runs with.
 type Baseline struct {
-	Version    int       `json:"version"`
-	Created    time.Time `json:"created"`
-	Command    string    `json:"command"`
-	Binary     string    `json:"binary"`
-	Machine    Machine   `json:"machine"`
-	Settings   Settings  `json:"settings"`
-	SamplesRPS []float64 `json:"samples_rps"`
-	MedianRPS  float64   `json:"median_rps"`
-	Spread     float64   `json:"spread"` // median absolute deviation / median
+	Version    int             `json:"version"`
+	Created    time.Time       `json:"created"`
+	Command    string          `json:"command"`
+	Binary     string          `json:"binary"`
+	Machine    result.Machine  `json:"machine"`
+	Settings   result.Settings `json:"settings"`
+	SamplesRPS []float64       `json:"samples_rps"`
+	MedianRPS  float64         `json:"median_rps"`
+	Spread     float64         `json:"spread"` // median absolute deviation / median
 }
 
 // ReadBaseline loads and checks a baseline file.
@@ -127,16 +67,9 @@ func WriteBaseline(path string, b Baseline) error {
 	return nil
 }
 
-func pinText(server, client string) string {
-	if server == "" {
-		return "unpinned"
-	}
-	return "server " + server + " / load tester " + client
-}
-
 // loadBaseline reads the baseline and checks that it is comparable; nil
 // means a problem was recorded.
-func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline {
+func (m *measurement) loadBaseline(settings result.Settings, machine result.Machine) *Baseline {
 	sc := m.scenarios[0]
 	b, err := ReadBaseline(m.o.BaselineFile)
 	if err != nil {
@@ -161,7 +94,7 @@ func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline
 	return &b
 }
 
-func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine Machine) {
+func (m *measurement) writeBaseline(sc *scenarioRun, settings result.Settings, machine result.Machine) {
 	r := sc.r
 	for _, p := range r.Problems {
 		if !(m.o.NoiseOK && verdict.IsNoise(p.Code)) {
@@ -178,5 +111,5 @@ func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine 
 	m.baselineFile = m.o.BaselineFile
 	r.Decision = verdict.Decision{Verdict: verdict.Pass, ReasonCode: "baseline_written",
 		Reason: fmt.Sprintf("baseline written to %s: median %s req/s over %d runs (±%.1f%%)",
-			m.o.BaselineFile, formatRPS(r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
+			m.o.BaselineFile, result.FormatSample(result.MetricRPS, r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"weaseldb/gate/callgrind"
+	"weaseldb/gate/result"
 )
 
 // Which functions a cost difference is made of. A verdict that says "B
@@ -23,14 +24,16 @@ const costDiffTop = 5
 // medianRun is the run whose counted instructions per request are the
 // median of its side's (the lower one of an even count), the run a side's
 // figure comes from.
-func medianRun(runs []CostSample) CostSample {
+func medianRun(runs []result.CostSample) result.CostSample {
 	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b CostSample) int { return cmp.Compare(a.InstructionsPerRequest, b.InstructionsPerRequest) })
+	slices.SortStableFunc(sorted, func(a, b result.CostSample) int {
+		return cmp.Compare(a.InstructionsPerRequest, b.InstructionsPerRequest)
+	})
 	return sorted[(len(sorted)-1)/2]
 }
 
 // extremeRuns are a side's cheapest and dearest runs.
-func extremeRuns(runs []CostSample) (lo, hi CostSample) {
+func extremeRuns(runs []result.CostSample) (lo, hi result.CostSample) {
 	lo, hi = runs[0], runs[0]
 	for _, r := range runs[1:] {
 		if r.InstructionsPerRequest < lo.InstructionsPerRequest {
@@ -44,7 +47,7 @@ func extremeRuns(runs []CostSample) (lo, hi CostSample) {
 }
 
 // abDeltas: what moved from A's median run to B's (nil without profiles).
-func abDeltas(a, b []CostSample) []callgrind.FunctionDelta {
+func abDeltas(a, b []result.CostSample) []callgrind.FunctionDelta {
 	if len(a) == 0 || len(b) == 0 {
 		return nil
 	}
@@ -56,7 +59,7 @@ func abDeltas(a, b []CostSample) []callgrind.FunctionDelta {
 }
 
 // unsteadyDeltas: what moved from a side's cheapest run to its dearest.
-func unsteadyDeltas(runs []CostSample) []callgrind.FunctionDelta {
+func unsteadyDeltas(runs []result.CostSample) []callgrind.FunctionDelta {
 	if len(runs) < 2 {
 		return nil
 	}

@@ -3,15 +3,16 @@ package gate
 import (
 	"strings"
 	"testing"
+	"weaseldb/gate/result"
 )
 
 // sampleWith is a run of n requests whose counted functions cost fns.
-func sampleWith(run int, fns map[string]float64) CostSample {
+func sampleWith(run int, fns map[string]float64) result.CostSample {
 	total := 0.0
 	for _, v := range fns {
 		total += v
 	}
-	return CostSample{Run: run, Requests: 1000, InstructionsPerRequest: total, UnfilteredPerRequest: 2 * total, Functions: fns}
+	return result.CostSample{Run: run, Requests: 1000, InstructionsPerRequest: total, UnfilteredPerRequest: 2 * total, Functions: fns}
 }
 
 // A regression names the function it came from; runs that disagree name
@@ -25,17 +26,17 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 		}
 		return m
 	}
-	judged := func(a, b []CostSample) *CostJudgement {
+	judged := func(a, b []result.CostSample) *result.CostJudgement {
 		o := DefaultCostOptions()
-		j := &CostJudgement{A: costSide(a), B: costSide(b), Tolerance: o.Tolerance, MaxSpread: o.MaxSpread}
-		j.judge(true)
+		j := &result.CostJudgement{A: costSide(a), B: costSide(b), Tolerance: o.Tolerance, MaxSpread: o.MaxSpread}
+		judgeCostRuns(j, true)
 		return j
 	}
-	steady := []CostSample{sampleWith(1, base(nil)), sampleWith(2, base(nil)), sampleWith(3, base(nil))}
+	steady := []result.CostSample{sampleWith(1, base(nil)), sampleWith(2, base(nil)), sampleWith(3, base(nil))}
 	t.Run("regression", func(t *testing.T) {
 		dear := base(map[string]float64{"weaseldb/server/commit.resolve": 150})
-		j := judged(steady, []CostSample{sampleWith(1, dear), sampleWith(2, dear), sampleWith(3, dear)})
-		if j.Verdict != CostRegression || len(j.Moved) != 1 || j.Moved[0].Function != "weaseldb/server/commit.resolve" || j.Moved[0].Delta != 150 {
+		j := judged(steady, []result.CostSample{sampleWith(1, dear), sampleWith(2, dear), sampleWith(3, dear)})
+		if j.Verdict != result.CostRegression || len(j.Moved) != 1 || j.Moved[0].Function != "weaseldb/server/commit.resolve" || j.Moved[0].Delta != 150 {
 			t.Fatalf("%s, moved %+v: %s", j.Verdict, j.Moved, j.Reason)
 		}
 		if !strings.Contains(j.Reason, "weaseldb/server/commit.resolve +150.0") {
@@ -43,9 +44,9 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 		}
 	})
 	t.Run("runs disagree", func(t *testing.T) {
-		wobbly := []CostSample{sampleWith(1, base(nil)), sampleWith(2, base(map[string]float64{"runtime.newNameForTheScheduler": 300})), sampleWith(3, base(nil))}
+		wobbly := []result.CostSample{sampleWith(1, base(nil)), sampleWith(2, base(map[string]float64{"runtime.newNameForTheScheduler": 300})), sampleWith(3, base(nil))}
 		j := judged(steady, wobbly)
-		if j.Verdict != CostCouldNotJudge || j.UnsteadySide != "B" || len(j.Unsteady) != 1 || j.Unsteady[0].Function != "runtime.newNameForTheScheduler" {
+		if j.Verdict != result.CostCouldNotJudge || j.UnsteadySide != "B" || len(j.Unsteady) != 1 || j.Unsteady[0].Function != "runtime.newNameForTheScheduler" {
 			t.Fatalf("%s, unsteady %s %+v: %s", j.Verdict, j.UnsteadySide, j.Unsteady, j.Reason)
 		}
 		if !strings.Contains(j.Reason, "runtime.newNameForTheScheduler +300.0") || !strings.Contains(j.Reason, "costfilter.go") {
@@ -54,12 +55,12 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 	})
 	t.Run("pass", func(t *testing.T) {
 		j := judged(steady, steady)
-		if j.Verdict != CostPass || len(j.Moved) != 0 || len(j.Unsteady) != 0 {
+		if j.Verdict != result.CostPass || len(j.Moved) != 0 || len(j.Unsteady) != 0 {
 			t.Fatalf("%s, moved %+v, unsteady %+v", j.Verdict, j.Moved, j.Unsteady)
 		}
 	})
 	t.Run("no profiles", func(t *testing.T) {
-		j := judged([]CostSample{{Run: 1, InstructionsPerRequest: 100}}, []CostSample{{Run: 1, InstructionsPerRequest: 100}})
+		j := judged([]result.CostSample{{Run: 1, InstructionsPerRequest: 100}}, []result.CostSample{{Run: 1, InstructionsPerRequest: 100}})
 		if j.Moved != nil {
 			t.Fatalf("moved %+v without profiles", j.Moved)
 		}
@@ -67,7 +68,7 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 }
 
 func TestMedianRun(t *testing.T) {
-	runs := []CostSample{{Run: 1, InstructionsPerRequest: 30}, {Run: 2, InstructionsPerRequest: 10}, {Run: 3, InstructionsPerRequest: 20}, {Run: 4, InstructionsPerRequest: 40}}
+	runs := []result.CostSample{{Run: 1, InstructionsPerRequest: 30}, {Run: 2, InstructionsPerRequest: 10}, {Run: 3, InstructionsPerRequest: 20}, {Run: 4, InstructionsPerRequest: 40}}
 	if got := medianRun(runs[:3]).Run; got != 3 {
 		t.Errorf("median of 3: run %d, want 3", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"weaseldb/gate/result"
 )
 
 // fakeValgrindMain behaves as valgrind 3.19 does on a CPU where its
@@ -105,7 +106,7 @@ func TestCostPreflight(t *testing.T) {
 	scs := []Scenario{{Name: "ok"}, {Name: "commit"}}
 	out := runCostTier(context.Background(), c, scs, p, processCostLab{}, nil) // nil: --quiet
 	for i, j := range out {
-		if j.Verdict != CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
+		if j.Verdict != result.CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
 			t.Errorf("scenario %s: %s %q valgrind %+v", scs[i].Name, j.Verdict, j.Reason, j.Valgrind)
 		}
 	}

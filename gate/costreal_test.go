@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/gate/result"
 )
 
 // needValgrind skips without valgrind, except where GATE_REQUIRE_VALGRIND
@@ -40,11 +41,11 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 	}
 	o := DefaultOptions()
 	o.A, o.B, o.LoadTester = server, server, lt
-	o.Tiers = []string{TierCost}
+	o.Tiers = []string{result.TierCost}
 	o.Cost.Requests, o.Cost.Rate, o.Cost.Runs, o.Cost.MaxRuns = 300, 300, 2, 2
 	// Wide: two short runs on a machine busy with the other tests.
 	o.Cost.Tolerance, o.Cost.MaxSpread = 0.03, 0.05
-	run := func(t *testing.T, o Options) *Result {
+	run := func(t *testing.T, o Options) *result.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		var progress strings.Builder
@@ -83,9 +84,9 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 			t.Fatalf("exit %d decided by %q, want 1 by commit: %s", r.ExitCode, r.DecidedBy, r.Reason)
 		}
 		for _, s := range r.Scenarios {
-			want := CostPass
+			want := result.CostPass
 			if s.Name == "commit" {
-				want = CostRegression
+				want = result.CostRegression
 			}
 			if s.Cost.Verdict != want {
 				t.Errorf("%s: cost %s (%s), want %s", s.Name, s.Cost.Verdict, s.Cost.Reason, want)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"weaseldb/gate/callgrind"
+	"weaseldb/gate/result"
 	"weaseldb/gate/valgrind"
 	"weaseldb/internal/serverproc"
 	loadresult "weaseldb/loadtester/result"
@@ -49,38 +50,10 @@ type CostSpec struct {
 	StartTimeout  time.Duration
 }
 
-// CostSample is what one cost run measured.
-type CostSample struct {
-	Run      int   `json:"run"`
-	Requests int64 `json:"requests"` // answered in the counted window
-	// Instructions are the filtered count (costfilter.go), Unfiltered all
-	// that the server's threads executed between the zero and the dump.
-	Instructions           int64   `json:"instructions"`
-	Unfiltered             int64   `json:"instructions_unfiltered"`
-	InstructionsPerRequest float64 `json:"instructions_per_request"`
-	UnfilteredPerRequest   float64 `json:"instructions_unfiltered_per_request"`
-	// Allocations and bytes from the Go runtime's own counters
-	// (go_memstats_mallocs_total, go_memstats_alloc_bytes_total on the
-	// server's /metrics) over the same window, less what reading them
-	// costs (measured by two reads back to back).
-	AllocsPerRequest float64 `json:"allocs_per_request"`
-	BytesPerRequest  float64 `json:"alloc_bytes_per_request"`
-	// SyscallsPerRequest are the system calls valgrind traced in the
-	// window, clock reads left out (outside valgrind the vDSO answers
-	// them); futex and nanosleep follow the clock, so this is informative.
-	SyscallsPerRequest float64        `json:"syscalls_per_request"`
-	Syscalls           map[string]int `json:"syscalls,omitempty"`
-	WallS              float64        `json:"wall_s"`
-	// Functions are the counted functions' own instructions per request,
-	// for naming what a difference is made of (costdiff.go); not written
-	// out, the list is thousands long.
-	Functions map[string]float64 `json:"-"`
-}
-
 // RunCostOnce performs one cost run. Its error is one line.
-func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
+func RunCostOnce(ctx context.Context, spec CostSpec) (result.CostSample, error) {
 	began := time.Now()
-	sample := CostSample{Run: spec.Run}
+	sample := result.CostSample{Run: spec.Run}
 	name := fmt.Sprintf("cost-%s-%s-%d", strings.ToLower(spec.Side), spec.Scenario.Name, spec.Run)
 	target, _ := newTarget("unix", spec.Dir, name)
 	doc, err := serverConfig(spec.ConfigData, target)
@@ -103,9 +76,9 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	}
 	defer proc.Kill()
 	pid := proc.Pid()
-	load := func(shape LoadShape, dur time.Duration, phase string) (loadresult.Result, error) {
+	load := func(shape result.LoadShape, dur time.Duration, phase string) (loadresult.Result, error) {
 		res, err := RunLoad(ctx, LoadSpec{Binary: spec.LoadTester, Target: target, Duration: dur, Concurrency: max(shape.Concurrency, 1),
-			Threads: 1, Path: shape.Path, Extra: append(shape.args(), "--drain", "10s", "--timeout", "10s"),
+			Threads: 1, Path: shape.Path, Extra: append(loadArgs(shape), "--drain", "10s", "--timeout", "10s"),
 			JSONPath: filepath.Join(spec.Dir, fmt.Sprintf("%s-%s.json", name, phase)), Scenario: spec.Scenario.Name, Phase: phase})
 		if err == nil {
 			err = cleanCostRun(res)

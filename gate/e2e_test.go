@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 )
 
@@ -102,7 +103,7 @@ func TestGateOverTCP(t *testing.T) {
 	if r.Verdict != verdict.Pass || len(r.Problems) > 0 || r.Rounds != 3 {
 		t.Fatalf("%s (%s): %s; problems %v", r.Verdict, r.ReasonCode, r.Reason, r.Problems)
 	}
-	for _, s := range []Side{r.A, r.B} {
+	for _, s := range []result.Side{r.A, r.B} {
 		if !strings.HasPrefix(s.Target, "127.0.0.1:") || strings.HasSuffix(s.Target, ":0") {
 			t.Errorf("side %s target %q, want a bound loopback port", s.Name, s.Target)
 		}

@@ -78,3 +78,11 @@ func firstLine(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// short is a commit hash as the labels print it: its first 12 digits.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 )
@@ -35,7 +36,7 @@ type HistoryEntry struct {
 	Commit    string            `json:"commit"`
 	Ref       string            `json:"ref,omitempty"`
 	Verdict   verdict.Verdict   `json:"verdict"`
-	Machine   Machine           `json:"machine"`
+	Machine   result.Machine    `json:"machine"`
 	Scenarios []HistoryScenario `json:"scenarios"`
 }
 
@@ -56,7 +57,7 @@ type HistoryScenario struct {
 
 // HistoryFromResult is the line a result makes for commit (a one-workload
 // run records its one scenario, ImplicitScenarioName).
-func HistoryFromResult(r *Result, commit, ref string, now time.Time) (HistoryEntry, error) {
+func HistoryFromResult(r *result.Result, commit, ref string, now time.Time) (HistoryEntry, error) {
 	if commit == "" {
 		return HistoryEntry{}, errors.New("record: no commit to record the result under (--commit)")
 	}
@@ -268,7 +269,7 @@ func HeadCommit(ctx context.Context, dir string) (string, error) {
 // ReadResultJSON reads a gate run's --json file back: any mode's, of this
 // schema version (an older file's fields sit elsewhere, and reading it
 // would record zeros).
-func ReadResultJSON(path string) (*Result, error) {
+func ReadResultJSON(path string) (*result.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
@@ -279,10 +280,10 @@ func ReadResultJSON(path string) (*Result, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("record: %s: not a gate result: %w", path, err)
 	}
-	if v.Version != ResultVersion { // before the rest, whose fields an older version has elsewhere
-		return nil, fmt.Errorf("record: %s: result version %d, want %d (rerun the gate with this build)", path, v.Version, ResultVersion)
+	if v.Version != result.ResultVersion { // before the rest, whose fields an older version has elsewhere
+		return nil, fmt.Errorf("record: %s: result version %d, want %d (rerun the gate with this build)", path, v.Version, result.ResultVersion)
 	}
-	var r Result
+	var r result.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("record: %s: not a gate result: %w", path, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 )
@@ -68,9 +69,9 @@ func TestHistoryOnNoise(t *testing.T) {
 // error naming it, and a short series says it was not searched.
 func TestHistoryFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	r := &Result{Decision: verdict.Decision{Verdict: verdict.Pass}, Scenarios: []ScenarioResult{{Name: "ok",
-		Judgement: Judgement{B: Side{MedianRPS: 190000}, CI: stats.RatioCI{Ratio: 1.01}},
-		Cost:      &CostJudgement{B: CostSide{InstructionsPerRequest: 7500, UnfilteredPerRequest: 9000, AllocsPerRequest: 0.5}}}}}
+	r := &result.Result{Decision: verdict.Decision{Verdict: verdict.Pass}, Scenarios: []result.ScenarioResult{{Name: "ok",
+		Judgement: result.Judgement{B: result.Side{MedianRPS: 190000}, CI: stats.RatioCI{Ratio: 1.01}},
+		Cost:      &result.CostJudgement{B: result.CostSide{InstructionsPerRequest: 7500, UnfilteredPerRequest: 9000, AllocsPerRequest: 0.5}}}}}
 	for i := range 3 {
 		e, err := HistoryFromResult(r, fmt.Sprintf("abc%d", i), "main", time.Unix(1700000000, 0))
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 )
@@ -13,30 +14,14 @@ import (
 // The verdicts of a run's parts combined: a scenario's over its tiers,
 // and the run's over its scenarios.
 
-// costDecision is the cost tier's verdict as a Decision.
-func (c *CostJudgement) decision() verdict.Decision {
-	d := verdict.Decision{Verdict: c.Verdict.Verdict(), Reason: "cost: " + c.Reason}
-	switch {
-	case c.Verdict == CostPass:
-		d.ReasonCode = verdict.ReasonCostWithin
-	case c.Verdict == CostRegression:
-		d.ReasonCode = verdict.ReasonCostHigher
-	case c.A.Spread > c.MaxSpread || c.B.Spread > c.MaxSpread:
-		d.ReasonCode = verdict.ReasonCostNoisy
-	default:
-		d.ReasonCode = verdict.ReasonCostFailed
-	}
-	return d
-}
-
-// decision is the scenario's verdict over its tiers: the worst of them
+// scenarioDecision is the scenario's verdict over its tiers: the worst of them
 // (the time tier's first when they tie).
-func (s *ScenarioResult) decision() verdict.Decision {
-	ranTime := slices.Contains(s.Tiers, TierTime) || len(s.Tiers) == 0
+func scenarioDecision(s *result.ScenarioResult) verdict.Decision {
+	ranTime := slices.Contains(s.Tiers, result.TierTime) || len(s.Tiers) == 0
 	if s.Cost == nil {
 		return s.Decision
 	}
-	c := s.Cost.decision()
+	c := s.Cost.Decision()
 	if !ranTime || verdict.Rank(c.Verdict) > verdict.Rank(s.Decision.Verdict) {
 		c.NoiseForgiven = s.NoiseForgiven
 		return c
@@ -46,8 +31,8 @@ func (s *ScenarioResult) decision() verdict.Decision {
 
 // closeness orders passing scenarios for "the closest call": the time
 // tier's ratio (lower is closer), else the cost tier's (higher is closer).
-func (s *ScenarioResult) closeness() float64 {
-	if slices.Contains(s.Tiers, TierTime) || s.Cost == nil {
+func closeness(s *result.ScenarioResult) float64 {
+	if slices.Contains(s.Tiers, result.TierTime) || s.Cost == nil {
 		return s.CI.Ratio
 	}
 	return 1 / s.Cost.Ratio
@@ -57,7 +42,7 @@ func (s *ScenarioResult) closeness() float64 {
 // (the first such in the file's order), and names the scenario it came
 // from; when all passed, the closest call. Noise forgiven in any scenario
 // is said at the top, so CI can warn on it.
-func combineVerdicts(scs []ScenarioResult) (verdict.Decision, string) {
+func combineVerdicts(scs []result.ScenarioResult) (verdict.Decision, string) {
 	if len(scs) == 0 {
 		return verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: "no scenarios"}, ""
 	}
@@ -65,7 +50,7 @@ func combineVerdicts(scs []ScenarioResult) (verdict.Decision, string) {
 	forgiven := false
 	ds := make([]verdict.Decision, len(scs))
 	for i := range scs {
-		ds[i] = scs[i].decision()
+		ds[i] = scenarioDecision(&scs[i])
 		forgiven = forgiven || scs[i].NoiseForgiven || ds[i].NoiseForgiven
 		if verdict.Rank(ds[i].Verdict) > verdict.Rank(ds[worst].Verdict) {
 			worst = i
@@ -73,7 +58,7 @@ func combineVerdicts(scs []ScenarioResult) (verdict.Decision, string) {
 	}
 	if ds[worst].Verdict == verdict.Pass {
 		for i := range scs {
-			if lowerRatio(scs[i].closeness(), scs[worst].closeness()) {
+			if lowerRatio(closeness(&scs[i]), closeness(&scs[worst])) {
 				worst = i
 			}
 		}
@@ -109,7 +94,7 @@ func lowerRatio(a, b float64) bool {
 	return !math.IsNaN(a) && (math.IsNaN(b) || a < b)
 }
 
-func sameFirstProblem(scs []ScenarioResult) bool {
+func sameFirstProblem(scs []result.ScenarioResult) bool {
 	for _, s := range scs {
 		if len(s.Problems) == 0 || s.Problems[0] != scs[0].Problems[0] {
 			return false
@@ -120,7 +105,7 @@ func sameFirstProblem(scs []ScenarioResult) bool {
 
 // finalLevel is the level of the look the rounds stopped at (level when
 // there was none).
-func finalLevel(r *Judgement, level float64) float64 {
+func finalLevel(r *result.Judgement, level float64) float64 {
 	if n := len(r.Looks); n > 0 {
 		return r.Looks[n-1].Level
 	}
@@ -133,7 +118,7 @@ func finalLevel(r *Judgement, level float64) float64 {
 func (m *measurement) judge(sc *scenarioRun, final bool, level float64) verdict.Decision {
 	r := sc.r
 	a, b := m.samples(sc)
-	if m.mode == ModeAB {
+	if m.mode == result.ModeAB {
 		r.CI = stats.PairedRatio(a, b, level)
 	} else {
 		r.CI = stats.UnpairedRatio(a, b, level)
@@ -146,7 +131,7 @@ func (m *measurement) judge(sc *scenarioRun, final bool, level float64) verdict.
 		return d
 	}
 	r.Problems = problems
-	if m.mode == ModeAB && len(problems) == 0 {
+	if m.mode == result.ModeAB && len(problems) == 0 {
 		var ca, cb []float64
 		for _, s := range sc.sides {
 			if s.name == "A" {
@@ -180,7 +165,7 @@ func (m *measurement) clientBoundProblems(sc *scenarioRun) []verdict.Problem {
 
 // clientBoundWhy is ": <load_tester's reason>" from the side's last
 // client-bound run, or "".
-func clientBoundWhy(r *Judgement, side string) string {
+func clientBoundWhy(r *result.Judgement, side string) string {
 	for i := len(r.Runs) - 1; i >= 0; i-- {
 		if run := r.Runs[i]; run.Side == side && run.ClientBound && run.ClientBoundWhy != "" {
 			return ": " + run.ClientBoundWhy

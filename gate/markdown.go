@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 )
 
@@ -17,7 +18,7 @@ type MarkdownLinks struct {
 }
 
 // WriteMarkdownFile writes the summary to path.
-func WriteMarkdownFile(path string, r *Result, links MarkdownLinks) error {
+func WriteMarkdownFile(path string, r *result.Result, links MarkdownLinks) error {
 	var b strings.Builder
 	WriteMarkdown(&b, r, links)
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -30,7 +31,7 @@ func WriteMarkdownFile(path string, r *Result, links MarkdownLinks) error {
 // $GITHUB_STEP_SUMMARY: the verdict (and the scenario that decided it),
 // one table with a row per scenario, the cost tier's table, the checks a
 // reviewer makes before trusting the verdict, and where the JSON is.
-func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
+func WriteMarkdown(w io.Writer, r *result.Result, links MarkdownLinks) {
 	by := ""
 	if r.DecidedBy != "" {
 		by = fmt.Sprintf(", decided by `%s`", strings.ReplaceAll(r.DecidedBy, "`", "'"))
@@ -87,7 +88,7 @@ func markdownVerdictCell(d verdict.Decision) string {
 }
 
 // markdownChecks are the run's checks, each over every scenario.
-func markdownChecks(r *Result) []string {
+func markdownChecks(r *result.Result) []string {
 	var out []string
 	if line := tolerancesLine(r.Scenarios); line != "" && ranTime(r) {
 		out = append(out, "**Rule:** "+escapeMarkdown(line)+".")
@@ -103,7 +104,7 @@ func markdownChecks(r *Result) []string {
 			rounds = append(rounds, fmt.Sprintf("`%s` %d (%s: %s)", s.Name, s.Rounds, s.StopReason, escapeMarkdown(s.StopDetail)))
 		}
 		var cb []string
-		for _, side := range []Side{s.A, s.B} {
+		for _, side := range []result.Side{s.A, s.B} {
 			if side.ClientBoundRuns > 0 && !side.FromBaselineFile {
 				cb = append(cb, fmt.Sprintf("%s %d of %d", side.Name, side.ClientBoundRuns, len(side.SamplesRPS)))
 			}

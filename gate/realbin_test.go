@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 )
 
@@ -77,7 +78,7 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 // gate said so correctly; what this test proves, the wiring, cannot be
 // shown on such a machine. Wiring failures (a config the server refuses, a
 // result the gate cannot read) have other reason codes and still fail.
-func skipIfStarved(t *testing.T, r *Judgement) {
+func skipIfStarved(t *testing.T, r *result.Judgement) {
 	t.Helper()
 	starved := r.ReasonCode == verdict.ReasonUnclean ||
 		r.ReasonCode == verdict.ReasonLoadFailed && strings.Contains(r.Reason, "no responses received")
@@ -105,7 +106,7 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 	o.A, o.B, o.LoadTester = server, server, lt
 	o.Duration, o.Warmup, o.WarmupRun = 250*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
 	o.Budget = 0
-	run := func(t *testing.T, o Options) *Result {
+	run := func(t *testing.T, o Options) *result.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		r := runScenarios(ctx, o, f, nil, processLab{}, processCostLab{}, time.Now)

@@ -8,17 +8,17 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/jsonfile"
-	"weaseldb/internal/numfmt"
 )
 
 // WriteTable prints a result: one row per scenario (the one workload's
 // alone without --scenarios), the binaries, each scenario's reason, rounds
 // and noise, the tolerances, the cost tier's rows, the warnings, which
 // scenario decided and the verdict line, always last.
-func WriteTable(w io.Writer, r *Result) {
+func WriteTable(w io.Writer, r *result.Result) {
 	if len(r.Scenarios) > 0 && ranTime(r) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  scenario\tload\trounds\tA median\tB median\tB/A\tinterval\tverdict")
@@ -39,7 +39,7 @@ func WriteTable(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  pinned: servers on CPUs %s, load tester (%d thread(s)) on CPUs %s\n", st.ServerCPUs, st.Threads, st.ClientCPUs)
 	}
 	for _, s := range r.Scenarios {
-		if s.Reason != "" && r.named() {
+		if s.Reason != "" && named(r) {
 			fmt.Fprintf(w, "%s: %s\n", s.Name, s.Reason)
 		}
 		if line := noiseLine(&s.Judgement); line != "" {
@@ -64,16 +64,20 @@ func WriteTable(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "verdict: %s (exit %d): %s\n", strings.ToUpper(string(r.Verdict)), r.ExitCode, r.Reason)
 }
 
+// named reports whether the scenarios are a file's, whose names the
+// renderers print; the one scenario of a one-workload run goes unnamed.
+func named(r *result.Result) bool { return r.Mode == result.ModeScenarios }
+
 // baselineNote marks A as the recorded baseline, and names its file.
-func baselineNote(r *Result) string {
-	if r.Mode != ModeBaseline {
+func baselineNote(r *result.Result) string {
+	if r.Mode != result.ModeBaseline {
 		return ""
 	}
 	return fmt.Sprintf(" (recorded baseline %s)", r.Baseline)
 }
 
 // shortLoad is the load shape for a table cell: a long path is cut.
-func shortLoad(l LoadShape) string {
+func shortLoad(l result.LoadShape) string {
 	const most = 36
 	if len(l.Path) > most {
 		l.Path = l.Path[:most-3] + "..."
@@ -82,7 +86,7 @@ func shortLoad(l LoadShape) string {
 }
 
 // decidedByWhy says how the deciding scenario was chosen.
-func decidedByWhy(r *Result) string {
+func decidedByWhy(r *result.Result) string {
 	if r.Verdict == verdict.Pass {
 		return fmt.Sprintf("every one of %d scenarios passed; this is the closest call", len(r.Scenarios))
 	}
@@ -91,7 +95,7 @@ func decidedByWhy(r *Result) string {
 
 // noiseLine is "rounds 10 (...): stopped: decided ...; B/A per round 0.950
 // to 1.028, median deviation ±1.2%; ...; Mann-Whitney p=0.74 (n=10+10)".
-func noiseLine(j *Judgement) string {
+func noiseLine(j *result.Judgement) string {
 	var parts []string
 	if line := roundsLine(j); line != "" {
 		parts = append(parts, line)
@@ -108,7 +112,7 @@ func noiseLine(j *Judgement) string {
 // noiseText says how far the samples moved: B/A per round when paired,
 // else each side's spread (and, against a baseline, that the machine's
 // drift since it was recorded is not cancelled).
-func noiseText(j *Judgement) string {
+func noiseText(j *result.Judgement) string {
 	switch {
 	case j.CI.Paired && j.CI.Samples > 0:
 		return fmt.Sprintf("B/A per round %s; interval at %.1f%% actual confidence",
@@ -127,7 +131,7 @@ func noiseText(j *Judgement) string {
 // roundRatioRange says how far B/A moved between rounds: the whole range,
 // which a reviewer reads as "how noisy", beside the robust spread (the
 // median absolute deviation) that one outlier round cannot inflate.
-func roundRatioRange(r *Judgement) string {
+func roundRatioRange(r *result.Judgement) string {
 	if len(r.RoundRatios) == 0 {
 		return "round to round " + formatSpread(r.RatioSpread)
 	}
@@ -136,7 +140,7 @@ func roundRatioRange(r *Judgement) string {
 }
 
 // roundsLine says how many rounds ran and why they stopped.
-func roundsLine(r *Judgement) string {
+func roundsLine(r *result.Judgement) string {
 	if r.StopReason == "" || r.Rounds == 0 {
 		return ""
 	}
@@ -150,9 +154,9 @@ func roundsLine(r *Judgement) string {
 
 // sideNotes flag what a reviewer checks before trusting a scenario's
 // verdict: client-bound, failed or unclean runs, a busy idle server.
-func sideNotes(j *Judgement) []string {
+func sideNotes(j *result.Judgement) []string {
 	var out []string
-	for _, s := range []Side{j.A, j.B} {
+	for _, s := range []result.Side{j.A, j.B} {
 		if s.Name == "" || s.FromBaselineFile {
 			continue
 		}
@@ -169,7 +173,7 @@ func sideNotes(j *Judgement) []string {
 
 // tolerancesLine states the rule once, with the scenarios whose tolerance
 // differs from the most common one named.
-func tolerancesLine(scs []ScenarioResult) string {
+func tolerancesLine(scs []result.ScenarioResult) string {
 	if len(scs) == 0 {
 		return ""
 	}
@@ -182,7 +186,7 @@ func tolerancesLine(scs []ScenarioResult) string {
 		}
 	}
 	var own []string
-	var ownPolicy *PolicyJSON
+	var ownPolicy *result.PolicyJSON
 	for _, s := range scs {
 		if s.Policy.Tolerance != common {
 			own = append(own, fmt.Sprintf("%s %.0f%%", s.Name, s.Policy.Tolerance*100))
@@ -204,11 +208,11 @@ func tolerancesLine(scs []ScenarioResult) string {
 
 // allWarnings are the run's warnings and each scenario's (named, in a
 // scenarios run).
-func allWarnings(r *Result) []string {
+func allWarnings(r *result.Result) []string {
 	out := slices.Clone(r.Warnings)
 	for _, s := range r.Scenarios {
 		for _, w := range s.Warnings {
-			if r.named() {
+			if named(r) {
 				w = s.Name + ": " + w
 			}
 			out = append(out, w)
@@ -233,11 +237,11 @@ func verdictCell(d verdict.Decision) string {
 
 // medianCell is a side's median, or "-" for a side not measured (A when
 // a baseline is written).
-func medianCell(metric string, s Side) string {
+func medianCell(metric string, s result.Side) string {
 	if len(s.SamplesRPS) == 0 {
 		return "-"
 	}
-	return formatSample(metric, s.MedianRPS)
+	return result.FormatSample(metric, s.MedianRPS)
 }
 
 func formatRatio(v float64) string {
@@ -255,13 +259,6 @@ func formatInterval(ci stats.RatioCI) string {
 	return fmt.Sprintf("%.0f%% [%.3f, %.3f]", ci.Level*100, ci.Low, ci.High)
 }
 
-func formatRPS(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return numfmt.Int(int64(math.Round(v)))
-}
-
 func formatSpread(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -272,18 +269,18 @@ func formatSpread(v float64) string {
 // WriteJSON writes the result as indented JSON; statistics that could not
 // be computed (NaN, infinite interval ends, which JSON lacks) are written
 // as 0.
-func WriteJSON(path string, r *Result) error {
+func WriteJSON(path string, r *result.Result) error {
 	c := *r
-	c.Scenarios = make([]ScenarioResult, len(r.Scenarios))
+	c.Scenarios = make([]result.ScenarioResult, len(r.Scenarios))
 	for i, s := range r.Scenarios {
-		s.Judgement = s.Judgement.jsonSafe()
+		s.Judgement = jsonSafe(s.Judgement)
 		c.Scenarios[i] = s
 	}
 	return jsonfile.WriteFile(path, &c)
 }
 
 // jsonSafe is a copy of j with its NaN and Inf statistics written as 0.
-func (j Judgement) jsonSafe() Judgement {
+func jsonSafe(j result.Judgement) result.Judgement {
 	c := j
 	fix := func(f *float64) {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
 	loadresult "weaseldb/loadtester/result"
@@ -47,7 +48,7 @@ type sideRun struct {
 func (m *measurement) measureRounds(ctx context.Context) {
 	began := m.now()
 	target, limit := m.o.Rounds, m.o.maxRounds()
-	if m.mode == ModeUpdateBaseline {
+	if m.mode == result.ModeUpdateBaseline {
 		target = limit // a baseline is recorded once: as many runs as allowed
 	}
 	defer m.expectLeft(0, 0)
@@ -73,7 +74,7 @@ func (m *measurement) measureRounds(ctx context.Context) {
 			m.expectLeft(round, target)
 		}
 		active := m.active()
-		if m.mode == ModeUpdateBaseline {
+		if m.mode == result.ModeUpdateBaseline {
 			m.stopped(active[0], StopMaxRounds, fmt.Sprintf("recorded %d runs", round))
 			return
 		}
@@ -130,7 +131,7 @@ func (m *measurement) look(active []*scenarioRun, round, next, limit int, began 
 			d = m.judge(sc, false, level)
 		}
 		r := sc.r
-		r.Looks = append(r.Looks, Look{Rounds: round, Level: level, Ratio: r.CI.Ratio, Low: r.CI.Low, High: r.CI.High, Reason: d.ReasonCode})
+		r.Looks = append(r.Looks, result.Look{Rounds: round, Level: level, Ratio: r.CI.Ratio, Low: r.CI.Low, High: r.CI.High, Reason: d.ReasonCode})
 		switch {
 		case d.ReasonCode != verdict.ReasonNoisy:
 			m.stopped(sc, StopDecided, fmt.Sprintf("%s after %d rounds", d.Verdict, round))
@@ -236,14 +237,14 @@ func (m *measurement) warmUp(ctx context.Context, sc *scenarioRun) bool {
 }
 
 // loadSpec is one load_tester run of shape against the side's server.
-func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape LoadShape, phase string) LoadSpec {
+func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape result.LoadShape, phase string) LoadSpec {
 	m.seq++
 	name := fmt.Sprintf("run-%03d.json", m.seq)
 	if m.multi {
 		name = fmt.Sprintf("run-%03d-%s-%s-%s.json", m.seq, sc.sc.Name, s.name, phase)
 	}
 	return LoadSpec{Binary: m.o.LoadTester, Target: s.server.target(), Duration: m.o.Duration, Warmup: m.o.Warmup,
-		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: shape.args(),
+		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: loadArgs(shape),
 		JSONPath: filepath.Join(m.dir, name), Scenario: sc.sc.Name, Phase: phase}
 }
 
@@ -279,13 +280,13 @@ func (m *measurement) measureRound(ctx context.Context, sc *scenarioRun, round i
 		if !ok {
 			return false
 		}
-		line = append(line, fmt.Sprintf("%s %s", s.name, formatSample(sc.sc.Metric, rec.sample)))
+		line = append(line, fmt.Sprintf("%s %s", s.name, result.FormatSample(sc.sc.Metric, rec.sample)))
 	}
 	if m.o.RestartEachRound {
 		m.stopAll(sc, "stop")
 	}
 	unit := ""
-	if sc.sc.Metric == MetricRPS {
+	if sc.sc.Metric == result.MetricRPS {
 		unit = " req/s"
 	}
 	m.logf(sc, "round %d: %s", round, strings.Join(line, unit+", ")+unit)
@@ -294,7 +295,7 @@ func (m *measurement) measureRound(ctx context.Context, sc *scenarioRun, round i
 
 // measured is a run's record and its sample.
 type measured struct {
-	RunRecord
+	result.RunRecord
 	sample float64
 }
 
@@ -347,7 +348,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 // record adds the run to the result, with the CPU both servers used.
 func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res loadresult.Result, began time.Time,
 	selfBefore time.Duration, selfErr error, otherBefore time.Duration) {
-	rec := RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
+	rec := result.RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
 		Errors: res.Errors, Unfinished: res.Unfinished, Dropped: res.Dropped, ClientBound: res.ClientBound,
 		ClientBoundWhy: res.ClientBoundReason, ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS,
 		P50NS: res.Latency.P50, P99NS: res.Latency.P99}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
@@ -346,7 +347,7 @@ func TestBaselineMode(t *testing.T) {
 	if len(b.SamplesRPS) != o.MaxRounds || b.Machine.CPUModel == "" || b.Settings.ConfigSHA256 == "" {
 		t.Errorf("baseline: %d samples (want %d, --max-rounds), machine %+v", len(b.SamplesRPS), o.MaxRounds, b.Machine)
 	}
-	if r.Run.Mode != ModeUpdateBaseline || r.Run.Baseline != o.BaselineFile || r.Run.A != "" || r.A.Name != "" {
+	if r.Run.Mode != result.ModeUpdateBaseline || r.Run.Baseline != o.BaselineFile || r.Run.A != "" || r.A.Name != "" {
 		t.Errorf("update: mode %s, baseline_file %q, A %q %+v", r.Run.Mode, r.Run.Baseline, r.Run.A, r.A)
 	}
 	table := renderings(t, r.Run)
@@ -446,7 +447,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec, _ := back["decision"].(map[string]any)
-	if back["version"] != float64(ResultVersion) || back["mode"] != "ab" || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
+	if back["version"] != float64(result.ResultVersion) || back["mode"] != "ab" || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
 		t.Errorf("JSON version/mode/decision/exit: %v %v %v %v", back["version"], back["mode"], dec, back["exit_code"])
 	}
 	scs, _ := back["scenarios"].([]any)
@@ -460,7 +461,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 			t.Errorf("the scenario's JSON lacks %q", key)
 		}
 	}
-	if sc["name"] != ImplicitScenarioName || sc["cost"] != nil || back["scenarios_file"] != nil || back["decided_by"] != nil {
+	if sc["name"] != result.ImplicitScenarioName || sc["cost"] != nil || back["scenarios_file"] != nil || back["decided_by"] != nil {
 		t.Errorf("JSON: name %v, cost %v, scenarios_file %v, decided_by %v", sc["name"], sc["cost"], back["scenarios_file"], back["decided_by"])
 	}
 	md := filepath.Join(t.TempDir(), "gate.md")
@@ -504,7 +505,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 
 // renderings is r's table, after checking that its JSON encodes and its
 // markdown renders with the verdict on top.
-func renderings(t *testing.T, r *Result) string {
+func renderings(t *testing.T, r *result.Result) string {
 	t.Helper()
 	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
 		t.Error(err)
@@ -524,7 +525,7 @@ func renderings(t *testing.T, r *Result) string {
 // A round whose measured window could not be read leaves NaN among the CPU
 // samples: the JSON writes it as 0 rather than fail.
 func TestWriteJSONNaNCPU(t *testing.T) {
-	r := &Result{Scenarios: []ScenarioResult{{Judgement: Judgement{CPU: &CPUJudgement{SamplesA: []float64{math.NaN(), 1}, SamplesB: []float64{1, 1},
+	r := &result.Result{Scenarios: []result.ScenarioResult{{Judgement: result.Judgement{CPU: &result.CPUJudgement{SamplesA: []float64{math.NaN(), 1}, SamplesB: []float64{1, 1},
 		MedianA: math.NaN(), CI: stats.RatioCI{High: math.Inf(1)}}}}}}
 	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
 		t.Fatal(err)

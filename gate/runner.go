@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/affinity"
@@ -24,12 +25,12 @@ import (
 // scenario, ImplicitScenarioName, made of the flags' --path, --concurrency
 // and --load-arg. It never returns nil, and every failure ends up in the
 // decision as "could not judge" with a one-line reason.
-func Run(ctx context.Context, o Options, progress io.Writer) *Result {
+func Run(ctx context.Context, o Options, progress io.Writer) *result.Result {
 	return run(ctx, o, progress, processLab{}, time.Now)
 }
 
 // run is Run with the lab and the clock given (tests give synthetic ones).
-func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *Result {
+func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *result.Result {
 	return execute(ctx, o, nil, progress, l, nil, now)
 }
 
@@ -37,7 +38,7 @@ func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() t
 // file's [gate] table sets the options whose flags were not given
 // (flagSet says which were; nil: none). It never returns nil: a bad file
 // or bad options give "could not judge" (bad_input) with a one-line reason.
-func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag string) bool, progress io.Writer) *Result {
+func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag string) bool, progress io.Writer) *result.Result {
 	if flagSet == nil {
 		flagSet = func(string) bool { return false }
 	}
@@ -49,7 +50,7 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 		}
 	}
 	if err != nil {
-		res := &Result{Version: ResultVersion, Mode: ModeScenarios, File: path, Command: o.Command,
+		res := &result.Result{Version: result.ResultVersion, Mode: result.ModeScenarios, File: path, Command: o.Command,
 			Decision: verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}}
 		res.ExitCode = res.Decision.ExitCode()
 		return res
@@ -59,32 +60,32 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 
 // runScenarios is RunScenarios with the file read, the lab and the clock
 // given (tests give synthetic ones).
-func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *Result {
+func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *result.Result {
 	return execute(ctx, o, f, progress, l, cl, now)
 }
 
 // execute is every gate run: the scenarios of f, or without a file
 // (f == nil) the one workload of the options, judged by the mode the
 // options give (A/B, baseline, update-baseline) and the time tier alone.
-func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *Result {
+func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *result.Result {
 	start := now()
 	o.drawOrderSeed()
-	res := &Result{Version: ResultVersion, Command: o.Command, RoundsPlan: o.roundsPlan()}
+	res := &result.Result{Version: result.ResultVersion, Command: o.Command, RoundsPlan: o.roundsPlan()}
 	switch {
 	case f != nil:
-		res.Mode, res.File = ModeScenarios, f.Path
+		res.Mode, res.File = result.ModeScenarios, f.Path
 	case o.UpdateBaseline:
-		res.Mode = ModeUpdateBaseline
+		res.Mode = result.ModeUpdateBaseline
 	case o.ABMode():
-		res.Mode = ModeAB
+		res.Mode = result.ModeAB
 	default:
-		res.Mode = ModeBaseline
+		res.Mode = result.ModeBaseline
 	}
 	m := &measurement{o: o, mode: res.Mode, progress: progress, lab: l, now: now}
 	var chosen []Scenario
 	var err error
 	if f != nil {
-		m.mode, m.multi = ModeAB, true
+		m.mode, m.multi = result.ModeAB, true
 		chosen, err = f.only(o.Only)
 		for i, s := range chosen {
 			s = s.resolved(o)
@@ -92,15 +93,15 @@ func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer
 			chosen[i] = s
 		}
 	} else {
-		m.o.Tiers = []string{TierTime}
+		m.o.Tiers = []string{result.TierTime}
 		chosen = []Scenario{implicitScenario(o)}
 	}
 	for _, s := range chosen {
-		sc := &scenarioRun{sc: s, r: &Judgement{}}
+		sc := &scenarioRun{sc: s, r: &result.Judgement{}}
 		sc.init(o)
 		m.scenarios = append(m.scenarios, sc)
 	}
-	var costs []*CostJudgement
+	var costs []*result.CostJudgement
 	defer func() {
 		m.fillResult(res, costs)
 		res.ElapsedS = now().Sub(start).Seconds()
@@ -126,13 +127,13 @@ func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer
 // fillResult puts every scenario's judgement (and cost, where the cost
 // tier ran) in the result, and the run's verdict: a file's worst, or the
 // one workload's own.
-func (m *measurement) fillResult(res *Result, costs []*CostJudgement) {
-	res.Scenarios = make([]ScenarioResult, len(m.scenarios))
+func (m *measurement) fillResult(res *result.Result, costs []*result.CostJudgement) {
+	res.Scenarios = make([]result.ScenarioResult, len(m.scenarios))
 	for i, sc := range m.scenarios {
 		if sc.r.Verdict != "" {
 			sc.r.ExitCode = sc.r.Decision.ExitCode()
 		}
-		res.Scenarios[i] = ScenarioResult{Name: sc.sc.Name, Description: sc.sc.Description, Metric: sc.sc.Metric,
+		res.Scenarios[i] = result.ScenarioResult{Name: sc.sc.Name, Description: sc.sc.Description, Metric: sc.sc.Metric,
 			Load: sc.sc.LoadShape, Setup: sc.sc.Setup, Judgement: *sc.r, Tiers: m.o.tierNames()}
 		if i < len(costs) {
 			res.Scenarios[i].Cost = costs[i]
@@ -153,19 +154,19 @@ func (m *measurement) fillResult(res *Result, costs []*CostJudgement) {
 	res.Warnings = append(res.Warnings, m.plan.IRQWarnings...)
 	switch {
 	case len(res.Scenarios) == 0: // the input was bad, and said so
-	case res.Mode == ModeScenarios:
+	case res.Mode == result.ModeScenarios:
 		res.Decision, res.DecidedBy = combineVerdicts(res.Scenarios)
 	default:
-		res.Decision = res.Scenarios[0].decision()
+		res.Decision = scenarioDecision(&res.Scenarios[0])
 	}
 	res.ExitCode = res.Decision.ExitCode()
 }
 
 // runTiers runs the time tier (the rounds) and then the cost tier on the
 // same two binaries; A is built from --a-ref once, for both.
-func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *Settings, machine *Machine, progress io.Writer) []*CostJudgement {
+func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *result.Settings, machine *result.Machine, progress io.Writer) []*result.CostJudgement {
 	o := &m.o
-	if !o.hasTier(TierCost) {
+	if !o.hasTier(result.TierCost) {
 		m.run(ctx, settings, machine)
 		return nil
 	}
@@ -196,7 +197,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
 		o.A, o.ARef = bin, ""
 	}
-	if o.hasTier(TierTime) {
+	if o.hasTier(result.TierTime) {
 		m.run(ctx, settings, machine)
 	} else {
 		*machine = ThisMachine(o.B)
@@ -216,8 +217,8 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 	pair := costPair{binA: o.A, binB: o.B, cfgA: cfgA, cfgB: cfgB, loadTester: o.LoadTester, dir: costDir}
 	costs := runCostTier(ctx, o.Cost, scs, pair, cl, progress)
 	for _, c := range costs {
-		if o.NoiseOK && c.Verdict == CostCouldNotJudge && c.decision().ReasonCode == verdict.ReasonCostNoisy {
-			c.Verdict, c.NoiseForgiven = CostPass, true
+		if o.NoiseOK && c.Verdict == result.CostCouldNotJudge && c.Decision().ReasonCode == verdict.ReasonCostNoisy {
+			c.Verdict, c.NoiseForgiven = result.CostPass, true
 		}
 	}
 	return costs
@@ -227,8 +228,8 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 // of every scenario (one, without --scenarios).
 type measurement struct {
 	o            Options
-	mode         Mode // ModeAB (a scenarios run too), ModeBaseline or ModeUpdateBaseline
-	multi        bool // a scenarios file: scenario names in the progress lines and the servers' files
+	mode         result.Mode // ModeAB (a scenarios run too), ModeBaseline or ModeUpdateBaseline
+	multi        bool        // a scenarios file: scenario names in the progress lines and the servers' files
 	progress     io.Writer
 	lab          lab
 	now          func() time.Time
@@ -245,7 +246,7 @@ type measurement struct {
 // judgement.
 type scenarioRun struct {
 	sc    Scenario
-	r     *Judgement
+	r     *result.Judgement
 	sides []*sideRun
 	// warm: its servers were started, set up and warmed up (round 1 runs
 	// on them); done: its rounds are over (decided, or stopped).
@@ -260,7 +261,7 @@ type scenarioRun struct {
 // scenario's own tolerance.
 func (sc *scenarioRun) init(o Options) {
 	sc.r.RoundsPlan = o.roundsPlan()
-	sc.r.Policy = PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - verdict.PassFloorFactor*sc.sc.Tolerance,
+	sc.r.Policy = result.PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - verdict.PassFloorFactor*sc.sc.Tolerance,
 		NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}
 	if o.AllowClientBound {
 		sc.r.Policy.MaxClientBound = 0
@@ -322,7 +323,7 @@ func (m *measurement) failEarly(code, format string, args ...any) {
 	}
 }
 
-func (m *measurement) run(ctx context.Context, settings *Settings, machine *Machine) {
+func (m *measurement) run(ctx context.Context, settings *result.Settings, machine *result.Machine) {
 	o := m.o
 	dir, err := os.MkdirTemp("", "gate-")
 	if err != nil {
@@ -354,7 +355,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 				"does not cover how two processes of one binary differ (docs/gate.md)")
 		}
 	}
-	if m.mode == ModeBaseline {
+	if m.mode == result.ModeBaseline {
 		if m.baseline = m.loadBaseline(*settings, *machine); m.baseline == nil {
 			sc := m.scenarios[0]
 			sc.r.StopReason, sc.r.StopDetail = StopProblem, sc.r.Problems[0].Detail
@@ -381,7 +382,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	for _, sc := range m.scenarios {
 		b := &sideRun{name: "B", binary: o.B, label: o.B, config: cfgB}
 		sc.sides = []*sideRun{b}
-		if m.mode == ModeAB {
+		if m.mode == result.ModeAB {
 			sc.sides = []*sideRun{{name: "A", binary: binA, label: labelA, config: cfgA}, b}
 		}
 	}
@@ -394,7 +395,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	for _, sc := range m.scenarios {
 		m.summarise(sc)
 	}
-	if m.mode == ModeUpdateBaseline {
+	if m.mode == result.ModeUpdateBaseline {
 		sc := m.scenarios[0]
 		sc.r.Problems = append(sc.r.Problems, m.clientBoundProblems(sc)...)
 		m.writeBaseline(sc, *settings, *machine)
@@ -429,20 +430,20 @@ func (m *measurement) summarise(sc *scenarioRun) {
 		}
 	}
 	if b := m.baseline; b != nil {
-		r.A = Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
+		r.A = result.Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
 			MedianRPS: b.MedianRPS, Spread: stats.RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
 	}
-	if m.mode == ModeAB {
+	if m.mode == result.ModeAB {
 		r.RoundRatios = stats.RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
 		r.RatioSpread = stats.RelativeSpread(r.RoundRatios)
 	}
 }
 
-func (m *measurement) side(sc *scenarioRun, s *sideRun) Side {
-	side := Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
+func (m *measurement) side(sc *scenarioRun, s *sideRun) result.Side {
+	side := result.Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
 		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
 	side.MedianRPS, side.Spread = istats.Median(s.samples), stats.RelativeSpread(s.samples)
-	if sc.sc.Metric != MetricRPS {
+	if sc.sc.Metric != result.MetricRPS {
 		side.Metric = sc.sc.Metric
 	}
 	return side
@@ -475,9 +476,9 @@ func (m *measurement) configs() (a, b []byte, err error) {
 
 // settingsFor records what the measurement depends on. In scenario mode
 // the load shapes are each scenario's (ScenarioResult.Load), not one path.
-func (m *measurement) settingsFor(cfg []byte) Settings {
+func (m *measurement) settingsFor(cfg []byte) result.Settings {
 	sum := sha256.Sum256(cfg)
-	s := Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
+	s := result.Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
 		Concurrency: m.o.Concurrency, Threads: m.threads, Path: m.o.Path, LoadArgs: m.o.LoadArgs,
 		ConfigSHA256: hex.EncodeToString(sum[:])}
 	if m.multi {

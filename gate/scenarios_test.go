@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
@@ -72,7 +73,7 @@ func perScenario(factor map[string]float64, noisy ...string) func(synthRun) synt
 	}
 }
 
-func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *Result {
+func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *result.Result {
 	t.Helper()
 	r := runScenarios(context.Background(), o, f, nil, l, nil, l.now)
 	if testing.Verbose() {
@@ -83,7 +84,7 @@ func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *R
 	return r
 }
 
-func scenarioByName(t *testing.T, r *Result, name string) ScenarioResult {
+func scenarioByName(t *testing.T, r *result.Result, name string) result.ScenarioResult {
 	t.Helper()
 	for _, s := range r.Scenarios {
 		if s.Name == name {
@@ -91,7 +92,7 @@ func scenarioByName(t *testing.T, r *Result, name string) ScenarioResult {
 		}
 	}
 	t.Fatalf("no scenario %q in %+v", name, r.Scenarios)
-	return ScenarioResult{}
+	return result.ScenarioResult{}
 }
 
 // Each scenario gets its own interval and verdict; the run's is the worst,
@@ -337,7 +338,7 @@ func TestScenariosLatencyMetric(t *testing.T) {
 	})
 	r := runSynthScenarios(t, synthOptions(t), f, l)
 	s := r.Scenarios[0]
-	if r.Verdict != verdict.Regression || s.CI.Ratio != 0.8 || s.B.Metric != MetricP50 || s.Runs[0].P50NS != 100_000 {
+	if r.Verdict != verdict.Regression || s.CI.Ratio != 0.8 || s.B.Metric != result.MetricP50 || s.Runs[0].P50NS != 100_000 {
 		t.Fatalf("%s: ratio %v, metric %q, runs %+v", r.Verdict, s.CI.Ratio, s.B.Metric, s.Runs[0])
 	}
 	if !strings.Contains(strings.Join(l.loads[len(l.loads)-1].Extra, " "), "--rate 20000") {
@@ -416,27 +417,27 @@ func TestScenariosInterrupted(t *testing.T) {
 }
 
 func TestCombineVerdicts(t *testing.T) {
-	sc := func(name string, v verdict.Verdict, code string, ratio float64, forgiven bool) ScenarioResult {
-		return ScenarioResult{Name: name, Judgement: Judgement{Rounds: 10, CI: stats.RatioCI{Ratio: ratio},
+	sc := func(name string, v verdict.Verdict, code string, ratio float64, forgiven bool) result.ScenarioResult {
+		return result.ScenarioResult{Name: name, Judgement: result.Judgement{Rounds: 10, CI: stats.RatioCI{Ratio: ratio},
 			Decision: verdict.Decision{Verdict: v, ReasonCode: code, Reason: code + " reason", NoiseForgiven: forgiven}}}
 	}
 	tests := []struct {
 		name     string
-		in       []ScenarioResult
+		in       []result.ScenarioResult
 		verdict  verdict.Verdict
 		by       string
 		reason   string
 		forgiven bool
 	}{
-		{"all pass: the lowest ratio", []ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1.01, false), sc("b", verdict.Pass, "within_tolerance", 0.97, false),
+		{"all pass: the lowest ratio", []result.ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1.01, false), sc("b", verdict.Pass, "within_tolerance", 0.97, false),
 			sc("c", verdict.Pass, "within_tolerance", 0.99, false)}, verdict.Pass, "b", "every scenario passed; the closest, b: within_tolerance reason", false},
-		{"noise forgiven anywhere shows at the top", []ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1, false), sc("b", verdict.Pass, "noisy", 1.02, true)},
+		{"noise forgiven anywhere shows at the top", []result.ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1, false), sc("b", verdict.Pass, "noisy", 1.02, true)},
 			verdict.Pass, "a", "the closest, a", true},
-		{"could not judge over pass", []ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 0.9, false), sc("b", verdict.CouldNotJudge, "noisy", 1, false)},
+		{"could not judge over pass", []result.ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 0.9, false), sc("b", verdict.CouldNotJudge, "noisy", 1, false)},
 			verdict.CouldNotJudge, "b", "scenario b: noisy reason", false},
-		{"regression over could not judge", []ScenarioResult{sc("a", verdict.CouldNotJudge, "server_died", 0, false), sc("b", verdict.Regression, "slower", 0.8, false)},
+		{"regression over could not judge", []result.ScenarioResult{sc("a", verdict.CouldNotJudge, "server_died", 0, false), sc("b", verdict.Regression, "slower", 0.8, false)},
 			verdict.Regression, "b", "scenario b: slower reason; also a could not judge (server_died)", false},
-		{"the first of equals", []ScenarioResult{sc("a", verdict.Regression, "slower", 0.9, false), sc("b", verdict.Regression, "slower", 0.5, false)},
+		{"the first of equals", []result.ScenarioResult{sc("a", verdict.Regression, "slower", 0.9, false), sc("b", verdict.Regression, "slower", 0.5, false)},
 			verdict.Regression, "a", "scenario a: slower reason; also b regression (slower)", false},
 	}
 	for _, tt := range tests {
@@ -504,7 +505,7 @@ func TestScenariosOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Version != ResultVersion || back.Mode != "scenarios" || back.ExitCode != 1 || back.DecidedBy != "commit" ||
+	if back.Version != result.ResultVersion || back.Mode != "scenarios" || back.ExitCode != 1 || back.DecidedBy != "commit" ||
 		back.Decision.Verdict != "regression" || len(back.Scenarios) != 4 {
 		t.Fatalf("JSON: %+v", back)
 	}

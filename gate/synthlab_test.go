@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
 )
 
@@ -199,16 +200,16 @@ func synthOptions(t testing.TB) Options {
 // oneRun is a one-workload run's result read through its one scenario
 // (the judgement the tests look at), with the whole result beside it.
 type oneRun struct {
-	*ScenarioResult
-	Run *Result
+	*result.ScenarioResult
+	Run *result.Result
 }
 
 // one is r's one scenario, checked to be the only one and to carry the
 // run's verdict.
-func one(t testing.TB, r *Result) oneRun {
+func one(t testing.TB, r *result.Result) oneRun {
 	t.Helper()
-	if len(r.Scenarios) != 1 || r.Scenarios[0].Name != ImplicitScenarioName {
-		t.Fatalf("a one-workload run has %d scenarios (%+v), want one named %s", len(r.Scenarios), r.Scenarios, ImplicitScenarioName)
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Name != result.ImplicitScenarioName {
+		t.Fatalf("a one-workload run has %d scenarios (%+v), want one named %s", len(r.Scenarios), r.Scenarios, result.ImplicitScenarioName)
 	}
 	s := &r.Scenarios[0]
 	if s.Decision != r.Decision || s.ExitCode != r.ExitCode || r.DecidedBy != "" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"weaseldb/gate"
+	"weaseldb/gate/result"
 	"weaseldb/internal/progress"
 	"weaseldb/internal/serverproc"
 )
@@ -167,7 +168,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 
 // report prints the result's table and writes the JSON and markdown files
 // asked for; a file that cannot be written turns the exit status into 2.
-func report(stdout, stderr io.Writer, r *gate.Result, jsonPath, markdownPath string, links gate.MarkdownLinks) int {
+func report(stdout, stderr io.Writer, r *result.Result, jsonPath, markdownPath string, links gate.MarkdownLinks) int {
 	gate.WriteTable(stdout, r)
 	for _, out := range []struct {
 		path  string

@@ -1,11 +1,17 @@
-package gate
+// Package result is the gate's result schema: what a run found (Result,
+// one ScenarioResult per scenario, each tier's judgement), the load shape
+// and settings it records, and how a sample of each metric reads. It is
+// the bottom of the gate, as loadtester/result is of the load tester: the
+// engine (package gate) fills it in, the renderers and the history read
+// it, and it imports none of them.
+package result
 
 import (
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
 )
 
-// The schema of the gate's result: what cmd/gate prints, writes as JSON
+// The schema: what cmd/gate prints, writes as JSON
 // (--json) and as markdown (--markdown), and what gate record reads back.
 // Every run has this one shape: a run of one workload (no --scenarios) is
 // a run of one scenario, named ImplicitScenarioName.
@@ -59,10 +65,6 @@ type Result struct {
 	Command    string           `json:"command,omitempty"`
 	ElapsedS   float64          `json:"elapsed_s"`
 }
-
-// named reports whether the scenarios are a file's, whose names the
-// renderers print; the one scenario of a one-workload run goes unnamed.
-func (r *Result) named() bool { return r.Mode == ModeScenarios }
 
 // ScenarioResult is one scenario's load and judgement.
 type ScenarioResult struct {
@@ -199,4 +201,18 @@ type Look struct {
 	Low    float64 `json:"ci_low"`
 	High   float64 `json:"ci_high"`
 	Reason string  `json:"reason_code"`
+}
+
+// CPUJudgement is the time tier's judgement of server CPU per request.
+type CPUJudgement struct {
+	// SamplesA and SamplesB are each round's server CPU nanoseconds per
+	// request over the measured window (NaN where it could not be read).
+	SamplesA []float64 `json:"samples_a_ns_per_request"`
+	SamplesB []float64 `json:"samples_b_ns_per_request"`
+	MedianA  float64   `json:"median_a_ns_per_request"`
+	MedianB  float64   `json:"median_b_ns_per_request"`
+	// CI is B/A of requests per CPU second (A's CPU per request over
+	// B's), so that below 1 means B is dearer, as for req/s.
+	CI stats.RatioCI `json:"ratio"`
+	verdict.Decision
 }
