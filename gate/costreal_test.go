@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 )
 
@@ -51,7 +52,7 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 		var progress strings.Builder
 		r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 		return r
 	}
@@ -63,7 +64,7 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 			t.Fatalf("A/A: exit %d, %s (%s): %s", r.ExitCode, r.Verdict, r.ReasonCode, r.Reason)
 		}
 		path := filepath.Join(t.TempDir(), "gate.json")
-		if err := WriteJSON(path, r); err != nil {
+		if err := render.WriteJSON(path, r); err != nil {
 			t.Fatal(err)
 		}
 		checkCostJSON(t, path, []string{"ok", "status"})

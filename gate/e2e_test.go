@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 )
@@ -50,7 +51,7 @@ func runGate(t *testing.T, o Options) oneRun {
 	var progress strings.Builder
 	r := Run(ctx, o, &progress)
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 	return one(t, r)
 }
@@ -212,7 +213,7 @@ duration = "20ms"
 	var progress strings.Builder
 	r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 	if r.Verdict != verdict.Regression || r.DecidedBy != "commit" || r.ExitCode != 1 {
 		t.Fatalf("%s by %q (exit %d): %s", r.Verdict, r.DecidedBy, r.ExitCode, r.Reason)

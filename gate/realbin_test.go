@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 )
@@ -111,7 +112,7 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 		defer cancel()
 		r := runScenarios(ctx, o, f, nil, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())
 		for _, s := range r.Scenarios {
 			skipIfStarved(t, &s.Judgement)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
@@ -78,7 +79,7 @@ func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *r
 	r := runScenarios(context.Background(), o, f, nil, l, nil, l.now)
 	if testing.Verbose() {
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())
 	}
 	return r
@@ -282,7 +283,7 @@ func TestScenariosOwnTolerance(t *testing.T) {
 		t.Errorf("ok with the run's 5%% tolerance at 0.9: %s (%+v)", s.Verdict, s.Policy)
 	}
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	if !strings.Contains(table.String(), "(own tolerance: commit 20%)") {
 		t.Errorf("the table must name the scenario with its own tolerance:\n%s", table.String())
 	}
@@ -345,7 +346,7 @@ func TestScenariosLatencyMetric(t *testing.T) {
 		t.Errorf("load args %v", l.loads[len(l.loads)-1].Extra)
 	}
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	if !strings.Contains(table.String(), "p50 100.0 µs") || !strings.Contains(table.String(), "p50 125.0 µs") {
 		t.Errorf("a latency scenario's medians are latencies:\n%s", table.String())
 	}
@@ -453,7 +454,7 @@ func TestCombineVerdicts(t *testing.T) {
 func TestScenariosOutputs(t *testing.T) {
 	r := runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(perScenario(map[string]float64{"commit": 0.8})))
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	text := table.String()
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if !strings.HasPrefix(lines[len(lines)-1], "verdict: REGRESSION (exit 1): scenario commit: ratio 0.800") {
@@ -472,7 +473,7 @@ func TestScenariosOutputs(t *testing.T) {
 	}
 
 	p := filepath.Join(t.TempDir(), "gate.json")
-	if err := WriteJSON(p, r); err != nil {
+	if err := render.WriteJSON(p, r); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(p)
@@ -515,7 +516,7 @@ func TestScenariosOutputs(t *testing.T) {
 	}
 
 	var md strings.Builder
-	WriteMarkdown(&md, r, MarkdownLinks{JSONPath: "build/gate.json"})
+	render.WriteMarkdown(&md, r, render.MarkdownLinks{JSONPath: "build/gate.json"})
 	for _, want := range []string{"### Regression gate: ❌ regression (exit 1), decided by `commit`",
 		"| scenario | load | rounds | A median | B median | B/A | interval | verdict |",
 		"| **`commit`** | POST /v1/commit, 64 conns | 10 | 100,000 | 80,000 | 0.800 | 95% [0.800, 0.800] | ❌ REGRESSION (slower) |",
@@ -530,11 +531,11 @@ func TestScenariosOutputs(t *testing.T) {
 
 	// A run that failed before measuring still writes all three.
 	bad := runSynthScenarios(t, func() Options { o := synthOptions(t); o.A = ""; return o }(), fourScenarios(t), newSynthLab(nil))
-	if err := WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
+	if err := render.WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
 		t.Errorf("JSON of a failed run: %v", err)
 	}
 	md.Reset()
-	WriteMarkdown(&md, bad, MarkdownLinks{})
+	render.WriteMarkdown(&md, bad, render.MarkdownLinks{})
 	if !strings.Contains(md.String(), "⚠️ could not judge (exit 2)") || strings.Contains(md.String(), "decided by") {
 		t.Errorf("markdown of a failed run:\n%s", md.String())
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
 )
@@ -224,7 +225,7 @@ func runSynth(t testing.TB, o Options, l *synthLab) oneRun {
 	r := run(context.Background(), o, nil, l, l.now)
 	if tb, ok := t.(*testing.T); ok && testing.Verbose() {
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		tb.Logf("table:\n%s", table.String())
 	}
 	return one(t, r)

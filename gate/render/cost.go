@@ -1,4 +1,4 @@
-package gate
+package render
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
 	"weaseldb/gate/result"
 )
 
