@@ -3,6 +3,7 @@ package gate
 import (
 	"strings"
 	"testing"
+
 	"weaseldb/gate/result"
 )
 

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
 	"weaseldb/gate/result"
 )
 

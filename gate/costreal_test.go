@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 )

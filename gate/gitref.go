@@ -79,10 +79,11 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// short is a commit hash as the labels print it: its first 12 digits.
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
+// HeadCommit is the commit HEAD names in dir's repository.
+func HeadCommit(ctx context.Context, dir string) (string, error) {
+	out, err := gitOutput(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("record: no --commit given and git rev-parse HEAD failed: %w", err)
 	}
-	return h
+	return firstLine(out), nil
 }

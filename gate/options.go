@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+
 	"weaseldb/gate/result"
 )
 

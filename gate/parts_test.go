@@ -191,7 +191,7 @@ func TestBuildRef(t *testing.T) {
 	o := synthOptions(t)
 	o.A, o.ARef, o.RefPackage = "", "HEAD~1", "./cmd/hello"
 	r := runSynth(t, o, newSynthLab(nil))
-	if want := "./cmd/hello at HEAD~1 (" + short(commit) + ")"; r.A.Binary != want || r.Verdict != verdict.Pass {
+	if want := "./cmd/hello at HEAD~1 (" + result.ShortHash(commit) + ")"; r.A.Binary != want || r.Verdict != verdict.Pass {
 		t.Errorf("--a-ref: A is %q (%s: %s), want %q", r.A.Binary, r.Verdict, r.Reason, want)
 	}
 	o.ARef = "no-such-ref"

@@ -194,7 +194,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 			m.failEarly(verdict.ReasonBadInput, "%v", err)
 			return nil
 		}
-		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, result.ShortHash(commit))
 		o.A, o.ARef = bin, ""
 	}
 	if o.hasTier(result.TierTime) {
@@ -377,7 +377,7 @@ func (m *measurement) run(ctx context.Context, settings *result.Settings, machin
 			return
 		}
 		// The binary goes with the temp dir: name what it was built from.
-		labelA = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+		labelA = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, result.ShortHash(commit))
 	}
 	for _, sc := range m.scenarios {
 		b := &sideRun{name: "B", binary: o.B, label: o.B, config: cfgB}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
 

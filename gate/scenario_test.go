@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
 )

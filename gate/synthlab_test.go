@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"

@@ -32,9 +32,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "record":
-			return record(args[1:], stdout, stderr)
+			return recordCommand(args[1:], stdout, stderr)
 		case "history":
-			return history(args[1:], stdout, stderr)
+			return historyCommand(args[1:], stdout, stderr)
 		}
 	}
 	o := gate.DefaultOptions()

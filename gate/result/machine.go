@@ -53,7 +53,7 @@ func (s Settings) Differences(now Settings) []string {
 		add("load_args", s.LoadArgs, now.LoadArgs)
 	}
 	if s.ConfigSHA256 != now.ConfigSHA256 {
-		add("config sha256", s.ConfigSHA256[:min(len(s.ConfigSHA256), 12)], now.ConfigSHA256[:min(len(now.ConfigSHA256), 12)])
+		add("config sha256", ShortHash(s.ConfigSHA256), ShortHash(now.ConfigSHA256))
 	}
 	return d
 }
@@ -95,4 +95,13 @@ func (m Machine) Compare(now Machine) (different, warnings []string) {
 		warnings = append(warnings, fmt.Sprintf("baseline built with %s, now %s", m.GoVersion, now.GoVersion))
 	}
 	return different, warnings
+}
+
+// ShortHash is a hash as the gate prints it, its first 12 digits: a
+// commit in a label or a history's steps, a config's sha256.
+func ShortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

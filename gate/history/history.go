@@ -1,17 +1,24 @@
-package gate
+// Package history is the gate's history tier: every main-branch gate
+// result appended to a file of JSON lines (gate record), and change points
+// found over each scenario's series of B's figures (gate history). A step
+// of 1% that one A/B run cannot call shows up as a change point once
+// enough commits lie on either side of it; the cost tier's counts, which
+// hardly move between runs, make such a step visible after a few commits.
+//
+// It reads gate/result (what gate record appends) and finds steps with
+// gate/stats' change points; it runs no server and imports neither the
+// engine (package gate) nor the renderers.
+package history
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"weaseldb/gate/result"
@@ -19,29 +26,22 @@ import (
 	"weaseldb/gate/verdict"
 )
 
-// The history tier: every main-branch gate result appended to a file of
-// JSON lines (gate record), and change points found over each scenario's
-// series of B's figures (gate history). A step of 1% that one A/B run
-// cannot call shows up as a change point once enough commits lie on
-// either side of it; the cost tier's counts, which hardly move between
-// runs, make such a step visible after a few commits.
+// Version is the schema version of a history line.
+const Version = 1
 
-// HistoryVersion is the schema version of a history line.
-const HistoryVersion = 1
-
-// HistoryEntry is one recorded gate run of a main-branch commit.
-type HistoryEntry struct {
-	Version   int               `json:"version"`
-	Time      string            `json:"time"` // RFC 3339, UTC
-	Commit    string            `json:"commit"`
-	Ref       string            `json:"ref,omitempty"`
-	Verdict   verdict.Verdict   `json:"verdict"`
-	Machine   result.Machine    `json:"machine"`
-	Scenarios []HistoryScenario `json:"scenarios"`
+// Entry is one recorded gate run of a main-branch commit.
+type Entry struct {
+	Version   int             `json:"version"`
+	Time      string          `json:"time"` // RFC 3339, UTC
+	Commit    string          `json:"commit"`
+	Ref       string          `json:"ref,omitempty"`
+	Verdict   verdict.Verdict `json:"verdict"`
+	Machine   result.Machine  `json:"machine"`
+	Scenarios []Scenario      `json:"scenarios"`
 }
 
-// HistoryScenario is one scenario's figures of B (the commit recorded).
-type HistoryScenario struct {
+// Scenario is one scenario's figures of B (the commit recorded).
+type Scenario struct {
 	Name string `json:"name"`
 	// The time tier's: B's median req/s (1/latency for a latency metric),
 	// B/A in that run, and B's median server CPU per request.
@@ -55,19 +55,19 @@ type HistoryScenario struct {
 	AllocsPerRequest       float64 `json:"allocs_per_request,omitempty"`
 }
 
-// HistoryFromResult is the line a result makes for commit (a one-workload
+// FromResult is the line a result makes for commit (a one-workload
 // run records its one scenario, ImplicitScenarioName).
-func HistoryFromResult(r *result.Result, commit, ref string, now time.Time) (HistoryEntry, error) {
+func FromResult(r *result.Result, commit, ref string, now time.Time) (Entry, error) {
 	if commit == "" {
-		return HistoryEntry{}, errors.New("record: no commit to record the result under (--commit)")
+		return Entry{}, errors.New("record: no commit to record the result under (--commit)")
 	}
 	if len(r.Scenarios) == 0 {
-		return HistoryEntry{}, fmt.Errorf("record: the result has no scenarios (%s)", r.Reason)
+		return Entry{}, fmt.Errorf("record: the result has no scenarios (%s)", r.Reason)
 	}
-	e := HistoryEntry{Version: HistoryVersion, Time: now.UTC().Format(time.RFC3339), Commit: commit, Ref: ref,
+	e := Entry{Version: Version, Time: now.UTC().Format(time.RFC3339), Commit: commit, Ref: ref,
 		Verdict: r.Verdict, Machine: r.Machine}
 	for _, s := range r.Scenarios {
-		h := HistoryScenario{Name: s.Name}
+		h := Scenario{Name: s.Name}
 		if s.B.MedianRPS > 0 && !math.IsNaN(s.B.MedianRPS) {
 			h.Sample = s.B.MedianRPS
 		}
@@ -86,10 +86,10 @@ func HistoryFromResult(r *result.Result, commit, ref string, now time.Time) (His
 	return e, nil
 }
 
-// AppendHistory appends one line to the history file (created if absent).
+// Append appends one line to the history file (created if absent).
 // The line is written in one write on a file opened for appending, so a
 // reader never sees half of it.
-func AppendHistory(path string, e HistoryEntry) error {
+func Append(path string, e Entry) error {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -108,19 +108,19 @@ func AppendHistory(path string, e HistoryEntry) error {
 	return nil
 }
 
-// ReadHistory reads a history file. A line that is not a history entry is
+// Read reads a history file. A line that is not a history entry is
 // an error naming the file and the line: nothing is guessed.
-func ReadHistory(path string) ([]HistoryEntry, error) {
+func Read(path string) ([]Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
-	return parseHistory(f, path)
+	return parse(f, path)
 }
 
-func parseHistory(r io.Reader, name string) ([]HistoryEntry, error) {
-	var out []HistoryEntry
+func parse(r io.Reader, name string) ([]Entry, error) {
+	var out []Entry
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -128,14 +128,14 @@ func parseHistory(r io.Reader, name string) ([]HistoryEntry, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var e HistoryEntry
+		var e Entry
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
 			return nil, fmt.Errorf("history %s line %d: not a history entry: %w (remove or fix the line)", name, n, err)
 		}
-		if e.Version != HistoryVersion || e.Commit == "" {
-			return nil, fmt.Errorf("history %s line %d: version %d, commit %q: want version %d and a commit", name, n, e.Version, e.Commit, HistoryVersion)
+		if e.Version != Version || e.Commit == "" {
+			return nil, fmt.Errorf("history %s line %d: version %d, commit %q: want version %d and a commit", name, n, e.Version, e.Commit, Version)
 		}
 		out = append(out, e)
 	}
@@ -147,43 +147,43 @@ func parseHistory(r io.Reader, name string) ([]HistoryEntry, error) {
 
 // History metrics: which figure of a scenario a series follows, and
 // whether up is worse.
-var historyMetrics = []struct {
+var metrics = []struct {
 	Name    string
 	UpWorse bool
-	Value   func(HistoryScenario) float64
+	Value   func(Scenario) float64
 }{
-	{"cost", true, func(h HistoryScenario) float64 { return h.Instructions }},
-	{"allocs", true, func(h HistoryScenario) float64 { return h.AllocsPerRequest }},
-	{"cpu", true, func(h HistoryScenario) float64 { return h.CPUNSPerRequest }},
-	{"time", false, func(h HistoryScenario) float64 { return h.Sample }},
+	{"cost", true, func(h Scenario) float64 { return h.Instructions }},
+	{"allocs", true, func(h Scenario) float64 { return h.AllocsPerRequest }},
+	{"cpu", true, func(h Scenario) float64 { return h.CPUNSPerRequest }},
+	{"time", false, func(h Scenario) float64 { return h.Sample }},
 }
 
-// HistorySeries is one scenario's figure over the recorded commits, and
+// Series is one scenario's figure over the recorded commits, and
 // the steps found in it.
-type HistorySeries struct {
-	Scenario string        `json:"scenario"`
-	Metric   string        `json:"metric"`
-	UpWorse  bool          `json:"up_is_worse"`
-	Commits  []string      `json:"commits"`
-	Values   []float64     `json:"values"`
-	Steps    []HistoryStep `json:"steps"`
+type Series struct {
+	Scenario string    `json:"scenario"`
+	Metric   string    `json:"metric"`
+	UpWorse  bool      `json:"up_is_worse"`
+	Commits  []string  `json:"commits"`
+	Values   []float64 `json:"values"`
+	Steps    []Step    `json:"steps"`
 	// Skipped says why a series was not searched (too few points).
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// HistoryStep is a change point: the series stepped between the commit
+// Step is a change point: the series stepped between the commit
 // before it and Commit.
-type HistoryStep struct {
+type Step struct {
 	stats.ChangePoint
 	Commit string `json:"commit"` // the first commit after the step
 	Prev   string `json:"prev_commit"`
 	Worse  bool   `json:"worse"`
 }
 
-// AnalyzeHistory finds the steps of every scenario's series, in the order
+// Analyze finds the steps of every scenario's series, in the order
 // the scenarios first appear. Entries missing a figure are left out of
 // that figure's series (a run whose cost tier did not run, say).
-func AnalyzeHistory(entries []HistoryEntry, o stats.ChangePointOptions) []HistorySeries {
+func Analyze(entries []Entry, o stats.ChangePointOptions) []Series {
 	o = o.WithDefaults()
 	var names []string
 	seen := map[string]bool{}
@@ -195,10 +195,10 @@ func AnalyzeHistory(entries []HistoryEntry, o stats.ChangePointOptions) []Histor
 			}
 		}
 	}
-	var out []HistorySeries
+	var out []Series
 	for _, name := range names {
-		for _, m := range historyMetrics {
-			s := HistorySeries{Scenario: name, Metric: m.Name, UpWorse: m.UpWorse}
+		for _, m := range metrics {
+			s := Series{Scenario: name, Metric: m.Name, UpWorse: m.UpWorse}
 			for _, e := range entries {
 				for _, h := range e.Scenarios {
 					if v := m.Value(h); h.Name == name && v > 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -213,57 +213,13 @@ func AnalyzeHistory(entries []HistoryEntry, o stats.ChangePointOptions) []Histor
 				s.Skipped = fmt.Sprintf("%d points: a step needs %d on each side", len(s.Values), o.MinSegment)
 			}
 			for _, cp := range stats.ChangePoints(s.Values, o) {
-				s.Steps = append(s.Steps, HistoryStep{ChangePoint: cp, Commit: s.Commits[cp.Index], Prev: s.Commits[cp.Index-1],
+				s.Steps = append(s.Steps, Step{ChangePoint: cp, Commit: s.Commits[cp.Index], Prev: s.Commits[cp.Index-1],
 					Worse: (cp.Change > 0) == m.UpWorse})
 			}
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-// WriteHistoryReport prints every step found, then one line per series.
-func WriteHistoryReport(w io.Writer, entries int, series []HistorySeries, o stats.ChangePointOptions) {
-	o = o.WithDefaults()
-	fmt.Fprintf(w, "history: %d runs; change points by E-divisive means, each split kept at p <= %g (%d permutations)\n",
-		entries, o.Alpha, o.Permutations)
-	steps := 0
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  scenario\tmetric\tbetween\tbefore\tafter\tchange\tp\t")
-	for _, s := range series {
-		for _, st := range s.Steps {
-			steps++
-			word := "better"
-			if st.Worse {
-				word = "WORSE"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s..%s\t%.6g\t%.6g\t%+.2f%% %s\t%.3f\t\n", s.Scenario, s.Metric, short(st.Prev), short(st.Commit),
-				st.Before, st.After, 100*st.Change, word, st.PValue)
-		}
-	}
-	if steps > 0 {
-		tw.Flush()
-	} else {
-		fmt.Fprintln(w, "  no step found")
-	}
-	var skipped []string
-	for _, s := range series {
-		if s.Skipped != "" {
-			skipped = append(skipped, fmt.Sprintf("%s %s (%s)", s.Scenario, s.Metric, s.Skipped))
-		}
-	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(w, "not searched: %s\n", strings.Join(skipped, "; "))
-	}
-}
-
-// HeadCommit is the commit HEAD names in dir's repository.
-func HeadCommit(ctx context.Context, dir string) (string, error) {
-	out, err := gitOutput(ctx, dir, "rev-parse", "HEAD")
-	if err != nil {
-		return "", fmt.Errorf("record: no --commit given and git rev-parse HEAD failed: %w", err)
-	}
-	return firstLine(out), nil
 }
 
 // ReadResultJSON reads a gate run's --json file back: any mode's, of this
@@ -288,4 +244,16 @@ func ReadResultJSON(path string) (*result.Result, error) {
 		return nil, fmt.Errorf("record: %s: not a gate result: %w", path, err)
 	}
 	return &r, nil
+}
+
+// LastStepWorse reports whether the last step of any series is for the
+// worse (gate history --fail-on-worse): a step the series since recovered
+// from is history, not news.
+func LastStepWorse(series []Series) bool {
+	for _, s := range series {
+		if n := len(s.Steps); n > 0 && s.Steps[n-1].Worse {
+			return true
+		}
+	}
+	return false
 }
