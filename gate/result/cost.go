@@ -63,7 +63,7 @@ type CostJudgement struct {
 	Reason          string      `json:"reason"`
 	// Moved are the functions whose counted instructions per request
 	// moved most from A's median run (from) to B's (to): where a
-	// difference comes from (costdiff.go).
+	// difference comes from (gate/callgrind's diff).
 	Moved []callgrind.FunctionDelta `json:"moved,omitempty"`
 	// Unsteady, when a side's runs disagreed, are the functions that moved
 	// most from its cheapest run to its dearest, on UnsteadySide: code
@@ -86,7 +86,7 @@ type CostJudgement struct {
 type CostSample struct {
 	Run      int   `json:"run"`
 	Requests int64 `json:"requests"` // answered in the counted window
-	// Instructions are the filtered count (costfilter.go), Unfiltered all
+	// Instructions are the filtered count (gate/callgrind's filter), Unfiltered all
 	// that the server's threads executed between the zero and the dump.
 	Instructions           int64   `json:"instructions"`
 	Unfiltered             int64   `json:"instructions_unfiltered"`
@@ -105,7 +105,7 @@ type CostSample struct {
 	Syscalls           map[string]int `json:"syscalls,omitempty"`
 	WallS              float64        `json:"wall_s"`
 	// Functions are the counted functions' own instructions per request,
-	// for naming what a difference is made of (costdiff.go); not written
+	// for naming what a difference is made of (gate/callgrind's diff); not written
 	// out, the list is thousands long.
 	Functions map[string]float64 `json:"-"`
 }

@@ -3,7 +3,7 @@
 // figures with its distribution-free interval, paired or not; the rank
 // test reported beside it; a sample's robust spread; and the change points
 // of a series (the history tier's). It knows nothing of servers, load
-// testers or verdicts: the gate's rule (gate/verdict.go) reads these.
+// testers or verdicts: the gate's rule (gate/verdict) reads these.
 package stats
 
 // The statistics come from golang.org/x/perf/benchmath, benchstat's engine:
