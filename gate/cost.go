@@ -231,7 +231,7 @@ func judgeCostRuns(j *result.CostJudgement, final bool) bool {
 			j.UnsteadySide, j.Unsteady = "B", unsteadyDeltas(b.Runs)
 		}
 		if len(j.Unsteady) > 0 {
-			j.Reason += fmt.Sprintf("; from %s's cheapest run to its dearest, instructions per request moved most in %s (code whose cost follows the clock belongs in the filter, gate/costfilter.go)",
+			j.Reason += fmt.Sprintf("; from %s's cheapest run to its dearest, instructions per request moved most in %s (code whose cost follows the clock belongs in the filter, gate/callgrind/filter.go)",
 				j.UnsteadySide, callgrind.FormatDeltas(j.Unsteady))
 		}
 		return true

@@ -50,7 +50,7 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 		if j.Verdict != result.CostCouldNotJudge || j.UnsteadySide != "B" || len(j.Unsteady) != 1 || j.Unsteady[0].Function != "runtime.newNameForTheScheduler" {
 			t.Fatalf("%s, unsteady %s %+v: %s", j.Verdict, j.UnsteadySide, j.Unsteady, j.Reason)
 		}
-		if !strings.Contains(j.Reason, "runtime.newNameForTheScheduler +300.0") || !strings.Contains(j.Reason, "costfilter.go") {
+		if !strings.Contains(j.Reason, "runtime.newNameForTheScheduler +300.0") || !strings.Contains(j.Reason, "gate/callgrind/filter.go") {
 			t.Errorf("reason does not say what moved and where to fix it: %s", j.Reason)
 		}
 	})
