@@ -14,8 +14,8 @@ import (
 // The verdicts of a run's parts combined: a scenario's over its tiers,
 // and the run's over its scenarios.
 
-// scenarioDecision is the scenario's verdict over its tiers: the worst of them
-// (the time tier's first when they tie).
+// scenarioDecision is the scenario's verdict over its tiers: the worst of
+// them (the time tier's first when they tie).
 func scenarioDecision(s *result.ScenarioResult) verdict.Decision {
 	ranTime := slices.Contains(s.Tiers, result.TierTime) || len(s.Tiers) == 0
 	if s.Cost == nil {

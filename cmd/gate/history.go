@@ -13,7 +13,8 @@ import (
 	"weaseldb/internal/jsonfile"
 )
 
-// recordCommand is gate record HISTORY RESULT: append a main-branch result to a history.
+// recordCommand is gate record HISTORY RESULT: append a main-branch result
+// to a history.
 func recordCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gate record", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -49,7 +50,8 @@ func recordCommand(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// historyCommand is gate history HISTORY: the change points of every scenario's series.
+// historyCommand is gate history HISTORY: the change points of every
+// scenario's series.
 func historyCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gate history", flag.ContinueOnError)
 	fs.SetOutput(stderr)

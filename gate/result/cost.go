@@ -86,8 +86,9 @@ type CostJudgement struct {
 type CostSample struct {
 	Run      int   `json:"run"`
 	Requests int64 `json:"requests"` // answered in the counted window
-	// Instructions are the filtered count (gate/callgrind's filter), Unfiltered all
-	// that the server's threads executed between the zero and the dump.
+	// Instructions are the filtered count (gate/callgrind's filter),
+	// Unfiltered all that the server's threads executed between the zero
+	// and the dump.
 	Instructions           int64   `json:"instructions"`
 	Unfiltered             int64   `json:"instructions_unfiltered"`
 	InstructionsPerRequest float64 `json:"instructions_per_request"`
@@ -105,8 +106,8 @@ type CostSample struct {
 	Syscalls           map[string]int `json:"syscalls,omitempty"`
 	WallS              float64        `json:"wall_s"`
 	// Functions are the counted functions' own instructions per request,
-	// for naming what a difference is made of (gate/callgrind's diff); not written
-	// out, the list is thousands long.
+	// for naming what a difference is made of (gate/callgrind's diff); not
+	// written out, the list is thousands long.
 	Functions map[string]float64 `json:"-"`
 }
 
