@@ -5,88 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/jsonfile"
-	"weaseldb/internal/stats"
+	istats "weaseldb/internal/stats"
 )
 
 // BaselineVersion is the schema version of testdata/baseline.json.
 const BaselineVersion = 1
 
-// Settings are what a measurement depends on besides the server binary:
-// a baseline only compares with a run made with the same settings.
-type Settings struct {
-	Network      string   `json:"network"`
-	DurationS    float64  `json:"duration_s"`
-	WarmupS      float64  `json:"warmup_s"`
-	Concurrency  int      `json:"concurrency"`
-	Threads      int      `json:"network_threads"`
-	Path         string   `json:"path"`
-	LoadArgs     []string `json:"load_args,omitempty"`
-	ConfigSHA256 string   `json:"config_sha256"`
-	// The CPU lists of the plan ("" when unpinned): a pinned and an
-	// unpinned measurement are not comparable.
-	ServerCPUs string `json:"server_cpus,omitempty"`
-	ClientCPUs string `json:"client_cpus,omitempty"`
-}
-
-// Differences lists the settings in which s and now differ.
-func (s Settings) Differences(now Settings) []string {
-	var d []string
-	add := func(name string, was, is any) {
-		d = append(d, fmt.Sprintf("%s %v, now %v", name, was, is))
-	}
-	if s.Network != now.Network {
-		add("network", s.Network, now.Network)
-	}
-	if s.DurationS != now.DurationS {
-		add("duration_s", s.DurationS, now.DurationS)
-	}
-	if s.WarmupS != now.WarmupS {
-		add("warmup_s", s.WarmupS, now.WarmupS)
-	}
-	if s.Concurrency != now.Concurrency {
-		add("concurrency", s.Concurrency, now.Concurrency)
-	}
-	if s.Threads != now.Threads {
-		add("network_threads", s.Threads, now.Threads)
-	}
-	if s.ServerCPUs != now.ServerCPUs || s.ClientCPUs != now.ClientCPUs {
-		add("pinning", pinText(s.ServerCPUs, s.ClientCPUs), pinText(now.ServerCPUs, now.ClientCPUs))
-	}
-	if s.Path != now.Path {
-		add("path", s.Path, now.Path)
-	}
-	if !slices.Equal(s.LoadArgs, now.LoadArgs) {
-		add("load_args", s.LoadArgs, now.LoadArgs)
-	}
-	if s.ConfigSHA256 != now.ConfigSHA256 {
-		add("config sha256", short(s.ConfigSHA256), short(now.ConfigSHA256))
-	}
-	return d
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
 // Baseline is a recorded measurement to compare later runs with.
 type Baseline struct {
-	Version    int       `json:"version"`
-	Created    time.Time `json:"created"`
-	Command    string    `json:"command"`
-	Binary     string    `json:"binary"`
-	Machine    Machine   `json:"machine"`
-	Settings   Settings  `json:"settings"`
-	SamplesRPS []float64 `json:"samples_rps"`
-	MedianRPS  float64   `json:"median_rps"`
-	Spread     float64   `json:"spread"` // median absolute deviation / median
+	Version    int             `json:"version"`
+	Created    time.Time       `json:"created"`
+	Command    string          `json:"command"`
+	Binary     string          `json:"binary"`
+	Machine    result.Machine  `json:"machine"`
+	Settings   result.Settings `json:"settings"`
+	SamplesRPS []float64       `json:"samples_rps"`
+	MedianRPS  float64         `json:"median_rps"`
+	Spread     float64         `json:"spread"` // median absolute deviation / median
 }
 
 // ReadBaseline loads and checks a baseline file.
@@ -117,28 +59,21 @@ func ReadBaseline(path string) (Baseline, error) {
 // so a gate interrupted mid-write never leaves half a baseline.
 func WriteBaseline(path string, b Baseline) error {
 	b.Version = BaselineVersion
-	b.MedianRPS = stats.Median(b.SamplesRPS)
-	b.Spread = RelativeSpread(b.SamplesRPS)
+	b.MedianRPS = istats.Median(b.SamplesRPS)
+	b.Spread = stats.RelativeSpread(b.SamplesRPS)
 	if err := jsonfile.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("writing baseline: %w", err)
 	}
 	return nil
 }
 
-func pinText(server, client string) string {
-	if server == "" {
-		return "unpinned"
-	}
-	return "server " + server + " / load tester " + client
-}
-
 // loadBaseline reads the baseline and checks that it is comparable; nil
 // means a problem was recorded.
-func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline {
+func (m *measurement) loadBaseline(settings result.Settings, machine result.Machine) *Baseline {
 	sc := m.scenarios[0]
 	b, err := ReadBaseline(m.o.BaselineFile)
 	if err != nil {
-		m.fail(sc, ReasonBadInput, "%v", err)
+		m.fail(sc, verdict.ReasonBadInput, "%v", err)
 		return nil
 	}
 	m.baselineFile = m.o.BaselineFile
@@ -147,34 +82,34 @@ func (m *measurement) loadBaseline(settings Settings, machine Machine) *Baseline
 	if len(different) > 0 {
 		msg := "baseline is from another machine: " + strings.Join(different, "; ")
 		if !m.o.AllowOtherMachine {
-			m.fail(sc, ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
+			m.fail(sc, verdict.ReasonOtherMachine, "%s (--allow-other-machine to compare anyway)", msg)
 			return nil
 		}
 		sc.r.Warnings = append(sc.r.Warnings, msg)
 	}
 	if diff := b.Settings.Differences(settings); len(diff) > 0 {
-		m.fail(sc, ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
+		m.fail(sc, verdict.ReasonOtherSettings, "baseline was measured with other settings: %s", strings.Join(diff, "; "))
 		return nil
 	}
 	return &b
 }
 
-func (m *measurement) writeBaseline(sc *scenarioRun, settings Settings, machine Machine) {
+func (m *measurement) writeBaseline(sc *scenarioRun, settings result.Settings, machine result.Machine) {
 	r := sc.r
 	for _, p := range r.Problems {
-		if !(m.o.NoiseOK && noiseReasons[p.Code]) {
-			r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
+		if !(m.o.NoiseOK && verdict.IsNoise(p.Code)) {
+			r.Decision = verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: p.Code, Reason: "baseline not written: " + p.Detail}
 			return
 		}
 	}
 	b := Baseline{Created: m.now().UTC().Truncate(time.Second), Command: m.o.Command, Binary: m.o.B,
 		Machine: machine, Settings: settings, SamplesRPS: r.B.SamplesRPS}
 	if err := WriteBaseline(m.o.BaselineFile, b); err != nil {
-		r.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
+		r.Decision = verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}
 		return
 	}
 	m.baselineFile = m.o.BaselineFile
-	r.Decision = Decision{Verdict: Pass, ReasonCode: "baseline_written",
+	r.Decision = verdict.Decision{Verdict: verdict.Pass, ReasonCode: "baseline_written",
 		Reason: fmt.Sprintf("baseline written to %s: median %s req/s over %d runs (±%.1f%%)",
-			m.o.BaselineFile, formatRPS(r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
+			m.o.BaselineFile, result.FormatSample(result.MetricRPS, r.B.MedianRPS), len(r.B.SamplesRPS), r.B.Spread*100)}
 }

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"weaseldb/gate/callgrind"
+	"weaseldb/gate/result"
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/stats"
 )
 
@@ -23,12 +26,6 @@ import (
 // cannot see what costs time without costing instructions (cache misses,
 // lock contention, the kernel's side of a system call): the time tier stays
 // for those (docs/gate.md, "The cost tier").
-
-// Tiers a run can judge.
-const (
-	TierTime = "time"
-	TierCost = "cost"
-)
 
 // CostOptions configure the cost tier.
 type CostOptions struct {
@@ -47,7 +44,7 @@ type CostOptions struct {
 	Control   string // callgrind_control ("" looks it up)
 	// Godebug is added to the server's GODEBUG under valgrind (e.g.
 	// "cpu.avx2=off"), after what the gate turns off itself
-	// (valgrindenv.go).
+	// (gate/valgrind).
 	Godebug string
 	// SetupSlowdown paces open-loop setups this many times slower (and
 	// longer) under valgrind.
@@ -84,84 +81,14 @@ func (c CostOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-// CostVerdict is the cost tier's answer for one scenario, as the JSON
-// writes it.
-type CostVerdict string
-
-// The cost verdicts.
-const (
-	CostPass          CostVerdict = "pass"
-	CostRegression    CostVerdict = "regression"
-	CostCouldNotJudge CostVerdict = "could_not_judge"
-)
-
-// Verdict is the gate's verdict of the same meaning.
-func (v CostVerdict) Verdict() Verdict {
-	switch v {
-	case CostPass:
-		return Pass
-	case CostRegression:
-		return Regression
-	default:
-		return CouldNotJudge
-	}
-}
-
-// CostSide is one side's cost runs and their medians.
-type CostSide struct {
-	InstructionsPerRequest float64 `json:"instructions_per_request"` // filtered; the median of the runs
-	UnfilteredPerRequest   float64 `json:"instructions_unfiltered_per_request"`
-	AllocsPerRequest       float64 `json:"allocs_per_request"`
-	BytesPerRequest        float64 `json:"alloc_bytes_per_request"`
-	SyscallsPerRequest     float64 `json:"syscalls_per_request"`
-	// Spread is max/min - 1 of the runs' filtered count per request.
-	Spread float64      `json:"spread"`
-	Runs   []CostSample `json:"runs"`
-}
-
-// CostJudgement is what the cost tier found for one scenario.
-type CostJudgement struct {
-	A CostSide `json:"a"`
-	B CostSide `json:"b"`
-	// Ratio is B/A of the filtered medians; Low and High are the lower and
-	// upper quartiles of the ratios of every B run to every A run (with 3
-	// runs a side, 9 pairs: the third lowest and the third highest).
-	Ratio           float64     `json:"ratio"`
-	Low             float64     `json:"ratio_low"`
-	High            float64     `json:"ratio_high"`
-	UnfilteredRatio float64     `json:"ratio_unfiltered"`
-	AllocsRatio     float64     `json:"ratio_allocs,omitempty"`
-	Verdict         CostVerdict `json:"verdict"`
-	Reason          string      `json:"reason"`
-	// Moved are the functions whose counted instructions per request
-	// moved most from A's median run (from) to B's (to): where a
-	// difference comes from (costdiff.go).
-	Moved []FunctionDelta `json:"moved,omitempty"`
-	// Unsteady, when a side's runs disagreed, are the functions that moved
-	// most from its cheapest run to its dearest, on UnsteadySide: code
-	// whose cost follows the clock, which the filter does not leave out.
-	Unsteady     []FunctionDelta `json:"unsteady,omitempty"`
-	UnsteadySide string          `json:"unsteady_side,omitempty"`
-	// NoiseForgiven: --noise-ok made runs that disagreed a pass.
-	NoiseForgiven bool    `json:"noise_forgiven,omitempty"`
-	Tolerance     float64 `json:"tolerance"`
-	MaxSpread     float64 `json:"max_spread"`
-	// Valgrind is valgrind's version and hwcaps here, and the Go CPU
-	// options the server ran with turned off (valgrindenv.go).
-	Valgrind *ValgrindEnv `json:"valgrind,omitempty"`
-	Requests int          `json:"requests_per_run"`
-	Rate     float64      `json:"rate"`
-	ElapsedS float64      `json:"elapsed_s"`
-}
-
 // costLab runs one cost run; the tests give a synthetic one.
 type costLab interface {
-	runCost(ctx context.Context, spec CostSpec) (CostSample, error)
+	runCost(ctx context.Context, spec CostSpec) (result.CostSample, error)
 }
 
 type processCostLab struct{}
 
-func (processCostLab) runCost(ctx context.Context, spec CostSpec) (CostSample, error) {
+func (processCostLab) runCost(ctx context.Context, spec CostSpec) (result.CostSample, error) {
 	return RunCostOnce(ctx, spec)
 }
 
@@ -195,16 +122,16 @@ type costPair struct {
 
 // judgeCost runs one scenario's cost runs, A and B at the same time, and
 // judges them.
-func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, progress io.Writer) *CostJudgement {
+func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, progress io.Writer) *result.CostJudgement {
 	began := time.Now()
-	j := &CostJudgement{Tolerance: c.Tolerance, MaxSpread: c.MaxSpread}
+	j := &result.CostJudgement{Tolerance: c.Tolerance, MaxSpread: c.MaxSpread}
 	j.Requests, j.Rate = costLoad(c, sc)
 	defer func() { j.ElapsedS = time.Since(began).Seconds() }()
-	var a, b []CostSample
+	var a, b []result.CostSample
 	for run := 1; run <= c.MaxRuns; run++ {
 		sa, sb, err := costRound(ctx, c, sc, p, l, run)
 		if err != nil {
-			j.Verdict, j.Reason = CostCouldNotJudge, err.Error()
+			j.Verdict, j.Reason = result.CostCouldNotJudge, err.Error()
 			j.A, j.B = costSide(a), costSide(b)
 			return j
 		}
@@ -217,7 +144,7 @@ func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l co
 			continue
 		}
 		j.A, j.B = costSide(a), costSide(b)
-		if decided := j.judge(run == c.MaxRuns); decided {
+		if decided := judgeCostRuns(j, run == c.MaxRuns); decided {
 			return j
 		}
 	}
@@ -225,7 +152,7 @@ func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l co
 }
 
 // costRound is one run of each side, at the same time.
-func costRound(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, run int) (a, b CostSample, err error) {
+func costRound(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, run int) (a, b result.CostSample, err error) {
 	requests, rate := costLoad(c, sc)
 	spec := func(side, bin string, cfg []byte) CostSpec {
 		return CostSpec{Side: side, Binary: bin, ConfigData: cfg, Dir: p.dir, Scenario: sc, Run: run, Requests: requests,
@@ -248,24 +175,24 @@ func costLoad(c CostOptions, sc Scenario) (requests int, rate float64) {
 }
 
 // costSide summarises one side's runs.
-func costSide(runs []CostSample) CostSide {
-	s := CostSide{Runs: runs}
+func costSide(runs []result.CostSample) result.CostSide {
+	s := result.CostSide{Runs: runs}
 	if len(runs) == 0 {
 		return s
 	}
-	pick := func(f func(CostSample) float64) []float64 {
+	pick := func(f func(result.CostSample) float64) []float64 {
 		out := make([]float64, len(runs))
 		for i, r := range runs {
 			out[i] = f(r)
 		}
 		return out
 	}
-	per := pick(func(r CostSample) float64 { return r.InstructionsPerRequest })
+	per := pick(func(r result.CostSample) float64 { return r.InstructionsPerRequest })
 	s.InstructionsPerRequest = stats.Median(per)
-	s.UnfilteredPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.UnfilteredPerRequest }))
-	s.AllocsPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.AllocsPerRequest }))
-	s.BytesPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.BytesPerRequest }))
-	s.SyscallsPerRequest = stats.Median(pick(func(r CostSample) float64 { return r.SyscallsPerRequest }))
+	s.UnfilteredPerRequest = stats.Median(pick(func(r result.CostSample) float64 { return r.UnfilteredPerRequest }))
+	s.AllocsPerRequest = stats.Median(pick(func(r result.CostSample) float64 { return r.AllocsPerRequest }))
+	s.BytesPerRequest = stats.Median(pick(func(r result.CostSample) float64 { return r.BytesPerRequest }))
+	s.SyscallsPerRequest = stats.Median(pick(func(r result.CostSample) float64 { return r.SyscallsPerRequest }))
 	if lo := slices.Min(per); lo > 0 {
 		s.Spread = slices.Max(per)/lo - 1
 	}
@@ -279,10 +206,10 @@ func costSide(runs []CostSample) CostSide {
 //   - B/A - 1 at most the tolerance: pass;
 //   - the run pairs' lower quartile (Low) above 1 + tolerance: regression;
 //   - else undecided: more runs, and at the last one could not judge.
-func (j *CostJudgement) judge(final bool) bool {
+func judgeCostRuns(j *result.CostJudgement, final bool) bool {
 	a, b := j.A, j.B
 	if a.InstructionsPerRequest <= 0 || b.InstructionsPerRequest <= 0 {
-		j.Verdict, j.Reason = CostCouldNotJudge, "no instructions counted"
+		j.Verdict, j.Reason = result.CostCouldNotJudge, "no instructions counted"
 		return true
 	}
 	j.Ratio = b.InstructionsPerRequest / a.InstructionsPerRequest
@@ -296,7 +223,7 @@ func (j *CostJudgement) judge(final bool) bool {
 	more := 100 * (j.Ratio - 1)
 	switch {
 	case a.Spread > j.MaxSpread || b.Spread > j.MaxSpread:
-		j.Verdict = CostCouldNotJudge
+		j.Verdict = result.CostCouldNotJudge
 		j.Reason = fmt.Sprintf("the runs disagree: A's spread %.2f%%, B's %.2f%%, more than the %.2f%% allowed (docs/gate.md)",
 			100*a.Spread, 100*b.Spread, 100*j.MaxSpread)
 		j.UnsteadySide, j.Unsteady = "A", unsteadyDeltas(a.Runs)
@@ -304,25 +231,25 @@ func (j *CostJudgement) judge(final bool) bool {
 			j.UnsteadySide, j.Unsteady = "B", unsteadyDeltas(b.Runs)
 		}
 		if len(j.Unsteady) > 0 {
-			j.Reason += fmt.Sprintf("; from %s's cheapest run to its dearest, instructions per request moved most in %s (code whose cost follows the clock belongs in the filter, gate/costfilter.go)",
-				j.UnsteadySide, formatDeltas(j.Unsteady))
+			j.Reason += fmt.Sprintf("; from %s's cheapest run to its dearest, instructions per request moved most in %s (code whose cost follows the clock belongs in the filter, gate/callgrind/filter.go)",
+				j.UnsteadySide, callgrind.FormatDeltas(j.Unsteady))
 		}
 		return true
 	case j.Ratio-1 <= j.Tolerance:
-		j.Verdict = CostPass
+		j.Verdict = result.CostPass
 		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request (%.0f against %.0f), within the %.2f%% tolerance",
 			more, b.InstructionsPerRequest, a.InstructionsPerRequest, 100*j.Tolerance)
 		return true
 	case j.Low-1 > j.Tolerance:
-		j.Verdict = CostRegression
+		j.Verdict = result.CostRegression
 		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request (%.0f against %.0f; run pairs %+.2f%% to %+.2f%%), beyond the %.2f%% tolerance",
 			more, b.InstructionsPerRequest, a.InstructionsPerRequest, 100*(j.Low-1), 100*(j.High-1), 100*j.Tolerance)
 		if len(j.Moved) > 0 {
-			j.Reason += fmt.Sprintf("; moved most, instructions per request from A's median run to B's: %s", formatDeltas(j.Moved))
+			j.Reason += fmt.Sprintf("; moved most, instructions per request from A's median run to B's: %s", callgrind.FormatDeltas(j.Moved))
 		}
 		return true
 	case final:
-		j.Verdict = CostCouldNotJudge
+		j.Verdict = result.CostCouldNotJudge
 		j.Reason = fmt.Sprintf("B costs %+.2f%% instructions per request, past the %.2f%% tolerance, but its runs overlap it (run pairs %+.2f%% to %+.2f%%)",
 			more, 100*j.Tolerance, 100*(j.Low-1), 100*(j.High-1))
 		return true
@@ -334,7 +261,7 @@ func (j *CostJudgement) judge(final bool) bool {
 // pair of runs (the k-th lowest and highest, k = pairs/4 + 1): one
 // outlying run moves a third of the pairs at most with 3 runs a side, and
 // extra runs can settle a verdict it would otherwise block.
-func pairRatioRange(a, b []CostSample) (lo, hi float64) {
+func pairRatioRange(a, b []result.CostSample) (lo, hi float64) {
 	var rs []float64
 	for _, rb := range b {
 		for _, ra := range a {
@@ -354,12 +281,12 @@ func pairRatioRange(a, b []CostSample) (lo, hi float64) {
 // runCostTier judges every scenario's cost, one scenario after another.
 // The error is for a tier that could not start (no valgrind): every
 // scenario then gets that line as its "could not judge".
-func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair, l costLab, progress io.Writer) []*CostJudgement {
-	out := make([]*CostJudgement, len(scs))
+func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair, l costLab, progress io.Writer) []*result.CostJudgement {
+	out := make([]*result.CostJudgement, len(scs))
 	if err := c.Validate(); err != nil {
 		return costFailed(out, c, err)
 	}
-	var venv *ValgrindEnv
+	var venv *valgrind.Env
 	if _, ok := l.(processCostLab); ok {
 		if err := costTools(&c); err != nil {
 			return costFailed(out, c, err)
@@ -376,7 +303,7 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 			}
 			return out
 		}
-		p.env = env.Env()
+		p.env = env.Environ()
 		if len(env.CPUOff) > 0 && progress != nil {
 			fmt.Fprintf(progress, "gate: cost: %s cannot execute Go's %v here; the servers run with GODEBUG=%s\n",
 				cmp.Or(env.Version, "valgrind"), env.CPUOff, env.Godebug())
@@ -384,7 +311,7 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 	}
 	for i, sc := range scs {
 		if ctx.Err() != nil {
-			out[i] = &CostJudgement{Verdict: CostCouldNotJudge, Reason: "interrupted", Tolerance: c.Tolerance}
+			out[i] = &result.CostJudgement{Verdict: result.CostCouldNotJudge, Reason: "interrupted", Tolerance: c.Tolerance}
 		} else {
 			out[i] = judgeCost(ctx, c, sc, p, l, progress)
 		}
@@ -393,9 +320,9 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 	return out
 }
 
-func costFailed(out []*CostJudgement, c CostOptions, err error) []*CostJudgement {
+func costFailed(out []*result.CostJudgement, c CostOptions, err error) []*result.CostJudgement {
 	for i := range out {
-		out[i] = &CostJudgement{Verdict: CostCouldNotJudge, Reason: err.Error(), Tolerance: c.Tolerance, MaxSpread: c.MaxSpread,
+		out[i] = &result.CostJudgement{Verdict: result.CostCouldNotJudge, Reason: err.Error(), Tolerance: c.Tolerance, MaxSpread: c.MaxSpread,
 			Requests: c.Requests, Rate: c.Rate}
 	}
 	return out

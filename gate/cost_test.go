@@ -6,6 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 )
 
 // synthCostLab answers cost runs from tables: side -> instructions per
@@ -17,17 +21,17 @@ type synthCostLab struct {
 	specs []CostSpec
 }
 
-func (l *synthCostLab) runCost(_ context.Context, spec CostSpec) (CostSample, error) {
+func (l *synthCostLab) runCost(_ context.Context, spec CostSpec) (result.CostSample, error) {
 	l.mu.Lock()
 	l.specs = append(l.specs, spec)
 	l.mu.Unlock()
 	if err := l.fail[spec.Side]; err != nil {
-		return CostSample{}, err
+		return result.CostSample{}, err
 	}
 	runs := l.per[spec.Side]
 	v := runs[min(spec.Run, len(runs))-1]
 	n := int64(spec.Requests)
-	return CostSample{Run: spec.Run, Requests: n, InstructionsPerRequest: v, UnfilteredPerRequest: 2 * v,
+	return result.CostSample{Run: spec.Run, Requests: n, InstructionsPerRequest: v, UnfilteredPerRequest: 2 * v,
 		Instructions: int64(v) * n, Unfiltered: int64(2*v) * n, AllocsPerRequest: 1}, nil
 }
 
@@ -35,19 +39,19 @@ func TestCostVerdicts(t *testing.T) {
 	tests := []struct {
 		name     string
 		a, b     []float64
-		verdict  CostVerdict
+		verdict  result.CostVerdict
 		runs     int // per side
 		inReason string
 	}{
-		{"A/A within the noise", []float64{10000, 10010, 9995}, []float64{10004, 9998, 10006}, CostPass, 3, "within the 0.50% tolerance"},
-		{"B 1% dearer", []float64{10000, 10010, 9995}, []float64{10100, 10105, 10098}, CostRegression, 3, "beyond the 0.50% tolerance"},
-		{"B cheaper", []float64{10000, 10010, 9995}, []float64{9000, 9001, 9002}, CostPass, 3, "-9.99%"},
-		{"runs disagree", []float64{10000, 12000, 10000}, []float64{10000, 10000, 10000}, CostCouldNotJudge, 3, "the runs disagree"},
+		{"A/A within the noise", []float64{10000, 10010, 9995}, []float64{10004, 9998, 10006}, result.CostPass, 3, "within the 0.50% tolerance"},
+		{"B 1% dearer", []float64{10000, 10010, 9995}, []float64{10100, 10105, 10098}, result.CostRegression, 3, "beyond the 0.50% tolerance"},
+		{"B cheaper", []float64{10000, 10010, 9995}, []float64{9000, 9001, 9002}, result.CostPass, 3, "-9.99%"},
+		{"runs disagree", []float64{10000, 12000, 10000}, []float64{10000, 10000, 10000}, result.CostCouldNotJudge, 3, "the runs disagree"},
 		// Past the tolerance on the median, but a pair of runs inside it:
 		// more runs, up to the cap, then could not judge.
-		{"overlapping the tolerance", []float64{10000, 10060, 9990, 10060, 10000}, []float64{10090, 10055, 10100, 10080, 10100}, CostCouldNotJudge, 5, "overlap"},
+		{"overlapping the tolerance", []float64{10000, 10060, 9990, 10060, 10000}, []float64{10090, 10055, 10100, 10080, 10100}, result.CostCouldNotJudge, 5, "overlap"},
 		{"decided by the extra runs", []float64{10000, 10050, 10000, 10000, 10000}, []float64{10070, 10075, 10075, 10090, 10080},
-			CostRegression, 4, "beyond"},
+			result.CostRegression, 4, "beyond"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +77,7 @@ func TestCostRunFailure(t *testing.T) {
 		fail: map[string]error{"B": errors.New("server B died under callgrind: boom")}}
 	out := runCostTier(context.Background(), DefaultCostOptions(), []Scenario{{Name: "ok"}, {Name: "commit"}}, costPair{}, l, nil)
 	for _, j := range out {
-		if j.Verdict != CostCouldNotJudge || !strings.Contains(j.Reason, "boom") {
+		if j.Verdict != result.CostCouldNotJudge || !strings.Contains(j.Reason, "boom") {
 			t.Errorf("verdict %s (%s), want could_not_judge naming the failure", j.Verdict, j.Reason)
 		}
 	}
@@ -130,32 +134,32 @@ func TestParseTiers(t *testing.T) {
 // A scenario's verdict is the worst of its tiers', and the run's the
 // worst of its scenarios'.
 func TestScenarioDecisionOverTiers(t *testing.T) {
-	pass := Judgement{Decision: Decision{Verdict: Pass, ReasonCode: ReasonWithinTolerance, Reason: "fine"}, CI: RatioCI{Ratio: 0.99}}
-	cost := func(v CostVerdict) *CostJudgement {
-		return &CostJudgement{Verdict: v, Reason: string(v), Ratio: 1.02, MaxSpread: 0.01}
+	pass := result.Judgement{Decision: verdict.Decision{Verdict: verdict.Pass, ReasonCode: verdict.ReasonWithinTolerance, Reason: "fine"}, CI: stats.RatioCI{Ratio: 0.99}}
+	cost := func(v result.CostVerdict) *result.CostJudgement {
+		return &result.CostJudgement{Verdict: v, Reason: string(v), Ratio: 1.02, MaxSpread: 0.01}
 	}
 	tests := []struct {
 		name string
-		s    ScenarioResult
-		want Verdict
+		s    result.ScenarioResult
+		want verdict.Verdict
 		code string
 	}{
-		{"time only", ScenarioResult{Name: "ok", Tiers: []string{TierTime}, Judgement: pass}, Pass, ReasonWithinTolerance},
-		{"cost regression outranks a time pass", ScenarioResult{Name: "ok", Tiers: []string{TierTime, TierCost}, Judgement: pass, Cost: cost(CostRegression)}, Regression, ReasonCostHigher},
-		{"cost only", ScenarioResult{Name: "ok", Tiers: []string{TierCost}, Cost: cost(CostPass)}, Pass, ReasonCostWithin},
-		{"cost could not judge", ScenarioResult{Name: "ok", Tiers: []string{TierTime, TierCost}, Judgement: pass, Cost: cost(CostCouldNotJudge)}, CouldNotJudge, ReasonCostFailed},
+		{"time only", result.ScenarioResult{Name: "ok", Tiers: []string{result.TierTime}, Judgement: pass}, verdict.Pass, verdict.ReasonWithinTolerance},
+		{"cost regression outranks a time pass", result.ScenarioResult{Name: "ok", Tiers: []string{result.TierTime, result.TierCost}, Judgement: pass, Cost: cost(result.CostRegression)}, verdict.Regression, verdict.ReasonCostHigher},
+		{"cost only", result.ScenarioResult{Name: "ok", Tiers: []string{result.TierCost}, Cost: cost(result.CostPass)}, verdict.Pass, verdict.ReasonCostWithin},
+		{"cost could not judge", result.ScenarioResult{Name: "ok", Tiers: []string{result.TierTime, result.TierCost}, Judgement: pass, Cost: cost(result.CostCouldNotJudge)}, verdict.CouldNotJudge, verdict.ReasonCostFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := tt.s.decision()
+			d := scenarioDecision(&tt.s)
 			if d.Verdict != tt.want || d.ReasonCode != tt.code {
 				t.Fatalf("decision %+v, want %s (%s)", d, tt.want, tt.code)
 			}
-			run, by := combineVerdicts([]ScenarioResult{{Name: "other", Tiers: []string{TierTime}, Judgement: pass}, tt.s})
+			run, by := combineVerdicts([]result.ScenarioResult{{Name: "other", Tiers: []string{result.TierTime}, Judgement: pass}, tt.s})
 			if run.Verdict != tt.want {
 				t.Errorf("run's verdict %s (%s), want %s", run.Verdict, run.Reason, tt.want)
 			}
-			if tt.want != Pass && by != "ok" {
+			if tt.want != verdict.Pass && by != "ok" {
 				t.Errorf("decided by %q, want ok", by)
 			}
 		})

@@ -2,10 +2,10 @@ package gate
 
 import (
 	"cmp"
-	"fmt"
-	"math"
 	"slices"
-	"strings"
+
+	"weaseldb/gate/callgrind"
+	"weaseldb/gate/result"
 )
 
 // Which functions a cost difference is made of. A verdict that says "B
@@ -13,75 +13,27 @@ import (
 // hand, so the gate names the functions whose counted instructions per
 // request moved most. Between A and B that is where a regression came from;
 // between two runs of one side that did not agree, it is the code whose
-// cost follows the clock and that the filter (costfilter.go) does not yet
-// leave out: after a Go release renames a runtime function, this is the
-// list to read.
+// cost follows the clock and that the filter (gate/callgrind/filter.go)
+// does not yet leave out: after a Go release renames a runtime function,
+// this is the list to read. The lists are gate/callgrind's TopDeltas; which
+// runs they compare is the cost tier's choice, here.
 
 // costDiffTop is how many functions a difference names.
 const costDiffTop = 5
 
-// FunctionDelta is one function's change in counted instructions per
-// request, from one run (From) to another (To).
-type FunctionDelta struct {
-	Function string  `json:"function"`
-	From     float64 `json:"from"`
-	To       float64 `json:"to"`
-	Delta    float64 `json:"delta"` // To - From
-}
-
-// perRequest is a profile's counted functions' own instructions per request.
-func perRequest(self map[string]int64, requests int64) map[string]float64 {
-	out := make(map[string]float64, len(self))
-	if requests <= 0 {
-		return out
-	}
-	for fn, v := range self {
-		out[fn] = float64(v) / float64(requests)
-	}
-	return out
-}
-
-// topDeltas returns the n functions whose per-request cost differs most
-// between from and to, largest change first (ties by name, so the list is
-// the same for the same counts). Changes under half an instruction per
-// request are rounding, not code, and are left out.
-func topDeltas(from, to map[string]float64, n int) []FunctionDelta {
-	var out []FunctionDelta
-	add := func(fn string) {
-		d := FunctionDelta{Function: fn, From: from[fn], To: to[fn]}
-		d.Delta = d.To - d.From
-		if math.Abs(d.Delta) >= 0.5 {
-			out = append(out, d)
-		}
-	}
-	for fn := range from {
-		add(fn)
-	}
-	for fn := range to {
-		if _, seen := from[fn]; !seen {
-			add(fn)
-		}
-	}
-	slices.SortFunc(out, func(a, b FunctionDelta) int {
-		if c := cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Function, b.Function)
-	})
-	return out[:min(n, len(out))]
-}
-
 // medianRun is the run whose counted instructions per request are the
 // median of its side's (the lower one of an even count), the run a side's
 // figure comes from.
-func medianRun(runs []CostSample) CostSample {
+func medianRun(runs []result.CostSample) result.CostSample {
 	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b CostSample) int { return cmp.Compare(a.InstructionsPerRequest, b.InstructionsPerRequest) })
+	slices.SortStableFunc(sorted, func(a, b result.CostSample) int {
+		return cmp.Compare(a.InstructionsPerRequest, b.InstructionsPerRequest)
+	})
 	return sorted[(len(sorted)-1)/2]
 }
 
 // extremeRuns are a side's cheapest and dearest runs.
-func extremeRuns(runs []CostSample) (lo, hi CostSample) {
+func extremeRuns(runs []result.CostSample) (lo, hi result.CostSample) {
 	lo, hi = runs[0], runs[0]
 	for _, r := range runs[1:] {
 		if r.InstructionsPerRequest < lo.InstructionsPerRequest {
@@ -95,7 +47,7 @@ func extremeRuns(runs []CostSample) (lo, hi CostSample) {
 }
 
 // abDeltas: what moved from A's median run to B's (nil without profiles).
-func abDeltas(a, b []CostSample) []FunctionDelta {
+func abDeltas(a, b []result.CostSample) []callgrind.FunctionDelta {
 	if len(a) == 0 || len(b) == 0 {
 		return nil
 	}
@@ -103,11 +55,11 @@ func abDeltas(a, b []CostSample) []FunctionDelta {
 	if ma.Functions == nil || mb.Functions == nil {
 		return nil
 	}
-	return topDeltas(ma.Functions, mb.Functions, costDiffTop)
+	return callgrind.TopDeltas(ma.Functions, mb.Functions, costDiffTop)
 }
 
 // unsteadyDeltas: what moved from a side's cheapest run to its dearest.
-func unsteadyDeltas(runs []CostSample) []FunctionDelta {
+func unsteadyDeltas(runs []result.CostSample) []callgrind.FunctionDelta {
 	if len(runs) < 2 {
 		return nil
 	}
@@ -115,14 +67,5 @@ func unsteadyDeltas(runs []CostSample) []FunctionDelta {
 	if lo.Functions == nil || hi.Functions == nil {
 		return nil
 	}
-	return topDeltas(lo.Functions, hi.Functions, costDiffTop)
-}
-
-// formatDeltas is a list for a reason line: "f +12.3, g -4.0".
-func formatDeltas(ds []FunctionDelta) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = fmt.Sprintf("%s %+.1f", d.Function, d.Delta)
-	}
-	return strings.Join(parts, ", ")
+	return callgrind.TopDeltas(lo.Functions, hi.Functions, costDiffTop)
 }

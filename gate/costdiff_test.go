@@ -1,49 +1,19 @@
 package gate
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"weaseldb/gate/result"
 )
 
-func TestTopDeltas(t *testing.T) {
-	tests := []struct {
-		name     string
-		from, to map[string]float64
-		n        int
-		want     []string // "function delta"
-	}{
-		{"largest change first, either sign", map[string]float64{"a": 10, "b": 100, "c": 50}, map[string]float64{"a": 30, "b": 60, "c": 51}, 5,
-			[]string{"b -40.0", "a +20.0", "c +1.0"}},
-		{"a function on one side only", map[string]float64{"gone": 8}, map[string]float64{"new": 12}, 5,
-			[]string{"new +12.0", "gone -8.0"}},
-		{"under half an instruction is rounding", map[string]float64{"a": 10, "b": 5}, map[string]float64{"a": 10.4, "b": 5}, 5, nil},
-		{"ties by name; only the top n", map[string]float64{"z": 0, "y": 0, "x": 0}, map[string]float64{"z": 3, "y": 3, "x": 1}, 2,
-			[]string{"y +3.0", "z +3.0"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, d := range topDeltas(tt.from, tt.to, tt.n) {
-				if d.Delta != d.To-d.From {
-					t.Errorf("%s: delta %v, from %v to %v", d.Function, d.Delta, d.From, d.To)
-				}
-				got = append(got, formatDeltas([]FunctionDelta{d}))
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 // sampleWith is a run of n requests whose counted functions cost fns.
-func sampleWith(run int, fns map[string]float64) CostSample {
+func sampleWith(run int, fns map[string]float64) result.CostSample {
 	total := 0.0
 	for _, v := range fns {
 		total += v
 	}
-	return CostSample{Run: run, Requests: 1000, InstructionsPerRequest: total, UnfilteredPerRequest: 2 * total, Functions: fns}
+	return result.CostSample{Run: run, Requests: 1000, InstructionsPerRequest: total, UnfilteredPerRequest: 2 * total, Functions: fns}
 }
 
 // A regression names the function it came from; runs that disagree name
@@ -57,17 +27,17 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 		}
 		return m
 	}
-	judged := func(a, b []CostSample) *CostJudgement {
+	judged := func(a, b []result.CostSample) *result.CostJudgement {
 		o := DefaultCostOptions()
-		j := &CostJudgement{A: costSide(a), B: costSide(b), Tolerance: o.Tolerance, MaxSpread: o.MaxSpread}
-		j.judge(true)
+		j := &result.CostJudgement{A: costSide(a), B: costSide(b), Tolerance: o.Tolerance, MaxSpread: o.MaxSpread}
+		judgeCostRuns(j, true)
 		return j
 	}
-	steady := []CostSample{sampleWith(1, base(nil)), sampleWith(2, base(nil)), sampleWith(3, base(nil))}
+	steady := []result.CostSample{sampleWith(1, base(nil)), sampleWith(2, base(nil)), sampleWith(3, base(nil))}
 	t.Run("regression", func(t *testing.T) {
 		dear := base(map[string]float64{"weaseldb/server/commit.resolve": 150})
-		j := judged(steady, []CostSample{sampleWith(1, dear), sampleWith(2, dear), sampleWith(3, dear)})
-		if j.Verdict != CostRegression || len(j.Moved) != 1 || j.Moved[0].Function != "weaseldb/server/commit.resolve" || j.Moved[0].Delta != 150 {
+		j := judged(steady, []result.CostSample{sampleWith(1, dear), sampleWith(2, dear), sampleWith(3, dear)})
+		if j.Verdict != result.CostRegression || len(j.Moved) != 1 || j.Moved[0].Function != "weaseldb/server/commit.resolve" || j.Moved[0].Delta != 150 {
 			t.Fatalf("%s, moved %+v: %s", j.Verdict, j.Moved, j.Reason)
 		}
 		if !strings.Contains(j.Reason, "weaseldb/server/commit.resolve +150.0") {
@@ -75,23 +45,23 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 		}
 	})
 	t.Run("runs disagree", func(t *testing.T) {
-		wobbly := []CostSample{sampleWith(1, base(nil)), sampleWith(2, base(map[string]float64{"runtime.newNameForTheScheduler": 300})), sampleWith(3, base(nil))}
+		wobbly := []result.CostSample{sampleWith(1, base(nil)), sampleWith(2, base(map[string]float64{"runtime.newNameForTheScheduler": 300})), sampleWith(3, base(nil))}
 		j := judged(steady, wobbly)
-		if j.Verdict != CostCouldNotJudge || j.UnsteadySide != "B" || len(j.Unsteady) != 1 || j.Unsteady[0].Function != "runtime.newNameForTheScheduler" {
+		if j.Verdict != result.CostCouldNotJudge || j.UnsteadySide != "B" || len(j.Unsteady) != 1 || j.Unsteady[0].Function != "runtime.newNameForTheScheduler" {
 			t.Fatalf("%s, unsteady %s %+v: %s", j.Verdict, j.UnsteadySide, j.Unsteady, j.Reason)
 		}
-		if !strings.Contains(j.Reason, "runtime.newNameForTheScheduler +300.0") || !strings.Contains(j.Reason, "costfilter.go") {
+		if !strings.Contains(j.Reason, "runtime.newNameForTheScheduler +300.0") || !strings.Contains(j.Reason, "gate/callgrind/filter.go") {
 			t.Errorf("reason does not say what moved and where to fix it: %s", j.Reason)
 		}
 	})
 	t.Run("pass", func(t *testing.T) {
 		j := judged(steady, steady)
-		if j.Verdict != CostPass || len(j.Moved) != 0 || len(j.Unsteady) != 0 {
+		if j.Verdict != result.CostPass || len(j.Moved) != 0 || len(j.Unsteady) != 0 {
 			t.Fatalf("%s, moved %+v, unsteady %+v", j.Verdict, j.Moved, j.Unsteady)
 		}
 	})
 	t.Run("no profiles", func(t *testing.T) {
-		j := judged([]CostSample{{Run: 1, InstructionsPerRequest: 100}}, []CostSample{{Run: 1, InstructionsPerRequest: 100}})
+		j := judged([]result.CostSample{{Run: 1, InstructionsPerRequest: 100}}, []result.CostSample{{Run: 1, InstructionsPerRequest: 100}})
 		if j.Moved != nil {
 			t.Fatalf("moved %+v without profiles", j.Moved)
 		}
@@ -99,7 +69,7 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 }
 
 func TestMedianRun(t *testing.T) {
-	runs := []CostSample{{Run: 1, InstructionsPerRequest: 30}, {Run: 2, InstructionsPerRequest: 10}, {Run: 3, InstructionsPerRequest: 20}, {Run: 4, InstructionsPerRequest: 40}}
+	runs := []result.CostSample{{Run: 1, InstructionsPerRequest: 30}, {Run: 2, InstructionsPerRequest: 10}, {Run: 3, InstructionsPerRequest: 20}, {Run: 4, InstructionsPerRequest: 40}}
 	if got := medianRun(runs[:3]).Run; got != 3 {
 		t.Errorf("median of 3: run %d, want 3", got)
 	}

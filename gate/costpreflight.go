@@ -6,17 +6,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/serverproc"
 )
 
 // costPreflight fits the server's environment to valgrind on this machine
-// (valgrindenv.go), then starts A under callgrind with it until it is
+// (gate/valgrind), then starts A under callgrind with it until it is
 // ready, and stops it. A server that valgrind cannot run is found here,
 // in a few seconds and with one line naming the instruction and the fix,
 // rather than as every scenario's "exited before it was ready" with a
 // wall of valgrind's output.
-func costPreflight(ctx context.Context, c CostOptions, p costPair) (ValgrindEnv, error) {
-	env := probeValgrind(ctx, c.Valgrind, c.Godebug)
+func costPreflight(ctx context.Context, c CostOptions, p costPair) (valgrind.Env, error) {
+	env := valgrind.Probe(ctx, c.Valgrind, c.Godebug)
 	dir, err := os.MkdirTemp(p.dir, "preflight-")
 	if err != nil {
 		return env, fmt.Errorf("cost preflight: %w", err)
@@ -29,25 +30,17 @@ func costPreflight(ctx context.Context, c CostOptions, p costPair) (ValgrindEnv,
 	}
 	logPath := filepath.Join(dir, "valgrind.log")
 	proc, err := serverproc.Start(serverproc.Spec{Name: "server A (callgrind preflight)", Binary: p.binA, Config: doc,
-		ConfigFile: filepath.Join(dir, "preflight.toml"), Dir: dir, Env: env.Env(), StartTimeout: c.StartTimeout,
+		ConfigFile: filepath.Join(dir, "preflight.toml"), Dir: dir, Env: env.Environ(), StartTimeout: c.StartTimeout,
 		Wrapper: []string{c.Valgrind, "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "callgrind.%p"),
 			"--vgdb-prefix=" + filepath.Join(dir, "vgdb"),
 			"--log-file=" + logPath}})
 	if err != nil {
-		if line, ok := explainValgrindLogFile(logPath); ok {
+		if line, ok := valgrind.ExplainLogFile(logPath); ok {
 			return env, fmt.Errorf("cost preflight: %s: %s", p.binA, line)
 		}
-		return env, fmt.Errorf("cost preflight: %w%s", err, valgrindCause(logPath))
+		return env, fmt.Errorf("cost preflight: %w%s", err, valgrind.Cause(logPath))
 	}
 	// SIGKILL: callgrind aborts on SIGTERM, and nothing of this run is kept.
 	_ = proc.Kill()
 	return env, nil
-}
-
-func explainValgrindLogFile(path string) (string, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	return explainValgrindLog(data)
 }

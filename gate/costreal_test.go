@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
 )
 
 // needValgrind skips without valgrind, except where GATE_REQUIRE_VALGRIND
@@ -40,17 +43,17 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 	}
 	o := DefaultOptions()
 	o.A, o.B, o.LoadTester = server, server, lt
-	o.Tiers = []string{TierCost}
+	o.Tiers = []string{result.TierCost}
 	o.Cost.Requests, o.Cost.Rate, o.Cost.Runs, o.Cost.MaxRuns = 300, 300, 2, 2
 	// Wide: two short runs on a machine busy with the other tests.
 	o.Cost.Tolerance, o.Cost.MaxSpread = 0.03, 0.05
-	run := func(t *testing.T, o Options) *Result {
+	run := func(t *testing.T, o Options) *result.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		var progress strings.Builder
 		r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 		return r
 	}
@@ -62,7 +65,7 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 			t.Fatalf("A/A: exit %d, %s (%s): %s", r.ExitCode, r.Verdict, r.ReasonCode, r.Reason)
 		}
 		path := filepath.Join(t.TempDir(), "gate.json")
-		if err := WriteJSON(path, r); err != nil {
+		if err := render.WriteJSON(path, r); err != nil {
 			t.Fatal(err)
 		}
 		checkCostJSON(t, path, []string{"ok", "status"})
@@ -83,9 +86,9 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 			t.Fatalf("exit %d decided by %q, want 1 by commit: %s", r.ExitCode, r.DecidedBy, r.Reason)
 		}
 		for _, s := range r.Scenarios {
-			want := CostPass
+			want := result.CostPass
 			if s.Name == "commit" {
-				want = CostRegression
+				want = result.CostRegression
 			}
 			if s.Cost.Verdict != want {
 				t.Errorf("%s: cost %s (%s), want %s", s.Name, s.Cost.Verdict, s.Cost.Reason, want)

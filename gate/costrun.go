@@ -9,15 +9,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"weaseldb/gate/callgrind"
+	"weaseldb/gate/result"
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/serverproc"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // One cost run: a server under callgrind, its scenario's setup, a fixed
@@ -39,7 +40,7 @@ type CostSpec struct {
 	Rate       float64
 	LoadTester string
 	Valgrind   string // the valgrind binary
-	// Env is the server's environment under valgrind (ValgrindEnv.Env).
+	// Env is the server's environment under valgrind (valgrind.Env.Environ).
 	Env     []string
 	Control string // callgrind_control
 	// SetupSlowdown divides an open-loop setup's rate and multiplies its
@@ -49,38 +50,10 @@ type CostSpec struct {
 	StartTimeout  time.Duration
 }
 
-// CostSample is what one cost run measured.
-type CostSample struct {
-	Run      int   `json:"run"`
-	Requests int64 `json:"requests"` // answered in the counted window
-	// Instructions are the filtered count (costfilter.go), Unfiltered all
-	// that the server's threads executed between the zero and the dump.
-	Instructions           int64   `json:"instructions"`
-	Unfiltered             int64   `json:"instructions_unfiltered"`
-	InstructionsPerRequest float64 `json:"instructions_per_request"`
-	UnfilteredPerRequest   float64 `json:"instructions_unfiltered_per_request"`
-	// Allocations and bytes from the Go runtime's own counters
-	// (go_memstats_mallocs_total, go_memstats_alloc_bytes_total on the
-	// server's /metrics) over the same window, less what reading them
-	// costs (measured by two reads back to back).
-	AllocsPerRequest float64 `json:"allocs_per_request"`
-	BytesPerRequest  float64 `json:"alloc_bytes_per_request"`
-	// SyscallsPerRequest are the system calls valgrind traced in the
-	// window, clock reads left out (outside valgrind the vDSO answers
-	// them); futex and nanosleep follow the clock, so this is informative.
-	SyscallsPerRequest float64        `json:"syscalls_per_request"`
-	Syscalls           map[string]int `json:"syscalls,omitempty"`
-	WallS              float64        `json:"wall_s"`
-	// Functions are the counted functions' own instructions per request,
-	// for naming what a difference is made of (costdiff.go); not written
-	// out, the list is thousands long.
-	Functions map[string]float64 `json:"-"`
-}
-
 // RunCostOnce performs one cost run. Its error is one line.
-func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
+func RunCostOnce(ctx context.Context, spec CostSpec) (result.CostSample, error) {
 	began := time.Now()
-	sample := CostSample{Run: spec.Run}
+	sample := result.CostSample{Run: spec.Run}
 	name := fmt.Sprintf("cost-%s-%s-%d", strings.ToLower(spec.Side), spec.Scenario.Name, spec.Run)
 	target, _ := newTarget("unix", spec.Dir, name)
 	doc, err := serverConfig(spec.ConfigData, target)
@@ -99,13 +72,13 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 		Config: doc, ConfigFile: filepath.Join(spec.Dir, name+".toml"), Dir: spec.Dir, Wrapper: wrapper, Env: spec.Env,
 		StartTimeout: spec.StartTimeout})
 	if err != nil {
-		return sample, fmt.Errorf("%w%s", err, valgrindCause(logPath))
+		return sample, fmt.Errorf("%w%s", err, valgrind.Cause(logPath))
 	}
 	defer proc.Kill()
 	pid := proc.Pid()
-	load := func(shape LoadShape, dur time.Duration, phase string) (result.Result, error) {
+	load := func(shape result.LoadShape, dur time.Duration, phase string) (loadresult.Result, error) {
 		res, err := RunLoad(ctx, LoadSpec{Binary: spec.LoadTester, Target: target, Duration: dur, Concurrency: max(shape.Concurrency, 1),
-			Threads: 1, Path: shape.Path, Extra: append(shape.args(), "--drain", "10s", "--timeout", "10s"),
+			Threads: 1, Path: shape.Path, Extra: append(loadArgs(shape), "--drain", "10s", "--timeout", "10s"),
 			JSONPath: filepath.Join(spec.Dir, fmt.Sprintf("%s-%s.json", name, phase)), Scenario: spec.Scenario.Name, Phase: phase})
 		if err == nil {
 			err = cleanCostRun(res)
@@ -134,7 +107,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	if err := errors.Join(err0, err1, err2); err != nil {
 		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
 	}
-	if err := callgrindControl(ctx, spec.Control, vgdbPrefix, "-z", pid); err != nil {
+	if err := valgrind.Control(ctx, spec.Control, vgdbPrefix, "-z", pid); err != nil {
 		return sample, err
 	}
 	logFrom := fileSize(logPath)
@@ -148,7 +121,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	if err != nil {
 		return sample, err
 	}
-	if err := callgrindControl(ctx, spec.Control, vgdbPrefix, "-d", pid); err != nil {
+	if err := valgrind.Control(ctx, spec.Control, vgdbPrefix, "-d", pid); err != nil {
 		return sample, err
 	}
 	logTo := fileSize(logPath)
@@ -157,7 +130,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 		return sample, fmt.Errorf("server %s: %w", spec.Side, err)
 	}
 	if !proc.Alive() {
-		return sample, fmt.Errorf("server %s died under callgrind%s%s", spec.Side, proc.LastLine(), valgrindCause(logPath))
+		return sample, fmt.Errorf("server %s died under callgrind%s%s", spec.Side, proc.LastLine(), valgrind.Cause(logPath))
 	}
 	_ = proc.Kill()
 
@@ -168,18 +141,18 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 	n := res.Answered
 	sample.Requests = n
 	sample.Unfiltered = prof.Instructions()
-	kept, _ := KeptFunctions(prof)
+	kept, _ := callgrind.KeptFunctions(prof)
 	for _, v := range kept {
 		sample.Instructions += v
 	}
-	sample.Functions = perRequest(kept, n)
+	sample.Functions = callgrind.PerRequest(kept, n)
 	sample.InstructionsPerRequest = float64(sample.Instructions) / float64(n)
 	sample.UnfilteredPerRequest = float64(sample.Unfiltered) / float64(n)
 	over := m1.minus(m0)
 	used := m2.minus(m1).minus(over)
 	sample.AllocsPerRequest = max(used.mallocs, 0) / float64(n)
 	sample.BytesPerRequest = max(used.bytes, 0) / float64(n)
-	if calls, err := tracedSyscalls(logPath, logFrom, logTo); err == nil {
+	if calls, err := valgrind.TracedSyscalls(logPath, logFrom, logTo); err == nil {
 		sample.Syscalls = calls
 		total := 0
 		for _, c := range calls {
@@ -193,7 +166,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (CostSample, error) {
 
 // cleanCostRun: every due request answered, none failed. A count over
 // fewer requests than asked, or over failures, is not comparable.
-func cleanCostRun(res result.Result) error {
+func cleanCostRun(res loadresult.Result) error {
 	if res.Errors > 0 || res.Unfinished > 0 || res.Dropped > 0 || res.Answered < res.Due {
 		return fmt.Errorf("%d due, %d answered, %d errors, %d unfinished, %d dropped%s",
 			res.Due, res.Answered, res.Errors, res.Unfinished, res.Dropped, statusNote(res))
@@ -204,25 +177,15 @@ func cleanCostRun(res result.Result) error {
 	return nil
 }
 
-func callgrindControl(ctx context.Context, control, vgdbPrefix, flag string, pid int) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, control, "--vgdb-prefix="+vgdbPrefix, flag, strconv.Itoa(pid)).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s %d: %w: %s", control, flag, pid, err, lastLine(out))
-	}
-	return nil
-}
-
 // readDump reads the one dump the run made (part 1 of the process's file).
-func readDump(prefix string, pid int) (*CallgrindProfile, error) {
+func readDump(prefix string, pid int) (*callgrind.Profile, error) {
 	path := fmt.Sprintf("%s.%d.1", prefix, pid)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("callgrind dump: %w", err)
 	}
 	defer f.Close()
-	return ParseCallgrind(f)
+	return callgrind.Parse(f)
 }
 
 func unixHTTPClient(path string) *http.Client {
@@ -299,33 +262,4 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-// valgrind --trace-syscalls writes "SYSCALL[pid,tid](nr) sys_name(...)"
-// when a call starts (and "... --> Success" lines without the name when a
-// blocking one ends).
-var tracedSyscall = regexp.MustCompile(`^SYSCALL\[\d+,\d+\]\(\s*\d+\)\s+(sys_[a-z0-9_]+)`)
-
-// tracedSyscalls counts the system calls valgrind traced between two
-// offsets of its log, by name, clock reads left out.
-func tracedSyscalls(path string, from, to int64) (map[string]int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, err
-	}
-	calls := map[string]int{}
-	sc := bufio.NewScanner(io.LimitReader(f, to-from))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		m := tracedSyscall.FindStringSubmatch(sc.Text())
-		if m == nil || m[1] == "sys_clock_gettime" || m[1] == "sys_gettimeofday" {
-			continue
-		}
-		calls[strings.TrimPrefix(m[1], "sys_")]++
-	}
-	return calls, sc.Err()
 }

@@ -5,8 +5,11 @@ import (
 	"math"
 	"time"
 
-	"weaseldb/internal/stats"
-	"weaseldb/loadtester/result"
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
+	istats "weaseldb/internal/stats"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // The time tier judges the server's CPU per request beside its req/s: over
@@ -15,27 +18,10 @@ import (
 // server, sets the pace (a client-bound run): the server then idles
 // between requests, its req/s does not move, and its CPU per request does.
 
-// CPUJudgement is the time tier's judgement of server CPU per request.
-type CPUJudgement struct {
-	// SamplesA and SamplesB are each round's server CPU nanoseconds per
-	// request over the measured window (NaN where it could not be read).
-	SamplesA []float64 `json:"samples_a_ns_per_request"`
-	SamplesB []float64 `json:"samples_b_ns_per_request"`
-	MedianA  float64   `json:"median_a_ns_per_request"`
-	MedianB  float64   `json:"median_b_ns_per_request"`
-	// CI is B/A of requests per CPU second (A's CPU per request over
-	// B's), so that below 1 means B is dearer, as for req/s.
-	CI RatioCI `json:"ratio"`
-	Decision
-}
-
-// ReasonCPUHigher: B's CPU per request rose past the tolerance.
-const ReasonCPUHigher = "cpu_per_request_higher"
-
 // windowCPU is the server's CPU per request and its cores over the
 // load's measured window, read from the trace; false when the result or
 // the trace cannot place the window.
-func windowCPU(tr *cpuTrace, res result.Result) (nsPerRequest, cores float64, ok bool) {
+func windowCPU(tr *cpuTrace, res loadresult.Result) (nsPerRequest, cores float64, ok bool) {
 	start, err := time.Parse(time.RFC3339Nano, res.WindowStart)
 	if err != nil || res.DurationS <= 0 || res.Requests <= 0 || tr == nil {
 		return 0, 0, false
@@ -50,7 +36,7 @@ func windowCPU(tr *cpuTrace, res result.Result) (nsPerRequest, cores float64, ok
 
 // judgeCPU pairs the rounds' CPU per request and applies the req/s rule
 // (Decide) to their inverse. Fewer than 3 complete pairs: nil.
-func judgeCPU(a, b []float64, level float64, p Policy) *CPUJudgement {
+func judgeCPU(a, b []float64, level float64, p verdict.Policy) *result.CPUJudgement {
 	var ea, eb []float64 // requests per CPU second, complete pairs only
 	for i := 0; i < min(len(a), len(b)); i++ {
 		if a[i] > 0 && b[i] > 0 && !math.IsNaN(a[i]) && !math.IsNaN(b[i]) {
@@ -60,12 +46,12 @@ func judgeCPU(a, b []float64, level float64, p Policy) *CPUJudgement {
 	if len(ea) < 3 {
 		return nil
 	}
-	j := &CPUJudgement{SamplesA: a, SamplesB: b, MedianA: stats.Median(finite(a)), MedianB: stats.Median(finite(b))}
-	j.CI = PairedRatio(ea, eb, level)
-	j.Decision = Decide(j.CI, p)
+	j := &result.CPUJudgement{SamplesA: a, SamplesB: b, MedianA: istats.Median(finite(a)), MedianB: istats.Median(finite(b))}
+	j.CI = stats.PairedRatio(ea, eb, level)
+	j.Decision = verdict.Decide(j.CI, p)
 	switch j.Verdict {
-	case Regression:
-		j.ReasonCode = ReasonCPUHigher
+	case verdict.Regression:
+		j.ReasonCode = verdict.ReasonCPUHigher
 		j.Reason = fmt.Sprintf("server CPU per request %.0f ns against %.0f: %s", j.MedianB, j.MedianA, j.Reason)
 	default:
 		j.Reason = "server CPU per request: " + j.Reason
@@ -87,8 +73,8 @@ func finite(xs []float64) []float64 {
 // req/s pass with CPU per request past the tolerance (and not by chance)
 // is a regression; an undecided CPU judgement never makes a decided
 // req/s verdict undecided (it is noisier, and the req/s rule has its own).
-func withCPU(d Decision, cpu *CPUJudgement) Decision {
-	if cpu != nil && d.Verdict == Pass && cpu.Verdict == Regression {
+func withCPU(d verdict.Decision, cpu *result.CPUJudgement) verdict.Decision {
+	if cpu != nil && d.Verdict == verdict.Pass && cpu.Verdict == verdict.Regression {
 		return cpu.Decision
 	}
 	return d

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"weaseldb/gate/verdict"
 )
 
 // The trace reads a window's CPU between its samples, linearly, and says
@@ -62,20 +64,20 @@ func TestJudgeCPU(t *testing.T) {
 		}
 		return out
 	}
-	p := Policy{Tolerance: 0.05}
-	pass := Decision{Verdict: Pass, ReasonCode: ReasonWithinTolerance}
-	if j := judgeCPU(base, scaled(1.0), 0.95, p); j == nil || j.Verdict != Pass || withCPU(pass, j).Verdict != Pass {
+	p := verdict.Policy{Tolerance: 0.05}
+	pass := verdict.Decision{Verdict: verdict.Pass, ReasonCode: verdict.ReasonWithinTolerance}
+	if j := judgeCPU(base, scaled(1.0), 0.95, p); j == nil || j.Verdict != verdict.Pass || withCPU(pass, j).Verdict != verdict.Pass {
 		t.Fatalf("A/A: %+v", j)
 	}
 	j := judgeCPU(base, scaled(1.10), 0.95, p)
-	if j == nil || j.Verdict != Regression || j.ReasonCode != ReasonCPUHigher {
+	if j == nil || j.Verdict != verdict.Regression || j.ReasonCode != verdict.ReasonCPUHigher {
 		t.Fatalf("B 10%% dearer: %+v", j)
 	}
-	if d := withCPU(pass, j); d.Verdict != Regression || d.ReasonCode != ReasonCPUHigher {
+	if d := withCPU(pass, j); d.Verdict != verdict.Regression || d.ReasonCode != verdict.ReasonCPUHigher {
 		t.Errorf("a req/s pass with a CPU regression: %+v", d)
 	}
-	slower := Decision{Verdict: Regression, ReasonCode: ReasonSlower}
-	if d := withCPU(slower, j); d.ReasonCode != ReasonSlower {
+	slower := verdict.Decision{Verdict: verdict.Regression, ReasonCode: verdict.ReasonSlower}
+	if d := withCPU(slower, j); d.ReasonCode != verdict.ReasonSlower {
 		t.Errorf("a req/s regression keeps its own reason: %+v", d)
 	}
 	if j := judgeCPU([]float64{1, math.NaN()}, []float64{1, 2}, 0.95, p); j != nil {

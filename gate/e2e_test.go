@@ -13,6 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
+	"weaseldb/gate/verdict"
 )
 
 // quickOptions are short runs against the fakes: about a second per gate.
@@ -47,7 +51,7 @@ func runGate(t *testing.T, o Options) oneRun {
 	var progress strings.Builder
 	r := Run(ctx, o, &progress)
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
 	return one(t, r)
 }
@@ -65,7 +69,7 @@ func TestGateABWithFakes(t *testing.T) {
 			o.A = rel
 		}
 		r := runGate(t, o)
-		if r.Verdict != Pass || r.ExitCode != 0 || r.StopReason != StopDecided {
+		if r.Verdict != verdict.Pass || r.ExitCode != 0 || r.StopReason != StopDecided {
 			t.Fatalf("A/A: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 		if len(r.A.SamplesRPS) != o.Rounds || len(r.B.SamplesRPS) != o.Rounds || !r.CI.Paired {
@@ -79,7 +83,7 @@ func TestGateABWithFakes(t *testing.T) {
 		o := quickOptions(t)
 		o.BConfig = writeFile(t, "slow.toml", "[fake]\ndelay_us = 6000\n")
 		r := runGate(t, o)
-		if r.Verdict != Regression || r.ExitCode != 1 {
+		if r.Verdict != verdict.Regression || r.ExitCode != 1 {
 			t.Fatalf("slower B: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 		if r.CI.Ratio < 0.3 || r.CI.Ratio > 0.37 {
@@ -97,10 +101,10 @@ func TestGateOverTCP(t *testing.T) {
 	o.Rounds, o.MaxRounds = 3, 3
 	o.NoiseOK = true // 3 rounds leave the interval open: this is about the wiring
 	r := runGate(t, o)
-	if r.Verdict != Pass || len(r.Problems) > 0 || r.Rounds != 3 {
+	if r.Verdict != verdict.Pass || len(r.Problems) > 0 || r.Rounds != 3 {
 		t.Fatalf("%s (%s): %s; problems %v", r.Verdict, r.ReasonCode, r.Reason, r.Problems)
 	}
-	for _, s := range []Side{r.A, r.B} {
+	for _, s := range []result.Side{r.A, r.B} {
 		if !strings.HasPrefix(s.Target, "127.0.0.1:") || strings.HasSuffix(s.Target, ":0") {
 			t.Errorf("side %s target %q, want a bound loopback port", s.Name, s.Target)
 		}
@@ -116,22 +120,22 @@ func TestGateProcessFailures(t *testing.T) {
 		reason  string
 		detail  string
 	}{
-		{name: "server fails to start", bConfig: "[fake]\nfail_start = true\n", reason: ReasonServerStart,
+		{name: "server fails to start", bConfig: "[fake]\nfail_start = true\n", reason: verdict.ReasonServerStart,
 			detail: "server B exited with status 1 before it was ready: fakeserver: bind: address already in use"},
-		{name: "server never ready", bConfig: "[fake]\nnever_ready = true\n", reason: ReasonServerStart,
+		{name: "server never ready", bConfig: "[fake]\nnever_ready = true\n", reason: verdict.ReasonServerStart,
 			modify: func(o *Options) { o.StartTimeout = 500 * time.Millisecond }, detail: `no "weaseldb: ready" line within 500ms`},
-		{name: "missing server binary", modify: func(o *Options) { o.B = "/nonexistent/weaseldb" }, reason: ReasonServerStart,
+		{name: "missing server binary", modify: func(o *Options) { o.B = "/nonexistent/weaseldb" }, reason: verdict.ReasonServerStart,
 			detail: "starting /nonexistent/weaseldb"},
 		// The warm-up run usually meets the 7th request and fails first;
 		// on a starved machine it may serve fewer, and round 1 fails.
-		{name: "errors: load_tester exits 1 with its result", bConfig: "[fake]\ndelay_us = 2000\nerror_every = 7\n", reason: ReasonErrors,
+		{name: "errors: load_tester exits 1 with its result", bConfig: "[fake]\ndelay_us = 2000\nerror_every = 7\n", reason: verdict.ReasonErrors,
 			detail: "server B: "},
-		{name: "unfinished requests", modify: func(o *Options) { o.LoadArgs = []string{"--pretend-unfinished=5"} }, reason: ReasonUnclean,
+		{name: "unfinished requests", modify: func(o *Options) { o.LoadArgs = []string{"--pretend-unfinished=5"} }, reason: verdict.ReasonUnclean,
 			detail: "5 unfinished and 0 dropped"},
 		// die_after is small so that B dies in every case: 4 connections
 		// make at least 4 requests a run, however starved the machine (60
 		// let B live through all its short runs at load 15).
-		{name: "server dies mid-run", bConfig: "[fake]\ndelay_us = 2000\ndie_after = 5\n", reason: ReasonServerDied,
+		{name: "server dies mid-run", bConfig: "[fake]\ndelay_us = 2000\ndie_after = 5\n", reason: verdict.ReasonServerDied,
 			detail: "server B exited during the runs (status 3): fakeserver: crashing as told"},
 	}
 	for _, tt := range tests {
@@ -145,7 +149,7 @@ func TestGateProcessFailures(t *testing.T) {
 				tt.modify(&o)
 			}
 			r := runGate(t, o)
-			if r.Verdict != CouldNotJudge || r.ReasonCode != tt.reason || r.ExitCode != 2 {
+			if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != tt.reason || r.ExitCode != 2 {
 				t.Fatalf("got %s (%s, exit %d): %s; want could not judge (%s)", r.Verdict, r.ReasonCode, r.ExitCode, r.Reason, tt.reason)
 			}
 			if !strings.Contains(r.Reason, tt.detail) || strings.Contains(r.Reason, "\n") {
@@ -165,7 +169,7 @@ func TestGateInterrupted(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	r := Run(ctx, o, nil)
-	if r.Verdict != CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
+	if r.Verdict != verdict.CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
 		t.Fatalf("got %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 	if took := time.Since(start); took > 20*time.Second {
@@ -209,15 +213,15 @@ duration = "20ms"
 	var progress strings.Builder
 	r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
-	if r.Verdict != Regression || r.DecidedBy != "commit" || r.ExitCode != 1 {
+	if r.Verdict != verdict.Regression || r.DecidedBy != "commit" || r.ExitCode != 1 {
 		t.Fatalf("%s by %q (exit %d): %s", r.Verdict, r.DecidedBy, r.ExitCode, r.Reason)
 	}
 	for _, s := range r.Scenarios {
-		want := Pass
+		want := verdict.Pass
 		if s.Name == "commit" {
-			want = Regression
+			want = verdict.Regression
 		}
 		if s.Verdict != want || s.Rounds != o.Rounds || len(s.Problems) > 0 {
 			t.Errorf("%s: %s after %d rounds (%s), problems %v; want %s", s.Name, s.Verdict, s.Rounds, s.Reason, s.Problems, want)

@@ -78,3 +78,12 @@ func firstLine(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// HeadCommit is the commit HEAD names in dir's repository.
+func HeadCommit(ctx context.Context, dir string) (string, error) {
+	out, err := gitOutput(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("record: no --commit given and git rev-parse HEAD failed: %w", err)
+	}
+	return firstLine(out), nil
+}

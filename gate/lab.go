@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"weaseldb/internal/procstat"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // lab is the gate's only contact with processes: it starts servers and runs
@@ -17,7 +17,7 @@ type lab interface {
 	// runLoad runs one load. A result with a non-nil *loadrun.ExitError is
 	// a run that finished and wrote its result but exited non-zero (errors,
 	// unfinished or dropped requests); any other error means no result.
-	runLoad(ctx context.Context, spec LoadSpec) (result.Result, error)
+	runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error)
 	// tracesCPU: the servers' cpu() may be sampled from another goroutine
 	// while a load runs, on the real clock (cpuTrace).
 	tracesCPU() bool
@@ -46,7 +46,7 @@ func (processLab) startServer(spec ServerSpec) (server, error) {
 
 func (processLab) tracesCPU() bool { return true }
 
-func (processLab) runLoad(ctx context.Context, spec LoadSpec) (result.Result, error) {
+func (processLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error) {
 	return RunLoad(ctx, spec)
 }
 

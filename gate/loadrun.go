@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"weaseldb/internal/loadrun"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // LoadSpec is one load_tester invocation.
@@ -62,7 +62,7 @@ func seconds(d time.Duration) string {
 // error a *loadrun.ExitError, so the caller can say what was wrong with
 // the run; any other error means no result. A cancelled ctx stops
 // load_tester with SIGINT and returns loadrun.ErrInterrupted.
-func RunLoad(ctx context.Context, l LoadSpec) (result.Result, error) {
+func RunLoad(ctx context.Context, l LoadSpec) (loadresult.Result, error) {
 	// Generous: start-up, connect timeout, the drain and the JSON write on a loaded machine.
 	limit := l.Warmup + l.Duration + 30*time.Second
 	res, err := loadrun.Run(ctx, loadrun.Spec{
@@ -73,11 +73,11 @@ func RunLoad(ctx context.Context, l LoadSpec) (result.Result, error) {
 	switch {
 	case errors.As(err, &exit) && res == nil:
 		// It wrote no result: no run to judge, only why it failed.
-		return result.Result{}, fmt.Errorf("load_tester: %w%s", exit.Err, exit.LastLine)
+		return loadresult.Result{}, fmt.Errorf("load_tester: %w%s", exit.Err, exit.LastLine)
 	case exit != nil:
 		return *res, exit
 	case err != nil:
-		return result.Result{}, err
+		return loadresult.Result{}, err
 	case res.RequestsPerSec <= 0 && res.Errors == 0:
 		return *res, errors.New("load_tester measured no requests")
 	}

@@ -2,30 +2,19 @@ package gate
 
 import (
 	"debug/buildinfo"
-	"fmt"
 	"os"
 	"runtime"
 
 	"golang.org/x/sys/unix"
 
+	"weaseldb/gate/result"
 	"weaseldb/internal/procstat"
 )
 
-// Machine identifies where a measurement was taken. A baseline is only
-// comparable on the same CPU model with the same number of usable cores;
-// kernel and Go version differences are reported as warnings.
-type Machine struct {
-	CPUModel  string `json:"cpu_model"`
-	Cores     int    `json:"cores"` // CPUs this process may run on
-	Kernel    string `json:"kernel"`
-	GoVersion string `json:"go_version"` // the server binary's Go, else the gate's
-	Hostname  string `json:"hostname"`   // informational: containers rename hosts
-}
-
 // ThisMachine describes the current machine; serverBinary (optional) gives
 // the Go version the server was built with.
-func ThisMachine(serverBinary string) Machine {
-	m := Machine{CPUModel: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
+func ThisMachine(serverBinary string) result.Machine {
+	m := result.Machine{CPUModel: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
 		m.Kernel = unix.ByteSliceToString(u.Release[:])
@@ -48,23 +37,4 @@ func cpuModel() string {
 		return m
 	}
 	return "unknown (" + runtime.GOARCH + ")"
-}
-
-// Compare returns the reasons m (where the baseline was measured) is a
-// different machine from now, and the differences that only warrant a
-// warning.
-func (m Machine) Compare(now Machine) (different, warnings []string) {
-	if m.CPUModel != now.CPUModel {
-		different = append(different, fmt.Sprintf("CPU %q, now %q", m.CPUModel, now.CPUModel))
-	}
-	if m.Cores != now.Cores {
-		different = append(different, fmt.Sprintf("%d cores, now %d", m.Cores, now.Cores))
-	}
-	if m.Kernel != now.Kernel {
-		warnings = append(warnings, fmt.Sprintf("baseline kernel %s, now %s", m.Kernel, now.Kernel))
-	}
-	if m.GoVersion != now.GoVersion {
-		warnings = append(warnings, fmt.Sprintf("baseline built with %s, now %s", m.GoVersion, now.GoVersion))
-	}
-	return different, warnings
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"weaseldb/gate/result"
 )
 
 //go:embed default_config.toml
@@ -165,8 +167,8 @@ func (o *Options) drawOrderSeed() {
 }
 
 // roundsPlan is what the options allow the rounds.
-func (o Options) roundsPlan() RoundsPlan {
-	p := RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds(), Order: cmp.Or(o.Order, OrderRandom)}
+func (o Options) roundsPlan() result.RoundsPlan {
+	p := result.RoundsPlan{Initial: o.Rounds, Max: o.maxRounds(), BudgetS: o.Budget.Seconds(), Order: cmp.Or(o.Order, OrderRandom)}
 	if p.Order == OrderRandom {
 		p.OrderSeed = o.OrderSeed
 	}
@@ -179,7 +181,7 @@ func ParseTiers(list string) ([]string, error) {
 	for _, t := range strings.Split(list, ",") {
 		t = strings.TrimSpace(t)
 		switch t {
-		case TierTime, TierCost:
+		case result.TierTime, result.TierCost:
 			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}
@@ -201,15 +203,15 @@ func DefaultTiers(valgrind string) []string {
 		valgrind = "valgrind"
 	}
 	if _, err := exec.LookPath(valgrind); err != nil {
-		return []string{TierTime}
+		return []string{result.TierTime}
 	}
-	return []string{TierTime, TierCost}
+	return []string{result.TierTime, result.TierCost}
 }
 
 // tierNames are the tiers the run judges, as the JSON lists them.
 func (o Options) tierNames() []string {
 	if len(o.Tiers) == 0 {
-		return []string{TierTime}
+		return []string{result.TierTime}
 	}
 	return append([]string(nil), o.Tiers...)
 }
@@ -217,7 +219,7 @@ func (o Options) tierNames() []string {
 // hasTier reports whether the run judges tier (no tiers: the time tier).
 func (o Options) hasTier(tier string) bool {
 	if len(o.Tiers) == 0 {
-		return tier == TierTime
+		return tier == result.TierTime
 	}
 	return slices.Contains(o.Tiers, tier)
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"weaseldb/gate/result"
+	"weaseldb/gate/verdict"
 )
 
 func TestRewriteConfig(t *testing.T) {
@@ -95,31 +98,11 @@ func TestThisMachine(t *testing.T) {
 	}
 }
 
-func TestMachineCompare(t *testing.T) {
-	base := Machine{CPUModel: "X", Cores: 2, Kernel: "6.1", GoVersion: "go1.26.8"}
-	tests := []struct {
-		name           string
-		now            Machine
-		diffs, warning int
-	}{
-		{"same", base, 0, 0},
-		{"other CPU", Machine{CPUModel: "Y", Cores: 2, Kernel: "6.1", GoVersion: "go1.26.8"}, 1, 0},
-		{"more cores", Machine{CPUModel: "X", Cores: 8, Kernel: "6.1", GoVersion: "go1.26.8"}, 1, 0},
-		{"kernel and Go only warn", Machine{CPUModel: "X", Cores: 2, Kernel: "6.8", GoVersion: "go1.27"}, 0, 2},
-	}
-	for _, tt := range tests {
-		d, w := base.Compare(tt.now)
-		if len(d) != tt.diffs || len(w) != tt.warning {
-			t.Errorf("%s: differences %v, warnings %v", tt.name, d, w)
-		}
-	}
-}
-
 func TestBaselineReadWrite(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "baseline.json")
 	b := Baseline{Command: "gate --update-baseline", Binary: "build/weaseldb", Machine: ThisMachine(""),
-		Settings: Settings{Network: "unix", DurationS: 1, Concurrency: 64}, SamplesRPS: []float64{100, 110, 90}}
+		Settings: result.Settings{Network: "unix", DurationS: 1, Concurrency: 64}, SamplesRPS: []float64{100, 110, 90}}
 	if err := WriteBaseline(p, b); err != nil {
 		t.Fatal(err)
 	}
@@ -148,19 +131,6 @@ func TestBaselineReadWrite(t *testing.T) {
 		if _, err := ReadBaseline(path); err == nil {
 			t.Errorf("%s: want an error", name)
 		}
-	}
-}
-
-func TestSettingsDifferences(t *testing.T) {
-	s := Settings{Network: "unix", DurationS: 1, WarmupS: 0.25, Concurrency: 64, Threads: 1, Path: "/ok", ConfigSHA256: "abc"}
-	if d := s.Differences(s); len(d) != 0 {
-		t.Errorf("same settings differ: %v", d)
-	}
-	o := s
-	o.Concurrency, o.ConfigSHA256, o.LoadArgs = 32, "def", []string{"--pipeline", "4"}
-	o.ServerCPUs, o.ClientCPUs = "0", "1"
-	if d := s.Differences(o); len(d) != 4 {
-		t.Errorf("want 4 differences, got %v", d)
 	}
 }
 
@@ -221,11 +191,11 @@ func TestBuildRef(t *testing.T) {
 	o := synthOptions(t)
 	o.A, o.ARef, o.RefPackage = "", "HEAD~1", "./cmd/hello"
 	r := runSynth(t, o, newSynthLab(nil))
-	if want := "./cmd/hello at HEAD~1 (" + short(commit) + ")"; r.A.Binary != want || r.Verdict != Pass {
+	if want := "./cmd/hello at HEAD~1 (" + result.ShortHash(commit) + ")"; r.A.Binary != want || r.Verdict != verdict.Pass {
 		t.Errorf("--a-ref: A is %q (%s: %s), want %q", r.A.Binary, r.Verdict, r.Reason, want)
 	}
 	o.ARef = "no-such-ref"
-	if r := runSynth(t, o, newSynthLab(nil)); r.ReasonCode != ReasonBadInput || !strings.Contains(r.Reason, "no such commit") {
+	if r := runSynth(t, o, newSynthLab(nil)); r.ReasonCode != verdict.ReasonBadInput || !strings.Contains(r.Reason, "no such commit") {
 		t.Errorf("bad --a-ref: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 	if _, err := BuildRef(ctx, "no-such-ref", "./cmd/hello", out); err == nil || !strings.Contains(err.Error(), "no such commit") {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"weaseldb/gate/result"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/placement"
 	"weaseldb/internal/procstat"
@@ -33,7 +34,7 @@ func (p CPUPlan) String() string {
 	if !p.Pinned() {
 		return "unpinned"
 	}
-	return pinText(affinity.FormatCPUList(p.Server), affinity.FormatCPUList(p.Client))
+	return result.PinText(affinity.FormatCPUList(p.Server), affinity.FormatCPUList(p.Client))
 }
 
 // PlanCPUs turns --pin into a plan over the CPUs this process may use:

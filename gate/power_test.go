@@ -4,18 +4,20 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"weaseldb/gate/verdict"
 )
 
 // powerTrial runs whole gates (defaults, adaptive rounds) against the
 // synthetic lab's noisy machine and counts the verdicts.
-func powerTrial(t *testing.T, trials int, slowdown, process, runSD float64) map[Verdict]int {
+func powerTrial(t *testing.T, trials int, slowdown, process, runSD float64) map[verdict.Verdict]int {
 	t.Helper()
 	return powerTrialWith(t, synthOptions(t), trials, slowdown, process, runSD)
 }
 
-func powerTrialWith(t *testing.T, o Options, trials int, slowdown, process, runSD float64) map[Verdict]int {
+func powerTrialWith(t *testing.T, o Options, trials int, slowdown, process, runSD float64) map[verdict.Verdict]int {
 	t.Helper()
-	counts := map[Verdict]int{}
+	counts := map[verdict.Verdict]int{}
 	maxRounds, sumRounds := 0, 0
 	for i := range trials {
 		n := newNoisy(uint64(1000+i), slowdown, process, 0.10, runSD)
@@ -28,7 +30,7 @@ func powerTrialWith(t *testing.T, o Options, trials int, slowdown, process, runS
 		}
 	}
 	t.Logf("slowdown %3.0f%%, process sd %.2f, run sd %.2f: pass %3d, regression %3d, could not judge %3d of %d (rounds: mean %.1f, max %d)",
-		slowdown*100, process, runSD, counts[Pass], counts[Regression], counts[CouldNotJudge], trials, float64(sumRounds)/float64(trials), maxRounds)
+		slowdown*100, process, runSD, counts[verdict.Pass], counts[verdict.Regression], counts[verdict.CouldNotJudge], trials, float64(sumRounds)/float64(trials), maxRounds)
 	return counts
 }
 
@@ -54,15 +56,15 @@ func TestPowerOfTheDefaults(t *testing.T) {
 	for _, c := range checks {
 		t.Run(fmt.Sprintf("%.0f%% slower", c.slowdown*100), func(t *testing.T) {
 			got := powerTrial(t, trials, c.slowdown, 0.03, 0.03)
-			pass, caught := float64(got[Pass])/trials, float64(got[Regression])/trials
+			pass, caught := float64(got[verdict.Pass])/trials, float64(got[verdict.Regression])/trials
 			if c.slowdown == 0 && (caught > c.maxFalseAlarm || pass < c.minPass) {
 				t.Errorf("A/A: %.0f%% false alarms (at most %.0f%%), %.0f%% pass (at least %.0f%%)", caught*100, c.maxFalseAlarm*100, pass*100, c.minPass*100)
 			}
 			if c.slowdown > 0 && caught < c.minCaught {
 				t.Errorf("%.0f%% slower: caught %.0f%%, want at least %.0f%%", c.slowdown*100, caught*100, c.minCaught*100)
 			}
-			if c.slowdown > 0 && got[Pass] > 0 {
-				t.Errorf("%.0f%% slower passed %d times: a pass must rule out a slowdown of 2 x tolerance", c.slowdown*100, got[Pass])
+			if c.slowdown > 0 && got[verdict.Pass] > 0 {
+				t.Errorf("%.0f%% slower passed %d times: a pass must rule out a slowdown of 2 x tolerance", c.slowdown*100, got[verdict.Pass])
 			}
 		})
 	}
@@ -87,8 +89,8 @@ func TestInterimLevelKeepsFalseAlarmsDown(t *testing.T) {
 	for _, s := range schemes {
 		aa := powerTrialWith(t, s.o, trials, 0, sd, sd)
 		slow := powerTrialWith(t, s.o, trials, 0.10, sd, sd)
-		alarms[s.name] = aa[Regression]
-		t.Logf("%-34s A/A false alarms %2d of %d, 10%% slower caught %3d of %d", s.name, aa[Regression], trials, slow[Regression], trials)
+		alarms[s.name] = aa[verdict.Regression]
+		t.Logf("%-34s A/A false alarms %2d of %d, 10%% slower caught %3d of %d", s.name, aa[verdict.Regression], trials, slow[verdict.Regression], trials)
 	}
 	gate, naive := alarms["the gate: 99% until the last look"], alarms["six looks at 95%"]
 	if gate >= naive || gate*20 > trials {

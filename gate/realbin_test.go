@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
+	"weaseldb/gate/verdict"
 )
 
 // repoBinary finds build/<name> at the repository root (make build), or the
@@ -58,11 +62,11 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 		o.BConfig = writeFile(t, "slow.toml", strings.Replace(string(DefaultConfig()),
 			"ok_resolve_iterations = 0", "ok_resolve_iterations = 0\nok_resolve_spin_ns = 20000", 1))
 		r := runGate(t, o)
-		if r.Verdict == Pass {
+		if r.Verdict == verdict.Pass {
 			t.Fatalf("a B spinning 20 µs per /ok passed: %s", r.Reason)
 		}
 		skipIfStarved(t, &r.Judgement)
-		if r.Verdict == CouldNotJudge && r.ReasonCode != ReasonNoisy && r.ReasonCode != ReasonClientBound {
+		if r.Verdict == verdict.CouldNotJudge && r.ReasonCode != verdict.ReasonNoisy && r.ReasonCode != verdict.ReasonClientBound {
 			t.Fatalf("slowed B: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 	})
@@ -75,10 +79,10 @@ func TestGateWithRealWeaseldb(t *testing.T) {
 // gate said so correctly; what this test proves, the wiring, cannot be
 // shown on such a machine. Wiring failures (a config the server refuses, a
 // result the gate cannot read) have other reason codes and still fail.
-func skipIfStarved(t *testing.T, r *Judgement) {
+func skipIfStarved(t *testing.T, r *result.Judgement) {
 	t.Helper()
-	starved := r.ReasonCode == ReasonUnclean ||
-		r.ReasonCode == ReasonLoadFailed && strings.Contains(r.Reason, "no responses received")
+	starved := r.ReasonCode == verdict.ReasonUnclean ||
+		r.ReasonCode == verdict.ReasonLoadFailed && strings.Contains(r.Reason, "no responses received")
 	if starved {
 		load, _ := os.ReadFile("/proc/loadavg")
 		t.Skipf("the real servers were starved (load average %s): %s", strings.Join(strings.Fields(string(load))[:3], " "), r.Reason)
@@ -103,12 +107,12 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 	o.A, o.B, o.LoadTester = server, server, lt
 	o.Duration, o.Warmup, o.WarmupRun = 250*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
 	o.Budget = 0
-	run := func(t *testing.T, o Options) *Result {
+	run := func(t *testing.T, o Options) *result.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		r := runScenarios(ctx, o, f, nil, processLab{}, processCostLab{}, time.Now)
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())
 		for _, s := range r.Scenarios {
 			skipIfStarved(t, &s.Judgement)
@@ -136,15 +140,15 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 		// Every reason a time-tier judgement of a slower or equal B can
 		// give: slower in req/s, or in CPU per request where the load
 		// tester set the pace, within tolerance, noisy, client-bound.
-		judged := []string{ReasonSlower, ReasonCPUHigher, ReasonNoisy, ReasonWithinTolerance, ReasonClientBound}
+		judged := []string{verdict.ReasonSlower, verdict.ReasonCPUHigher, verdict.ReasonNoisy, verdict.ReasonWithinTolerance, verdict.ReasonClientBound}
 		for _, s := range r.Scenarios {
 			if !slices.Contains(judged, s.ReasonCode) {
 				t.Errorf("%s: %s (%s): %s", s.Name, s.Verdict, s.ReasonCode, s.Reason)
 			}
-			if s.Name == "commit" && s.Verdict == Pass {
+			if s.Name == "commit" && s.Verdict == verdict.Pass {
 				t.Errorf("a B spinning 20 µs per commit passed the commit scenario: %s", s.Reason)
 			}
-			if s.Name != "commit" && s.Verdict == Regression {
+			if s.Name != "commit" && s.Verdict == verdict.Regression {
 				t.Errorf("%s: a B slowed on commits alone fails here too: %s", s.Name, s.Reason)
 			}
 		}

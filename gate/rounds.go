@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/result"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
-	"weaseldb/loadtester/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // Why the rounds stopped (Judgement.StopReason).
@@ -46,7 +48,7 @@ type sideRun struct {
 func (m *measurement) measureRounds(ctx context.Context) {
 	began := m.now()
 	target, limit := m.o.Rounds, m.o.maxRounds()
-	if m.mode == ModeUpdateBaseline {
+	if m.mode == result.ModeUpdateBaseline {
 		target = limit // a baseline is recorded once: as many runs as allowed
 	}
 	defer m.expectLeft(0, 0)
@@ -72,7 +74,7 @@ func (m *measurement) measureRounds(ctx context.Context) {
 			m.expectLeft(round, target)
 		}
 		active := m.active()
-		if m.mode == ModeUpdateBaseline {
+		if m.mode == result.ModeUpdateBaseline {
 			m.stopped(active[0], StopMaxRounds, fmt.Sprintf("recorded %d runs", round))
 			return
 		}
@@ -100,11 +102,11 @@ func (m *measurement) look(active []*scenarioRun, round, next, limit int, began 
 		interim = m.o.interimLevel
 	}
 	// Tentative verdicts at the interim level say which scenarios go on.
-	tentative := make([]Decision, len(active))
+	tentative := make([]verdict.Decision, len(active))
 	goOn := map[*scenarioRun]bool{}
 	for i, sc := range active {
 		tentative[i] = m.judge(sc, false, interim)
-		if tentative[i].ReasonCode == ReasonNoisy {
+		if tentative[i].ReasonCode == verdict.ReasonNoisy {
 			goOn[sc] = true
 		}
 	}
@@ -129,9 +131,9 @@ func (m *measurement) look(active []*scenarioRun, round, next, limit int, began 
 			d = m.judge(sc, false, level)
 		}
 		r := sc.r
-		r.Looks = append(r.Looks, Look{Rounds: round, Level: level, Ratio: r.CI.Ratio, Low: r.CI.Low, High: r.CI.High, Reason: d.ReasonCode})
+		r.Looks = append(r.Looks, result.Look{Rounds: round, Level: level, Ratio: r.CI.Ratio, Low: r.CI.Low, High: r.CI.High, Reason: d.ReasonCode})
 		switch {
-		case d.ReasonCode != ReasonNoisy:
+		case d.ReasonCode != verdict.ReasonNoisy:
 			m.stopped(sc, StopDecided, fmt.Sprintf("%s after %d rounds", d.Verdict, round))
 		case round >= limit:
 			m.stopped(sc, StopMaxRounds, fmt.Sprintf("still undecided after %d rounds, the most --max-rounds allows", round))
@@ -166,7 +168,7 @@ func (m *measurement) stopped(sc *scenarioRun, reason, detail string) {
 // (SIGINT), and what each had measured is judged as it stands.
 func (m *measurement) interrupted() {
 	for _, sc := range m.active() {
-		m.fail(sc, ReasonLoadFailed, "interrupted")
+		m.fail(sc, verdict.ReasonLoadFailed, "interrupted")
 		m.stopped(sc, StopProblem, "interrupted")
 	}
 }
@@ -178,7 +180,7 @@ func (m *measurement) startAll(sc *scenarioRun, order []*sideRun) bool {
 		srv, err := m.lab.startServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config, Network: m.o.Network,
 			Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server, Scenario: m.scenarioTag(sc)})
 		if err != nil {
-			m.fail(sc, ReasonServerStart, "%v", err)
+			m.fail(sc, verdict.ReasonServerStart, "%v", err)
 			return false
 		}
 		s.server, s.target = srv, srv.target().String()
@@ -235,14 +237,14 @@ func (m *measurement) warmUp(ctx context.Context, sc *scenarioRun) bool {
 }
 
 // loadSpec is one load_tester run of shape against the side's server.
-func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape LoadShape, phase string) LoadSpec {
+func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape result.LoadShape, phase string) LoadSpec {
 	m.seq++
 	name := fmt.Sprintf("run-%03d.json", m.seq)
 	if m.multi {
 		name = fmt.Sprintf("run-%03d-%s-%s-%s.json", m.seq, sc.sc.Name, s.name, phase)
 	}
 	return LoadSpec{Binary: m.o.LoadTester, Target: s.server.target(), Duration: m.o.Duration, Warmup: m.o.Warmup,
-		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: shape.args(),
+		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: loadArgs(shape),
 		JSONPath: filepath.Join(m.dir, name), Scenario: sc.sc.Name, Phase: phase}
 }
 
@@ -278,13 +280,13 @@ func (m *measurement) measureRound(ctx context.Context, sc *scenarioRun, round i
 		if !ok {
 			return false
 		}
-		line = append(line, fmt.Sprintf("%s %s", s.name, formatSample(sc.sc.Metric, rec.sample)))
+		line = append(line, fmt.Sprintf("%s %s", s.name, result.FormatSample(sc.sc.Metric, rec.sample)))
 	}
 	if m.o.RestartEachRound {
 		m.stopAll(sc, "stop")
 	}
 	unit := ""
-	if sc.sc.Metric == MetricRPS {
+	if sc.sc.Metric == result.MetricRPS {
 		unit = " req/s"
 	}
 	m.logf(sc, "round %d: %s", round, strings.Join(line, unit+", ")+unit)
@@ -293,7 +295,7 @@ func (m *measurement) measureRound(ctx context.Context, sc *scenarioRun, round i
 
 // measured is a run's record and its sample.
 type measured struct {
-	RunRecord
+	result.RunRecord
 	sample float64
 }
 
@@ -331,7 +333,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 	}
 	v, err := sc.sc.sample(res)
 	if err != nil {
-		m.fail(sc, ReasonLoadFailed, "server %s, round %d: %v", s.name, round, err)
+		m.fail(sc, verdict.ReasonLoadFailed, "server %s, round %d: %v", s.name, round, err)
 		return measured{}, false
 	}
 	rec := sc.r.Runs[len(sc.r.Runs)-1]
@@ -344,9 +346,9 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 }
 
 // record adds the run to the result, with the CPU both servers used.
-func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res result.Result, began time.Time,
+func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res loadresult.Result, began time.Time,
 	selfBefore time.Duration, selfErr error, otherBefore time.Duration) {
-	rec := RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
+	rec := result.RunRecord{Round: round, Side: s.name, RequestsPerSec: res.RequestsPerSec, Requests: res.Requests,
 		Errors: res.Errors, Unfinished: res.Unfinished, Dropped: res.Dropped, ClientBound: res.ClientBound,
 		ClientBoundWhy: res.ClientBoundReason, ClientCPU: res.ClientCPUFraction, ClientCPUS: res.ClientCPUS,
 		P50NS: res.Latency.P50, P99NS: res.Latency.P99}
@@ -368,7 +370,7 @@ func (m *measurement) record(sc *scenarioRun, round int, s, other *sideRun, res 
 // records why not: no result, the server died, failed requests, requests
 // unfinished or dropped (issue 12: such a run is not judged as a sample),
 // or load_tester failing for another reason.
-func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res result.Result, err error) bool {
+func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadresult.Result, err error) bool {
 	var exit *loadrun.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		m.runFailed(sc, s, what, err)
@@ -377,23 +379,23 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res resul
 	troubled := err != nil || res.Errors > 0 || !res.Clean()
 	if !s.server.alive() || troubled && s.server.exitedWithin(500*time.Millisecond) {
 		s.diedEarly = true
-		m.fail(sc, ReasonServerDied, "%s", s.server.diedReason())
+		m.fail(sc, verdict.ReasonServerDied, "%s", s.server.diedReason())
 		return false
 	}
 	switch {
 	case res.Errors > 0:
 		s.errorRuns++
-		m.fail(sc, ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, statusNote(res))
+		m.fail(sc, verdict.ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, statusNote(res))
 	case !res.Clean():
 		s.uncleanRuns++
 		due := res.Due
 		if due == 0 {
 			due = res.Requests + res.Unfinished + res.Dropped
 		}
-		m.fail(sc, ReasonUnclean, "server %s, %s: %d unfinished and %d dropped of %d due requests: not a clean sample, not judged",
+		m.fail(sc, verdict.ReasonUnclean, "server %s, %s: %d unfinished and %d dropped of %d due requests: not a clean sample, not judged",
 			s.name, what, res.Unfinished, res.Dropped, due)
 	case exit != nil:
-		m.fail(sc, ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
+		m.fail(sc, verdict.ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
 	default:
 		return true
 	}
@@ -403,7 +405,7 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res resul
 // statusNote names the non-2xx answers among a run's errors (" (status
 // 400: 12)"), which tell a scenario whose requests the server refuses
 // (a body it rejects, an id too short) from a failing server.
-func statusNote(res result.Result) string {
+func statusNote(res loadresult.Result) string {
 	var parts []string
 	for code, n := range res.StatusCodes {
 		if !strings.HasPrefix(code, "2") && n > 0 {
@@ -422,10 +424,10 @@ func statusNote(res result.Result) string {
 func (m *measurement) runFailed(sc *scenarioRun, s *sideRun, what string, err error) {
 	if s.server.exitedWithin(500 * time.Millisecond) {
 		s.diedEarly = true
-		m.fail(sc, ReasonServerDied, "%s", s.server.diedReason())
+		m.fail(sc, verdict.ReasonServerDied, "%s", s.server.diedReason())
 		return
 	}
-	m.fail(sc, ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
+	m.fail(sc, verdict.ReasonLoadFailed, "server %s, %s: %v", s.name, what, err)
 }
 
 // samples returns A's (the baseline's, in baseline mode) and B's samples.

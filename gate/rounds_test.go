@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
 )
 
@@ -38,17 +43,17 @@ func TestRoundsStopAsSoonAsDecided(t *testing.T) {
 	tests := []struct {
 		name    string
 		model   func(synthRun) synthOutcome
-		verdict Verdict
+		verdict verdict.Verdict
 		rounds  int
 		looks   int
 	}{
-		{"same speed passes at the first look", steady(100000, 100000), Pass, 10, 1},
-		{"25% slower fails at the first look", steady(100000, 75000), Regression, 10, 1},
+		{"same speed passes at the first look", steady(100000, 100000), verdict.Pass, 10, 1},
+		{"25% slower fails at the first look", steady(100000, 75000), verdict.Regression, 10, 1},
 		// The first four rounds are far below, the rest at 1.0. The
 		// interval's low end is the k-th smallest ratio: at the interim
 		// looks (99%) k = 1 of 10 and 12, 2 of 14 and 16, 4 of 18, so 0.7;
 		// at the last look (20 rounds, 95%) k = 6, so 1.0: a pass.
-		{"undecided, then passes at the last look", ratios(append(repeat(0.7, 4), repeat(1.0, 20)...)...), Pass, 20, 6},
+		{"undecided, then passes at the last look", ratios(append(repeat(0.7, 4), repeat(1.0, 20)...)...), verdict.Pass, 20, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +94,7 @@ func TestRoundsCapAndBudget(t *testing.T) {
 		o := synthOptions(t)
 		o.Budget = 0
 		r := runSynth(t, o, newSynthLab(undecided))
-		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonNoisy || r.Rounds != o.MaxRounds || r.StopReason != StopMaxRounds {
+		if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonNoisy || r.Rounds != o.MaxRounds || r.StopReason != StopMaxRounds {
 			t.Fatalf("%s (%s) after %d rounds, stop %s", r.Verdict, r.ReasonCode, r.Rounds, r.StopReason)
 		}
 		if len(r.Looks) != 6 {
@@ -112,7 +117,7 @@ func TestRoundsCapAndBudget(t *testing.T) {
 		o := synthOptions(t)
 		o.Budget = 36 * time.Second
 		r := runSynth(t, o, newSynthLab(undecided))
-		if r.StopReason != StopBudget || r.Rounds != 12 || r.Verdict != CouldNotJudge {
+		if r.StopReason != StopBudget || r.Rounds != 12 || r.Verdict != verdict.CouldNotJudge {
 			t.Fatalf("stop %s after %d rounds (%s); want budget after 12", r.StopReason, r.Rounds, r.StopDetail)
 		}
 		if r.Run.ElapsedS > o.Budget.Seconds() {
@@ -217,7 +222,7 @@ func TestRoundProblems(t *testing.T) {
 		modify   func(*Options)
 		ctx      func() context.Context
 		reason   string
-		verdict  Verdict
+		verdict  verdict.Verdict
 		detail   string
 	}{
 		{name: "A fails to start", startErr: func(s string, n int) error {
@@ -225,46 +230,46 @@ func TestRoundProblems(t *testing.T) {
 				return errors.New("server A exited with status 1 before it was ready: bind: address already in use")
 			}
 			return nil
-		}, reason: ReasonServerStart, detail: "address already in use"},
+		}, reason: verdict.ReasonServerStart, detail: "address already in use"},
 		{name: "B fails to start in round 3", startErr: func(s string, n int) error {
 			if s == "B" && n == 3 {
 				return errors.New("server B: no \"weaseldb: ready\" line within 15s")
 			}
 			return nil
-		}, reason: ReasonServerStart, detail: "no \"weaseldb: ready\" line"},
-		{name: "errors", model: bad("B", 2, synthOutcome{Result: withErrors, Err: exit1}), reason: ReasonErrors, detail: "12 errors in round 2"},
-		{name: "unfinished requests", model: bad("A", 3, synthOutcome{Result: unfinished, Err: exit1}), reason: ReasonUnclean,
+		}, reason: verdict.ReasonServerStart, detail: "no \"weaseldb: ready\" line"},
+		{name: "errors", model: bad("B", 2, synthOutcome{Result: withErrors, Err: exit1}), reason: verdict.ReasonErrors, detail: "12 errors in round 2"},
+		{name: "unfinished requests", model: bad("A", 3, synthOutcome{Result: unfinished, Err: exit1}), reason: verdict.ReasonUnclean,
 			detail: "server A, round 3: 40 unfinished and 0 dropped of 90040 due requests: not a clean sample"},
-		{name: "dropped requests, exit 0", model: bad("B", 1, synthOutcome{Result: dropped}), reason: ReasonUnclean,
+		{name: "dropped requests, exit 0", model: bad("B", 1, synthOutcome{Result: dropped}), reason: verdict.ReasonUnclean,
 			detail: "0 unfinished and 7 dropped of 90007 due"},
-		{name: "server dies", model: bad("B", 4, synthOutcome{Result: withErrors, Err: exit1, Dies: true}), reason: ReasonServerDied,
+		{name: "server dies", model: bad("B", 4, synthOutcome{Result: withErrors, Err: exit1, Dies: true}), reason: verdict.ReasonServerDied,
 			detail: "server B exited during the runs"},
 		{name: "load tester fails", model: bad("A", 2, synthOutcome{Err: errors.New("load_tester: exit status 2: bad flag")}),
-			reason: ReasonLoadFailed, detail: "server A, round 2: load_tester: exit status 2: bad flag"},
+			reason: verdict.ReasonLoadFailed, detail: "server A, round 2: load_tester: exit status 2: bad flag"},
 		{name: "load tester exits 1 for another reason", model: bad("A", 2, synthOutcome{Result: cleanResult(100), Err: exit1}),
-			reason: ReasonLoadFailed, detail: "load_tester exited with status 1"},
+			reason: verdict.ReasonLoadFailed, detail: "load_tester exited with status 1"},
 		{name: "errors in the warm-up", model: func(r synthRun) synthOutcome {
 			if r.Warmup && r.Side == "B" {
 				return synthOutcome{Result: withErrors, Err: exit1}
 			}
 			return synthOutcome{Result: cleanResult(100000)}
-		}, reason: ReasonErrors, detail: "errors in warm-up"},
-		{name: "client bound", model: clientBound, reason: ReasonClientBound, detail: "bottleneck in 10 of 10 runs of A: busiest"},
+		}, reason: verdict.ReasonErrors, detail: "errors in warm-up"},
+		{name: "client bound", model: clientBound, reason: verdict.ReasonClientBound, detail: "bottleneck in 10 of 10 runs of A: busiest"},
 		{name: "client bound forgiven by --noise-ok", model: clientBound, modify: func(o *Options) { o.NoiseOK = true },
-			reason: ReasonWithinTolerance, verdict: Pass},
+			reason: verdict.ReasonWithinTolerance, verdict: verdict.Pass},
 		{name: "client bound but the server saturated", model: func(r synthRun) synthOutcome {
 			out := clientBound(r)
 			out.ServerCPU = 1
 			return out
-		}, modify: func(o *Options) { o.Pin = "auto" }, reason: ReasonWithinTolerance, verdict: Pass},
+		}, modify: func(o *Options) { o.Pin = "auto" }, reason: verdict.ReasonWithinTolerance, verdict: verdict.Pass},
 		{name: "interrupted", ctx: func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			return ctx
-		}, reason: ReasonLoadFailed, detail: "interrupted"},
+		}, reason: verdict.ReasonLoadFailed, detail: "interrupted"},
 		{name: "missing load tester", modify: func(o *Options) { o.LoadTester = "/nonexistent/load_tester" },
-			reason: ReasonBadInput, detail: "load tester /nonexistent/load_tester"},
-		{name: "bad options", modify: func(o *Options) { o.MaxRounds = 5 }, reason: ReasonBadInput, detail: "--max-rounds 5"},
+			reason: verdict.ReasonBadInput, detail: "load tester /nonexistent/load_tester"},
+		{name: "bad options", modify: func(o *Options) { o.MaxRounds = 5 }, reason: verdict.ReasonBadInput, detail: "--max-rounds 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -286,7 +291,7 @@ func TestRoundProblems(t *testing.T) {
 			r := one(t, run(ctx, o, nil, l, l.now))
 			want := tt.verdict
 			if want == "" {
-				want = CouldNotJudge
+				want = verdict.CouldNotJudge
 			}
 			if r.Verdict != want || r.ReasonCode != tt.reason || r.ExitCode != want.ExitCode() {
 				t.Fatalf("got %s (%s, exit %d): %s; want %s (%s)", r.Verdict, r.ReasonCode, r.ExitCode, r.Reason, want, tt.reason)
@@ -297,7 +302,7 @@ func TestRoundProblems(t *testing.T) {
 			if r.Reason == "" || strings.Contains(r.Reason, "\n") {
 				t.Errorf("reason must be one line: %q", r.Reason)
 			}
-			if want == CouldNotJudge && r.ReasonCode != ReasonClientBound && r.StopReason != StopProblem {
+			if want == verdict.CouldNotJudge && r.ReasonCode != verdict.ReasonClientBound && r.StopReason != StopProblem {
 				t.Errorf("stop reason %q, want %q", r.StopReason, StopProblem)
 			}
 		})
@@ -316,7 +321,7 @@ func TestUncleanRunIsNotASample(t *testing.T) {
 		return synthOutcome{Result: cleanResult(100000)}
 	})
 	r := runSynth(t, synthOptions(t), l)
-	if r.ReasonCode != ReasonUnclean || r.B.UncleanRuns != 1 {
+	if r.ReasonCode != verdict.ReasonUnclean || r.B.UncleanRuns != 1 {
 		t.Fatalf("%s (%s), unclean runs %d", r.Verdict, r.ReasonCode, r.B.UncleanRuns)
 	}
 	if len(r.B.SamplesRPS) != 1 || r.B.SamplesRPS[0] != 100000 {
@@ -334,7 +339,7 @@ func TestBaselineMode(t *testing.T) {
 	o.BaselineFile = filepath.Join(t.TempDir(), "baseline.json")
 	o.UpdateBaseline = true
 	r := runSynth(t, o, newSynthLab(steady(0, 100000)))
-	if r.Verdict != Pass || r.ReasonCode != "baseline_written" {
+	if r.Verdict != verdict.Pass || r.ReasonCode != "baseline_written" {
 		t.Fatalf("update: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 	b, err := ReadBaseline(o.BaselineFile)
@@ -344,7 +349,7 @@ func TestBaselineMode(t *testing.T) {
 	if len(b.SamplesRPS) != o.MaxRounds || b.Machine.CPUModel == "" || b.Settings.ConfigSHA256 == "" {
 		t.Errorf("baseline: %d samples (want %d, --max-rounds), machine %+v", len(b.SamplesRPS), o.MaxRounds, b.Machine)
 	}
-	if r.Run.Mode != ModeUpdateBaseline || r.Run.Baseline != o.BaselineFile || r.Run.A != "" || r.A.Name != "" {
+	if r.Run.Mode != result.ModeUpdateBaseline || r.Run.Baseline != o.BaselineFile || r.Run.A != "" || r.A.Name != "" {
 		t.Errorf("update: mode %s, baseline_file %q, A %q %+v", r.Run.Mode, r.Run.Baseline, r.Run.A, r.A)
 	}
 	table := renderings(t, r.Run)
@@ -364,7 +369,7 @@ func TestBaselineMode(t *testing.T) {
 	}
 	t.Run("same speed passes", func(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != MethodUnpaired {
+		if r.Verdict != verdict.Pass || r.Run.Mode != "baseline" || r.CI.Paired || r.CI.Method != stats.MethodUnpaired {
 			t.Fatalf("%s (%s): %s (mode %s paired %v)", r.Verdict, r.ReasonCode, r.Reason, r.Run.Mode, r.CI.Paired)
 		}
 		if r.Run.Baseline != o.BaselineFile || r.Run.A != "synth/weaseldb-b" || !r.A.FromBaselineFile || r.A.Name != "baseline" {
@@ -380,7 +385,7 @@ func TestBaselineMode(t *testing.T) {
 	})
 	t.Run("slower fails", func(t *testing.T) {
 		r := runSynth(t, o, newSynthLab(jitter(75000)))
-		if r.Verdict != Regression {
+		if r.Verdict != verdict.Regression {
 			t.Fatalf("%s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 	})
@@ -394,12 +399,12 @@ func TestBaselineMode(t *testing.T) {
 		o := o
 		o.BaselineFile = p
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonOtherMachine {
+		if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonOtherMachine {
 			t.Fatalf("other machine: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 		o.AllowOtherMachine = true
 		r = runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.ReasonCode == ReasonOtherMachine || len(r.Warnings) == 0 {
+		if r.ReasonCode == verdict.ReasonOtherMachine || len(r.Warnings) == 0 {
 			t.Fatalf("--allow-other-machine: %s (%s), warnings %v", r.Verdict, r.ReasonCode, r.Warnings)
 		}
 	})
@@ -407,7 +412,7 @@ func TestBaselineMode(t *testing.T) {
 		o := o
 		o.Concurrency = 3
 		r := runSynth(t, o, newSynthLab(jitter(100000)))
-		if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonOtherSettings {
+		if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonOtherSettings {
 			t.Fatalf("other settings: %s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 		}
 	})
@@ -418,7 +423,7 @@ func TestBaselineMode(t *testing.T) {
 		withErrors := cleanResult(1)
 		withErrors.Errors = 1
 		r := runSynth(t, o, newSynthLab(func(synthRun) synthOutcome { return synthOutcome{Result: withErrors} }))
-		if r.Verdict != CouldNotJudge || !strings.HasPrefix(r.Reason, "baseline not written") {
+		if r.Verdict != verdict.CouldNotJudge || !strings.HasPrefix(r.Reason, "baseline not written") {
 			t.Fatalf("%s: %s", r.Verdict, r.Reason)
 		}
 		if _, err := os.Stat(o.BaselineFile); !os.IsNotExist(err) {
@@ -432,7 +437,7 @@ func TestBaselineMode(t *testing.T) {
 func TestWriteJSONAndMarkdown(t *testing.T) {
 	r := runSynth(t, synthOptions(t), newSynthLab(steady(100000, 97000))).Run
 	p := filepath.Join(t.TempDir(), "gate.json")
-	if err := WriteJSON(p, r); err != nil {
+	if err := render.WriteJSON(p, r); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(p)
@@ -444,7 +449,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec, _ := back["decision"].(map[string]any)
-	if back["version"] != float64(ResultVersion) || back["mode"] != "ab" || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
+	if back["version"] != float64(result.ResultVersion) || back["mode"] != "ab" || dec["verdict"] != "pass" || back["exit_code"] != float64(0) {
 		t.Errorf("JSON version/mode/decision/exit: %v %v %v %v", back["version"], back["mode"], dec, back["exit_code"])
 	}
 	scs, _ := back["scenarios"].([]any)
@@ -458,11 +463,11 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 			t.Errorf("the scenario's JSON lacks %q", key)
 		}
 	}
-	if sc["name"] != ImplicitScenarioName || sc["cost"] != nil || back["scenarios_file"] != nil || back["decided_by"] != nil {
+	if sc["name"] != result.ImplicitScenarioName || sc["cost"] != nil || back["scenarios_file"] != nil || back["decided_by"] != nil {
 		t.Errorf("JSON: name %v, cost %v, scenarios_file %v, decided_by %v", sc["name"], sc["cost"], back["scenarios_file"], back["decided_by"])
 	}
 	md := filepath.Join(t.TempDir(), "gate.md")
-	if err := WriteMarkdownFile(md, r, MarkdownLinks{JSONPath: "build/gate.json", RunURL: "https://ci.example/o/r/actions/runs/7"}); err != nil {
+	if err := render.WriteMarkdownFile(md, r, render.MarkdownLinks{JSONPath: "build/gate.json", RunURL: "https://ci.example/o/r/actions/runs/7"}); err != nil {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(md)
@@ -475,7 +480,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		}
 	}
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	lines := strings.Split(strings.TrimSpace(table.String()), "\n")
 	if !strings.HasPrefix(lines[len(lines)-1], "verdict: PASS (exit 0): ratio 0.970, 99% CI [0.970, 0.970]: within the 5% tolerance") ||
 		!strings.Contains(table.String(), "\n  default   GET /ok, 64 conns  10") || strings.Contains(table.String(), "default:") {
@@ -483,11 +488,11 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 	}
 	// A failed run (no samples, NaN and infinite statistics) must still encode.
 	bad := Run(context.Background(), Options{}, nil)
-	if err := WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
+	if err := render.WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
 		t.Errorf("result of a failed run: %v", err)
 	}
 	var b strings.Builder
-	WriteMarkdown(&b, bad, MarkdownLinks{})
+	render.WriteMarkdown(&b, bad, render.MarkdownLinks{})
 	if !strings.Contains(b.String(), "⚠️ could not judge (exit 2)") || !strings.Contains(b.String(), "`bad_input`") {
 		t.Errorf("markdown of a failed run:\n%s", b.String())
 	}
@@ -495,24 +500,25 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 	if !math.IsInf(few.CI.High, 1) {
 		t.Fatalf("3 rounds should leave the interval open: %+v", few.CI)
 	}
-	if err := WriteJSON(filepath.Join(t.TempDir(), "few.json"), few.Run); err != nil {
+	if err := render.WriteJSON(filepath.Join(t.TempDir(), "few.json"), few.Run); err != nil {
 		t.Errorf("result with infinite interval ends: %v", err)
 	}
 }
 
 // renderings is r's table, after checking that its JSON encodes and its
 // markdown renders with the verdict on top.
-func renderings(t *testing.T, r *Result) string {
+func renderings(t *testing.T, r *result.Result) string {
 	t.Helper()
-	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
+	if err := render.WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
 		t.Error(err)
 	}
 	var md, table strings.Builder
-	WriteMarkdown(&md, r, MarkdownLinks{})
-	if !strings.HasPrefix(md.String(), "### Regression gate: "+verdictBadge(r.Decision)+"\n") {
+	render.WriteMarkdown(&md, r, render.MarkdownLinks{})
+	if first, _, _ := strings.Cut(md.String(), "\n"); !strings.HasPrefix(first, "### Regression gate: ") ||
+		!strings.Contains(first, fmt.Sprintf("(exit %d)", r.Decision.ExitCode())) {
 		t.Errorf("markdown:\n%s", md.String())
 	}
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: ") {
 		t.Errorf("the table's last line is not the verdict:\n%s", table.String())
 	}
@@ -522,19 +528,12 @@ func renderings(t *testing.T, r *Result) string {
 // A round whose measured window could not be read leaves NaN among the CPU
 // samples: the JSON writes it as 0 rather than fail.
 func TestWriteJSONNaNCPU(t *testing.T) {
-	r := &Result{Scenarios: []ScenarioResult{{Judgement: Judgement{CPU: &CPUJudgement{SamplesA: []float64{math.NaN(), 1}, SamplesB: []float64{1, 1},
-		MedianA: math.NaN(), CI: RatioCI{High: math.Inf(1)}}}}}}
-	if err := WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
+	r := &result.Result{Scenarios: []result.ScenarioResult{{Judgement: result.Judgement{CPU: &result.CPUJudgement{SamplesA: []float64{math.NaN(), 1}, SamplesB: []float64{1, 1},
+		MedianA: math.NaN(), CI: stats.RatioCI{High: math.Inf(1)}}}}}}
+	if err := render.WriteJSON(filepath.Join(t.TempDir(), "gate.json"), r); err != nil {
 		t.Fatal(err)
 	}
 	if !math.IsNaN(r.Scenarios[0].CPU.SamplesA[0]) {
 		t.Error("WriteJSON changed the result it wrote")
-	}
-}
-
-func TestEscapeMarkdown(t *testing.T) {
-	got := escapeMarkdown("a|b <script> *x* _y_ `z` [l](u)\nnext")
-	if strings.ContainsAny(strings.NewReplacer(`\|`, "", `\*`, "", `\_`, "", "\\`", "", `\[`, "", `\]`, "").Replace(got), "|*_`[]<>\n") {
-		t.Errorf("unescaped markup left: %q", got)
 	}
 }

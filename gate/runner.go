@@ -13,22 +13,24 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/affinity"
 	"weaseldb/internal/procstat"
-
-	"weaseldb/internal/stats"
+	istats "weaseldb/internal/stats"
 )
 
 // Run executes the gate on one workload (no --scenarios): a run of one
 // scenario, ImplicitScenarioName, made of the flags' --path, --concurrency
 // and --load-arg. It never returns nil, and every failure ends up in the
 // decision as "could not judge" with a one-line reason.
-func Run(ctx context.Context, o Options, progress io.Writer) *Result {
+func Run(ctx context.Context, o Options, progress io.Writer) *result.Result {
 	return run(ctx, o, progress, processLab{}, time.Now)
 }
 
 // run is Run with the lab and the clock given (tests give synthetic ones).
-func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *Result {
+func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() time.Time) *result.Result {
 	return execute(ctx, o, nil, progress, l, nil, now)
 }
 
@@ -36,7 +38,7 @@ func run(ctx context.Context, o Options, progress io.Writer, l lab, now func() t
 // file's [gate] table sets the options whose flags were not given
 // (flagSet says which were; nil: none). It never returns nil: a bad file
 // or bad options give "could not judge" (bad_input) with a one-line reason.
-func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag string) bool, progress io.Writer) *Result {
+func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag string) bool, progress io.Writer) *result.Result {
 	if flagSet == nil {
 		flagSet = func(string) bool { return false }
 	}
@@ -48,8 +50,8 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 		}
 	}
 	if err != nil {
-		res := &Result{Version: ResultVersion, Mode: ModeScenarios, File: path, Command: o.Command,
-			Decision: Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}}
+		res := &result.Result{Version: result.ResultVersion, Mode: result.ModeScenarios, File: path, Command: o.Command,
+			Decision: verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}}
 		res.ExitCode = res.Decision.ExitCode()
 		return res
 	}
@@ -58,32 +60,32 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 
 // runScenarios is RunScenarios with the file read, the lab and the clock
 // given (tests give synthetic ones).
-func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *Result {
+func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *result.Result {
 	return execute(ctx, o, f, progress, l, cl, now)
 }
 
 // execute is every gate run: the scenarios of f, or without a file
 // (f == nil) the one workload of the options, judged by the mode the
 // options give (A/B, baseline, update-baseline) and the time tier alone.
-func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *Result {
+func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *result.Result {
 	start := now()
 	o.drawOrderSeed()
-	res := &Result{Version: ResultVersion, Command: o.Command, RoundsPlan: o.roundsPlan()}
+	res := &result.Result{Version: result.ResultVersion, Command: o.Command, RoundsPlan: o.roundsPlan()}
 	switch {
 	case f != nil:
-		res.Mode, res.File = ModeScenarios, f.Path
+		res.Mode, res.File = result.ModeScenarios, f.Path
 	case o.UpdateBaseline:
-		res.Mode = ModeUpdateBaseline
+		res.Mode = result.ModeUpdateBaseline
 	case o.ABMode():
-		res.Mode = ModeAB
+		res.Mode = result.ModeAB
 	default:
-		res.Mode = ModeBaseline
+		res.Mode = result.ModeBaseline
 	}
 	m := &measurement{o: o, mode: res.Mode, progress: progress, lab: l, now: now}
 	var chosen []Scenario
 	var err error
 	if f != nil {
-		m.mode, m.multi = ModeAB, true
+		m.mode, m.multi = result.ModeAB, true
 		chosen, err = f.only(o.Only)
 		for i, s := range chosen {
 			s = s.resolved(o)
@@ -91,15 +93,15 @@ func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer
 			chosen[i] = s
 		}
 	} else {
-		m.o.Tiers = []string{TierTime}
+		m.o.Tiers = []string{result.TierTime}
 		chosen = []Scenario{implicitScenario(o)}
 	}
 	for _, s := range chosen {
-		sc := &scenarioRun{sc: s, r: &Judgement{}}
+		sc := &scenarioRun{sc: s, r: &result.Judgement{}}
 		sc.init(o)
 		m.scenarios = append(m.scenarios, sc)
 	}
-	var costs []*CostJudgement
+	var costs []*result.CostJudgement
 	defer func() {
 		m.fillResult(res, costs)
 		res.ElapsedS = now().Sub(start).Seconds()
@@ -114,8 +116,8 @@ func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer
 		err = o.Validate()
 	}
 	if err != nil {
-		res.Decision = Decision{Verdict: CouldNotJudge, ReasonCode: ReasonBadInput, Reason: err.Error()}
-		m.failEarly(ReasonBadInput, "%v", err)
+		res.Decision = verdict.Decision{Verdict: verdict.CouldNotJudge, ReasonCode: verdict.ReasonBadInput, Reason: err.Error()}
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return res
 	}
 	costs = runTiers(ctx, m, l, cl, &res.Settings, &res.Machine, progress)
@@ -125,13 +127,13 @@ func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer
 // fillResult puts every scenario's judgement (and cost, where the cost
 // tier ran) in the result, and the run's verdict: a file's worst, or the
 // one workload's own.
-func (m *measurement) fillResult(res *Result, costs []*CostJudgement) {
-	res.Scenarios = make([]ScenarioResult, len(m.scenarios))
+func (m *measurement) fillResult(res *result.Result, costs []*result.CostJudgement) {
+	res.Scenarios = make([]result.ScenarioResult, len(m.scenarios))
 	for i, sc := range m.scenarios {
 		if sc.r.Verdict != "" {
 			sc.r.ExitCode = sc.r.Decision.ExitCode()
 		}
-		res.Scenarios[i] = ScenarioResult{Name: sc.sc.Name, Description: sc.sc.Description, Metric: sc.sc.Metric,
+		res.Scenarios[i] = result.ScenarioResult{Name: sc.sc.Name, Description: sc.sc.Description, Metric: sc.sc.Metric,
 			Load: sc.sc.LoadShape, Setup: sc.sc.Setup, Judgement: *sc.r, Tiers: m.o.tierNames()}
 		if i < len(costs) {
 			res.Scenarios[i].Cost = costs[i]
@@ -152,25 +154,25 @@ func (m *measurement) fillResult(res *Result, costs []*CostJudgement) {
 	res.Warnings = append(res.Warnings, m.plan.IRQWarnings...)
 	switch {
 	case len(res.Scenarios) == 0: // the input was bad, and said so
-	case res.Mode == ModeScenarios:
+	case res.Mode == result.ModeScenarios:
 		res.Decision, res.DecidedBy = combineVerdicts(res.Scenarios)
 	default:
-		res.Decision = res.Scenarios[0].decision()
+		res.Decision = scenarioDecision(&res.Scenarios[0])
 	}
 	res.ExitCode = res.Decision.ExitCode()
 }
 
 // runTiers runs the time tier (the rounds) and then the cost tier on the
 // same two binaries; A is built from --a-ref once, for both.
-func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *Settings, machine *Machine, progress io.Writer) []*CostJudgement {
+func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *result.Settings, machine *result.Machine, progress io.Writer) []*result.CostJudgement {
 	o := &m.o
-	if !o.hasTier(TierCost) {
+	if !o.hasTier(result.TierCost) {
 		m.run(ctx, settings, machine)
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "gate-cost-")
 	if err != nil {
-		m.failEarly(ReasonBadInput, "temp dir: %v", err)
+		m.failEarly(verdict.ReasonBadInput, "temp dir: %v", err)
 		return nil
 	}
 	defer os.RemoveAll(dir)
@@ -180,7 +182,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 			err = os.MkdirAll(costDir, 0o755)
 		}
 		if err != nil {
-			m.failEarly(ReasonBadInput, "--cost-keep: %v", err)
+			m.failEarly(verdict.ReasonBadInput, "--cost-keep: %v", err)
 			return nil
 		}
 	}
@@ -189,13 +191,13 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
 		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, bin)
 		if err != nil {
-			m.failEarly(ReasonBadInput, "%v", err)
+			m.failEarly(verdict.ReasonBadInput, "%v", err)
 			return nil
 		}
-		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+		o.aLabel = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, result.ShortHash(commit))
 		o.A, o.ARef = bin, ""
 	}
-	if o.hasTier(TierTime) {
+	if o.hasTier(result.TierTime) {
 		m.run(ctx, settings, machine)
 	} else {
 		*machine = ThisMachine(o.B)
@@ -205,7 +207,7 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 	}
 	cfgA, cfgB, err := m.configs()
 	if err != nil {
-		m.failEarly(ReasonBadInput, "%v", err)
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return nil
 	}
 	scs := make([]Scenario, len(m.scenarios))
@@ -215,8 +217,8 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 	pair := costPair{binA: o.A, binB: o.B, cfgA: cfgA, cfgB: cfgB, loadTester: o.LoadTester, dir: costDir}
 	costs := runCostTier(ctx, o.Cost, scs, pair, cl, progress)
 	for _, c := range costs {
-		if o.NoiseOK && c.Verdict == CostCouldNotJudge && c.decision().ReasonCode == ReasonCostNoisy {
-			c.Verdict, c.NoiseForgiven = CostPass, true
+		if o.NoiseOK && c.Verdict == result.CostCouldNotJudge && c.Decision().ReasonCode == verdict.ReasonCostNoisy {
+			c.Verdict, c.NoiseForgiven = result.CostPass, true
 		}
 	}
 	return costs
@@ -226,8 +228,8 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 // of every scenario (one, without --scenarios).
 type measurement struct {
 	o            Options
-	mode         Mode // ModeAB (a scenarios run too), ModeBaseline or ModeUpdateBaseline
-	multi        bool // a scenarios file: scenario names in the progress lines and the servers' files
+	mode         result.Mode // ModeAB (a scenarios run too), ModeBaseline or ModeUpdateBaseline
+	multi        bool        // a scenarios file: scenario names in the progress lines and the servers' files
 	progress     io.Writer
 	lab          lab
 	now          func() time.Time
@@ -244,7 +246,7 @@ type measurement struct {
 // judgement.
 type scenarioRun struct {
 	sc    Scenario
-	r     *Judgement
+	r     *result.Judgement
 	sides []*sideRun
 	// warm: its servers were started, set up and warmed up (round 1 runs
 	// on them); done: its rounds are over (decided, or stopped).
@@ -259,7 +261,7 @@ type scenarioRun struct {
 // scenario's own tolerance.
 func (sc *scenarioRun) init(o Options) {
 	sc.r.RoundsPlan = o.roundsPlan()
-	sc.r.Policy = PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - PassFloorFactor*sc.sc.Tolerance,
+	sc.r.Policy = result.PolicyJSON{Tolerance: sc.sc.Tolerance, Floor: 1 - sc.sc.Tolerance, PassFloor: 1 - verdict.PassFloorFactor*sc.sc.Tolerance,
 		NoiseOK: o.NoiseOK, InterimLevel: InterimLevel, MaxClientBound: o.MaxClientBoundFraction}
 	if o.AllowClientBound {
 		sc.r.Policy.MaxClientBound = 0
@@ -307,7 +309,7 @@ func (m *measurement) logf(sc *scenarioRun, format string, args ...any) {
 
 // fail records a problem that stops the scenario's measurement.
 func (m *measurement) fail(sc *scenarioRun, code, format string, args ...any) {
-	sc.r.Problems = append(sc.r.Problems, Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
+	sc.r.Problems = append(sc.r.Problems, verdict.Problem{Code: code, Detail: fmt.Sprintf(format, args...)})
 }
 
 // failEarly records a problem found before any round: every scenario
@@ -321,11 +323,11 @@ func (m *measurement) failEarly(code, format string, args ...any) {
 	}
 }
 
-func (m *measurement) run(ctx context.Context, settings *Settings, machine *Machine) {
+func (m *measurement) run(ctx context.Context, settings *result.Settings, machine *result.Machine) {
 	o := m.o
 	dir, err := os.MkdirTemp("", "gate-")
 	if err != nil {
-		m.failEarly(ReasonBadInput, "temp dir: %v", err)
+		m.failEarly(verdict.ReasonBadInput, "temp dir: %v", err)
 		return
 	}
 	defer os.RemoveAll(dir)
@@ -333,18 +335,18 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 
 	cfgA, cfgB, err := m.configs()
 	if err != nil {
-		m.failEarly(ReasonBadInput, "%v", err)
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return
 	}
 	if err := m.planCPUs(); err != nil {
-		m.failEarly(ReasonBadInput, "%v", err)
+		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return
 	}
 	m.logf(nil, "%s, %d load tester thread(s)", m.plan, m.threads)
 	*settings = m.settingsFor(cfgB)
 	*machine = ThisMachine(o.B)
 	if _, err := os.Stat(o.LoadTester); err != nil {
-		m.failEarly(ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
+		m.failEarly(verdict.ReasonBadInput, "load tester %s: %v", o.LoadTester, err)
 		return
 	}
 	if !o.RestartEachRound {
@@ -353,7 +355,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 				"does not cover how two processes of one binary differ (docs/gate.md)")
 		}
 	}
-	if m.mode == ModeBaseline {
+	if m.mode == result.ModeBaseline {
 		if m.baseline = m.loadBaseline(*settings, *machine); m.baseline == nil {
 			sc := m.scenarios[0]
 			sc.r.StopReason, sc.r.StopDetail = StopProblem, sc.r.Problems[0].Detail
@@ -371,16 +373,16 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 		m.logf(nil, "building %s at %s", o.RefPackage, o.ARef)
 		commit, err := BuildRef(ctx, o.ARef, o.RefPackage, binA)
 		if err != nil {
-			m.failEarly(ReasonBadInput, "%v", err)
+			m.failEarly(verdict.ReasonBadInput, "%v", err)
 			return
 		}
 		// The binary goes with the temp dir: name what it was built from.
-		labelA = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, short(commit))
+		labelA = fmt.Sprintf("%s at %s (%s)", o.RefPackage, o.ARef, result.ShortHash(commit))
 	}
 	for _, sc := range m.scenarios {
 		b := &sideRun{name: "B", binary: o.B, label: o.B, config: cfgB}
 		sc.sides = []*sideRun{b}
-		if m.mode == ModeAB {
+		if m.mode == result.ModeAB {
 			sc.sides = []*sideRun{{name: "A", binary: binA, label: labelA, config: cfgA}, b}
 		}
 	}
@@ -393,7 +395,7 @@ func (m *measurement) run(ctx context.Context, settings *Settings, machine *Mach
 	for _, sc := range m.scenarios {
 		m.summarise(sc)
 	}
-	if m.mode == ModeUpdateBaseline {
+	if m.mode == result.ModeUpdateBaseline {
 		sc := m.scenarios[0]
 		sc.r.Problems = append(sc.r.Problems, m.clientBoundProblems(sc)...)
 		m.writeBaseline(sc, *settings, *machine)
@@ -428,20 +430,20 @@ func (m *measurement) summarise(sc *scenarioRun) {
 		}
 	}
 	if b := m.baseline; b != nil {
-		r.A = Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
-			MedianRPS: b.MedianRPS, Spread: RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
+		r.A = result.Side{Name: "baseline", Binary: b.Binary, SamplesRPS: b.SamplesRPS,
+			MedianRPS: b.MedianRPS, Spread: stats.RelativeSpread(b.SamplesRPS), FromBaselineFile: true}
 	}
-	if m.mode == ModeAB {
-		r.RoundRatios = RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
-		r.RatioSpread = RelativeSpread(r.RoundRatios)
+	if m.mode == result.ModeAB {
+		r.RoundRatios = stats.RoundRatios(r.A.SamplesRPS, r.B.SamplesRPS)
+		r.RatioSpread = stats.RelativeSpread(r.RoundRatios)
 	}
 }
 
-func (m *measurement) side(sc *scenarioRun, s *sideRun) Side {
-	side := Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
+func (m *measurement) side(sc *scenarioRun, s *sideRun) result.Side {
+	side := result.Side{Name: s.name, Binary: s.label, SamplesRPS: s.samples, ClientBoundRuns: s.clientBound,
 		ErrorRuns: s.errorRuns, UncleanRuns: s.uncleanRuns, MaxOtherIdleCPU: s.maxOtherCPU, Target: s.target}
-	side.MedianRPS, side.Spread = stats.Median(s.samples), RelativeSpread(s.samples)
-	if sc.sc.Metric != MetricRPS {
+	side.MedianRPS, side.Spread = istats.Median(s.samples), stats.RelativeSpread(s.samples)
+	if sc.sc.Metric != result.MetricRPS {
 		side.Metric = sc.sc.Metric
 	}
 	return side
@@ -474,9 +476,9 @@ func (m *measurement) configs() (a, b []byte, err error) {
 
 // settingsFor records what the measurement depends on. In scenario mode
 // the load shapes are each scenario's (ScenarioResult.Load), not one path.
-func (m *measurement) settingsFor(cfg []byte) Settings {
+func (m *measurement) settingsFor(cfg []byte) result.Settings {
 	sum := sha256.Sum256(cfg)
-	s := Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
+	s := result.Settings{Network: m.o.Network, DurationS: m.o.Duration.Seconds(), WarmupS: m.o.Warmup.Seconds(),
 		Concurrency: m.o.Concurrency, Threads: m.threads, Path: m.o.Path, LoadArgs: m.o.LoadArgs,
 		ConfigSHA256: hex.EncodeToString(sum[:])}
 	if m.multi {

@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"weaseldb/loadtester/result"
+
+	"weaseldb/gate/result"
+	loadresult "weaseldb/loadtester/result"
 
 	"github.com/BurntSushi/toml"
 )
@@ -48,7 +50,7 @@ type Scenario struct {
 	Name string `toml:"name" json:"name"`
 	// Description is free text for the reader of the table.
 	Description string `toml:"description" json:"description,omitempty"`
-	LoadShape
+	result.LoadShape
 	// Metric is what is compared: "rps" (requests/sec, the default),
 	// "p50" or "p99" (latency, compared as its inverse so that B/A below
 	// 1 still means B is slower). A --rate scenario needs a latency: its
@@ -59,7 +61,7 @@ type Scenario struct {
 	// Setup loads run, in order and unmeasured, on each side's fresh
 	// server before its warm-up and before every round's runs: the state
 	// the measured load needs (ids a status load asks for).
-	Setup []SetupLoad `toml:"setup" json:"setup,omitempty"`
+	Setup []result.SetupLoad `toml:"setup" json:"setup,omitempty"`
 	// Cost is how the cost tier loads this scenario, where it differs
 	// from the run's --cost-requests and --cost-rate.
 	Cost CostShape `toml:"cost" json:"cost_load,omitzero"`
@@ -85,59 +87,17 @@ func (c CostShape) check() error {
 	return checkLoadArgs("cost.load_args", c.LoadArgs)
 }
 
-// LoadShape is what load_tester sends: the flags of one run besides the
-// target and the run's length.
-type LoadShape struct {
-	Method  string   `toml:"method" json:"method"`
-	Path    string   `toml:"path" json:"path"`
-	Headers []string `toml:"headers" json:"headers,omitempty"`
-	// Body may hold load_tester's {{seq}} and {{uuid}} placeholders (a fresh
-	// request id per request), as may Headers.
-	Body        string `toml:"body" json:"body,omitempty"`
-	Concurrency int    `toml:"concurrency" json:"concurrency"`
-	// Pipeline is the requests in flight per connection (load_tester
-	// --pipeline; 0 or 1: one).
-	Pipeline int `toml:"pipeline" json:"pipeline,omitempty"`
-	// Rate is an open loop at this many requests/s in all (0: closed loop).
-	Rate float64 `toml:"rate" json:"rate,omitempty"`
-	// LoadArgs are more load_tester flags, passed as given.
-	LoadArgs []string `toml:"load_args" json:"load_args,omitempty"`
-}
-
-// SetupLoad is one unmeasured load_tester run before a scenario's runs.
-type SetupLoad struct {
-	LoadShape
-	Duration Duration `toml:"duration" json:"duration"`
-}
-
-// Duration is a time.Duration written in TOML as a Go duration string
-// ("500ms", "2s"); a bare integer would be nanoseconds, which nobody means.
-type Duration struct{ time.Duration }
-
-// UnmarshalText parses a Go duration string.
-func (d *Duration) UnmarshalText(text []byte) error {
-	v, err := time.ParseDuration(string(text))
-	if err != nil {
-		return fmt.Errorf("want a duration such as \"500ms\": %w", err)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText writes the Go duration string.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
 // ScenarioDefaults is the optional [gate] table: what the run's options
 // default to for this file. A flag given on the command line wins.
 type ScenarioDefaults struct {
-	Rounds      *int      `toml:"rounds"`
-	MaxRounds   *int      `toml:"max_rounds"`
-	Budget      *Duration `toml:"budget"`
-	Duration    *Duration `toml:"duration"`
-	Warmup      *Duration `toml:"warmup"`
-	WarmupRun   *Duration `toml:"warmup_run"`
-	Concurrency *int      `toml:"concurrency"`
-	Tolerance   *float64  `toml:"tolerance"`
+	Rounds      *int             `toml:"rounds"`
+	MaxRounds   *int             `toml:"max_rounds"`
+	Budget      *result.Duration `toml:"budget"`
+	Duration    *result.Duration `toml:"duration"`
+	Warmup      *result.Duration `toml:"warmup"`
+	WarmupRun   *result.Duration `toml:"warmup_run"`
+	Concurrency *int             `toml:"concurrency"`
+	Tolerance   *float64         `toml:"tolerance"`
 }
 
 // ScenarioFile is a parsed scenarios file.
@@ -146,13 +106,6 @@ type ScenarioFile struct {
 	Defaults  ScenarioDefaults `toml:"gate"`
 	Scenarios []Scenario       `toml:"scenario"`
 }
-
-// Metrics a scenario can compare.
-const (
-	MetricRPS = "rps"
-	MetricP50 = "p50"
-	MetricP99 = "p99"
-)
 
 // DefaultSetupDuration is a setup load's length when it names none.
 const DefaultSetupDuration = 100 * time.Millisecond
@@ -227,7 +180,7 @@ func (f *ScenarioFile) check() error {
 func (d ScenarioDefaults) check() error {
 	for _, c := range []struct {
 		name string
-		v    *Duration
+		v    *result.Duration
 		min  time.Duration
 	}{{"budget", d.Budget, 0}, {"duration", d.Duration, time.Millisecond}, {"warmup", d.Warmup, 0}, {"warmup_run", d.WarmupRun, 0}} {
 		if c.v != nil && c.v.Duration < c.min {
@@ -248,20 +201,20 @@ func (s *Scenario) check() error {
 	if !scenarioName.MatchString(s.Name) {
 		return fmt.Errorf("name %q: want 1-40 characters of a-z, 0-9, '_', '-', '.', starting with a letter or digit", s.Name)
 	}
-	if err := s.LoadShape.check(); err != nil {
+	if err := checkLoad(&s.LoadShape); err != nil {
 		return err
 	}
 	if s.Metric == "" {
-		s.Metric = MetricRPS
+		s.Metric = result.MetricRPS
 	}
 	switch s.Metric {
-	case MetricRPS:
+	case result.MetricRPS:
 		if s.Rate > 0 {
-			return fmt.Errorf("rate %g with metric %q: an open loop's req/s is the rate asked, however slow the server; compare metric = \"p50\" or \"p99\"", s.Rate, MetricRPS)
+			return fmt.Errorf("rate %g with metric %q: an open loop's req/s is the rate asked, however slow the server; compare metric = \"p50\" or \"p99\"", s.Rate, result.MetricRPS)
 		}
-	case MetricP50, MetricP99:
+	case result.MetricP50, result.MetricP99:
 	default:
-		return fmt.Errorf("metric %q: want %q, %q or %q", s.Metric, MetricRPS, MetricP50, MetricP99)
+		return fmt.Errorf("metric %q: want %q, %q or %q", s.Metric, result.MetricRPS, result.MetricP50, result.MetricP99)
 	}
 	if s.Tolerance != 0 && !(s.Tolerance > 0 && s.Tolerance < 1) {
 		return fmt.Errorf("tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%), or none for the run's", s.Tolerance)
@@ -271,7 +224,7 @@ func (s *Scenario) check() error {
 	}
 	for i := range s.Setup {
 		u := &s.Setup[i]
-		if err := u.check(); err != nil {
+		if err := checkLoad(&u.LoadShape); err != nil {
 			return fmt.Errorf("setup %d: %w", i+1, err)
 		}
 		if u.Concurrency == 0 {
@@ -294,7 +247,7 @@ var reservedLoadFlags = []string{"--unix-socket", "--host", "--port", "--url", "
 	"--quiet", "--path", "--method", "--header", "--body", "--body-file", "--concurrency", "--pipeline", "--rate",
 	"--network-threads", "--start-at", "--max-errors"}
 
-func (l *LoadShape) check() error {
+func checkLoad(l *result.LoadShape) error {
 	if l.Method == "" {
 		l.Method = "GET"
 	}
@@ -362,9 +315,9 @@ func (d ScenarioDefaults) Apply(o *Options, set func(flag string) bool) {
 	}
 }
 
-// args are the load_tester flags of the shape (the path and the
+// loadArgs are the load_tester flags of the shape (the path and the
 // connections are LoadSpec's own).
-func (l LoadShape) args() []string {
+func loadArgs(l result.LoadShape) []string {
 	var out []string
 	if l.Method != "" && l.Method != "GET" {
 		out = append(out, "--method", l.Method)
@@ -384,33 +337,14 @@ func (l LoadShape) args() []string {
 	return append(out, l.LoadArgs...)
 }
 
-// String is the shape in a few words: "POST /v1/commit, 64 conns, 16 deep".
-func (l LoadShape) String() string {
-	method := l.Method
-	if method == "" {
-		method = "GET"
-	}
-	s := fmt.Sprintf("%s %s, %d conns", method, l.Path, l.Concurrency)
-	if l.Pipeline > 1 {
-		s += fmt.Sprintf(", %d deep", l.Pipeline)
-	}
-	if l.Rate > 0 {
-		s += fmt.Sprintf(", %g req/s", l.Rate)
-	}
-	if len(l.LoadArgs) > 0 {
-		s += ", " + strings.Join(l.LoadArgs, " ")
-	}
-	return s
-}
-
 // sample is the number a run contributes for the scenario's metric, higher
 // is faster: req/s, or one second over the latency (so that the ratio B/A
 // reads the same way for every metric).
-func (s Scenario) sample(res result.Result) (float64, error) {
+func (s Scenario) sample(res loadresult.Result) (float64, error) {
 	switch s.Metric {
-	case MetricP50, MetricP99:
+	case result.MetricP50, result.MetricP99:
 		ns := res.Latency.P50
-		if s.Metric == MetricP99 {
+		if s.Metric == result.MetricP99 {
 			ns = res.Latency.P99
 		}
 		if ns <= 0 {
@@ -422,25 +356,12 @@ func (s Scenario) sample(res result.Result) (float64, error) {
 	}
 }
 
-// formatSample writes a sample in the metric's unit.
-func formatSample(metric string, v float64) string {
-	switch metric {
-	case MetricP50, MetricP99:
-		if math.IsNaN(v) || v <= 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%s %.1f µs", metric, 1e6/v)
-	default:
-		return formatRPS(v)
-	}
-}
-
 // implicitScenario is the single workload of a run without --scenarios:
 // the flags' --path, --concurrency and --load-arg, judged on req/s, the one
 // scenario of its result.
 func implicitScenario(o Options) Scenario {
-	return Scenario{Name: ImplicitScenarioName, Metric: MetricRPS, Tolerance: o.Tolerance,
-		LoadShape: LoadShape{Method: "GET", Path: o.Path, Concurrency: o.Concurrency, LoadArgs: o.LoadArgs}}
+	return Scenario{Name: result.ImplicitScenarioName, Metric: result.MetricRPS, Tolerance: o.Tolerance,
+		LoadShape: result.LoadShape{Method: "GET", Path: o.Path, Concurrency: o.Concurrency, LoadArgs: o.LoadArgs}}
 }
 
 // resolved fills a file scenario's run-dependent defaults from the options.

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"weaseldb/loadtester/result"
+
+	"weaseldb/gate/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 func TestParseScenarios(t *testing.T) {
@@ -107,7 +109,7 @@ func TestScenarioDefaultsFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := f.Scenarios[0]
-	if s.Method != "GET" || s.Metric != MetricRPS || s.Tolerance != 0 || s.Concurrency != 0 {
+	if s.Method != "GET" || s.Metric != result.MetricRPS || s.Tolerance != 0 || s.Concurrency != 0 {
 		t.Errorf("scenario %+v", s)
 	}
 	if u := s.Setup[0]; u.Concurrency != 1 || u.Duration.Duration != DefaultSetupDuration {
@@ -158,20 +160,20 @@ func TestScenarioDefaultsApply(t *testing.T) {
 
 func TestLoadShapeArgs(t *testing.T) {
 	tests := []struct {
-		shape LoadShape
+		shape result.LoadShape
 		args  string
 		str   string
 	}{
-		{LoadShape{Method: "GET", Path: "/ok", Concurrency: 64}, "", "GET /ok, 64 conns"},
-		{LoadShape{Path: "/ok", Concurrency: 8, Pipeline: 16}, "--pipeline 16", "GET /ok, 8 conns, 16 deep"},
-		{LoadShape{Method: "POST", Path: "/v1/commit", Concurrency: 4, Headers: []string{"Content-Type: application/json"},
+		{result.LoadShape{Method: "GET", Path: "/ok", Concurrency: 64}, "", "GET /ok, 64 conns"},
+		{result.LoadShape{Path: "/ok", Concurrency: 8, Pipeline: 16}, "--pipeline 16", "GET /ok, 8 conns, 16 deep"},
+		{result.LoadShape{Method: "POST", Path: "/v1/commit", Concurrency: 4, Headers: []string{"Content-Type: application/json"},
 			Body: `{"request_id":"gate-{{uuid}}"}`, LoadArgs: []string{"--timeout=2s"}},
 			`--method POST --header Content-Type: application/json --body {"request_id":"gate-{{uuid}}"} --timeout=2s`,
 			"POST /v1/commit, 4 conns, --timeout=2s"},
-		{LoadShape{Path: "/ok", Concurrency: 2, Rate: 2500, Pipeline: 1}, "--rate 2500", "GET /ok, 2 conns, 2500 req/s"},
+		{result.LoadShape{Path: "/ok", Concurrency: 2, Rate: 2500, Pipeline: 1}, "--rate 2500", "GET /ok, 2 conns, 2500 req/s"},
 	}
 	for _, tt := range tests {
-		if got := strings.Join(tt.shape.args(), " "); got != tt.args {
+		if got := strings.Join(loadArgs(tt.shape), " "); got != tt.args {
 			t.Errorf("args %q, want %q", got, tt.args)
 		}
 		if got := tt.shape.String(); got != tt.str {
@@ -181,26 +183,26 @@ func TestLoadShapeArgs(t *testing.T) {
 }
 
 func TestScenarioSample(t *testing.T) {
-	res := result.Result{RequestsPerSec: 1234, Latency: result.Latency{P50: 250_000, P99: 2_000_000}}
+	res := loadresult.Result{RequestsPerSec: 1234, Latency: loadresult.Latency{P50: 250_000, P99: 2_000_000}}
 	tests := []struct {
 		metric string
 		want   float64
 		text   string
 	}{
-		{MetricRPS, 1234, "1,234"},
-		{MetricP50, 4000, "p50 250.0 µs"},
-		{MetricP99, 500, "p99 2000.0 µs"},
+		{result.MetricRPS, 1234, "1,234"},
+		{result.MetricP50, 4000, "p50 250.0 µs"},
+		{result.MetricP99, 500, "p99 2000.0 µs"},
 	}
 	for _, tt := range tests {
 		got, err := Scenario{Metric: tt.metric}.sample(res)
 		if err != nil || got != tt.want {
 			t.Errorf("%s: %v, %v; want %v", tt.metric, got, err, tt.want)
 		}
-		if s := formatSample(tt.metric, got); s != tt.text {
+		if s := result.FormatSample(tt.metric, got); s != tt.text {
 			t.Errorf("%s: formatted %q, want %q", tt.metric, s, tt.text)
 		}
 	}
-	if _, err := (Scenario{Metric: MetricP50}).sample(result.Result{RequestsPerSec: 5}); err == nil {
+	if _, err := (Scenario{Metric: result.MetricP50}).sample(loadresult.Result{RequestsPerSec: 5}); err == nil {
 		t.Error("a latency metric without a latency must be an error")
 	}
 }

@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
 )
 
@@ -70,18 +74,18 @@ func perScenario(factor map[string]float64, noisy ...string) func(synthRun) synt
 	}
 }
 
-func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *Result {
+func runSynthScenarios(t *testing.T, o Options, f *ScenarioFile, l *synthLab) *result.Result {
 	t.Helper()
 	r := runScenarios(context.Background(), o, f, nil, l, nil, l.now)
 	if testing.Verbose() {
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())
 	}
 	return r
 }
 
-func scenarioByName(t *testing.T, r *Result, name string) ScenarioResult {
+func scenarioByName(t *testing.T, r *result.Result, name string) result.ScenarioResult {
 	t.Helper()
 	for _, s := range r.Scenarios {
 		if s.Name == name {
@@ -89,7 +93,7 @@ func scenarioByName(t *testing.T, r *Result, name string) ScenarioResult {
 		}
 	}
 	t.Fatalf("no scenario %q in %+v", name, r.Scenarios)
-	return ScenarioResult{}
+	return result.ScenarioResult{}
 }
 
 // Each scenario gets its own interval and verdict; the run's is the worst,
@@ -98,19 +102,19 @@ func TestScenariosEachJudgedWorstDecides(t *testing.T) {
 	tests := []struct {
 		name      string
 		factor    map[string]float64
-		verdicts  map[string]Verdict
-		verdict   Verdict
+		verdicts  map[string]verdict.Verdict
+		verdict   verdict.Verdict
 		decidedBy string
 		reason    string
 	}{
 		{"A/A: every scenario passes, the closest call is named", map[string]float64{"status": 0.99},
-			map[string]Verdict{"ok": Pass, "ok_pipelined": Pass, "commit": Pass, "status": Pass}, Pass, "status",
+			map[string]verdict.Verdict{"ok": verdict.Pass, "ok_pipelined": verdict.Pass, "commit": verdict.Pass, "status": verdict.Pass}, verdict.Pass, "status",
 			"every scenario passed; the closest, status: ratio 0.990"},
 		{"B slowed on the commit path alone fails on commit alone", map[string]float64{"commit": 0.8},
-			map[string]Verdict{"ok": Pass, "ok_pipelined": Pass, "commit": Regression, "status": Pass}, Regression, "commit",
+			map[string]verdict.Verdict{"ok": verdict.Pass, "ok_pipelined": verdict.Pass, "commit": verdict.Regression, "status": verdict.Pass}, verdict.Regression, "commit",
 			"scenario commit: ratio 0.800"},
 		{"two regressions: the first in the file decides, the other is named", map[string]float64{"ok_pipelined": 0.7, "status": 0.8},
-			map[string]Verdict{"ok": Pass, "ok_pipelined": Regression, "commit": Pass, "status": Regression}, Regression, "ok_pipelined",
+			map[string]verdict.Verdict{"ok": verdict.Pass, "ok_pipelined": verdict.Regression, "commit": verdict.Pass, "status": verdict.Regression}, verdict.Regression, "ok_pipelined",
 			"also status regression (slower)"},
 	}
 	for _, tt := range tests {
@@ -227,11 +231,11 @@ func TestScenariosUndecidedGetExtraRounds(t *testing.T) {
 			}
 		}
 		status := scenarioByName(t, r, "status")
-		if status.StopReason != StopMaxRounds || status.ReasonCode != ReasonNoisy || len(status.Looks) != 6 {
+		if status.StopReason != StopMaxRounds || status.ReasonCode != verdict.ReasonNoisy || len(status.Looks) != 6 {
 			t.Errorf("status: stop %s, %s, %d looks", status.StopReason, status.ReasonCode, len(status.Looks))
 		}
 		// The regression outranks the undecided one, which is still named.
-		if r.Verdict != Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (noisy)") {
+		if r.Verdict != verdict.Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (noisy)") {
 			t.Errorf("%s by %s: %s", r.Verdict, r.DecidedBy, r.Reason)
 		}
 		if r.Rounds != 20 {
@@ -272,14 +276,14 @@ func TestScenariosOwnTolerance(t *testing.T) {
 	f := fourScenarios(t)
 	f.Scenarios[2].Tolerance = 0.2 // commit
 	r := runSynthScenarios(t, synthOptions(t), f, newSynthLab(perScenario(map[string]float64{"commit": 0.9, "ok": 0.9})))
-	if s := scenarioByName(t, r, "commit"); s.Verdict != Pass || s.Policy.Tolerance != 0.2 || s.Policy.Floor != 0.8 {
+	if s := scenarioByName(t, r, "commit"); s.Verdict != verdict.Pass || s.Policy.Tolerance != 0.2 || s.Policy.Floor != 0.8 {
 		t.Errorf("commit with 20%% tolerance at 0.9: %s (%+v)", s.Verdict, s.Policy)
 	}
-	if s := scenarioByName(t, r, "ok"); s.Verdict != Regression || s.Policy.Tolerance != 0.05 {
+	if s := scenarioByName(t, r, "ok"); s.Verdict != verdict.Regression || s.Policy.Tolerance != 0.05 {
 		t.Errorf("ok with the run's 5%% tolerance at 0.9: %s (%+v)", s.Verdict, s.Policy)
 	}
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	if !strings.Contains(table.String(), "(own tolerance: commit 20%)") {
 		t.Errorf("the table must name the scenario with its own tolerance:\n%s", table.String())
 	}
@@ -301,20 +305,20 @@ func TestScenariosProblemInOneScenario(t *testing.T) {
 	}
 	r := runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(model(nil)))
 	status := scenarioByName(t, r, "status")
-	if status.Verdict != CouldNotJudge || status.ReasonCode != ReasonErrors || status.StopReason != StopProblem ||
+	if status.Verdict != verdict.CouldNotJudge || status.ReasonCode != verdict.ReasonErrors || status.StopReason != StopProblem ||
 		!strings.Contains(status.Reason, "server B: 500 errors in setup 1 (of 500 requests) (status 400: 500)") {
 		t.Errorf("status: %s (%s, stop %s): %s", status.Verdict, status.ReasonCode, status.StopReason, status.Reason)
 	}
 	for _, name := range []string{"ok", "ok_pipelined", "commit"} {
-		if s := scenarioByName(t, r, name); s.Verdict != Pass || s.Rounds != 10 {
+		if s := scenarioByName(t, r, name); s.Verdict != verdict.Pass || s.Rounds != 10 {
 			t.Errorf("%s: %s after %d rounds", name, s.Verdict, s.Rounds)
 		}
 	}
-	if r.Verdict != CouldNotJudge || r.DecidedBy != "status" || r.ExitCode != 2 || !strings.HasPrefix(r.Reason, "scenario status: server B") {
+	if r.Verdict != verdict.CouldNotJudge || r.DecidedBy != "status" || r.ExitCode != 2 || !strings.HasPrefix(r.Reason, "scenario status: server B") {
 		t.Errorf("run: %s by %s (exit %d): %s", r.Verdict, r.DecidedBy, r.ExitCode, r.Reason)
 	}
 	r = runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(model(map[string]float64{"commit": 0.8})))
-	if r.Verdict != Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (errors)") {
+	if r.Verdict != verdict.Regression || r.DecidedBy != "commit" || !strings.Contains(r.Reason, "also status could not judge (errors)") {
 		t.Errorf("a regression outranks a could-not-judge: %s by %s: %s", r.Verdict, r.DecidedBy, r.Reason)
 	}
 }
@@ -335,14 +339,14 @@ func TestScenariosLatencyMetric(t *testing.T) {
 	})
 	r := runSynthScenarios(t, synthOptions(t), f, l)
 	s := r.Scenarios[0]
-	if r.Verdict != Regression || s.CI.Ratio != 0.8 || s.B.Metric != MetricP50 || s.Runs[0].P50NS != 100_000 {
+	if r.Verdict != verdict.Regression || s.CI.Ratio != 0.8 || s.B.Metric != result.MetricP50 || s.Runs[0].P50NS != 100_000 {
 		t.Fatalf("%s: ratio %v, metric %q, runs %+v", r.Verdict, s.CI.Ratio, s.B.Metric, s.Runs[0])
 	}
 	if !strings.Contains(strings.Join(l.loads[len(l.loads)-1].Extra, " "), "--rate 20000") {
 		t.Errorf("load args %v", l.loads[len(l.loads)-1].Extra)
 	}
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	if !strings.Contains(table.String(), "p50 100.0 µs") || !strings.Contains(table.String(), "p50 125.0 µs") {
 		t.Errorf("a latency scenario's medians are latencies:\n%s", table.String())
 	}
@@ -364,7 +368,7 @@ func TestScenariosBadInput(t *testing.T) {
 			o := synthOptions(t)
 			tt.modify(&o)
 			r := runSynthScenarios(t, o, f, newSynthLab(nil))
-			if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonBadInput || r.ExitCode != 2 || r.DecidedBy != "" {
+			if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonBadInput || r.ExitCode != 2 || r.DecidedBy != "" {
 				t.Fatalf("%s (%s, exit %d) by %q: %s", r.Verdict, r.ReasonCode, r.ExitCode, r.DecidedBy, r.Reason)
 			}
 			if !strings.Contains(r.Reason, tt.detail) || strings.HasPrefix(r.Reason, "scenario ") {
@@ -387,7 +391,7 @@ func TestScenariosBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := synthOptions(t)
 			r := RunScenarios(context.Background(), o, tt.file, func(flag string) bool { return strings.Contains(strings.Join(tt.set, " "), flag) }, nil)
-			if r.Verdict != CouldNotJudge || r.ReasonCode != ReasonBadInput || r.ExitCode != 2 || !strings.Contains(r.Reason, tt.detail) {
+			if r.Verdict != verdict.CouldNotJudge || r.ReasonCode != verdict.ReasonBadInput || r.ExitCode != 2 || !strings.Contains(r.Reason, tt.detail) {
 				t.Errorf("%s (%s, exit %d): %s; want %q", r.Verdict, r.ReasonCode, r.ExitCode, r.Reason, tt.detail)
 			}
 		})
@@ -400,7 +404,7 @@ func TestScenariosInterrupted(t *testing.T) {
 	cancel()
 	l := newSynthLab(nil)
 	r := runScenarios(ctx, synthOptions(t), fourScenarios(t), nil, l, nil, l.now)
-	if r.Verdict != CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
+	if r.Verdict != verdict.CouldNotJudge || !strings.Contains(r.Reason, "interrupted") {
 		t.Fatalf("%s: %s", r.Verdict, r.Reason)
 	}
 	for _, s := range r.Scenarios {
@@ -414,28 +418,28 @@ func TestScenariosInterrupted(t *testing.T) {
 }
 
 func TestCombineVerdicts(t *testing.T) {
-	sc := func(name string, v Verdict, code string, ratio float64, forgiven bool) ScenarioResult {
-		return ScenarioResult{Name: name, Judgement: Judgement{Rounds: 10, CI: RatioCI{Ratio: ratio},
-			Decision: Decision{Verdict: v, ReasonCode: code, Reason: code + " reason", NoiseForgiven: forgiven}}}
+	sc := func(name string, v verdict.Verdict, code string, ratio float64, forgiven bool) result.ScenarioResult {
+		return result.ScenarioResult{Name: name, Judgement: result.Judgement{Rounds: 10, CI: stats.RatioCI{Ratio: ratio},
+			Decision: verdict.Decision{Verdict: v, ReasonCode: code, Reason: code + " reason", NoiseForgiven: forgiven}}}
 	}
 	tests := []struct {
 		name     string
-		in       []ScenarioResult
-		verdict  Verdict
+		in       []result.ScenarioResult
+		verdict  verdict.Verdict
 		by       string
 		reason   string
 		forgiven bool
 	}{
-		{"all pass: the lowest ratio", []ScenarioResult{sc("a", Pass, "within_tolerance", 1.01, false), sc("b", Pass, "within_tolerance", 0.97, false),
-			sc("c", Pass, "within_tolerance", 0.99, false)}, Pass, "b", "every scenario passed; the closest, b: within_tolerance reason", false},
-		{"noise forgiven anywhere shows at the top", []ScenarioResult{sc("a", Pass, "within_tolerance", 1, false), sc("b", Pass, "noisy", 1.02, true)},
-			Pass, "a", "the closest, a", true},
-		{"could not judge over pass", []ScenarioResult{sc("a", Pass, "within_tolerance", 0.9, false), sc("b", CouldNotJudge, "noisy", 1, false)},
-			CouldNotJudge, "b", "scenario b: noisy reason", false},
-		{"regression over could not judge", []ScenarioResult{sc("a", CouldNotJudge, "server_died", 0, false), sc("b", Regression, "slower", 0.8, false)},
-			Regression, "b", "scenario b: slower reason; also a could not judge (server_died)", false},
-		{"the first of equals", []ScenarioResult{sc("a", Regression, "slower", 0.9, false), sc("b", Regression, "slower", 0.5, false)},
-			Regression, "a", "scenario a: slower reason; also b regression (slower)", false},
+		{"all pass: the lowest ratio", []result.ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1.01, false), sc("b", verdict.Pass, "within_tolerance", 0.97, false),
+			sc("c", verdict.Pass, "within_tolerance", 0.99, false)}, verdict.Pass, "b", "every scenario passed; the closest, b: within_tolerance reason", false},
+		{"noise forgiven anywhere shows at the top", []result.ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 1, false), sc("b", verdict.Pass, "noisy", 1.02, true)},
+			verdict.Pass, "a", "the closest, a", true},
+		{"could not judge over pass", []result.ScenarioResult{sc("a", verdict.Pass, "within_tolerance", 0.9, false), sc("b", verdict.CouldNotJudge, "noisy", 1, false)},
+			verdict.CouldNotJudge, "b", "scenario b: noisy reason", false},
+		{"regression over could not judge", []result.ScenarioResult{sc("a", verdict.CouldNotJudge, "server_died", 0, false), sc("b", verdict.Regression, "slower", 0.8, false)},
+			verdict.Regression, "b", "scenario b: slower reason; also a could not judge (server_died)", false},
+		{"the first of equals", []result.ScenarioResult{sc("a", verdict.Regression, "slower", 0.9, false), sc("b", verdict.Regression, "slower", 0.5, false)},
+			verdict.Regression, "a", "scenario a: slower reason; also b regression (slower)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -450,7 +454,7 @@ func TestCombineVerdicts(t *testing.T) {
 func TestScenariosOutputs(t *testing.T) {
 	r := runSynthScenarios(t, synthOptions(t), fourScenarios(t), newSynthLab(perScenario(map[string]float64{"commit": 0.8})))
 	var table strings.Builder
-	WriteTable(&table, r)
+	render.WriteTable(&table, r)
 	text := table.String()
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if !strings.HasPrefix(lines[len(lines)-1], "verdict: REGRESSION (exit 1): scenario commit: ratio 0.800") {
@@ -469,7 +473,7 @@ func TestScenariosOutputs(t *testing.T) {
 	}
 
 	p := filepath.Join(t.TempDir(), "gate.json")
-	if err := WriteJSON(p, r); err != nil {
+	if err := render.WriteJSON(p, r); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(p)
@@ -502,7 +506,7 @@ func TestScenariosOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Version != ResultVersion || back.Mode != "scenarios" || back.ExitCode != 1 || back.DecidedBy != "commit" ||
+	if back.Version != result.ResultVersion || back.Mode != "scenarios" || back.ExitCode != 1 || back.DecidedBy != "commit" ||
 		back.Decision.Verdict != "regression" || len(back.Scenarios) != 4 {
 		t.Fatalf("JSON: %+v", back)
 	}
@@ -512,7 +516,7 @@ func TestScenariosOutputs(t *testing.T) {
 	}
 
 	var md strings.Builder
-	WriteMarkdown(&md, r, MarkdownLinks{JSONPath: "build/gate.json"})
+	render.WriteMarkdown(&md, r, render.MarkdownLinks{JSONPath: "build/gate.json"})
 	for _, want := range []string{"### Regression gate: ❌ regression (exit 1), decided by `commit`",
 		"| scenario | load | rounds | A median | B median | B/A | interval | verdict |",
 		"| **`commit`** | POST /v1/commit, 64 conns | 10 | 100,000 | 80,000 | 0.800 | 95% [0.800, 0.800] | ❌ REGRESSION (slower) |",
@@ -527,11 +531,11 @@ func TestScenariosOutputs(t *testing.T) {
 
 	// A run that failed before measuring still writes all three.
 	bad := runSynthScenarios(t, func() Options { o := synthOptions(t); o.A = ""; return o }(), fourScenarios(t), newSynthLab(nil))
-	if err := WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
+	if err := render.WriteJSON(filepath.Join(t.TempDir(), "bad.json"), bad); err != nil {
 		t.Errorf("JSON of a failed run: %v", err)
 	}
 	md.Reset()
-	WriteMarkdown(&md, bad, MarkdownLinks{})
+	render.WriteMarkdown(&md, bad, render.MarkdownLinks{})
 	if !strings.Contains(md.String(), "⚠️ could not judge (exit 2)") || strings.Contains(md.String(), "decided by") {
 		t.Errorf("markdown of a failed run:\n%s", md.String())
 	}
@@ -552,12 +556,12 @@ func TestScenariosOnly(t *testing.T) {
 			t.Errorf("ran %s", spec.Scenario)
 		}
 	}
-	if r.Verdict != Regression || r.DecidedBy != "commit" {
+	if r.Verdict != verdict.Regression || r.DecidedBy != "commit" {
 		t.Errorf("%s by %s", r.Verdict, r.DecidedBy)
 	}
 	o.Only = []string{"commits"}
 	r = runSynthScenarios(t, o, fourScenarios(t), newSynthLab(nil))
-	if r.ReasonCode != ReasonBadInput || !strings.Contains(r.Reason, "--only commits: no such scenario in four.toml (it has ok, ok_pipelined, commit, status)") {
+	if r.ReasonCode != verdict.ReasonBadInput || !strings.Contains(r.Reason, "--only commits: no such scenario in four.toml (it has ok, ok_pipelined, commit, status)") {
 		t.Errorf("%s (%s): %s", r.Verdict, r.ReasonCode, r.Reason)
 	}
 }

@@ -15,7 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"weaseldb/loadtester/result"
+
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
+	loadresult "weaseldb/loadtester/result"
 )
 
 // synthRun is what the model is told about one load run.
@@ -32,7 +35,7 @@ type synthRun struct {
 // result with a *loadrun.ExitError), the CPU the server used, and whether the
 // server dies during the run.
 type synthOutcome struct {
-	Result    result.Result
+	Result    loadresult.Result
 	Err       error
 	ServerCPU float64 // cores while measured; default 0.5
 	Dies      bool
@@ -77,13 +80,13 @@ func (l *synthLab) startServer(spec ServerSpec) (server, error) {
 
 func (l *synthLab) tracesCPU() bool { return false }
 
-func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (result.Result, error) {
+func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error) {
 	if ctx.Err() != nil {
-		return result.Result{}, fmt.Errorf("interrupted")
+		return loadresult.Result{}, fmt.Errorf("interrupted")
 	}
 	s := l.servers[spec.Target.Path]
 	if s == nil || s.dead {
-		return result.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
+		return loadresult.Result{}, fmt.Errorf("load_tester: exit status 1: connect: no such server %s", spec.Target.Path)
 	}
 	s.runs++
 	l.loads = append(l.loads, spec)
@@ -132,9 +135,9 @@ func (s *synthServer) stop(time.Duration) error {
 }
 
 // cleanResult is a clean load_tester result at rps.
-func cleanResult(rps float64) result.Result {
+func cleanResult(rps float64) loadresult.Result {
 	n := int64(rps)
-	return result.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
+	return loadresult.Result{Version: 1, Requests: n, Successes: n, Due: n, Answered: n, DurationS: 1, RequestsPerSec: rps}
 }
 
 // steady serves A at a and B at b, every run.
@@ -199,16 +202,16 @@ func synthOptions(t testing.TB) Options {
 // oneRun is a one-workload run's result read through its one scenario
 // (the judgement the tests look at), with the whole result beside it.
 type oneRun struct {
-	*ScenarioResult
-	Run *Result
+	*result.ScenarioResult
+	Run *result.Result
 }
 
 // one is r's one scenario, checked to be the only one and to carry the
 // run's verdict.
-func one(t testing.TB, r *Result) oneRun {
+func one(t testing.TB, r *result.Result) oneRun {
 	t.Helper()
-	if len(r.Scenarios) != 1 || r.Scenarios[0].Name != ImplicitScenarioName {
-		t.Fatalf("a one-workload run has %d scenarios (%+v), want one named %s", len(r.Scenarios), r.Scenarios, ImplicitScenarioName)
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Name != result.ImplicitScenarioName {
+		t.Fatalf("a one-workload run has %d scenarios (%+v), want one named %s", len(r.Scenarios), r.Scenarios, result.ImplicitScenarioName)
 	}
 	s := &r.Scenarios[0]
 	if s.Decision != r.Decision || s.ExitCode != r.ExitCode || r.DecidedBy != "" {
@@ -223,7 +226,7 @@ func runSynth(t testing.TB, o Options, l *synthLab) oneRun {
 	r := run(context.Background(), o, nil, l, l.now)
 	if tb, ok := t.(*testing.T); ok && testing.Verbose() {
 		var table strings.Builder
-		WriteTable(&table, r)
+		render.WriteTable(&table, r)
 		tb.Logf("table:\n%s", table.String())
 	}
 	return one(t, r)

@@ -43,9 +43,10 @@ type collector struct {
 	unfinished, dropped         int64
 	warmUnfinished, warmDropped int64
 	scheduled                   int64
-	lowerBounds                 int64       // values recorded as lower bounds
-	amended                     bool        // lower bounds landed in intervals already reported
-	kinds                       []kindTally // workload: each kind's sums (kinds.go)
+	lowerBounds                 int64        // values recorded as lower bounds
+	amended                     bool         // lower bounds landed in intervals already reported
+	kinds                       []groupTally // workload: each kind's sums (kinds.go)
+	stages                      []groupTally // --stages: each stage's sums (stagebooks.go)
 }
 
 // intervalRecord keeps one measured interval's histogram, compressed.
@@ -329,9 +330,17 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 		c.gatherKinds()
 	}
 	res.Kinds = c.kindResults(dur)
+	if c.stages == nil {
+		c.gatherStages()
+	}
+	res.Stages = c.stageResults()
+	if r.stagesSkipped != "" {
+		res.Warnings = append(res.Warnings, r.stagesSkipped)
+	}
 	res.Checks = c.checkResults()
 	c.checkBooks(res)
 	c.checkKinds(res)
+	c.checkStages(res)
 	c.judgeClient(res)
 	if cfg.VegetaMax > 0 {
 		v := c.vegetaResults(res)

@@ -59,6 +59,12 @@ type Config struct {
 	// linearly from the previous target (Rate, for the first) to its own;
 	// the load lasts their total, Warmup of it unmeasured.
 	Stages string `json:"stages,omitempty"`
+	// ConcurrencyStages (closed loop) ramps the connections within the
+	// run, k6's ramping VUs ("30s:10,1m:100,10s:0"): each stage moves
+	// linearly from the previous target (0, for the first) to its own;
+	// Concurrency is the peak, and the load lasts their total
+	// (connramp.go).
+	ConcurrencyStages string `json:"concurrency_stages,omitempty"`
 	// Arrival (open loop) is how requests fall due: "constant" (evenly
 	// spaced; "" too) or "poisson" (exponential gaps from Seed).
 	Arrival string `json:"arrival,omitempty"`
@@ -166,6 +172,7 @@ func (c *Config) Validate() error {
 	check(c.Burst >= 0 && c.Burst <= 1_000_000, "--burst %d: want 0..1000000 (0 or 1: requests fall due one at a time)", c.Burst)
 	check(c.Burst <= 1 || c.OpenLoop(), "--burst %d: bursts pace an open loop; give --rate", c.Burst)
 	errs = append(errs, c.checkSchedule()...)
+	errs = append(errs, c.checkConcurrencyStages()...)
 	errs = append(errs, c.checkChecks()...)
 	check(c.SendSlack >= 0 && c.SendSlack <= time.Duration(lateSendThreshold), "--send-slack %v: want 0..%v", c.SendSlack, time.Duration(lateSendThreshold))
 	check(c.Duration > 0, "--duration %v: want > 0", c.Duration)

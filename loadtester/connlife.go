@@ -176,6 +176,9 @@ func (t *netThread) failEntry(c *conn, i int, now int64, kind errorKind) {
 			reqKind = c.kinds[i]
 			t.kb[reqKind].failed++
 		}
+		if t.sb != nil {
+			t.sb[t.stageOf(start)].failed++
+		}
 		t.sampleRequestError(now, start, kind, reqKind)
 	}
 }
@@ -196,7 +199,7 @@ func (t *netThread) closeConn(c *conn, failed bool) {
 	// the window wait for one (a --requests-per-conn quota, a reset):
 	// they are owed a send before the drain ends.
 	if !t.stopping.Load() && (!t.win.closing || t.backlog()) {
-		t.r.requestConn(c.connSlot, c.retryFailures(failed))
+		t.r.reconnect(c.connSlot, c.retryFailures(failed))
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // Request kinds of a workload (workload.go) as a run sends and counts them.
 //
 // Who owns what: the runner's kinds and table are set before any thread
-// starts and read-only after. A network thread's kindBooks are its loop's
+// starts and read-only after. A network thread's groupBooks are its loop's
 // alone while it runs (no lock: the collector reads them only once every
 // loop has exited, to build Result.Kinds), like its service histogram.
 //
@@ -34,8 +34,9 @@ type kindSpec struct {
 	checks   []int // the checks its responses must pass (runner.checks): every --check, then its own
 }
 
-// kindBooks is one kind's measured-window counts on one network thread.
-type kindBooks struct {
+// groupBooks is one group's measured-window counts on one network thread:
+// a kind's (kinds.go) or a stage's (stagebooks.go).
+type groupBooks struct {
 	hist     *hdrhistogram.Histogram // latency (from the due time), lower bounds added by the collector
 	svc      *hdrhistogram.Histogram // rate mode: service time
 	answered int64
@@ -43,8 +44,8 @@ type kindBooks struct {
 	status   [maxStatus + 1]int64
 }
 
-func newKindBooks(rate bool) kindBooks {
-	kb := kindBooks{hist: newHistogram()}
+func newGroupBooks(rate bool) groupBooks {
+	kb := groupBooks{hist: newHistogram()}
 	if rate {
 		kb.svc = newHistogram()
 	}
@@ -167,8 +168,9 @@ func (r *runner) kindCounts(from, to uint64, fn func(kind uint8, n int64)) {
 	}
 }
 
-// kindTally is the collector's per-kind sum over the threads.
-type kindTally struct {
+// groupTally is the collector's sum of one group over the threads: a
+// kind's or a stage's.
+type groupTally struct {
 	hist, svc           *hdrhistogram.Histogram
 	answered, failed    int64
 	unfinished, dropped int64
@@ -228,7 +230,7 @@ func (c *collector) gatherKinds() {
 	if r.cfg.Workload == nil {
 		return
 	}
-	c.kinds = make([]kindTally, len(r.kinds))
+	c.kinds = make([]groupTally, len(r.kinds))
 	for i := range c.kinds {
 		c.kinds[i].hist = newHistogram()
 		if r.cfg.OpenLoop() {
@@ -236,17 +238,22 @@ func (c *collector) gatherKinds() {
 		}
 	}
 	for _, t := range r.threads {
-		for i := range t.kb {
-			kb, tl := &t.kb[i], &c.kinds[i]
-			tl.hist.Merge(kb.hist)
-			if kb.svc != nil {
-				tl.svc.Merge(kb.svc)
-			}
-			tl.answered += kb.answered
-			tl.failed += kb.failed
-			for s, n := range kb.status {
-				tl.status[s] += n
-			}
+		mergeGroups(c.kinds, t.kb)
+	}
+}
+
+// mergeGroups adds one thread's books of each group into the tallies.
+func mergeGroups(tallies []groupTally, books []groupBooks) {
+	for i := range books {
+		b, tl := &books[i], &tallies[i]
+		tl.hist.Merge(b.hist)
+		if b.svc != nil && tl.svc != nil {
+			tl.svc.Merge(b.svc)
+		}
+		tl.answered += b.answered
+		tl.failed += b.failed
+		for s, n := range b.status {
+			tl.status[s] += n
 		}
 	}
 }

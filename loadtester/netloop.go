@@ -140,9 +140,10 @@ type netThread struct {
 	// fast: one kind, the same bytes every time: the closed loop writes
 	// --pipeline copies of it from batch, no rendering.
 	fast     bool
-	kb       []kindBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
-	kindNext uint64      // closed loop: this thread's sends so far, which pick the next kind
-	base     time.Time   // the run's clock origin: times are ns since base
+	kb       []groupBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
+	sb       []groupBooks // --stages: each stage's measured counts (stagebooks.go; the loop's until it exits)
+	kindNext uint64       // closed loop: this thread's sends so far, which pick the next kind
+	base     time.Time    // the run's clock origin: times are ns since base
 	evs      []unix.EpollEvent
 
 	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
@@ -265,9 +266,15 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		}
 	}
 	if r.cfg.Workload != nil {
-		t.kb = make([]kindBooks, len(r.kinds))
+		t.kb = make([]groupBooks, len(r.kinds))
 		for i := range t.kb {
-			t.kb[i] = newKindBooks(r.cfg.OpenLoop())
+			t.kb[i] = newGroupBooks(r.cfg.OpenLoop())
+		}
+	}
+	if r.stagePlan != nil {
+		t.sb = make([]groupBooks, len(r.stagePlan.stages))
+		for i := range t.sb {
+			t.sb[i] = newGroupBooks(true)
 		}
 	}
 	if r.cfg.VegetaMax > 0 {

@@ -61,6 +61,9 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 			kb.svc.RecordValue(svc)
 		}
 	}
+	if t.sb != nil {
+		t.bookStageAnswer(start, latency, svc, status)
+	}
 	if b.samples != nil {
 		b.samples.add(sample{start: start, latency: latency, code: uint16(status), kind: kind})
 	}

@@ -80,7 +80,17 @@ type runner struct {
 	// is its own atomic), and how the run learns that one ran out
 	// (--data-policy once): rowsOut, and endEarly, which wakes the
 	// collector to end the window there (datarun.go).
-	feeds    []*datafeed.Feed
+	feeds []*datafeed.Feed
+	// --stages: the ramp's stages for the per-stage books (stagebooks.go;
+	// nil without stages, or with too many: stagesSkipped says so).
+	stagePlan     *stagePlan
+	stagesSkipped string
+	// The closed loop's ramp of connections (--concurrency-stages;
+	// connramp.go), and how many slots, counted down from the last, it
+	// does not want now: slots [0, Concurrency-unwanted) are wanted. Zero
+	// (every slot) without a ramp.
+	ramp     *connRamp
+	unwanted atomic.Int64
 	rowsOut  atomic.Bool
 	endEarly context.CancelCauseFunc
 }
@@ -182,6 +192,8 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
 	r.parseChecks()
 	r.feeds = numberFeeds(kinds)
+	r.stagePlan, r.stagesSkipped = newStagePlan(&r.cfg)
+	r.ramp = newConnRamp(&r.cfg)
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
 		return nil, err
 	}
@@ -262,6 +274,10 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	if out == nil {
 		out = io.Discard
 	}
+	// Before any loop starts: a thread whose data file runs out cancels
+	// it (datarun.go).
+	ctx, r.endEarly = context.WithCancelCause(ctx)
+	defer r.endEarly(nil)
 	var loops, connectors sync.WaitGroup
 	for _, t := range r.threads {
 		loops.Go(t.loop)
@@ -272,11 +288,10 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	for range cfg.ConnectThreads {
 		connectors.Go(func() { r.connectLoop(connCtx) })
 	}
-	for slot := range cfg.Concurrency {
-		r.requestConn(slot, 0)
+	r.startConnections()
+	if r.ramp != nil {
+		connectors.Go(func() { r.runRamp(connCtx) })
 	}
-	ctx, r.endEarly = context.WithCancelCause(ctx)
-	defer r.endEarly(nil)
 	c := newCollector(r, out)
 	result.IntervalHeader(out)
 	interrupted := c.run(ctx, loopsDone)
@@ -284,6 +299,7 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	stopConnecting()
 	connectors.Wait()
 	c.gatherKinds()
+	c.gatherStages()
 	c.accountTails()
 	c.snapshot(result.PhaseDone, 0, c.drainHist)
 	res := c.result(cpuEnd, interrupted)

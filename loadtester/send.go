@@ -23,6 +23,12 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if c.parser.close { // the response being read ends the connection: never reused
 		return
 	}
+	if t.unwanted(c) { // the ramp went below its slot: it closes once nothing is in flight
+		if c.inflight == 0 {
+			t.closeConn(c, false)
+		}
+		return
+	}
 	depth := t.r.cfg.Pipeline
 	want := depth - c.inflight
 	quotaLeft := math.MaxInt

@@ -50,6 +50,9 @@ func (c *collector) accountTails() {
 				b.svc.RecordValue(tl.endNs - p.sent)
 			}
 			c.kindBound(p.kind, tl.endNs-p.due, tl.endNs-p.sent, 1, true)
+			if t.sb != nil {
+				c.stageBound(t.stageOf(p.due), tl.endNs-p.due, 1, true)
+			}
 			if s := t.books.samples; s != nil {
 				s.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished, kind: p.kind})
 			}
@@ -75,6 +78,13 @@ func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.
 		if i+1 < len(c.ivRecs) {
 			end = min(end, max(p.firstDueAtOrAfter(c.ivRecs[i].endNs), k+1))
 		}
+		stage := -1
+		if t.sb != nil { // a run of drops stays within one stage too
+			stage = t.stageOf(p.dueAt(k))
+			if stage+1 < len(t.sb) {
+				end = min(end, max(p.firstDueAtOrAfter(t.stageEndAbs(stage)), k+1))
+			}
+		}
 		n := end - k
 		c.intervals[i].Dropped += int64(n)
 		c.dropped += int64(n)
@@ -86,6 +96,9 @@ func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.
 			c.recordBound(tl.endNs-due, int64(count), h)
 			if c.kinds != nil {
 				c.r.kindCounts(j, j+count, func(kind uint8, n int64) { c.kindBound(kind, tl.endNs-due, -1, n, false) })
+			}
+			if stage >= 0 {
+				c.stageBound(stage, tl.endNs-due, int64(count), false)
 			}
 			if samples != nil {
 				for m := range count {

@@ -52,7 +52,7 @@ func TestParseWorkload(t *testing.T) {
 		{"weight too large", kind("weight = 2000000"), 0, []string{"request[1].weight: 2000000"}},
 		{"weights too fine", kind("weight = 65537") + "[[request]]\nname = \"b\"\npath = \"/b\"\n", 0, []string{"add up to 65538"}},
 		{"unknown key named", kind("") + "[[request]]\nname = \"b\"\npath = \"/b\"\nwieght = 3\n", 0,
-			[]string{"request[2].wieght: unknown key; allowed: name, weight, method, path, headers, body, body_file"}},
+			[]string{"request[2].wieght: unknown key; allowed: name, weight, method, path, headers, body, body_file, data, data_policy, checks"}},
 		{"unknown top-level key", "title = \"x\"\n" + kind(""), 0, []string{"title: unknown key"}},
 		{"no requests", "", 0, []string{"no [[request]] tables"}},
 		{"request not tables", `request = "x"`, 0, []string{"request: must be [[request]] tables"}},

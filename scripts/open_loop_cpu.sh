@@ -21,7 +21,10 @@
 #   SECONDS     measured seconds of each run, after 0.5 s of warm-up (default 3)
 #   RATES       comma-separated --rate values (default 1000,10000,50000)
 # Env: CONNS [100], PIN [1], EXTRA_AFTER (more flags for the working tree's
-# runs, e.g. "--send-slack 100us").
+# open-loop runs; its closed loop stays the reference), e.g. "--send-slack 100us" or "--arrival poisson --check status==200"),
+# AFTER_RAMP [0] (1: the working tree's open-loop runs ramp instead, with
+# --stages from R/2 to 3R/2 over the measured seconds, whose mean is R,
+# after a warm-up stage from 0 to R/2: what a ramp costs per request).
 # Needs: go, git, python3, taskset, /usr/bin/time.
 set -euo pipefail
 
@@ -89,11 +92,21 @@ n=${#variants[@]}
 for ((round = 1; round <= ROUNDS; round++)); do
     for ((i = 0; i < n; i++)); do
         read -r build rate <<<"${variants[$(((i + round - 1) % n))]}"
-        args=(--port "$PORT" --concurrency "$CONNS" --duration "$SECS" --warmup 0.5 --quiet --json "$WORK/r.json")
-        ((rate > 0)) && args+=(--rate "$rate")
+        args=(--port "$PORT" --concurrency "$CONNS" --warmup 0.5 --quiet --json "$WORK/r.json")
+        if ((rate > 0)) && [ "$build" = after ] && [ "${AFTER_RAMP:-0}" = 1 ]; then
+            args+=(--stages "0.5s:$((rate / 2)),${SECS}s:$((3 * rate / 2))")
+        else
+            args+=(--duration "$SECS")
+            ((rate > 0)) && args+=(--rate "$rate")
+        fi
         # shellcheck disable=SC2206
-        [ "$build" = after ] && args+=($EXTRA_AFTER)
-        "${CLIENT_ON[@]}" /usr/bin/time -o "$WORK/time" -f '%w %c' "$WORK/lt_$build" "${args[@]}" >/dev/null 2>&1 || true
+        [ "$build" = after ] && ((rate > 0)) && args+=($EXTRA_AFTER)
+        rm -f "$WORK/r.json"
+        "${CLIENT_ON[@]}" /usr/bin/time -o "$WORK/time" -f '%w %c' "$WORK/lt_$build" "${args[@]}" >"$WORK/out" 2>&1 || true
+        if [ ! -s "$WORK/r.json" ]; then # a run that wrote no result is reported, never read from a stale file
+            echo "round $round $build rate $rate: no result: $(tail -1 "$WORK/out")" >&2
+            continue
+        fi
         python3 - "$WORK/r.json" "$WORK/time" "$build" "$rate" "$round" >>"$RUNS" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

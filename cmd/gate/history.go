@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"weaseldb/gate"
+	"weaseldb/gate/history"
+	"weaseldb/gate/stats"
 	"weaseldb/internal/jsonfile"
 )
 
-// gate record HISTORY RESULT: append a main-branch result to a history.
-func record(args []string, stdout, stderr io.Writer) int {
+// recordCommand is gate record HISTORY RESULT: append a main-branch result
+// to a history.
+func recordCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gate record", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	commit := fs.String("commit", "", "the commit the result measured (default: git rev-parse HEAD)")
@@ -28,16 +31,16 @@ func record(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	r, err := gate.ReadResultJSON(fs.Arg(1))
+	r, err := history.ReadResultJSON(fs.Arg(1))
 	if err == nil && *commit == "" {
 		*commit, err = gate.HeadCommit(context.Background(), ".")
 	}
-	var e gate.HistoryEntry
+	var e history.Entry
 	if err == nil {
-		e, err = gate.HistoryFromResult(r, *commit, *ref, time.Now())
+		e, err = history.FromResult(r, *commit, *ref, time.Now())
 	}
 	if err == nil {
-		err = gate.AppendHistory(fs.Arg(0), e)
+		err = history.Append(fs.Arg(0), e)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gate: %v\n", err)
@@ -47,11 +50,12 @@ func record(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// gate history HISTORY: the change points of every scenario's series.
-func history(args []string, stdout, stderr io.Writer) int {
+// historyCommand is gate history HISTORY: the change points of every
+// scenario's series.
+func historyCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gate history", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o gate.ChangePointOptions
+	var o stats.ChangePointOptions
 	fs.Float64Var(&o.Alpha, "alpha", 0.01, "permutation test level of each split (the chance a series with no step shows one)")
 	fs.IntVar(&o.Permutations, "permutations", 199, "permutations per test")
 	fs.IntVar(&o.MinSegment, "min-segment", 3, "fewest runs on each side of a step")
@@ -72,25 +76,21 @@ func history(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gate history: --alpha must be in (0, 1), --permutations at least 19, --min-segment at least 2")
 		return 2
 	}
-	entries, err := gate.ReadHistory(fs.Arg(0))
+	entries, err := history.Read(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "gate: %v\n", err)
 		return 2
 	}
-	series := gate.AnalyzeHistory(entries, o)
-	gate.WriteHistoryReport(stdout, len(entries), series, o)
+	series := history.Analyze(entries, o)
+	history.WriteReport(stdout, len(entries), series, o)
 	if *jsonPath != "" {
 		if err := jsonfile.WriteFile(*jsonPath, series); err != nil {
 			fmt.Fprintf(stderr, "gate: %v\n", err)
 			return 2
 		}
 	}
-	if *worse {
-		for _, s := range series {
-			if n := len(s.Steps); n > 0 && s.Steps[n-1].Worse {
-				return 1
-			}
-		}
+	if *worse && history.LastStepWorse(series) {
+		return 1
 	}
 	return 0
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"weaseldb/gate"
+	"weaseldb/gate/render"
+	"weaseldb/gate/result"
 	"weaseldb/internal/progress"
 	"weaseldb/internal/serverproc"
 )
@@ -30,9 +32,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "record":
-			return record(args[1:], stdout, stderr)
+			return recordCommand(args[1:], stdout, stderr)
 		case "history":
-			return history(args[1:], stdout, stderr)
+			return historyCommand(args[1:], stdout, stderr)
 		}
 	}
 	o := gate.DefaultOptions()
@@ -137,7 +139,7 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	if quiet {
 		lines = nil
 	}
-	links := gate.MarkdownLinks{JSONPath: jsonPath, RunURL: ciRunURL()}
+	links := render.MarkdownLinks{JSONPath: jsonPath, RunURL: ciRunURL()}
 	if len(o.Only) > 0 && scenarios == "" {
 		fmt.Fprintln(stderr, "gate: --only names scenarios of a --scenarios file")
 		return 2
@@ -167,14 +169,14 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 
 // report prints the result's table and writes the JSON and markdown files
 // asked for; a file that cannot be written turns the exit status into 2.
-func report(stdout, stderr io.Writer, r *gate.Result, jsonPath, markdownPath string, links gate.MarkdownLinks) int {
-	gate.WriteTable(stdout, r)
+func report(stdout, stderr io.Writer, r *result.Result, jsonPath, markdownPath string, links render.MarkdownLinks) int {
+	render.WriteTable(stdout, r)
 	for _, out := range []struct {
 		path  string
 		write func() error
 	}{
-		{jsonPath, func() error { return gate.WriteJSON(jsonPath, r) }},
-		{markdownPath, func() error { return gate.WriteMarkdownFile(markdownPath, r, links) }},
+		{jsonPath, func() error { return render.WriteJSON(jsonPath, r) }},
+		{markdownPath, func() error { return render.WriteMarkdownFile(markdownPath, r, links) }},
 	} {
 		if out.path == "" {
 			continue

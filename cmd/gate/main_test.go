@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"weaseldb/gate"
+	"weaseldb/gate/result"
+	"weaseldb/gate/verdict"
 )
 
 func TestFlags(t *testing.T) {
@@ -93,9 +94,9 @@ func TestJSONOnFailure(t *testing.T) {
 			} `json:"decision"`
 		} `json:"scenarios"`
 	}
-	if err := json.Unmarshal(data, &r); err != nil || r.Version != gate.ResultVersion || r.Mode != "ab" || r.ExitCode != 2 ||
-		r.Decision.Verdict != "could not judge" || len(r.Scenarios) != 1 || r.Scenarios[0].Name != gate.ImplicitScenarioName ||
-		r.Scenarios[0].ExitCode != 2 || r.Scenarios[0].Decision.ReasonCode != gate.ReasonBadInput {
+	if err := json.Unmarshal(data, &r); err != nil || r.Version != result.ResultVersion || r.Mode != "ab" || r.ExitCode != 2 ||
+		r.Decision.Verdict != "could not judge" || len(r.Scenarios) != 1 || r.Scenarios[0].Name != result.ImplicitScenarioName ||
+		r.Scenarios[0].ExitCode != 2 || r.Scenarios[0].Decision.ReasonCode != verdict.ReasonBadInput {
 		t.Errorf("JSON %s: %+v, %v", data, r, err)
 	}
 	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "verdict: COULD NOT JUDGE (exit 2): load tester /nonexistent/lt") {
@@ -139,7 +140,7 @@ func TestScenariosJSONOnFailure(t *testing.T) {
 			DurationS float64 `json:"duration_s"`
 		} `json:"settings"`
 	}
-	if err := json.Unmarshal(data, &r); err != nil || r.Version != gate.ResultVersion || r.Mode != "scenarios" || r.ExitCode != 2 || len(r.Scenarios) != 4 {
+	if err := json.Unmarshal(data, &r); err != nil || r.Version != result.ResultVersion || r.Mode != "scenarios" || r.ExitCode != 2 || len(r.Scenarios) != 4 {
 		t.Errorf("JSON %s: %+v, %v", data, r, err)
 	}
 	summary, err := os.ReadFile(md)

@@ -169,6 +169,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `R` requests/s in all, latency from each request's intended send time (0: closed loop)")
 	fs.IntVar(&cfg.Burst, "burst", 0, "with --rate: requests fall due `N` at a time, N/rate seconds apart, and go in one pass (one write on a connection with room): a pipelined client's bursts at a fixed rate")
 	fs.StringVar(&cfg.Stages, "stages", "", "open loop ramping the rate within the run on one set of connections: `LIST` of DURATION:TARGET (30s:1000,1m:20000,10s:0), each stage moving linearly from the previous target (--rate, or 0, for the first); the run lasts their total, --warmup of it unmeasured (no --duration)")
+	fs.StringVar(&cfg.ConcurrencyStages, "concurrency-stages", "", "closed loop: ramp the connections within one run, `LIST` 30s:10,1m:100,10s:0 (k6's ramping VUs: each stage moves linearly to its target, the first from 0); the peak is --concurrency, the total the run's length; results per stage")
 	fs.StringVar(&cfg.Arrival, "arrival", "", "open loop: how requests fall due, `constant` (evenly spaced, the default) or poisson (exponential gaps, from --seed)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "--arrival poisson: the generator's `SEED` (0: one is drawn and recorded in the JSON)")
 	fs.Var(secondsFlag{&cfg.SendSlack}, "send-slack", "with --rate: how late a send may go so that requests due close together share one wake-up (0: wake for each)")
@@ -322,6 +323,9 @@ func parseStages(cfg *loadtester.Config, set map[string]bool) error {
 	if cfg.Arrival == "poisson" && cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64()>>11 | 1 // exact in any JSON reader (below 2^53)
 	}
+	if cfg.ConcurrencyStages != "" {
+		return parseConcurrencyStages(cfg, set)
+	}
 	if cfg.Stages == "" {
 		return nil
 	}
@@ -339,6 +343,31 @@ func parseStages(cfg *loadtester.Config, set map[string]bool) error {
 		return fmt.Errorf("--warmup %v: the stages last %v in all; want a warm-up shorter than that", cfg.Warmup, total)
 	}
 	cfg.Duration = total - cfg.Warmup
+	return nil
+}
+
+// parseConcurrencyStages sets the closed loop's ramp of connections
+// (--concurrency-stages): its peak is the concurrency, its total less
+// --warmup the measured time.
+func parseConcurrencyStages(cfg *loadtester.Config, set map[string]bool) error {
+	for _, f := range []string{"duration", "concurrency", "rate", "stages", "rate-steps", "find-rate"} {
+		if set[f] {
+			return fmt.Errorf("--concurrency-stages and --%s: the stages give the run's connections and length; give one", f)
+		}
+	}
+	stages, err := arrival.ParseStages(cfg.ConcurrencyStages)
+	if err != nil {
+		return fmt.Errorf("--concurrency-stages: %w", err)
+	}
+	total, peak := loadtester.StagesLength(stages), 0.0
+	for _, st := range stages {
+		peak = max(peak, st.Target)
+	}
+	if cfg.Warmup >= total {
+		return fmt.Errorf("--warmup %v: the stages last %v in all; want a warm-up shorter than that", cfg.Warmup, total)
+	}
+	cfg.Duration = total - cfg.Warmup
+	cfg.Concurrency = max(1, int(peak)) // checked whole, and above 0, by Validate
 	return nil
 }
 

@@ -45,14 +45,22 @@ func TestStagesRampOnOneSetOfConnections(t *testing.T) {
 		t.Errorf("%d connections opened during the ramp, want none", res.ConnectionsOpened)
 	}
 	// The intended send times follow the ramp, whatever the machine's load
-	// did to the sends: per half second of the window, the area under it.
+	// did to the sends: per half second of the ramp, the area under it. The
+	// ramp starts with the first connection, which a loaded machine may
+	// take a while to open: the first stage's measured part (the window
+	// opens when the warm-up would have ended, the stage ends 0.5 s after
+	// the ramp started) says how much later it started.
 	start, err := time.Parse(time.RFC3339Nano, res.WindowStart)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(res.Stages) == 0 {
+		t.Fatalf("no stages in the JSON")
+	}
+	late := time.Duration(res.Stages[0].MeasuredS * float64(time.Second))
 	got := make([]float64, 6)
 	for _, r := range readVegeta(t, bin) {
-		if i := int(r.Timestamp.Sub(start) / (500 * time.Millisecond)); i >= 0 && i < len(got) {
+		if i := int((r.Timestamp.Sub(start) - late) / (500 * time.Millisecond)); i >= 0 && i < len(got) {
 			got[i]++
 		}
 	}
@@ -61,6 +69,29 @@ func TestStagesRampOnOneSetOfConnections(t *testing.T) {
 		if math.Abs(got[i]-want[i]) > 0.05*want[i]+20 {
 			t.Errorf("half second %d of the window: %v requests due, want about %v (the ramp): %v", i, got[i], want[i], got)
 		}
+	}
+	// Per stage, each request in the stage it was due in: the ramp's area
+	// per stage, and the stages add up to the run (the collector checks
+	// that too and would warn).
+	if len(res.Stages) != 4 {
+		t.Fatalf("%d stages in the JSON, want 4", len(res.Stages))
+	}
+	var due int64
+	for i, wantDue := range []float64{0, 1000, 2000, 1000} {
+		st := res.Stages[i]
+		due += st.Due
+		if st.Stage != i+1 || math.Abs(float64(st.Due)-wantDue) > 0.05*wantDue+20 || st.Due != st.Answered+st.Failed+st.Unfinished+st.Dropped {
+			t.Errorf("stage %d: %+v: want about %v due, each accounted for", i+1, st, wantDue)
+		}
+	}
+	if res.Stages[2].From != 2000 || res.Stages[2].To != 2000 || res.Stages[3].StartS != 2.5 || res.Stages[3].EndS != 3.5 {
+		t.Errorf("stage bounds %+v, want 2.5s..3.5s from 2000 to 0 for the last", res.Stages)
+	}
+	if due != res.Due || strings.Contains(strings.Join(res.Warnings, " "), "mismatch") {
+		t.Errorf("the stages add up to %d due, the run has %d; warnings %q", due, res.Due, res.Warnings)
+	}
+	if !strings.Contains(out.String(), "per stage") || !strings.Contains(out.String(), "2.5s-3.5s") {
+		t.Errorf("the summary has no per-stage table:\n%s", out.String())
 	}
 }
 
@@ -122,6 +153,13 @@ func TestShapeBadInput(t *testing.T) {
 		{[]string{"--arrival", "gauss", "--rate", "10"}, `--arrival "gauss"`},
 		{[]string{"--arrival", "poisson"}, "give --rate or --stages"},
 		{[]string{"--arrival", "poisson", "--rate", "10", "--burst", "4"}, "--burst 4 with --arrival poisson"},
+		{[]string{"--concurrency-stages", "1s"}, `--concurrency-stages: --stages "1s": stage 1`},
+		{[]string{"--concurrency-stages", "1s:2.5"}, "want a whole number of connections"},
+		{[]string{"--concurrency-stages", "1s:0,1s:0"}, "every target is 0"},
+		{[]string{"--concurrency-stages", "1s:4", "--rate", "10"}, "--concurrency-stages and --rate"},
+		{[]string{"--concurrency-stages", "1s:4", "--concurrency", "8"}, "--concurrency-stages and --concurrency"},
+		{[]string{"--concurrency-stages", "1s:4", "--duration", "3"}, "--concurrency-stages and --duration"},
+		{[]string{"--concurrency-stages", "1s:4", "--warmup", "1"}, "--warmup 1s"},
 		{[]string{"--check", "body ~ ("}, `--check "body ~ (": regular expression`},
 		{[]string{"--check", "json.a] == 1"}, "json path"},
 		{[]string{"--check", "status==200", "--threshold", "check[status==201]>99%"}, "names no --check"},
@@ -184,5 +222,71 @@ func TestCheckTurnsAWrong200IntoAFailure(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `checks        json.status == "ok": `) {
 		t.Errorf("the summary has no checks line:\n%s", out.String())
+	}
+}
+
+// The closed loop's connections ramp (--concurrency-stages) from 0 up to a
+// peak and back to 0: the server never sees more connections open at once
+// than the peak, sees the peak, and none is left open; a connection past
+// the ramp is closed only once its request in flight is answered, so
+// every request the server was sent was answered, none failed; and the
+// stages add up to the run.
+func TestConcurrencyStagesRampConnectionsWithoutLosingRequests(t *testing.T) {
+	var open, peak, served atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond) // pipelined requests are in flight when their connection is retired
+		served.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			n := open.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
+	jsonPath := filepath.Join(t.TempDir(), "vus.json")
+	var out, errOut bytes.Buffer
+	code := run([]string{"--port", port, "--network-threads", "2", "--pipeline", "4", "--concurrency-stages", "0.4s:6,0.4s:6,0.4s:0",
+		"--quiet", "--json", jsonPath}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	res, err := result.ReadResult(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // every handler has returned
+	// The preflight's connection is one more, closed before the load.
+	if p := peak.Load(); p < 6 || p > 7 {
+		t.Errorf("the server saw at most %d connections open at once, want the peak of 6", p)
+	}
+	if res.Failed != 0 || res.Unfinished != 0 || res.Answered == 0 || res.Due != res.Answered {
+		t.Errorf("due %d, answered %d, failed %d, unfinished %d: want every request answered", res.Due, res.Answered, res.Failed, res.Unfinished)
+	}
+	if served.Load() != res.Answered { // the preflight connects, and sends nothing
+		t.Errorf("the server answered %d requests, the client counted %d answered", served.Load(), res.Answered)
+	}
+	if n := len(res.Intervals); n == 0 || res.Intervals[n-1].OpenConnections != 0 {
+		t.Errorf("connections open at the end: %+v, want 0 (the ramp ends at 0)", res.Intervals)
+	}
+	if len(res.Stages) != 3 || !res.Stages[0].Connections || res.Stages[1].From != 6 || res.Stages[2].To != 0 {
+		t.Fatalf("stages %+v: want 3, ramping connections 0→6→6→0", res.Stages)
+	}
+	var due int64
+	for _, st := range res.Stages {
+		due += st.Due
+		if st.Answered == 0 {
+			t.Errorf("stage %d answered nothing: %+v", st.Stage, st)
+		}
+	}
+	if due != res.Due {
+		t.Errorf("the stages add up to %d due, the run has %d", due, res.Due)
 	}
 }

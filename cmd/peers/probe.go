@@ -8,7 +8,8 @@ import (
 	"os"
 	"strconv"
 
-	"weaseldb/gate"
+	"weaseldb/gate/callgrind"
+	"weaseldb/gate/valgrind"
 	"weaseldb/internal/peertable"
 	"weaseldb/internal/procstat"
 )
@@ -46,16 +47,16 @@ func runSample(args []string) error {
 // features valgrind cannot execute here turned off.
 func runGodebug(args []string) error {
 	fs := flag.NewFlagSet("godebug", flag.ContinueOnError)
-	valgrind := fs.String("valgrind", "valgrind", "the valgrind binary")
+	bin := fs.String("valgrind", "valgrind", "the valgrind binary")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	fmt.Println(gate.ProbeValgrind(context.Background(), *valgrind, "").Godebug())
+	fmt.Println(valgrind.Probe(context.Background(), *bin, "").Godebug())
 	return nil
 }
 
 // runCallgrind prints "KEPT ALL": the instructions a callgrind dump counted
-// after the cost tier's filter (gate.KeptFunctions: the Go runtime's and
+// after the cost tier's filter (callgrind.KeptFunctions: the Go runtime's and
 // the pipeline's waiting, which follows the clock, not the requests; a
 // peer in another language loses little or nothing to it), and all of them.
 func runCallgrind(args []string) error {
@@ -67,11 +68,11 @@ func runCallgrind(args []string) error {
 		return err
 	}
 	defer f.Close()
-	p, err := gate.ParseCallgrind(f)
+	p, err := callgrind.Parse(f)
 	if err != nil {
 		return err
 	}
-	kept, _ := gate.KeptFunctions(p)
+	kept, _ := callgrind.KeptFunctions(p)
 	var n int64
 	for _, v := range kept {
 		n += v

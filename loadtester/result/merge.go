@@ -51,6 +51,7 @@ func Merge(inputs []MergeInput) (*Result, error) {
 	}
 	m.intervals()
 	m.kinds()
+	m.stages()
 	m.checks()
 	m.rows()
 	m.warn()
@@ -76,6 +77,11 @@ func mergeable(in MergeInput) error {
 	for _, k := range r.Kinds {
 		if k.Answered+k.Unfinished+k.Dropped > 0 && k.hist == nil {
 			return fmt.Errorf("%w: %s: kind %s has no histogram for %d recorded latencies", ErrMergeInput, in.Path, k.Name, k.Answered+k.Unfinished+k.Dropped)
+		}
+	}
+	for _, s := range r.Stages {
+		if s.Answered+s.Unfinished+s.Dropped > 0 && s.hist == nil {
+			return fmt.Errorf("%w: %s: stage %d has no histogram for %d recorded latencies", ErrMergeInput, in.Path, s.Stage, s.Answered+s.Unfinished+s.Dropped)
 		}
 	}
 	for i, iv := range r.Intervals {

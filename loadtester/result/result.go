@@ -128,9 +128,12 @@ type Result struct {
 	RecordErrors   int64 `json:"histogram_record_errors"`
 	// Kinds: with a workload, each request kind's own accounting and
 	// latencies (kinds.go); absent otherwise.
-	Kinds          []KindResult `json:"kinds,omitempty"`
-	ClientCPUS     float64      `json:"client_cpu_s"`     // getrusage user+system over the measured window
-	ClientCPUCores float64      `json:"client_cpu_cores"` // client_cpu_s / duration_s
+	Kinds []KindResult `json:"kinds,omitempty"`
+	// Stages: with --stages, each stage's own accounting and latency, by
+	// when each request was due (stages.go).
+	Stages         []StageResult `json:"stages,omitempty"`
+	ClientCPUS     float64       `json:"client_cpu_s"`     // getrusage user+system over the measured window
+	ClientCPUCores float64       `json:"client_cpu_cores"` // client_cpu_s / duration_s
 	// ClientCPUFraction is client_cpu_cores over the cores the network
 	// threads could use (min(network threads, CPUs)); 1.0 is all of them.
 	ClientCPUFraction float64  `json:"client_cpu_fraction"`
@@ -305,6 +308,11 @@ func parseResult(data []byte, path string) (*Result, error) {
 			return nil, fmt.Errorf("result %s: kind %s service_histogram: %w", path, k.Name, err)
 		}
 	}
+	for i := range r.Stages {
+		if r.Stages[i].hist, err = decodeHist(r.Stages[i].Histogram); err != nil {
+			return nil, fmt.Errorf("result %s: stage %d histogram: %w", path, i+1, err)
+		}
+	}
 	r.ivHists = make([]*hdrhistogram.Histogram, len(r.Intervals))
 	for i, iv := range r.Intervals {
 		if r.ivHists[i], err = decodeHist(iv.Histogram); err != nil {
@@ -401,6 +409,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 			r.LowerBounds, r.Unfinished, r.Dropped)
 	}
 	r.printKinds(w)
+	r.printStages(w)
 	r.printChecks(w)
 	open := 0
 	if n := len(r.Intervals); n > 0 {

@@ -1,4 +1,4 @@
-package gate
+package stats
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package gate
+package callgrind
 
 import (
 	"regexp"
@@ -66,7 +66,7 @@ func filteredOut(fn string) (bool, string) {
 // instructions (names trimmed as the filter reads them), and the
 // instructions of those it leaves out. Functions valgrind could not name
 // ("0x..." addresses) are counted: nothing says they wait.
-func KeptFunctions(p *CallgrindProfile) (kept map[string]int64, left int64) {
+func KeptFunctions(p *Profile) (kept map[string]int64, left int64) {
 	kept = make(map[string]int64, len(p.Self))
 	for fn, v := range p.Self {
 		fn = strings.TrimSpace(fn)
@@ -81,7 +81,7 @@ func KeptFunctions(p *CallgrindProfile) (kept map[string]int64, left int64) {
 
 // FilteredInstructions splits a profile's instructions into those the cost
 // tier counts and those it leaves out (KeptFunctions, summed).
-func FilteredInstructions(p *CallgrindProfile) (kept, left int64) {
+func FilteredInstructions(p *Profile) (kept, left int64) {
 	fns, left := KeptFunctions(p)
 	for _, v := range fns {
 		kept += v

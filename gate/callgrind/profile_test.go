@@ -1,4 +1,4 @@
-package gate
+package callgrind
 
 import (
 	"strings"
@@ -41,7 +41,7 @@ totals: 505
 `
 
 func TestParseCallgrind(t *testing.T) {
-	p, err := ParseCallgrind(strings.NewReader(sampleCallgrind))
+	p, err := Parse(strings.NewReader(sampleCallgrind))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestParseCallgrind(t *testing.T) {
 
 func TestParseCallgrindPositions(t *testing.T) {
 	in := "events: Ir Dr\npositions: instr line\nfn=f\n0x10 3 7 1\n+4 -1 2\n* * 1 9\ntotals: 10 10\n"
-	p, err := ParseCallgrind(strings.NewReader(in))
+	p, err := Parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestParseCallgrindErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseCallgrind(strings.NewReader(tt.in))
+			_, err := Parse(strings.NewReader(tt.in))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
@@ -114,7 +114,7 @@ func FuzzParseCallgrind(f *testing.F) {
 	f.Add("events: Ir\nfn=(1) a\n1 2\ncfn=(1)\ncalls=1 2\n3 4\n")
 	f.Add("events: Ir\npositions: instr line\nfn=f\n0x10 +3 7\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		p, err := ParseCallgrind(strings.NewReader(in))
+		p, err := Parse(strings.NewReader(in))
 		if err != nil {
 			return
 		}

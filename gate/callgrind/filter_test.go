@@ -1,4 +1,4 @@
-package gate
+package callgrind
 
 import (
 	"reflect"
@@ -54,7 +54,7 @@ func TestCostFilter(t *testing.T) {
 
 // KeptFunctions is what FilteredInstructions counts, by function.
 func TestKeptFunctions(t *testing.T) {
-	p := &CallgrindProfile{Self: map[string]int64{"runtime.findRunnable": 900, "runtime.memmove": 40, " weaseldb/server/http1.(*Parser).Parse": 60}}
+	p := &Profile{Self: map[string]int64{"runtime.findRunnable": 900, "runtime.memmove": 40, " weaseldb/server/http1.(*Parser).Parse": 60}}
 	kept, left := KeptFunctions(p)
 	want := map[string]int64{"runtime.memmove": 40, "weaseldb/server/http1.(*Parser).Parse": 60}
 	if !reflect.DeepEqual(kept, want) || left != 900 {

@@ -1,41 +1,11 @@
-// Package gate is the CI regression gate on requests/sec: it drives server
-// binaries and the load tester as subprocesses, compares their throughput
-// (A/B in one interleaved run, or against a recorded baseline) and gives a
-// verdict that survives a noisy shared machine.
-package gate
+package stats
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
 	"golang.org/x/perf/benchmath"
-
-	"weaseldb/internal/stats"
 )
-
-// The statistics come from golang.org/x/perf/benchmath, benchstat's engine:
-// medians with distribution-free intervals (order statistics) and the
-// Mann-Whitney U test. What the gate adds is what the library lacks: it
-// takes one sample per round (B's req/s over A's, measured side by side by
-// fresh server processes), which is how a paired design enters a library
-// of unpaired samples, and it combines two medians' intervals into one for
-// the ratio in baseline mode. The medians it reports are the tree's one
-// median (internal/stats); benchmath gives only the intervals around them.
-
-// RelativeSpread is the median absolute deviation divided by the median: a
-// robust "±x" of one sample that a single outlier run cannot inflate.
-func RelativeSpread(xs []float64) float64 {
-	m := stats.Median(xs)
-	if len(xs) == 0 || m == 0 {
-		return math.NaN()
-	}
-	dev := make([]float64, len(xs))
-	for i, x := range xs {
-		dev[i] = math.Abs(x - m)
-	}
-	return stats.Median(dev) / m
-}
 
 // summary is benchmath's median and its distribution-free interval at
 // level. benchmath sorts its sample in place, so xs is copied.
@@ -130,31 +100,4 @@ func warningText(ws []error) []string {
 		out = append(out, w.Error())
 	}
 	return out
-}
-
-// RankTest is benchmath's Mann-Whitney U test of whether A's and B's runs
-// come from the same distribution (two-sided). It ignores the pairing, so
-// it is reported beside the verdict, not used in it.
-type RankTest struct {
-	P        float64  `json:"p"`
-	Alpha    float64  `json:"alpha"`
-	N1       int      `json:"n_a"`
-	N2       int      `json:"n_b"`
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// CompareRuns runs the U test on the req/s of A's and B's runs.
-func CompareRuns(a, b []float64) RankTest {
-	if len(a) == 0 || len(b) == 0 {
-		return RankTest{P: math.NaN(), N1: len(a), N2: len(b)}
-	}
-	thresholds := benchmath.DefaultThresholds
-	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(a), &thresholds),
-		benchmath.NewSample(slices.Clone(b), &thresholds))
-	return RankTest{P: c.P, Alpha: c.Alpha, N1: c.N1, N2: c.N2, Warnings: warningText(c.Warnings)}
-}
-
-// String is "p=0.43 (n=10+10)" as benchstat writes it.
-func (r RankTest) String() string {
-	return fmt.Sprintf("p=%.3g (n=%d+%d)", r.P, r.N1, r.N2)
 }

@@ -1,4 +1,4 @@
-package gate
+package callgrind
 
 import (
 	"bufio"
@@ -13,11 +13,11 @@ import (
 // documented in valgrind's "Callgrind Format Specification"). The cost tier
 // needs one figure from it: the instructions (event Ir) each function spent
 // itself, so that a documented set of functions whose cost follows the
-// clock rather than the work (the scheduler, parking, sysmon; costfilter.go)
+// clock rather than the work (the scheduler, parking, sysmon; filter.go)
 // can be left out. This reads valgrind's own file; it is not a profiler.
 
-// CallgrindProfile is what one dump holds.
-type CallgrindProfile struct {
+// Profile is what one dump holds.
+type Profile struct {
 	Command string   // the profiled command line (cmd:)
 	Events  []string // the events counted, in the order of the cost columns
 	// Totals are the dump's totals per event (totals:, else summary:).
@@ -29,23 +29,23 @@ type CallgrindProfile struct {
 }
 
 // Instructions is the dump's total of the first event.
-func (p *CallgrindProfile) Instructions() int64 {
+func (p *Profile) Instructions() int64 {
 	if len(p.Totals) == 0 {
 		return 0
 	}
 	return p.Totals[0]
 }
 
-// maxCallgrindLine bounds one line of the file (function names of Go
+// maxLine bounds one line of the file (function names of Go
 // generics run to a few kilobytes).
-const maxCallgrindLine = 1 << 20
+const maxLine = 1 << 20
 
-// ParseCallgrind reads one callgrind output file. Its errors name the line.
-func ParseCallgrind(r io.Reader) (*CallgrindProfile, error) {
-	p := &CallgrindProfile{Self: map[string]int64{}}
+// Parse reads one callgrind output file. Its errors name the line.
+func Parse(r io.Reader) (*Profile, error) {
+	p := &Profile{Self: map[string]int64{}}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), maxCallgrindLine)
-	st := callgrindState{positions: 1, fnNames: map[string]string{}}
+	sc.Buffer(make([]byte, 64*1024), maxLine)
+	st := parseState{positions: 1, fnNames: map[string]string{}}
 	for n := 1; sc.Scan(); n++ {
 		if err := st.line(p, sc.Text()); err != nil {
 			return nil, fmt.Errorf("callgrind line %d: %w", n, err)
@@ -68,15 +68,15 @@ func ParseCallgrind(r io.Reader) (*CallgrindProfile, error) {
 	return p, nil
 }
 
-// callgrindState is the reader's context between lines.
-type callgrindState struct {
+// parseState is the reader's context between lines.
+type parseState struct {
 	positions int               // position columns before the costs (1: line; 2: instr line)
 	fnNames   map[string]string // name compression: "(12)" -> the name it was given
 	fn        string            // the function the cost lines belong to
 	afterCall bool              // the next cost line is a call's inclusive cost
 }
 
-func (st *callgrindState) line(p *CallgrindProfile, line string) error {
+func (st *parseState) line(p *Profile, line string) error {
 	if line == "" || line[0] == '#' {
 		return nil
 	}
@@ -115,7 +115,7 @@ func (st *callgrindState) line(p *CallgrindProfile, line string) error {
 }
 
 // spec handles a name line (fn=, cfn=, fl=, ...) or a call line.
-func (st *callgrindState) spec(key, val string) error {
+func (st *parseState) spec(key, val string) error {
 	switch key {
 	case "fn":
 		name, err := st.name(val)
@@ -137,7 +137,7 @@ func (st *callgrindState) spec(key, val string) error {
 
 // name resolves callgrind's name compression: "(id) name" defines id,
 // "(id)" refers to it, a plain name is itself.
-func (st *callgrindState) name(val string) (string, error) {
+func (st *parseState) name(val string) (string, error) {
 	if !strings.HasPrefix(val, "(") {
 		return val, nil
 	}
@@ -159,7 +159,7 @@ func (st *callgrindState) name(val string) (string, error) {
 
 // cost adds a cost line to the current function's own cost, unless it is
 // the inclusive cost of a call (the line after calls=).
-func (st *callgrindState) cost(p *CallgrindProfile, line string) error {
+func (st *parseState) cost(p *Profile, line string) error {
 	fields := strings.Fields(line)
 	if len(fields) < st.positions {
 		return fmt.Errorf("cost line %.60q: fewer than %d positions", line, st.positions)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"weaseldb/gate/result"
 )
 
 // fakeValgrindMain behaves as valgrind 3.19 does on a CPU where its
@@ -68,64 +70,13 @@ func fakeValgrind(t *testing.T) string {
 	if err := os.Symlink(self, p); err != nil {
 		t.Fatal(err)
 	}
-	abs, err := filepath.Abs("testdata")
+	// The crash log is gate/valgrind's fixture (its ExplainLog test reads it).
+	abs, err := filepath.Abs(filepath.Join("valgrind", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("FAKE_VALGRIND_TESTDATA", abs)
 	return p
-}
-
-func TestUnexecutableOptions(t *testing.T) {
-	for _, tc := range []struct {
-		hwcaps string
-		off    []string
-	}{
-		{"amd64-cx16-lzcnt-rdtscp-sse3-ssse3-avx-avx2-bmi-f16c-rdrand", nil},
-		{"amd64-cx16-lzcnt-sse3-ssse3-avx-avx2-bmi-f16c-rdrand", []string{"rdtscp"}},
-		{"amd64-cx16-rdtscp-sse3-ssse3-avx", []string{"avx2", "fma", "bmi1", "bmi2"}},
-		{"amd64-sse2", []string{"rdtscp", "sse3", "ssse3", "avx", "avx2", "fma", "bmi1", "bmi2"}},
-	} {
-		if got := unexecutableOptions(tc.hwcaps); !slices.Equal(got, tc.off) {
-			t.Errorf("%s: off %v, want %v", tc.hwcaps, got, tc.off)
-		}
-	}
-}
-
-func TestValgrindEnvGodebug(t *testing.T) {
-	v := ValgrindEnv{CPUOff: []string{"rdtscp", "avx2"}, Extra: "cpu.fma=off"}
-	want := "asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off,cpu.avx2=off,cpu.fma=off"
-	if got := v.Godebug(); got != want {
-		t.Errorf("Godebug %q, want %q", got, want)
-	}
-	if env := (ValgrindEnv{}).Env(); !slices.Equal(env, []string{"GODEBUG=" + costBaseGodebug, "GOGC=off"}) {
-		t.Errorf("Env %v", env)
-	}
-}
-
-// TestExplainValgrindLog: valgrind 3.19's log of the RDTSCP crash (as it
-// was written here, on an AMD EPYC of family 26) becomes one line that
-// names the instruction, where Go ran it, and the fix.
-func TestExplainValgrindLog(t *testing.T) {
-	log, err := os.ReadFile("testdata/valgrind319_rdtscp.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	line, ok := explainValgrindLog(log)
-	if !ok {
-		t.Fatal("not explained")
-	}
-	for _, want := range []string{"RDTSCP (0xF 0x1 0xF9)", "runtime.cputicks.abi0 (asm_amd64.s:1261)", "--cost-godebug", "newer valgrind"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("%q lacks %q", line, want)
-		}
-	}
-	if strings.Contains(line, "\n") {
-		t.Errorf("not one line: %q", line)
-	}
-	if _, ok := explainValgrindLog([]byte("==1== I   refs: 4,583,796\n")); ok {
-		t.Error("a log without an unrecognised instruction was explained")
-	}
 }
 
 // TestCostPreflight runs the preflight against a valgrind that cannot run
@@ -156,7 +107,7 @@ func TestCostPreflight(t *testing.T) {
 	scs := []Scenario{{Name: "ok"}, {Name: "commit"}}
 	out := runCostTier(context.Background(), c, scs, p, processCostLab{}, nil) // nil: --quiet
 	for i, j := range out {
-		if j.Verdict != CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
+		if j.Verdict != result.CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
 			t.Errorf("scenario %s: %s %q valgrind %+v", scs[i].Name, j.Verdict, j.Reason, j.Valgrind)
 		}
 	}

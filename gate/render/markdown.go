@@ -1,4 +1,4 @@
-package gate
+package render
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"weaseldb/gate/result"
+	"weaseldb/gate/verdict"
 )
 
 // MarkdownLinks say where the full result is, for the summary's last line.
@@ -15,7 +18,7 @@ type MarkdownLinks struct {
 }
 
 // WriteMarkdownFile writes the summary to path.
-func WriteMarkdownFile(path string, r *Result, links MarkdownLinks) error {
+func WriteMarkdownFile(path string, r *result.Result, links MarkdownLinks) error {
 	var b strings.Builder
 	WriteMarkdown(&b, r, links)
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -28,7 +31,7 @@ func WriteMarkdownFile(path string, r *Result, links MarkdownLinks) error {
 // $GITHUB_STEP_SUMMARY: the verdict (and the scenario that decided it),
 // one table with a row per scenario, the cost tier's table, the checks a
 // reviewer makes before trusting the verdict, and where the JSON is.
-func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
+func WriteMarkdown(w io.Writer, r *result.Result, links MarkdownLinks) {
 	by := ""
 	if r.DecidedBy != "" {
 		by = fmt.Sprintf(", decided by `%s`", strings.ReplaceAll(r.DecidedBy, "`", "'"))
@@ -59,33 +62,33 @@ func WriteMarkdown(w io.Writer, r *Result, links MarkdownLinks) {
 	fmt.Fprintln(w, markdownWhere(r.Decision, links))
 }
 
-func verdictBadge(d Decision) string {
+func verdictBadge(d verdict.Decision) string {
 	exit := d.ExitCode()
 	switch {
-	case d.Verdict == Pass && d.NoiseForgiven:
+	case d.Verdict == verdict.Pass && d.NoiseForgiven:
 		return fmt.Sprintf("✅ pass, noise forgiven (exit %d)", exit)
-	case d.Verdict == Pass:
+	case d.Verdict == verdict.Pass:
 		return fmt.Sprintf("✅ pass (exit %d)", exit)
-	case d.Verdict == Regression:
+	case d.Verdict == verdict.Regression:
 		return fmt.Sprintf("❌ regression (exit %d)", exit)
 	default:
 		return fmt.Sprintf("⚠️ could not judge (exit %d)", exit)
 	}
 }
 
-func markdownVerdictCell(d Decision) string {
+func markdownVerdictCell(d verdict.Decision) string {
 	badge := "⚠️"
 	switch d.Verdict {
-	case Pass:
+	case verdict.Pass:
 		badge = "✅"
-	case Regression:
+	case verdict.Regression:
 		badge = "❌"
 	}
 	return badge + " " + escapeMarkdown(verdictCell(d))
 }
 
 // markdownChecks are the run's checks, each over every scenario.
-func markdownChecks(r *Result) []string {
+func markdownChecks(r *result.Result) []string {
 	var out []string
 	if line := tolerancesLine(r.Scenarios); line != "" && ranTime(r) {
 		out = append(out, "**Rule:** "+escapeMarkdown(line)+".")
@@ -101,7 +104,7 @@ func markdownChecks(r *Result) []string {
 			rounds = append(rounds, fmt.Sprintf("`%s` %d (%s: %s)", s.Name, s.Rounds, s.StopReason, escapeMarkdown(s.StopDetail)))
 		}
 		var cb []string
-		for _, side := range []Side{s.A, s.B} {
+		for _, side := range []result.Side{s.A, s.B} {
 			if side.ClientBoundRuns > 0 && !side.FromBaselineFile {
 				cb = append(cb, fmt.Sprintf("%s %d of %d", side.Name, side.ClientBoundRuns, len(side.SamplesRPS)))
 			}
@@ -111,7 +114,7 @@ func markdownChecks(r *Result) []string {
 			clientBound = append(clientBound, fmt.Sprintf("`%s` %s runs", s.Name, strings.Join(cb, ", ")))
 		}
 		for _, p := range s.Problems {
-			if p.Code != ReasonClientBound && p.Code != ReasonNoisy {
+			if p.Code != verdict.ReasonClientBound && p.Code != verdict.ReasonNoisy {
 				faultIcon = "❌"
 				faults = append(faults, fmt.Sprintf("`%s`: `%s`: %s", s.Name, p.Code, escapeMarkdown(p.Detail)))
 			}
@@ -160,7 +163,7 @@ func markdownChecks(r *Result) []string {
 	return out
 }
 
-func markdownWhere(d Decision, links MarkdownLinks) string {
+func markdownWhere(d verdict.Decision, links MarkdownLinks) string {
 	line := fmt.Sprintf("Exit %d (`%s`)", d.ExitCode(), d.ReasonCode)
 	if links.JSONPath != "" {
 		line += fmt.Sprintf("; every run is in `%s`", strings.ReplaceAll(links.JSONPath, "`", "'"))

@@ -1,17 +1,19 @@
-package gate
+package verdict
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"weaseldb/gate/stats"
 )
 
 func TestDecide(t *testing.T) {
-	ci := func(r, lo, hi float64) RatioCI { return RatioCI{Ratio: r, Low: lo, High: hi, Level: 0.95} }
+	ci := func(r, lo, hi float64) stats.RatioCI { return stats.RatioCI{Ratio: r, Low: lo, High: hi, Level: 0.95} }
 	tol := Policy{Tolerance: 0.10}
 	tests := []struct {
 		name     string
-		ci       RatioCI
+		ci       stats.RatioCI
 		policy   Policy
 		verdict  Verdict
 		reason   string
@@ -46,7 +48,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideWithProblems(t *testing.T) {
-	good := RatioCI{Ratio: 1, Low: 0.95, High: 1.05, Level: 0.95}
+	good := stats.RatioCI{Ratio: 1, Low: 0.95, High: 1.05, Level: 0.95}
 	tests := []struct {
 		name     string
 		problems []Problem
@@ -69,5 +71,14 @@ func TestDecideWithProblems(t *testing.T) {
 				t.Errorf("got %+v, want %s/%s", d, tt.verdict, tt.reason)
 			}
 		})
+	}
+}
+
+// An interval open at one end (five rounds cannot give a two-sided 95%
+// one) decides nothing.
+func TestOpenIntervalDecidesNothing(t *testing.T) {
+	ci := stats.PairedRatio([]float64{1, 1, 1, 1, 1}, []float64{1, 1, 1, 1, 1}, 0.95)
+	if d := Decide(ci, Policy{Tolerance: 0.05}); d.ReasonCode != ReasonNoisy {
+		t.Errorf("an open interval decides nothing: %+v", d)
 	}
 }

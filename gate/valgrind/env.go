@@ -1,10 +1,8 @@
-package gate
+package valgrind
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -48,14 +46,14 @@ var hwcapOptions = []struct{ option, hwcap string }{
 	{"bmi2", "bmi"},
 }
 
-// costBaseGodebug: no asynchronous preemption (callgrind aborts in its
+// baseGodebug: no asynchronous preemption (callgrind aborts in its
 // signal handling in most runs without it) and no sampling of allocations
 // for the heap profile (each sample unwinds a stack, and which allocations
 // are sampled is random: 0.1-0.3% of a commit's count).
-const costBaseGodebug = "asyncpreemptoff=1,memprofilerate=0"
+const baseGodebug = "asyncpreemptoff=1,memprofilerate=0"
 
-// ValgrindEnv is what the gate found of valgrind on this machine.
-type ValgrindEnv struct {
+// Env is what the gate found of valgrind on this machine.
+type Env struct {
 	Version string `json:"version,omitempty"` // "valgrind-3.19.0"
 	Hwcaps  string `json:"hwcaps,omitempty"`  // valgrind's own line, e.g. "amd64-cx16-lzcnt-sse3-..."
 	// CPUOff are the Go CPU options turned off (GODEBUG cpu.NAME=off)
@@ -67,8 +65,8 @@ type ValgrindEnv struct {
 }
 
 // Godebug is the server's GODEBUG under valgrind.
-func (v ValgrindEnv) Godebug() string {
-	parts := []string{costBaseGodebug}
+func (v Env) Godebug() string {
+	parts := []string{baseGodebug}
 	for _, o := range v.CPUOff {
 		parts = append(parts, "cpu."+o+"=off")
 	}
@@ -78,21 +76,25 @@ func (v ValgrindEnv) Godebug() string {
 	return strings.Join(parts, ",")
 }
 
-// Env is the server's environment under valgrind: the GODEBUG above, and no
-// garbage collection (a cycle lands in one run in a few and costs a few
-// percent; allocation is counted on its own).
-func (v ValgrindEnv) Env() []string {
+// Environ is the server's environment under valgrind: the GODEBUG above,
+// and no garbage collection (a cycle lands in one run in a few and costs a
+// few percent; allocation is counted on its own).
+func (v Env) Environ() []string {
 	return []string{"GODEBUG=" + v.Godebug(), "GOGC=off"}
 }
 
 var hwcapsLine = regexp.MustCompile(`Arch and hwcaps: [^,]+, [^,]+, (\S+)`)
 
-// probeValgrind asks valgrind for its version and hwcaps (valgrind -v on
-// the `true` program, no tool) and derives the options to turn off. When
-// valgrind does not say, RDTSCP, the one case seen, is turned off: Go then
-// reads the clock with RDTSC, which every valgrind decodes.
-func probeValgrind(ctx context.Context, valgrind, extra string) ValgrindEnv {
-	env := ValgrindEnv{Extra: extra}
+// Probe asks valgrind for its version and hwcaps (valgrind -v on the
+// `true` program, no tool) and derives the options to turn off; extra is
+// the user's own GODEBUG settings. When valgrind does not say, RDTSCP, the
+// one case seen, is turned off: Go then reads the clock with RDTSC, which
+// every valgrind decodes. The cost tier probes before its first run, and
+// so do other tools that count a Go program under callgrind the same way
+// (cmd/peers): the returned Env's Godebug is what the program's GODEBUG
+// must be.
+func Probe(ctx context.Context, valgrind, extra string) Env {
+	env := Env{Extra: extra}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, valgrind, "--version").Output(); err == nil {
@@ -132,78 +134,4 @@ func unexecutableOptions(hwcaps string) []string {
 		}
 	}
 	return off
-}
-
-var (
-	unrecognised = regexp.MustCompile(`Unrecognised instruction at address (0x[0-9a-fA-F]+)`)
-	frameLine    = regexp.MustCompile(`^==\d+==\s+at 0x[0-9A-Fa-f]+: (.+)$`)
-	vexBytes     = regexp.MustCompile(`unhandled instruction bytes: ((?:0x[0-9A-Fa-f]+ ?){1,3})`)
-)
-
-// knownOpcodes names the instructions a Go binary is known to meet under
-// valgrind, by their first bytes as valgrind prints them, and the Go CPU
-// option that keeps Go off them.
-var knownOpcodes = map[string]struct{ name, option string }{"0xF 0x1 0xF9": {"RDTSCP", "rdtscp"}}
-
-// explainValgrindLog turns a valgrind log that ends in an unrecognised
-// instruction into one line naming it, where it was, and the fix; ok is
-// false for any other log.
-func explainValgrindLog(log []byte) (line string, ok bool) {
-	lines := strings.Split(string(log), "\n")
-	at := -1
-	for i, l := range lines {
-		if unrecognised.MatchString(l) {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return "", false
-	}
-	where := "an unknown place"
-	if at+1 < len(lines) {
-		if m := frameLine.FindStringSubmatch(strings.TrimSpace(lines[at+1])); m != nil {
-			where = m[1]
-		}
-	}
-	what, fix := "an instruction", "cpu.NAME=off (NAME one of Go's internal/cpu options, e.g. avx2)"
-	if m := vexBytes.FindStringSubmatch(string(log)); m != nil {
-		b := strings.TrimSpace(m[1])
-		what = "the instruction " + b
-		if k, ok := knownOpcodes[b]; ok {
-			what, fix = k.name+" ("+b+")", "cpu."+k.option+"=off"
-		}
-	}
-	return fmt.Sprintf("valgrind cannot execute %s in %s (SIGILL): its synthetic CPU offers a feature this CPU lacks; "+
-		"turn it off for Go with --cost-godebug %s, or use a newer valgrind", what, where, fix), true
-}
-
-// valgrindCause is ": <why valgrind stopped>" from its log: the explained
-// unrecognised instruction, else valgrind's last log line, else nothing.
-func valgrindCause(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if line, ok := explainValgrindLog(data); ok {
-		return ": " + line
-	}
-	if l := lastLine(data); l != "" {
-		return " (valgrind: " + l + ")"
-	}
-	return ""
-}
-
-// lastLine is the last non-empty line of out.
-func lastLine(out []byte) string {
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	return strings.TrimSpace(string(lines[len(lines)-1]))
-}
-
-// ProbeValgrind is the probe the cost tier runs before its first run, for
-// other tools that count a Go program under callgrind the same way
-// (cmd/peers): the returned ValgrindEnv's Godebug is what the program's
-// GODEBUG must be.
-func ProbeValgrind(ctx context.Context, valgrind, extraGodebug string) ValgrindEnv {
-	return probeValgrind(ctx, valgrind, extraGodebug)
 }

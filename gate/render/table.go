@@ -1,4 +1,4 @@
-package gate
+package render
 
 import (
 	"fmt"
@@ -8,15 +8,16 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"weaseldb/internal/jsonfile"
-	"weaseldb/internal/numfmt"
+	"weaseldb/gate/result"
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
 )
 
 // WriteTable prints a result: one row per scenario (the one workload's
 // alone without --scenarios), the binaries, each scenario's reason, rounds
 // and noise, the tolerances, the cost tier's rows, the warnings, which
 // scenario decided and the verdict line, always last.
-func WriteTable(w io.Writer, r *Result) {
+func WriteTable(w io.Writer, r *result.Result) {
 	if len(r.Scenarios) > 0 && ranTime(r) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  scenario\tload\trounds\tA median\tB median\tB/A\tinterval\tverdict")
@@ -37,7 +38,7 @@ func WriteTable(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  pinned: servers on CPUs %s, load tester (%d thread(s)) on CPUs %s\n", st.ServerCPUs, st.Threads, st.ClientCPUs)
 	}
 	for _, s := range r.Scenarios {
-		if s.Reason != "" && r.named() {
+		if s.Reason != "" && named(r) {
 			fmt.Fprintf(w, "%s: %s\n", s.Name, s.Reason)
 		}
 		if line := noiseLine(&s.Judgement); line != "" {
@@ -62,16 +63,20 @@ func WriteTable(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "verdict: %s (exit %d): %s\n", strings.ToUpper(string(r.Verdict)), r.ExitCode, r.Reason)
 }
 
+// named reports whether the scenarios are a file's, whose names the
+// renderers print; the one scenario of a one-workload run goes unnamed.
+func named(r *result.Result) bool { return r.Mode == result.ModeScenarios }
+
 // baselineNote marks A as the recorded baseline, and names its file.
-func baselineNote(r *Result) string {
-	if r.Mode != ModeBaseline {
+func baselineNote(r *result.Result) string {
+	if r.Mode != result.ModeBaseline {
 		return ""
 	}
 	return fmt.Sprintf(" (recorded baseline %s)", r.Baseline)
 }
 
 // shortLoad is the load shape for a table cell: a long path is cut.
-func shortLoad(l LoadShape) string {
+func shortLoad(l result.LoadShape) string {
 	const most = 36
 	if len(l.Path) > most {
 		l.Path = l.Path[:most-3] + "..."
@@ -80,8 +85,8 @@ func shortLoad(l LoadShape) string {
 }
 
 // decidedByWhy says how the deciding scenario was chosen.
-func decidedByWhy(r *Result) string {
-	if r.Verdict == Pass {
+func decidedByWhy(r *result.Result) string {
+	if r.Verdict == verdict.Pass {
 		return fmt.Sprintf("every one of %d scenarios passed; this is the closest call", len(r.Scenarios))
 	}
 	return fmt.Sprintf("the worst verdict of %d scenarios", len(r.Scenarios))
@@ -89,7 +94,7 @@ func decidedByWhy(r *Result) string {
 
 // noiseLine is "rounds 10 (...): stopped: decided ...; B/A per round 0.950
 // to 1.028, median deviation ±1.2%; ...; Mann-Whitney p=0.74 (n=10+10)".
-func noiseLine(j *Judgement) string {
+func noiseLine(j *result.Judgement) string {
 	var parts []string
 	if line := roundsLine(j); line != "" {
 		parts = append(parts, line)
@@ -106,7 +111,7 @@ func noiseLine(j *Judgement) string {
 // noiseText says how far the samples moved: B/A per round when paired,
 // else each side's spread (and, against a baseline, that the machine's
 // drift since it was recorded is not cancelled).
-func noiseText(j *Judgement) string {
+func noiseText(j *result.Judgement) string {
 	switch {
 	case j.CI.Paired && j.CI.Samples > 0:
 		return fmt.Sprintf("B/A per round %s; interval at %.1f%% actual confidence",
@@ -125,7 +130,7 @@ func noiseText(j *Judgement) string {
 // roundRatioRange says how far B/A moved between rounds: the whole range,
 // which a reviewer reads as "how noisy", beside the robust spread (the
 // median absolute deviation) that one outlier round cannot inflate.
-func roundRatioRange(r *Judgement) string {
+func roundRatioRange(r *result.Judgement) string {
 	if len(r.RoundRatios) == 0 {
 		return "round to round " + formatSpread(r.RatioSpread)
 	}
@@ -134,7 +139,7 @@ func roundRatioRange(r *Judgement) string {
 }
 
 // roundsLine says how many rounds ran and why they stopped.
-func roundsLine(r *Judgement) string {
+func roundsLine(r *result.Judgement) string {
 	if r.StopReason == "" || r.Rounds == 0 {
 		return ""
 	}
@@ -148,9 +153,9 @@ func roundsLine(r *Judgement) string {
 
 // sideNotes flag what a reviewer checks before trusting a scenario's
 // verdict: client-bound, failed or unclean runs, a busy idle server.
-func sideNotes(j *Judgement) []string {
+func sideNotes(j *result.Judgement) []string {
 	var out []string
-	for _, s := range []Side{j.A, j.B} {
+	for _, s := range []result.Side{j.A, j.B} {
 		if s.Name == "" || s.FromBaselineFile {
 			continue
 		}
@@ -167,7 +172,7 @@ func sideNotes(j *Judgement) []string {
 
 // tolerancesLine states the rule once, with the scenarios whose tolerance
 // differs from the most common one named.
-func tolerancesLine(scs []ScenarioResult) string {
+func tolerancesLine(scs []result.ScenarioResult) string {
 	if len(scs) == 0 {
 		return ""
 	}
@@ -180,7 +185,7 @@ func tolerancesLine(scs []ScenarioResult) string {
 		}
 	}
 	var own []string
-	var ownPolicy *PolicyJSON
+	var ownPolicy *result.PolicyJSON
 	for _, s := range scs {
 		if s.Policy.Tolerance != common {
 			own = append(own, fmt.Sprintf("%s %.0f%%", s.Name, s.Policy.Tolerance*100))
@@ -202,11 +207,11 @@ func tolerancesLine(scs []ScenarioResult) string {
 
 // allWarnings are the run's warnings and each scenario's (named, in a
 // scenarios run).
-func allWarnings(r *Result) []string {
+func allWarnings(r *result.Result) []string {
 	out := slices.Clone(r.Warnings)
 	for _, s := range r.Scenarios {
 		for _, w := range s.Warnings {
-			if r.named() {
+			if named(r) {
 				w = s.Name + ": " + w
 			}
 			out = append(out, w)
@@ -216,13 +221,13 @@ func allWarnings(r *Result) []string {
 }
 
 // verdictCell is "pass", "REGRESSION (slower)", "could not judge (noisy)".
-func verdictCell(d Decision) string {
+func verdictCell(d verdict.Decision) string {
 	switch {
-	case d.Verdict == Pass && d.NoiseForgiven:
+	case d.Verdict == verdict.Pass && d.NoiseForgiven:
 		return "pass (noise forgiven)"
-	case d.Verdict == Pass:
+	case d.Verdict == verdict.Pass:
 		return "pass"
-	case d.Verdict == Regression:
+	case d.Verdict == verdict.Regression:
 		return "REGRESSION (" + d.ReasonCode + ")"
 	default:
 		return string(d.Verdict) + " (" + d.ReasonCode + ")"
@@ -231,11 +236,11 @@ func verdictCell(d Decision) string {
 
 // medianCell is a side's median, or "-" for a side not measured (A when
 // a baseline is written).
-func medianCell(metric string, s Side) string {
+func medianCell(metric string, s result.Side) string {
 	if len(s.SamplesRPS) == 0 {
 		return "-"
 	}
-	return formatSample(metric, s.MedianRPS)
+	return result.FormatSample(metric, s.MedianRPS)
 }
 
 func formatRatio(v float64) string {
@@ -246,18 +251,11 @@ func formatRatio(v float64) string {
 }
 
 // formatInterval is "99% [0.950, 1.028]", or "-" when nothing was measured.
-func formatInterval(ci RatioCI) string {
+func formatInterval(ci stats.RatioCI) string {
 	if math.IsNaN(ci.Ratio) || ci.Ratio == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%% [%.3f, %.3f]", ci.Level*100, ci.Low, ci.High)
-}
-
-func formatRPS(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return numfmt.Int(int64(math.Round(v)))
 }
 
 func formatSpread(v float64) string {
@@ -265,56 +263,4 @@ func formatSpread(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("±%.1f%%", v*100)
-}
-
-// WriteJSON writes the result as indented JSON; statistics that could not
-// be computed (NaN, infinite interval ends, which JSON lacks) are written
-// as 0.
-func WriteJSON(path string, r *Result) error {
-	c := *r
-	c.Scenarios = make([]ScenarioResult, len(r.Scenarios))
-	for i, s := range r.Scenarios {
-		s.Judgement = s.Judgement.jsonSafe()
-		c.Scenarios[i] = s
-	}
-	return jsonfile.WriteFile(path, &c)
-}
-
-// jsonSafe is a copy of j with its NaN and Inf statistics written as 0.
-func (j Judgement) jsonSafe() Judgement {
-	c := j
-	fix := func(f *float64) {
-		if math.IsNaN(*f) || math.IsInf(*f, 0) {
-			*f = 0
-		}
-	}
-	fixCI := func(ci *RatioCI) {
-		for _, f := range []*float64{&ci.Ratio, &ci.Low, &ci.High, &ci.Confidence} {
-			fix(f)
-		}
-	}
-	fixCI(&c.CI)
-	for _, f := range []*float64{&c.Rank.P, &c.RatioSpread, &c.A.MedianRPS, &c.A.Spread, &c.B.MedianRPS, &c.B.Spread} {
-		fix(f)
-	}
-	c.Looks = slices.Clone(j.Looks)
-	for i := range c.Looks {
-		fix(&c.Looks[i].Ratio)
-		fix(&c.Looks[i].Low)
-		fix(&c.Looks[i].High)
-	}
-	if j.CPU != nil { // a round whose window could not be read is NaN
-		cpu := *j.CPU
-		cpu.SamplesA, cpu.SamplesB = slices.Clone(cpu.SamplesA), slices.Clone(cpu.SamplesB)
-		for _, xs := range [][]float64{cpu.SamplesA, cpu.SamplesB} {
-			for i := range xs {
-				fix(&xs[i])
-			}
-		}
-		fix(&cpu.MedianA)
-		fix(&cpu.MedianB)
-		fixCI(&cpu.CI)
-		c.CPU = &cpu
-	}
-	return c
 }

@@ -1,6 +1,17 @@
-package gate
+// Package result is the gate's result schema: what a run found (Result,
+// one ScenarioResult per scenario, each tier's judgement), the load shape
+// and settings it records, and how a sample of each metric reads. It is
+// the bottom of the gate, as loadtester/result is of the load tester: the
+// engine (package gate) fills it in, the renderers and the history read
+// it, and it imports none of them.
+package result
 
-// The schema of the gate's result: what cmd/gate prints, writes as JSON
+import (
+	"weaseldb/gate/stats"
+	"weaseldb/gate/verdict"
+)
+
+// The schema: what cmd/gate prints, writes as JSON
 // (--json) and as markdown (--markdown), and what gate record reads back.
 // Every run has this one shape: a run of one workload (no --scenarios) is
 // a run of one scenario, named ImplicitScenarioName.
@@ -29,10 +40,10 @@ const (
 // Result is what a gate run found: a judgement per scenario (one, without
 // --scenarios), and the run's verdict, the worst of theirs.
 type Result struct {
-	Version  int  `json:"version"`
-	Mode     Mode `json:"mode"`
-	Decision `json:"decision"`
-	ExitCode int `json:"exit_code"`
+	Version          int  `json:"version"`
+	Mode             Mode `json:"mode"`
+	verdict.Decision `json:"decision"`
+	ExitCode         int `json:"exit_code"`
 	// DecidedBy is the scenario whose verdict is the run's (scenarios
 	// mode): the first (in the file's order) with the worst verdict; when
 	// every scenario passed, the closest call (the lowest ratio). Empty
@@ -55,10 +66,6 @@ type Result struct {
 	ElapsedS   float64          `json:"elapsed_s"`
 }
 
-// named reports whether the scenarios are a file's, whose names the
-// renderers print; the one scenario of a one-workload run goes unnamed.
-func (r *Result) named() bool { return r.Mode == ModeScenarios }
-
 // ScenarioResult is one scenario's load and judgement.
 type ScenarioResult struct {
 	Name        string      `json:"name"`
@@ -76,12 +83,12 @@ type ScenarioResult struct {
 
 // Judgement is what the time tier measured and decided about one scenario.
 type Judgement struct {
-	Decision `json:"decision"`
-	ExitCode int      `json:"exit_code"` // the time tier's decision's
-	A        Side     `json:"a"`
-	B        Side     `json:"b"`
-	CI       RatioCI  `json:"ratio"`
-	Rank     RankTest `json:"mann_whitney"`
+	verdict.Decision `json:"decision"`
+	ExitCode         int            `json:"exit_code"` // the time tier's decision's
+	A                Side           `json:"a"`
+	B                Side           `json:"b"`
+	CI               stats.RatioCI  `json:"ratio"`
+	Rank             stats.RankTest `json:"mann_whitney"`
 	// RoundRatios are B/A per round (A/B mode), the sample the interval is
 	// built from; RatioSpread is their median absolute deviation over
 	// their median, the round-to-round noise of the pair.
@@ -96,10 +103,10 @@ type Judgement struct {
 	Looks []Look `json:"looks,omitempty"`
 	// CPU is the server's CPU per request over the measured windows,
 	// judged beside req/s (A/B mode; nil when fewer than 3 rounds had it).
-	CPU      *CPUJudgement `json:"server_cpu_per_request,omitempty"`
-	Runs     []RunRecord   `json:"runs"`
-	Problems []Problem     `json:"problems,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	CPU      *CPUJudgement     `json:"server_cpu_per_request,omitempty"`
+	Runs     []RunRecord       `json:"runs"`
+	Problems []verdict.Problem `json:"problems,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // RunRecord is one measured load_tester run.
@@ -194,4 +201,18 @@ type Look struct {
 	Low    float64 `json:"ci_low"`
 	High   float64 `json:"ci_high"`
 	Reason string  `json:"reason_code"`
+}
+
+// CPUJudgement is the time tier's judgement of server CPU per request.
+type CPUJudgement struct {
+	// SamplesA and SamplesB are each round's server CPU nanoseconds per
+	// request over the measured window (NaN where it could not be read).
+	SamplesA []float64 `json:"samples_a_ns_per_request"`
+	SamplesB []float64 `json:"samples_b_ns_per_request"`
+	MedianA  float64   `json:"median_a_ns_per_request"`
+	MedianB  float64   `json:"median_b_ns_per_request"`
+	// CI is B/A of requests per CPU second (A's CPU per request over
+	// B's), so that below 1 means B is dearer, as for req/s.
+	CI stats.RatioCI `json:"ratio"`
+	verdict.Decision
 }

@@ -1,4 +1,4 @@
-package gate
+package stats
 
 import (
 	"hash/fnv"
@@ -30,7 +30,7 @@ type ChangePointOptions struct {
 	MinSegment int
 }
 
-func (o ChangePointOptions) withDefaults() ChangePointOptions {
+func (o ChangePointOptions) WithDefaults() ChangePointOptions {
 	if o.Alpha <= 0 {
 		o.Alpha = 0.01
 	}
@@ -59,7 +59,7 @@ type ChangePoint struct {
 // drawn from a seed made of the data, so the same series gives the same
 // answer every time.
 func ChangePoints(xs []float64, o ChangePointOptions) []ChangePoint {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	seed := fnv.New64a()
 	for _, x := range xs {
 		var b [8]byte
