@@ -160,8 +160,13 @@ func (c *collector) stageResults() []result.StageResult {
 				s.Successes += n
 			}
 		}
-		if s.MeasuredS > 0 {
+		switch {
+		case s.MeasuredS > 0:
 			s.RequestsPerSec = float64(s.Answered) / s.MeasuredS
+		case origin+start >= c.endNs:
+			s.Unmeasured = "after the end"
+		default:
+			s.Unmeasured = "warm-up"
 		}
 		if enc, err := tl.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			s.Histogram = string(enc)

@@ -67,16 +67,17 @@ func writeCSV(t *testing.T, rows int) string {
 // A CSV feeds requests: under --data-policy once every row goes to exactly
 // one request, with its columns together in the path and a header, and
 // the run ends when the rows run out, saying so, with every due request
-// accounted for; in the open loop and the closed loop alike.
+// accounted for; in the open loop, a ramp and the closed loop alike (a
+// stage the run never reached says so).
 func TestDataOnceFeedsEachRowOnceThenEnds(t *testing.T) {
 	const rows = 60
-	for _, mode := range [][]string{{"--rate", "600"}, {"--concurrency", "3"}} {
+	for _, mode := range [][]string{{"--rate", "600", "--duration", "30"}, {"--stages", "0.5s:600,30s:600"}, {"--concurrency", "3", "--duration", "30"}} {
 		t.Run(mode[0], func(t *testing.T) {
 			s := startIDServer(t, nil)
 			jsonPath := filepath.Join(t.TempDir(), "run.json")
 			var out, errOut bytes.Buffer
 			args := append([]string{"--url", "http://127.0.0.1:" + s.port() + "/ok?id={{data.id}}", "--header", "X-Name: {{data.name}}",
-				"--data", writeCSV(t, rows), "--data-policy", "once", "--duration", "30", "--warmup", "0", "--quiet", "--json", jsonPath}, mode...)
+				"--data", writeCSV(t, rows), "--data-policy", "once", "--warmup", "0", "--quiet", "--json", jsonPath}, mode...)
 			if code := run(args, &out, &errOut); code != exitOK {
 				t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 			}
@@ -101,6 +102,9 @@ func TestDataOnceFeedsEachRowOnceThenEnds(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(res.Warnings, "\n"), "ran out of rows") || !strings.Contains(out.String(), "ran out of rows") {
 				t.Errorf("no warning that the rows ran out: %q\n%s", res.Warnings, out.String())
+			}
+			if mode[0] == "--stages" && (len(res.Stages) != 2 || res.Stages[0].Due != rows || res.Stages[1].Unmeasured != "after the end") {
+				t.Errorf("stages %+v: want every row in the first, the second never reached", res.Stages)
 			}
 		})
 	}

@@ -25,8 +25,12 @@ type StageResult struct {
 	From        float64 `json:"from"`
 	To          float64 `json:"to"`
 	Connections bool    `json:"connections,omitempty"`
-	// MeasuredS is how much of the stage the measured window covered.
+	// MeasuredS is how much of the stage the measured window covered;
+	// Unmeasured says why none of it was: "warm-up", or "after the end"
+	// (the run ended before the stage began: interrupted, or its data
+	// file ran out).
 	MeasuredS      float64 `json:"measured_s"`
+	Unmeasured     string  `json:"unmeasured,omitempty"`
 	Due            int64   `json:"due"`
 	Answered       int64   `json:"answered"`
 	Successes      int64   `json:"successes"` // 2xx answers
@@ -60,8 +64,8 @@ func (r *Result) printStages(w io.Writer) {
 		l := s.Latency
 		span := fmt.Sprintf("%d %s-%s", s.Stage, stageSeconds(s.StartS), stageSeconds(s.EndS))
 		rate := fmt.Sprintf("%s→%s", rateText(s.From), rateText(s.To))
-		if s.MeasuredS == 0 {
-			fmt.Fprintf(w, "                %-15s %-17s (warm-up: not measured)\n", span, rate)
+		if s.Unmeasured != "" {
+			fmt.Fprintf(w, "                %-15s %-17s (%s: not measured)\n", span, rate, s.Unmeasured)
 			continue
 		}
 		fmt.Fprintf(w, "                %-15s %-17s %9d %9d %7d %10d %8d %9.0f   %s / %s / %s\n",
@@ -94,7 +98,7 @@ func (m *mergeState) stages() {
 	out := make([]StageResult, len(first))
 	for i, s := range first {
 		out[i] = StageResult{Stage: s.Stage, StartS: s.StartS, EndS: s.EndS, From: s.From, To: s.To, Connections: s.Connections,
-			MeasuredS: s.MeasuredS, hist: newHistogram()}
+			MeasuredS: s.MeasuredS, Unmeasured: s.Unmeasured, hist: newHistogram()}
 	}
 	for _, in := range m.inputs {
 		for i, s := range in.Result.Stages {
