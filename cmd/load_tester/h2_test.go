@@ -345,3 +345,60 @@ func TestHTTP2BadInput(t *testing.T) {
 		}
 	}
 }
+
+// Ramps over HTTP/2, h2 and h2c: the open loop's rate ramped with Poisson
+// arrivals and a check that half the answers fail (a wrong 200), and the
+// closed loop's connections ramped up and back to none. Every due request
+// is accounted for, the stages add up to the run, the check's failures
+// are failed with kind check, and the closed loop's ramp leaves no
+// connection open.
+func TestHTTP2Ramps(t *testing.T) {
+	for _, tlsOn := range []bool{false, true} {
+		var n atomic.Int64
+		url := startH2(t, tlsOn, func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1)%2 == 0 {
+				w.Write([]byte(`{"status":"error"}`))
+				return
+			}
+			w.Write([]byte(`{"status":"ok"}`))
+		})
+		for _, ramp := range [][]string{
+			{"--stages", "0.3s:0,0.5s:1000,0.3s:0", "--warmup", "0.3", "--arrival", "poisson", "--concurrency", "4"},
+			{"--concurrency-stages", "0.4s:4,0.4s:0"},
+		} {
+			jsonPath := filepath.Join(t.TempDir(), "ramp.json")
+			var out, errOut bytes.Buffer
+			args := append([]string{"--url", url + "/ok", "--http2", "--streams", "4", "--check", `json.status == "ok"`,
+				"--max-errors", "1000000000", "--quiet", "--json", jsonPath}, ramp...)
+			if tlsOn {
+				args = append(args, "--insecure")
+			}
+			if code := run(args, &out, &errOut); code != exitOK {
+				t.Fatalf("tls %v %v: exit %d\n%s%s", tlsOn, ramp, code, out.String(), errOut.String())
+			}
+			res, err := result.ReadResult(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var due int64
+			for _, st := range res.Stages {
+				due += st.Due
+			}
+			switch {
+			case res.Protocol == "" || !strings.HasPrefix(res.Protocol, "h2"):
+				t.Errorf("tls %v %v: protocol %q, want h2 or h2c", tlsOn, ramp, res.Protocol)
+			case res.Due != res.Answered+res.Failed+res.Unfinished+res.Dropped || res.Answered == 0:
+				t.Errorf("tls %v %v: due %d != answered %d + failed %d + unfinished %d + dropped %d", tlsOn, ramp, res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped)
+			case len(res.Stages) < 2 || due != res.Due:
+				t.Errorf("tls %v %v: stages %+v add up to %d due, the run has %d", tlsOn, ramp, res.Stages, due, res.Due)
+			case res.ErrorsByKind["check"] == 0 || res.ErrorsByKind["check"] != res.Failed:
+				t.Errorf("tls %v %v: failed %d, of which check %d: want the wrong 200s failed by the check", tlsOn, ramp, res.Failed, res.ErrorsByKind["check"])
+			}
+			if ramp[0] == "--concurrency-stages" {
+				if k := len(res.Intervals); k == 0 || res.Intervals[k-1].OpenConnections != 0 {
+					t.Errorf("tls %v: the connections' ramp ends at 0, yet %+v", tlsOn, res.Intervals)
+				}
+			}
+		}
+	}
+}
