@@ -744,3 +744,22 @@ func TestStallAcrossWindowEnd(t *testing.T) {
 		})
 	}
 }
+
+// A window of a few milliseconds (a run whose data file ran out at once)
+// is too short to judge the client's CPU: its start's and drain's work
+// would read as several cores busy. It says so instead of flagging the
+// client as the bottleneck; a longer window is judged as always.
+func TestClientCPUNotJudgedOverATinyWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window float64
+		bound  bool
+	}{{0.003, false}, {1, true}} {
+		c := &collector{r: &runner{cfg: DefaultConfig()}}
+		res := &result.Result{DurationS: tc.window, Requests: 3, ClientCPUFraction: 3, BusiestThreadCPU: 0.3}
+		c.judgeClient(res)
+		short := strings.Contains(strings.Join(res.Warnings, "\n"), "too short to judge")
+		if res.ClientBound != tc.bound || short == tc.bound {
+			t.Errorf("window %gs: client bound %v, warnings %q; want bound %v", tc.window, res.ClientBound, res.Warnings, tc.bound)
+		}
+	}
+}

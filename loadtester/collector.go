@@ -418,7 +418,12 @@ func (c *collector) checkBooks(res *result.Result) {
 // judgeClient sets client_bound with a plain reason and adds warnings.
 func (c *collector) judgeClient(res *result.Result) {
 	var reasons []string
-	if res.ClientCPUFraction >= clientBoundCPU || res.BusiestThreadCPU >= clientBoundCPU {
+	short := res.DurationS < minJudgedWindow.Seconds()
+	if short && res.Requests > 0 && !res.Interrupted { // an interrupt says enough
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the measured window (%v) was too short to judge whether the client's CPU was the bottleneck",
+			time.Duration(res.DurationS*1e9).Round(time.Microsecond)))
+	}
+	if !short && (res.ClientCPUFraction >= clientBoundCPU || res.BusiestThreadCPU >= clientBoundCPU) {
 		reasons = append(reasons, fmt.Sprintf(
 			"the client used %.0f%% of the cores its %d network thread(s) could use (busiest thread %.0f%% of a core): the numbers may measure the client, not the server; add --network-threads or free a core",
 			100*res.ClientCPUFraction, c.r.cfg.NetworkThreads, 100*res.BusiestThreadCPU))

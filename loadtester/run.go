@@ -46,6 +46,12 @@ var ErrTargetDown = errors.New("target down")
 // bottleneck (see docs/load_tester.md).
 const clientBoundCPU = 0.9
 
+// minJudgedWindow is the shortest measured window whose CPU use says
+// whether the client was the bottleneck: over a few milliseconds the
+// start's connects and the drain's bookkeeping dominate, and a run that
+// ended early (its data file ran out) read as three cores busy.
+const minJudgedWindow = 100 * time.Millisecond
+
 // runner is the state one Run shares with its threads.
 type runner struct {
 	cfg      Config
