@@ -264,7 +264,13 @@ func (c *collector) kindBound(k uint8, v, svc, n int64, unfinished bool) {
 	if c.kinds == nil {
 		return
 	}
-	t := &c.kinds[k]
+	c.kinds[k].addBound(v, svc, n, unfinished)
+}
+
+// addBound records n lower bounds of value v in the group (requests that
+// never finished: unfinished, else dropped); svc, when >= 0, is their
+// service-time lower bound.
+func (t *groupTally) addBound(v, svc, n int64, unfinished bool) {
 	if unfinished {
 		t.unfinished += n
 	} else {
@@ -278,20 +284,31 @@ func (c *collector) kindBound(k uint8, v, svc, n int64, unfinished bool) {
 
 // checkKinds: the kinds' counts must add up to the run's.
 func (c *collector) checkKinds(res *result.Result) {
-	if res.Kinds == nil {
+	var sums groupSums
+	for _, k := range res.Kinds {
+		sums.add(k.Due, k.Answered, k.Failed, k.Unfinished, k.Dropped)
+	}
+	sums.check(res, "kinds", res.Kinds != nil)
+}
+
+// groupSums adds up the accounting of a run's groups (kinds or stages).
+type groupSums struct{ due, answered, failed, unfinished, dropped int64 }
+
+func (s *groupSums) add(due, answered, failed, unfinished, dropped int64) {
+	s.due += due
+	s.answered += answered
+	s.failed += failed
+	s.unfinished += unfinished
+	s.dropped += dropped
+}
+
+// check warns when the groups (named by what; present: the run has them)
+// do not add up to the run's counts: a bug of this tool, which says so.
+func (s groupSums) check(res *result.Result, what string, present bool) {
+	if !present || s == (groupSums{res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped}) {
 		return
 	}
-	var due, answered, failed, unfinished, dropped int64
-	for _, k := range res.Kinds {
-		due += k.Due
-		answered += k.Answered
-		failed += k.Failed
-		unfinished += k.Unfinished
-		dropped += k.Dropped
-	}
-	if due != res.Due || answered != res.Answered || failed != res.Failed || unfinished != res.Unfinished || dropped != res.Dropped {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"accounting mismatch (a load_tester bug; please report it): the kinds add up to due %d = answered %d + failed %d + unfinished %d + dropped %d, the run has due %d = %d + %d + %d + %d",
-			due, answered, failed, unfinished, dropped, res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped))
-	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf(
+		"accounting mismatch (a load_tester bug; please report it): the %s add up to due %d = answered %d + failed %d + unfinished %d + dropped %d, the run has due %d = %d + %d + %d + %d",
+		what, s.due, s.answered, s.failed, s.unfinished, s.dropped, res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped))
 }

@@ -274,7 +274,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 	if r.stagePlan != nil {
 		t.sb = make([]groupBooks, len(r.stagePlan.stages))
 		for i := range t.sb {
-			t.sb[i] = newGroupBooks(true)
+			t.sb[i] = newGroupBooks(false)
 		}
 	}
 	if r.cfg.VegetaMax > 0 {

@@ -62,7 +62,7 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 		}
 	}
 	if t.sb != nil {
-		t.bookStageAnswer(start, latency, svc, status)
+		t.bookStageAnswer(start, latency, status)
 	}
 	if b.samples != nil {
 		b.samples.add(sample{start: start, latency: latency, code: uint16(status), kind: kind})

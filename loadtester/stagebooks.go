@@ -68,16 +68,13 @@ func (t *netThread) stageOf(due int64) int {
 	return min(i, len(ends)-1)
 }
 
-// bookStageAnswer books a measured answer of latency (and svc >= 0) with
-// status in its stage.
-func (t *netThread) bookStageAnswer(due, latency, svc int64, status int) {
+// bookStageAnswer books a measured answer of latency with status in its
+// stage (a stage reports no service time: none is kept).
+func (t *netThread) bookStageAnswer(due, latency int64, status int) {
 	sb := &t.sb[t.stageOf(due)]
 	sb.hist.RecordValue(latency)
 	sb.answered++
 	sb.status[status]++
-	if svc >= 0 {
-		sb.svc.RecordValue(svc)
-	}
 }
 
 // stageEndAbs is where stage i ends on thread t's clock.
@@ -103,7 +100,6 @@ func (c *collector) gatherStages() {
 	c.stages = make([]groupTally, len(plan.stages))
 	for i := range c.stages {
 		c.stages[i].hist = newHistogram()
-		c.stages[i].svc = newHistogram()
 	}
 	for _, t := range c.r.threads {
 		mergeGroups(c.stages, t.sb)
@@ -116,13 +112,7 @@ func (c *collector) stageBound(i int, v, n int64, unfinished bool) {
 	if c.stages == nil {
 		return
 	}
-	s := &c.stages[i]
-	if unfinished {
-		s.unfinished += n
-	} else {
-		s.dropped += n
-	}
-	s.hist.RecordValues(v, n)
+	c.stages[i].addBound(v, -1, n, unfinished)
 }
 
 // stageResults builds Result.Stages from the tallies (nil without stages).
@@ -180,20 +170,9 @@ func (c *collector) stageResults() []result.StageResult {
 
 // checkStages: the stages' counts must add up to the run's.
 func (c *collector) checkStages(res *result.Result) {
-	if res.Stages == nil {
-		return
-	}
-	var due, answered, failed, unfinished, dropped int64
+	var sums groupSums
 	for _, s := range res.Stages {
-		due += s.Due
-		answered += s.Answered
-		failed += s.Failed
-		unfinished += s.Unfinished
-		dropped += s.Dropped
+		sums.add(s.Due, s.Answered, s.Failed, s.Unfinished, s.Dropped)
 	}
-	if due != res.Due || answered != res.Answered || failed != res.Failed || unfinished != res.Unfinished || dropped != res.Dropped {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"accounting mismatch (a load_tester bug; please report it): the stages add up to due %d = answered %d + failed %d + unfinished %d + dropped %d, the run has due %d = %d + %d + %d + %d",
-			due, answered, failed, unfinished, dropped, res.Due, res.Answered, res.Failed, res.Unfinished, res.Dropped))
-	}
+	sums.check(res, "stages", res.Stages != nil)
 }
