@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/result"
 )
 
@@ -87,11 +88,11 @@ func fakeValgrind(t *testing.T) string {
 func TestCostPreflight(t *testing.T) {
 	server, lt := fakeBinaries(t)
 	valgrind := fakeValgrind(t)
-	c := DefaultCostOptions()
+	c := cost.DefaultOptions()
 	c.Valgrind, c.Control, c.StartTimeout = valgrind, "true", 30*time.Second
-	p := costPair{binA: server, binB: server, cfgA: []byte("[fake]\n"), cfgB: []byte("[fake]\n"), loadTester: lt, dir: t.TempDir()}
+	p := cost.Pair{BinA: server, BinB: server, CfgA: []byte("[fake]\n"), CfgB: []byte("[fake]\n"), LoadTester: lt, Dir: t.TempDir()}
 
-	env, err := costPreflight(context.Background(), c, p)
+	env, err := cost.Preflight(context.Background(), c, p)
 	if err != nil {
 		t.Fatalf("preflight with rdtscp off: %v", err)
 	}
@@ -100,12 +101,12 @@ func TestCostPreflight(t *testing.T) {
 	}
 
 	t.Setenv("FAKE_VALGRIND_HWCAPS", "amd64-cx16-lzcnt-rdtscp-sse3-ssse3-avx-avx2-bmi-f16c-rdrand")
-	_, err = costPreflight(context.Background(), c, p)
+	_, err = cost.Preflight(context.Background(), c, p)
 	if err == nil || !strings.Contains(err.Error(), "RDTSCP") || !strings.Contains(err.Error(), "runtime.cputicks") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("preflight against a valgrind that dies: %v, want one line naming RDTSCP in runtime.cputicks", err)
 	}
-	scs := []Scenario{{Name: "ok"}, {Name: "commit"}}
-	out := runCostTier(context.Background(), c, scs, p, processCostLab{}, nil) // nil: --quiet
+	scs := []cost.Scenario{{Name: "ok"}, {Name: "commit"}}
+	out := cost.RunTier(context.Background(), c, scs, p, cost.ProcessLab{}, nil) // nil: --quiet
 	for i, j := range out {
 		if j.Verdict != result.CostCouldNotJudge || !strings.Contains(j.Reason, "RDTSCP") || j.Valgrind == nil || j.Valgrind.Version != "valgrind-3.19.0" {
 			t.Errorf("scenario %s: %s %q valgrind %+v", scs[i].Name, j.Verdict, j.Reason, j.Valgrind)
@@ -113,7 +114,7 @@ func TestCostPreflight(t *testing.T) {
 	}
 	// The user's own GODEBUG is how to get past it.
 	c.Godebug = "cpu.rdtscp=off"
-	if _, err := costPreflight(context.Background(), c, p); err != nil {
+	if _, err := cost.Preflight(context.Background(), c, p); err != nil {
 		t.Errorf("preflight with --cost-godebug cpu.rdtscp=off: %v", err)
 	}
 }
@@ -122,13 +123,13 @@ func TestCostPreflight(t *testing.T) {
 // options turned off; without (--quiet), none, and no crash.
 func TestCostTierSaysWhatItTurnedOff(t *testing.T) {
 	server, lt := fakeBinaries(t)
-	c := DefaultCostOptions()
+	c := cost.DefaultOptions()
 	c.Valgrind, c.Control, c.StartTimeout = fakeValgrind(t), "true", 30*time.Second
 	c.Requests, c.Runs, c.MaxRuns = 10, 2, 2
-	p := costPair{binA: server, binB: server, cfgA: []byte("[fake]\n"), cfgB: []byte("[fake]\n"), loadTester: lt, dir: t.TempDir()}
+	p := cost.Pair{BinA: server, BinB: server, CfgA: []byte("[fake]\n"), CfgB: []byte("[fake]\n"), LoadTester: lt, Dir: t.TempDir()}
 	var progress strings.Builder
 	for _, w := range []io.Writer{nil, &progress} {
-		out := runCostTier(context.Background(), c, []Scenario{{Name: "ok"}}, p, processCostLab{}, w)
+		out := cost.RunTier(context.Background(), c, []cost.Scenario{{Name: "ok"}}, p, cost.ProcessLab{}, w)
 		if len(out) != 1 || out[0].Valgrind == nil || !slices.Equal(out[0].Valgrind.CPUOff, []string{"rdtscp"}) {
 			t.Fatalf("%+v", out)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 )
@@ -51,7 +52,7 @@ func TestCostTierWithRealWeaseldb(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		var progress strings.Builder
-		r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
+		r := runScenarios(ctx, o, f, &progress, processLab{}, cost.ProcessLab{}, time.Now)
 		var table strings.Builder
 		render.WriteTable(&table, r)
 		t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())

@@ -5,11 +5,10 @@
 //
 // It is the engine, as x/perf's benchstat CLI is to benchmath: the time
 // tier (rounds of interleaved runs: runner.go, rounds.go, scenario.go,
-// server.go, lab.go, pin.go, loadrun.go, cputrace.go, cpujudge.go), the
-// cost tier (instructions per request under callgrind: cost.go,
-// costrun.go, costdiff.go, costpreflight.go), the baseline, the options
-// and the scenarios file, and judge.go, which combines the tiers' and the
-// scenarios' verdicts. It fills in a result and formats none of it.
+// lab.go, pin.go, cputrace.go, cpujudge.go), the baseline, the options and
+// the scenarios file, and judge.go, which combines the tiers' and the
+// scenarios' verdicts; it hands the cost tier to gate/cost. It fills in a
+// result and formats none of it.
 //
 // The gate's packages, each importing only those listed before it:
 //
@@ -24,7 +23,15 @@
 //     never a server.
 //   - gate/result: the result's schema, which every layer above shares;
 //     imports the four above.
-//   - gate (this package): the engines; imports all of the above.
+//   - gate/launch: a server under test started on a fresh address, and a
+//     load_tester run against it (over internal/serverproc and
+//     internal/loadrun); imports gate/result.
+//   - gate/cost: the cost tier (instructions per request under callgrind:
+//     cost.go judges, run.go counts one run, diff.go names the functions
+//     that moved, preflight.go fits valgrind to this machine); imports
+//     all of the above, never gate.
+//   - gate (this package): the time tier and the verdict over both tiers;
+//     imports all of the above.
 //   - gate/render (the table, the markdown, the JSON) and gate/history
 //     (gate record and gate history): read a result; import gate/result
 //     and the pure packages, never the engine, which never imports them.

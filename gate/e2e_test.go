@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
@@ -211,7 +212,7 @@ duration = "20ms"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var progress strings.Builder
-	r := runScenarios(ctx, o, f, &progress, processLab{}, processCostLab{}, time.Now)
+	r := runScenarios(ctx, o, f, &progress, processLab{}, cost.ProcessLab{}, time.Now)
 	var table strings.Builder
 	render.WriteTable(&table, r)
 	t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())

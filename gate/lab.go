@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"weaseldb/gate/launch"
 	"weaseldb/internal/procstat"
 	loadresult "weaseldb/loadtester/result"
 )
@@ -13,11 +14,11 @@ import (
 // drive the rounds, the stopping rule and every failure path through a
 // synthetic lab, without processes, in milliseconds.
 type lab interface {
-	startServer(spec ServerSpec) (server, error)
+	startServer(spec launch.ServerSpec) (server, error)
 	// runLoad runs one load. A result with a non-nil *loadrun.ExitError is
 	// a run that finished and wrote its result but exited non-zero (errors,
 	// unfinished or dropped requests); any other error means no result.
-	runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error)
+	runLoad(ctx context.Context, spec launch.LoadSpec) (loadresult.Result, error)
 	// tracesCPU: the servers' cpu() may be sampled from another goroutine
 	// while a load runs, on the real clock (cpuTrace).
 	tracesCPU() bool
@@ -25,9 +26,9 @@ type lab interface {
 
 // server is one started server, as the rounds see it.
 type server interface {
-	target() Target
+	target() launch.Target
 	alive() bool
-	exitedWithin(d time.Duration) bool // exited already, or does so within d
+	ExitedWithin(d time.Duration) bool // exited already, or does so within d
 	diedReason() string                // one line: how it ended
 	cpu() (time.Duration, error)       // user+system CPU so far, from the kernel
 	stop(grace time.Duration) error    // SIGTERM, then kill after grace
@@ -36,23 +37,25 @@ type server interface {
 // processLab starts real processes through internal/serverproc.
 type processLab struct{}
 
-func (processLab) startServer(spec ServerSpec) (server, error) {
-	s, err := StartServer(spec)
+func (processLab) startServer(spec launch.ServerSpec) (server, error) {
+	s, err := launch.StartServer(spec)
 	if err != nil {
 		return nil, err // not a typed nil in an interface
 	}
-	return s, nil
+	return processServer{s}, nil
 }
 
 func (processLab) tracesCPU() bool { return true }
 
-func (processLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error) {
-	return RunLoad(ctx, spec)
+func (processLab) runLoad(ctx context.Context, spec launch.LoadSpec) (loadresult.Result, error) {
+	return launch.RunLoad(ctx, spec)
 }
 
-// The process Server as the rounds see it.
-func (s *Server) target() Target                 { return s.Target }
-func (s *Server) alive() bool                    { return s.Alive() }
-func (s *Server) diedReason() string             { return s.DiedReason() }
-func (s *Server) cpu() (time.Duration, error)    { return procstat.PidRunTime(s.Pid()) }
-func (s *Server) stop(grace time.Duration) error { return s.Stop(grace) }
+// processServer is a started process as the rounds see it.
+type processServer struct{ *launch.Server }
+
+func (s processServer) target() launch.Target          { return s.Target }
+func (s processServer) alive() bool                    { return s.Alive() }
+func (s processServer) diedReason() string             { return s.DiedReason() }
+func (s processServer) cpu() (time.Duration, error)    { return procstat.PidRunTime(s.Pid()) }
+func (s processServer) stop(grace time.Duration) error { return s.Stop(grace) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/result"
 )
 
@@ -95,7 +96,7 @@ type Options struct {
 	// Empty: TierTime alone.
 	Tiers []string
 	// Cost configures the cost tier.
-	Cost CostOptions
+	Cost cost.Options
 
 	// aLabel names A when it was built from ARef before the tiers ran.
 	aLabel string
@@ -135,7 +136,7 @@ func DefaultOptions() Options {
 		Level:                  0.95,
 		MaxClientBoundFraction: 0.5,
 		BaselineFile:           "testdata/baseline.json",
-		Cost:                   DefaultCostOptions(),
+		Cost:                   cost.DefaultOptions(),
 		Order:                  OrderRandom,
 	}
 }

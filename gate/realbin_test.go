@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
@@ -110,7 +111,7 @@ func TestScenariosWithRealWeaseldb(t *testing.T) {
 	run := func(t *testing.T, o Options) *result.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		r := runScenarios(ctx, o, f, nil, processLab{}, processCostLab{}, time.Now)
+		r := runScenarios(ctx, o, f, nil, processLab{}, cost.ProcessLab{}, time.Now)
 		var table strings.Builder
 		render.WriteTable(&table, r)
 		t.Logf("table:\n%s", table.String())

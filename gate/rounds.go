@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"weaseldb/gate/launch"
 	"weaseldb/gate/result"
 	"weaseldb/gate/verdict"
 	"weaseldb/internal/loadrun"
@@ -177,7 +177,7 @@ func (m *measurement) interrupted() {
 func (m *measurement) startAll(sc *scenarioRun, order []*sideRun) bool {
 	m.stopAll(sc, "restart")
 	for _, s := range order {
-		srv, err := m.lab.startServer(ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config, Network: m.o.Network,
+		srv, err := m.lab.startServer(launch.ServerSpec{Name: s.name, Binary: s.binary, ConfigData: s.config, Network: m.o.Network,
 			Dir: m.dir, ReadyLine: m.o.ReadyLine, StartTimeout: m.o.StartTimeout, CPUs: m.plan.Server, Scenario: m.scenarioTag(sc)})
 		if err != nil {
 			m.fail(sc, verdict.ReasonServerStart, "%v", err)
@@ -207,7 +207,7 @@ func (m *measurement) scenarioTag(sc *scenarioRun) string {
 func (m *measurement) setUp(ctx context.Context, sc *scenarioRun, order []*sideRun) bool {
 	for _, s := range order {
 		for i, u := range sc.sc.Setup {
-			spec := m.loadSpec(sc, s, u.LoadShape, PhaseSetup)
+			spec := m.loadSpec(sc, s, u.LoadShape, launch.PhaseSetup)
 			spec.Duration, spec.Warmup = u.Duration.Duration, 0
 			res, err := m.lab.runLoad(ctx, spec)
 			if !m.usable(sc, s, fmt.Sprintf("setup %d", i+1), res, err) {
@@ -226,7 +226,7 @@ func (m *measurement) warmUp(ctx context.Context, sc *scenarioRun) bool {
 		return true
 	}
 	for _, s := range sc.sides {
-		spec := m.loadSpec(sc, s, sc.sc.LoadShape, PhaseWarmup)
+		spec := m.loadSpec(sc, s, sc.sc.LoadShape, launch.PhaseWarmup)
 		spec.Duration, spec.Warmup = m.o.WarmupRun, 0
 		res, err := m.lab.runLoad(ctx, spec)
 		if !m.usable(sc, s, "warm-up", res, err) {
@@ -237,14 +237,14 @@ func (m *measurement) warmUp(ctx context.Context, sc *scenarioRun) bool {
 }
 
 // loadSpec is one load_tester run of shape against the side's server.
-func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape result.LoadShape, phase string) LoadSpec {
+func (m *measurement) loadSpec(sc *scenarioRun, s *sideRun, shape result.LoadShape, phase string) launch.LoadSpec {
 	m.seq++
 	name := fmt.Sprintf("run-%03d.json", m.seq)
 	if m.multi {
 		name = fmt.Sprintf("run-%03d-%s-%s-%s.json", m.seq, sc.sc.Name, s.name, phase)
 	}
-	return LoadSpec{Binary: m.o.LoadTester, Target: s.server.target(), Duration: m.o.Duration, Warmup: m.o.Warmup,
-		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: loadArgs(shape),
+	return launch.LoadSpec{Binary: m.o.LoadTester, Target: s.server.target(), Duration: m.o.Duration, Warmup: m.o.Warmup,
+		Concurrency: shape.Concurrency, Threads: m.threads, CPUs: m.plan.Client, Path: shape.Path, Extra: launch.ShapeArgs(shape),
 		JSONPath: filepath.Join(m.dir, name), Scenario: sc.sc.Name, Phase: phase}
 }
 
@@ -316,7 +316,7 @@ func (m *measurement) measureOne(ctx context.Context, sc *scenarioRun, round int
 	if m.lab.tracesCPU() {
 		trace = startCPUTrace(s.server.cpu, time.Now)
 	}
-	res, err := m.lab.runLoad(ctx, m.loadSpec(sc, s, sc.sc.LoadShape, PhaseMeasured))
+	res, err := m.lab.runLoad(ctx, m.loadSpec(sc, s, sc.sc.LoadShape, launch.PhaseMeasured))
 	if trace != nil {
 		trace.stop()
 	}
@@ -377,7 +377,7 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadr
 		return false
 	}
 	troubled := err != nil || res.Errors > 0 || !res.Clean()
-	if !s.server.alive() || troubled && s.server.exitedWithin(500*time.Millisecond) {
+	if !s.server.alive() || troubled && s.server.ExitedWithin(500*time.Millisecond) {
 		s.diedEarly = true
 		m.fail(sc, verdict.ReasonServerDied, "%s", s.server.diedReason())
 		return false
@@ -385,7 +385,7 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadr
 	switch {
 	case res.Errors > 0:
 		s.errorRuns++
-		m.fail(sc, verdict.ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, statusNote(res))
+		m.fail(sc, verdict.ReasonErrors, "server %s: %d errors in %s (of %d requests)%s", s.name, res.Errors, what, res.Requests, launch.StatusNote(res))
 	case !res.Clean():
 		s.uncleanRuns++
 		due := res.Due
@@ -402,27 +402,10 @@ func (m *measurement) usable(sc *scenarioRun, s *sideRun, what string, res loadr
 	return false
 }
 
-// statusNote names the non-2xx answers among a run's errors (" (status
-// 400: 12)"), which tell a scenario whose requests the server refuses
-// (a body it rejects, an id too short) from a failing server.
-func statusNote(res loadresult.Result) string {
-	var parts []string
-	for code, n := range res.StatusCodes {
-		if !strings.HasPrefix(code, "2") && n > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d", code, n))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	slices.Sort(parts)
-	return " (status " + strings.Join(parts, ", ") + ")"
-}
-
 // runFailed records why a run gave no result: the server died, or
 // load_tester failed.
 func (m *measurement) runFailed(sc *scenarioRun, s *sideRun, what string, err error) {
-	if s.server.exitedWithin(500 * time.Millisecond) {
+	if s.server.ExitedWithin(500 * time.Millisecond) {
 		s.diedEarly = true
 		m.fail(sc, verdict.ReasonServerDied, "%s", s.server.diedReason())
 		return

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
 	"weaseldb/gate/verdict"
@@ -55,19 +56,19 @@ func RunScenarios(ctx context.Context, o Options, path string, flagSet func(flag
 		res.ExitCode = res.Decision.ExitCode()
 		return res
 	}
-	return runScenarios(ctx, o, f, progress, processLab{}, processCostLab{}, time.Now)
+	return runScenarios(ctx, o, f, progress, processLab{}, cost.ProcessLab{}, time.Now)
 }
 
 // runScenarios is RunScenarios with the file read, the lab and the clock
 // given (tests give synthetic ones).
-func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *result.Result {
+func runScenarios(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl cost.Lab, now func() time.Time) *result.Result {
 	return execute(ctx, o, f, progress, l, cl, now)
 }
 
 // execute is every gate run: the scenarios of f, or without a file
 // (f == nil) the one workload of the options, judged by the mode the
 // options give (A/B, baseline, update-baseline) and the time tier alone.
-func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl costLab, now func() time.Time) *result.Result {
+func execute(ctx context.Context, o Options, f *ScenarioFile, progress io.Writer, l lab, cl cost.Lab, now func() time.Time) *result.Result {
 	start := now()
 	o.drawOrderSeed()
 	res := &result.Result{Version: result.ResultVersion, Command: o.Command, RoundsPlan: o.roundsPlan()}
@@ -164,7 +165,7 @@ func (m *measurement) fillResult(res *result.Result, costs []*result.CostJudgeme
 
 // runTiers runs the time tier (the rounds) and then the cost tier on the
 // same two binaries; A is built from --a-ref once, for both.
-func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *result.Settings, machine *result.Machine, progress io.Writer) []*result.CostJudgement {
+func runTiers(ctx context.Context, m *measurement, l lab, cl cost.Lab, settings *result.Settings, machine *result.Machine, progress io.Writer) []*result.CostJudgement {
 	o := &m.o
 	if !o.hasTier(result.TierCost) {
 		m.run(ctx, settings, machine)
@@ -210,12 +211,12 @@ func runTiers(ctx context.Context, m *measurement, l lab, cl costLab, settings *
 		m.failEarly(verdict.ReasonBadInput, "%v", err)
 		return nil
 	}
-	scs := make([]Scenario, len(m.scenarios))
+	scs := make([]cost.Scenario, len(m.scenarios))
 	for i, sc := range m.scenarios {
-		scs[i] = sc.sc
+		scs[i] = sc.sc.costScenario()
 	}
-	pair := costPair{binA: o.A, binB: o.B, cfgA: cfgA, cfgB: cfgB, loadTester: o.LoadTester, dir: costDir}
-	costs := runCostTier(ctx, o.Cost, scs, pair, cl, progress)
+	pair := cost.Pair{BinA: o.A, BinB: o.B, CfgA: cfgA, CfgB: cfgB, LoadTester: o.LoadTester, Dir: costDir}
+	costs := cost.RunTier(ctx, o.Cost, scs, pair, cl, progress)
 	for _, c := range costs {
 		if o.NoiseOK && c.Verdict == result.CostCouldNotJudge && c.Decision().ReasonCode == verdict.ReasonCostNoisy {
 			c.Verdict, c.NoiseForgiven = result.CostPass, true

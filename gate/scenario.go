@@ -8,10 +8,10 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"weaseldb/gate/cost"
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
 
@@ -64,20 +64,16 @@ type Scenario struct {
 	Setup []result.SetupLoad `toml:"setup" json:"setup,omitempty"`
 	// Cost is how the cost tier loads this scenario, where it differs
 	// from the run's --cost-requests and --cost-rate.
-	Cost CostShape `toml:"cost" json:"cost_load,omitzero"`
+	Cost cost.Shape `toml:"cost" json:"cost_load,omitzero"`
 }
 
-// CostShape is a scenario's own cost-tier load: its requests and rate, and
-// more load_tester flags (a pipelined scenario sends its requests in
-// bursts with --send-slack, so that the server reads each burst at once
-// on both sides).
-type CostShape struct {
-	Requests int      `toml:"requests" json:"requests,omitempty"`
-	Rate     float64  `toml:"rate" json:"rate,omitempty"`
-	LoadArgs []string `toml:"load_args" json:"load_args,omitempty"`
+// costScenario is what the cost tier runs of the scenario.
+func (s Scenario) costScenario() cost.Scenario {
+	return cost.Scenario{Name: s.Name, LoadShape: s.LoadShape, Setup: s.Setup, Cost: s.Cost}
 }
 
-func (c CostShape) check() error {
+// checkCostShape checks a scenario's own cost-tier load.
+func checkCostShape(c cost.Shape) error {
 	switch {
 	case c.Requests < 0 || (c.Requests > 0 && c.Requests < 10):
 		return fmt.Errorf("cost.requests %d: want at least 10, or none for the run's --cost-requests", c.Requests)
@@ -219,7 +215,7 @@ func (s *Scenario) check() error {
 	if s.Tolerance != 0 && !(s.Tolerance > 0 && s.Tolerance < 1) {
 		return fmt.Errorf("tolerance %v: want a fraction between 0 and 1 (0.10 = 10%%), or none for the run's", s.Tolerance)
 	}
-	if err := s.Cost.check(); err != nil {
+	if err := checkCostShape(s.Cost); err != nil {
 		return err
 	}
 	for i := range s.Setup {
@@ -313,28 +309,6 @@ func (d ScenarioDefaults) Apply(o *Options, set func(flag string) bool) {
 	if d.Tolerance != nil && !set("tolerance") {
 		o.Tolerance = *d.Tolerance
 	}
-}
-
-// loadArgs are the load_tester flags of the shape (the path and the
-// connections are LoadSpec's own).
-func loadArgs(l result.LoadShape) []string {
-	var out []string
-	if l.Method != "" && l.Method != "GET" {
-		out = append(out, "--method", l.Method)
-	}
-	for _, h := range l.Headers {
-		out = append(out, "--header", h)
-	}
-	if l.Body != "" {
-		out = append(out, "--body", l.Body)
-	}
-	if l.Pipeline > 1 {
-		out = append(out, "--pipeline", strconv.Itoa(l.Pipeline))
-	}
-	if l.Rate > 0 {
-		out = append(out, "--rate", strconv.FormatFloat(l.Rate, 'f', -1, 64))
-	}
-	return append(out, l.LoadArgs...)
 }
 
 // sample is the number a run contributes for the scenario's metric, higher

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/launch"
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
 )
@@ -173,7 +174,7 @@ func TestLoadShapeArgs(t *testing.T) {
 		{result.LoadShape{Path: "/ok", Concurrency: 2, Rate: 2500, Pipeline: 1}, "--rate 2500", "GET /ok, 2 conns, 2500 req/s"},
 	}
 	for _, tt := range tests {
-		if got := strings.Join(loadArgs(tt.shape), " "); got != tt.args {
+		if got := strings.Join(launch.ShapeArgs(tt.shape), " "); got != tt.args {
 			t.Errorf("args %q, want %q", got, tt.args)
 		}
 		if got := tt.shape.String(); got != tt.str {

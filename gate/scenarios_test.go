@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/launch"
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	"weaseldb/gate/stats"
@@ -197,7 +198,7 @@ func TestScenariosRoundStructure(t *testing.T) {
 	}
 	for _, spec := range l.loads {
 		switch {
-		case spec.Scenario == "ok_pipelined" && spec.Phase != PhaseSetup:
+		case spec.Scenario == "ok_pipelined" && spec.Phase != launch.PhaseSetup:
 			if spec.Path != "/ok" || !strings.Contains(strings.Join(spec.Extra, " "), "--pipeline 16") {
 				t.Errorf("ok_pipelined load %+v", spec)
 			}
@@ -205,7 +206,7 @@ func TestScenariosRoundStructure(t *testing.T) {
 			if spec.Path != "/v1/commit" || !strings.Contains(strings.Join(spec.Extra, " "), "--method POST --body") {
 				t.Errorf("commit load %+v", spec)
 			}
-		case spec.Scenario == "status" && spec.Phase == PhaseSetup:
+		case spec.Scenario == "status" && spec.Phase == launch.PhaseSetup:
 			if spec.Path != "/v1/commit" || spec.Duration != DefaultSetupDuration || spec.Warmup != 0 || spec.Concurrency != 1 {
 				t.Errorf("status setup %+v", spec)
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/gate/launch"
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
 	loadresult "weaseldb/loadtester/result"
@@ -49,7 +50,7 @@ type synthLab struct {
 	instance map[string]int          // by side and scenario
 	servers  map[string]*synthServer // by target path
 	order    []string                // sides of the measured runs, in order
-	loads    []LoadSpec              // every load run, in order
+	loads    []launch.LoadSpec       // every load run, in order
 }
 
 func newSynthLab(model func(synthRun) synthOutcome) *synthLab {
@@ -62,7 +63,7 @@ func newSynthLab(model func(synthRun) synthOutcome) *synthLab {
 
 func (l *synthLab) now() time.Time { return l.clock }
 
-func (l *synthLab) startServer(spec ServerSpec) (server, error) {
+func (l *synthLab) startServer(spec launch.ServerSpec) (server, error) {
 	l.clock = l.clock.Add(20 * time.Millisecond)
 	l.starts[spec.Name]++
 	key := spec.Name + "/" + spec.Scenario
@@ -80,7 +81,7 @@ func (l *synthLab) startServer(spec ServerSpec) (server, error) {
 
 func (l *synthLab) tracesCPU() bool { return false }
 
-func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Result, error) {
+func (l *synthLab) runLoad(ctx context.Context, spec launch.LoadSpec) (loadresult.Result, error) {
 	if ctx.Err() != nil {
 		return loadresult.Result{}, fmt.Errorf("interrupted")
 	}
@@ -93,7 +94,7 @@ func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Resul
 	wall := spec.Warmup + spec.Duration + 50*time.Millisecond
 	l.clock = l.clock.Add(wall)
 	out := l.model(synthRun{Side: s.side, Scenario: s.scenario, Instance: s.instance, Run: s.runs,
-		Warmup: spec.Phase == PhaseWarmup, Setup: spec.Phase == PhaseSetup})
+		Warmup: spec.Phase == launch.PhaseWarmup, Setup: spec.Phase == launch.PhaseSetup})
 	if out.ServerCPU == 0 {
 		out.ServerCPU = 0.5
 	}
@@ -101,7 +102,7 @@ func (l *synthLab) runLoad(ctx context.Context, spec LoadSpec) (loadresult.Resul
 	if out.Dies {
 		s.dead = true
 	}
-	if spec.Phase == PhaseMeasured {
+	if spec.Phase == launch.PhaseMeasured {
 		l.order = append(l.order, s.side)
 	}
 	return out.Result, out.Err
@@ -119,9 +120,9 @@ type synthServer struct {
 	stopped  bool
 }
 
-func (s *synthServer) target() Target                  { return Target{Network: "unix", Path: s.path} }
+func (s *synthServer) target() launch.Target           { return launch.Target{Network: "unix", Path: s.path} }
 func (s *synthServer) alive() bool                     { return !s.dead && !s.stopped }
-func (s *synthServer) exitedWithin(time.Duration) bool { return !s.alive() }
+func (s *synthServer) ExitedWithin(time.Duration) bool { return !s.alive() }
 func (s *synthServer) cpu() (time.Duration, error)     { return s.busy, nil }
 func (s *synthServer) diedReason() string {
 	return fmt.Sprintf("server %s exited during the runs (status 3): synthetic crash", s.side)

@@ -1,4 +1,4 @@
-package gate
+package cost
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func TestCostJudgementNamesFunctions(t *testing.T) {
 		return m
 	}
 	judged := func(a, b []result.CostSample) *result.CostJudgement {
-		o := DefaultCostOptions()
+		o := DefaultOptions()
 		j := &result.CostJudgement{A: costSide(a), B: costSide(b), Tolerance: o.Tolerance, MaxSpread: o.MaxSpread}
 		judgeCostRuns(j, true)
 		return j

@@ -1,4 +1,9 @@
-package gate
+// Package launch starts what the gate measures: a server under test on a
+// fresh address (over internal/serverproc, the one supervisor) and a
+// load_tester run against it (over internal/loadrun, the one load run). The
+// time tier (gate) and the cost tier (gate/cost) both launch through it;
+// it knows neither tier.
+package launch
 
 import (
 	"errors"
@@ -35,11 +40,11 @@ func (t Target) String() string {
 	return fmt.Sprintf("%s:%d", t.Host, t.Port)
 }
 
-// newTarget picks a fresh listening address in dir: a unix socket path (no
+// NewTarget picks a fresh listening address in dir: a unix socket path (no
 // port races), or loopback TCP port 0, for which the server binds a port the
 // kernel chooses and says which (StartServer reads it back): no other
 // process can take the port between choosing and binding.
-func newTarget(network, dir, name string) (Target, error) {
+func NewTarget(network, dir, name string) (Target, error) {
 	switch network {
 	case "unix":
 		return Target{Network: "unix", Path: filepath.Join(dir, name+".sock")}, nil
@@ -50,10 +55,10 @@ func newTarget(network, dir, name string) (Target, error) {
 	}
 }
 
-// serverConfig is the user's config with its [server] interfaces replaced
+// ServerConfig is the user's config with its [server] interfaces replaced
 // by the single target, every other key kept as it was (unknown keys
 // included: the server, not the gate, validates them).
-func serverConfig(data []byte, t Target) (map[string]any, error) {
+func ServerConfig(data []byte, t Target) (map[string]any, error) {
 	doc, err := serverproc.ParseConfig(data)
 	if err != nil {
 		return nil, err
@@ -68,9 +73,9 @@ func serverConfig(data []byte, t Target) (map[string]any, error) {
 	return doc, nil
 }
 
-// rewriteConfig is serverConfig as TOML text.
-func rewriteConfig(data []byte, t Target) ([]byte, error) {
-	doc, err := serverConfig(data, t)
+// RewriteConfig is ServerConfig as TOML text.
+func RewriteConfig(data []byte, t Target) ([]byte, error) {
+	doc, err := ServerConfig(data, t)
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +114,11 @@ func StartServer(spec ServerSpec) (*Server, error) {
 	if spec.Scenario != "" {
 		name += "-" + spec.Scenario
 	}
-	target, err := newTarget(spec.Network, spec.Dir, name)
+	target, err := NewTarget(spec.Network, spec.Dir, name)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := serverConfig(spec.ConfigData, target)
+	doc, err := ServerConfig(spec.ConfigData, target)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +160,9 @@ func boundTCP(p *serverproc.Process) (Target, error) {
 // Alive reports whether the process is still running.
 func (s *Server) Alive() bool { return s.proc.Alive() }
 
-// exitedWithin reports whether the process has exited or exits within d:
+// ExitedWithin reports whether the process has exited or exits within d:
 // after a failed run, a dying server may still be on its way out.
-func (s *Server) exitedWithin(d time.Duration) bool { return s.proc.ExitedWithin(d) }
+func (s *Server) ExitedWithin(d time.Duration) bool { return s.proc.ExitedWithin(d) }
 
 // DiedReason is a one-line description of an unexpected exit.
 func (s *Server) DiedReason() string {

@@ -1,12 +1,15 @@
-package gate
+package launch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"weaseldb/gate/result"
 	"weaseldb/internal/loadrun"
 	loadresult "weaseldb/loadtester/result"
 )
@@ -82,4 +85,43 @@ func RunLoad(ctx context.Context, l LoadSpec) (loadresult.Result, error) {
 		return *res, errors.New("load_tester measured no requests")
 	}
 	return *res, nil
+}
+
+// ShapeArgs are the load_tester flags of the shape (the path and the
+// connections are LoadSpec's own).
+func ShapeArgs(l result.LoadShape) []string {
+	var out []string
+	if l.Method != "" && l.Method != "GET" {
+		out = append(out, "--method", l.Method)
+	}
+	for _, h := range l.Headers {
+		out = append(out, "--header", h)
+	}
+	if l.Body != "" {
+		out = append(out, "--body", l.Body)
+	}
+	if l.Pipeline > 1 {
+		out = append(out, "--pipeline", strconv.Itoa(l.Pipeline))
+	}
+	if l.Rate > 0 {
+		out = append(out, "--rate", strconv.FormatFloat(l.Rate, 'f', -1, 64))
+	}
+	return append(out, l.LoadArgs...)
+}
+
+// StatusNote names the non-2xx answers among a run's errors (" (status
+// 400: 12)"), which tell a scenario whose requests the server refuses
+// (a body it rejects, an id too short) from a failing server.
+func StatusNote(res loadresult.Result) string {
+	var parts []string
+	for code, n := range res.StatusCodes {
+		if !strings.HasPrefix(code, "2") && n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", code, n))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	slices.Sort(parts)
+	return " (status " + strings.Join(parts, ", ") + ")"
 }

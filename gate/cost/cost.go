@@ -1,4 +1,4 @@
-package gate
+package cost
 
 import (
 	"cmp"
@@ -27,8 +27,8 @@ import (
 // lock contention, the kernel's side of a system call): the time tier stays
 // for those (docs/gate.md, "The cost tier").
 
-// CostOptions configure the cost tier.
-type CostOptions struct {
+// Options configure the cost tier.
+type Options struct {
 	Requests int     // counted requests per run, after the setup
 	Rate     float64 // their open-loop rate, the same on both sides
 	Runs     int     // runs per side before the first look
@@ -56,16 +56,16 @@ type CostOptions struct {
 	KeepDir string
 }
 
-// DefaultCostOptions: 1,000 requests at 250/s (4 s a run), 3 runs a side,
+// DefaultOptions: 1,000 requests at 250/s (4 s a run), 3 runs a side,
 // up to 5; a 0.5% tolerance against runs that agree within 0.2-0.3% here
 // (docs/gate.md, "The cost tier").
-func DefaultCostOptions() CostOptions {
-	return CostOptions{Requests: 1000, Rate: 250, Runs: 3, MaxRuns: 5, Tolerance: 0.005, MaxSpread: 0.01,
+func DefaultOptions() Options {
+	return Options{Requests: 1000, Rate: 250, Runs: 3, MaxRuns: 5, Tolerance: 0.005, MaxSpread: 0.01,
 		SetupSlowdown: 10, StartTimeout: 60 * time.Second}
 }
 
 // Validate checks the options; the error names the flag.
-func (c CostOptions) Validate() error {
+func (c Options) Validate() error {
 	var errs []error
 	check := func(ok bool, format string, args ...any) {
 		if !ok {
@@ -81,20 +81,20 @@ func (c CostOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-// costLab runs one cost run; the tests give a synthetic one.
-type costLab interface {
-	runCost(ctx context.Context, spec CostSpec) (result.CostSample, error)
+// Lab runs one cost run; the tests give a synthetic one.
+type Lab interface {
+	RunCost(ctx context.Context, spec Spec) (result.CostSample, error)
 }
 
-type processCostLab struct{}
+type ProcessLab struct{}
 
-func (processCostLab) runCost(ctx context.Context, spec CostSpec) (result.CostSample, error) {
-	return RunCostOnce(ctx, spec)
+func (ProcessLab) RunCost(ctx context.Context, spec Spec) (result.CostSample, error) {
+	return RunOnce(ctx, spec)
 }
 
 // costTools finds valgrind and callgrind_control; the error is the one
 // line a "could not judge" gives.
-func costTools(c *CostOptions) error {
+func costTools(c *Options) error {
 	for _, t := range []struct {
 		path *string
 		name string
@@ -111,18 +111,18 @@ func costTools(c *CostOptions) error {
 	return nil
 }
 
-// costPair is what the cost tier needs of the two sides.
-type costPair struct {
-	binA, binB string
-	cfgA, cfgB []byte
-	loadTester string
-	dir        string
-	env        []string // the servers' environment under valgrind
+// Pair is what the cost tier needs of the two sides.
+type Pair struct {
+	BinA, BinB string // the servers' binaries
+	CfgA, CfgB []byte // their configs (the interfaces are replaced)
+	LoadTester string
+	Dir        string   // every run's files go here
+	env        []string // the servers' environment under valgrind (the preflight's)
 }
 
 // judgeCost runs one scenario's cost runs, A and B at the same time, and
 // judges them.
-func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, progress io.Writer) *result.CostJudgement {
+func judgeCost(ctx context.Context, c Options, sc Scenario, p Pair, l Lab, progress io.Writer) *result.CostJudgement {
 	began := time.Now()
 	j := &result.CostJudgement{Tolerance: c.Tolerance, MaxSpread: c.MaxSpread}
 	j.Requests, j.Rate = costLoad(c, sc)
@@ -152,25 +152,25 @@ func judgeCost(ctx context.Context, c CostOptions, sc Scenario, p costPair, l co
 }
 
 // costRound is one run of each side, at the same time.
-func costRound(ctx context.Context, c CostOptions, sc Scenario, p costPair, l costLab, run int) (a, b result.CostSample, err error) {
+func costRound(ctx context.Context, c Options, sc Scenario, p Pair, l Lab, run int) (a, b result.CostSample, err error) {
 	requests, rate := costLoad(c, sc)
-	spec := func(side, bin string, cfg []byte) CostSpec {
-		return CostSpec{Side: side, Binary: bin, ConfigData: cfg, Dir: p.dir, Scenario: sc, Run: run, Requests: requests,
-			Rate: rate, LoadTester: p.loadTester, Valgrind: c.Valgrind, Control: c.Control, Env: p.env,
+	spec := func(side, bin string, cfg []byte) Spec {
+		return Spec{Side: side, Binary: bin, ConfigData: cfg, Dir: p.Dir, Scenario: sc, Run: run, Requests: requests,
+			Rate: rate, LoadTester: p.LoadTester, Valgrind: c.Valgrind, Control: c.Control, Env: p.env,
 			SetupSlowdown: c.SetupSlowdown, StartTimeout: c.StartTimeout}
 	}
 	var wg sync.WaitGroup
 	var errA, errB error
 	wg.Add(2)
-	go func() { defer wg.Done(); a, errA = l.runCost(ctx, spec("A", p.binA, p.cfgA)) }()
-	go func() { defer wg.Done(); b, errB = l.runCost(ctx, spec("B", p.binB, p.cfgB)) }()
+	go func() { defer wg.Done(); a, errA = l.RunCost(ctx, spec("A", p.BinA, p.CfgA)) }()
+	go func() { defer wg.Done(); b, errB = l.RunCost(ctx, spec("B", p.BinB, p.CfgB)) }()
 	wg.Wait()
 	return a, b, errors.Join(errA, errB)
 }
 
 // costLoad is the scenario's counted requests and their rate: its own
 // [scenario.cost] where it gives them, else the run's.
-func costLoad(c CostOptions, sc Scenario) (requests int, rate float64) {
+func costLoad(c Options, sc Scenario) (requests int, rate float64) {
 	return cmp.Or(sc.Cost.Requests, c.Requests), cmp.Or(sc.Cost.Rate, c.Rate)
 }
 
@@ -278,23 +278,23 @@ func pairRatioRange(a, b []result.CostSample) (lo, hi float64) {
 	return rs[k], rs[len(rs)-1-k]
 }
 
-// runCostTier judges every scenario's cost, one scenario after another.
+// RunTier judges every scenario's cost, one scenario after another.
 // The error is for a tier that could not start (no valgrind): every
 // scenario then gets that line as its "could not judge".
-func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair, l costLab, progress io.Writer) []*result.CostJudgement {
+func RunTier(ctx context.Context, c Options, scs []Scenario, p Pair, l Lab, progress io.Writer) []*result.CostJudgement {
 	out := make([]*result.CostJudgement, len(scs))
 	if err := c.Validate(); err != nil {
 		return costFailed(out, c, err)
 	}
 	var venv *valgrind.Env
-	if _, ok := l.(processCostLab); ok {
+	if _, ok := l.(ProcessLab); ok {
 		if err := costTools(&c); err != nil {
 			return costFailed(out, c, err)
 		}
-		if _, err := os.Stat(p.loadTester); err != nil {
-			return costFailed(out, c, fmt.Errorf("load tester %s: %w", p.loadTester, err))
+		if _, err := os.Stat(p.LoadTester); err != nil {
+			return costFailed(out, c, fmt.Errorf("load tester %s: %w", p.LoadTester, err))
 		}
-		env, err := costPreflight(ctx, c, p)
+		env, err := Preflight(ctx, c, p)
 		venv = &env
 		if err != nil {
 			out = costFailed(out, c, err)
@@ -320,7 +320,7 @@ func runCostTier(ctx context.Context, c CostOptions, scs []Scenario, p costPair,
 	return out
 }
 
-func costFailed(out []*result.CostJudgement, c CostOptions, err error) []*result.CostJudgement {
+func costFailed(out []*result.CostJudgement, c Options, err error) []*result.CostJudgement {
 	for i := range out {
 		out[i] = &result.CostJudgement{Verdict: result.CostCouldNotJudge, Reason: err.Error(), Tolerance: c.Tolerance, MaxSpread: c.MaxSpread,
 			Requests: c.Requests, Rate: c.Rate}

@@ -1,4 +1,4 @@
-package gate
+package cost
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"weaseldb/gate/callgrind"
+	"weaseldb/gate/launch"
 	"weaseldb/gate/result"
 	"weaseldb/gate/valgrind"
 	"weaseldb/internal/serverproc"
@@ -28,8 +29,8 @@ import (
 // alone; the process is then killed with SIGKILL (callgrind aborts on
 // SIGTERM, and the dump is already on disk).
 
-// CostSpec is one cost run of one side.
-type CostSpec struct {
+// Spec is one cost run of one side.
+type Spec struct {
 	Side       string // "A" or "B"
 	Binary     string
 	ConfigData []byte // the user's config; interfaces are replaced
@@ -50,13 +51,13 @@ type CostSpec struct {
 	StartTimeout  time.Duration
 }
 
-// RunCostOnce performs one cost run. Its error is one line.
-func RunCostOnce(ctx context.Context, spec CostSpec) (result.CostSample, error) {
+// RunOnce performs one cost run. Its error is one line.
+func RunOnce(ctx context.Context, spec Spec) (result.CostSample, error) {
 	began := time.Now()
 	sample := result.CostSample{Run: spec.Run}
 	name := fmt.Sprintf("cost-%s-%s-%d", strings.ToLower(spec.Side), spec.Scenario.Name, spec.Run)
-	target, _ := newTarget("unix", spec.Dir, name)
-	doc, err := serverConfig(spec.ConfigData, target)
+	target, _ := launch.NewTarget("unix", spec.Dir, name)
+	doc, err := launch.ServerConfig(spec.ConfigData, target)
 	if err != nil {
 		return sample, err
 	}
@@ -77,8 +78,8 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (result.CostSample, error) 
 	defer proc.Kill()
 	pid := proc.Pid()
 	load := func(shape result.LoadShape, dur time.Duration, phase string) (loadresult.Result, error) {
-		res, err := RunLoad(ctx, LoadSpec{Binary: spec.LoadTester, Target: target, Duration: dur, Concurrency: max(shape.Concurrency, 1),
-			Threads: 1, Path: shape.Path, Extra: append(loadArgs(shape), "--drain", "10s", "--timeout", "10s"),
+		res, err := launch.RunLoad(ctx, launch.LoadSpec{Binary: spec.LoadTester, Target: target, Duration: dur, Concurrency: max(shape.Concurrency, 1),
+			Threads: 1, Path: shape.Path, Extra: append(launch.ShapeArgs(shape), "--drain", "10s", "--timeout", "10s"),
 			JSONPath: filepath.Join(spec.Dir, fmt.Sprintf("%s-%s.json", name, phase)), Scenario: spec.Scenario.Name, Phase: phase})
 		if err == nil {
 			err = cleanCostRun(res)
@@ -169,7 +170,7 @@ func RunCostOnce(ctx context.Context, spec CostSpec) (result.CostSample, error) 
 func cleanCostRun(res loadresult.Result) error {
 	if res.Errors > 0 || res.Unfinished > 0 || res.Dropped > 0 || res.Answered < res.Due {
 		return fmt.Errorf("%d due, %d answered, %d errors, %d unfinished, %d dropped%s",
-			res.Due, res.Answered, res.Errors, res.Unfinished, res.Dropped, statusNote(res))
+			res.Due, res.Answered, res.Errors, res.Unfinished, res.Dropped, launch.StatusNote(res))
 	}
 	if res.Answered == 0 {
 		return errors.New("no request answered")
