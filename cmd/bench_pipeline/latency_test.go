@@ -37,7 +37,7 @@ func TestLatencyJSONContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.latency = small
+		o.suite.Latency = small
 		var out bytes.Buffer
 		if err := run(o, &out); err != nil {
 			t.Fatal(err)

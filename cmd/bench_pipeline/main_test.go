@@ -53,7 +53,7 @@ func TestParseArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.runs != tc.wantRuns || o.idle != tc.wantIdle || len(o.families) != tc.wantFam || o.quick != tc.wantQuick {
+			if o.suite.Runs != tc.wantRuns || o.suite.Idle != tc.wantIdle || len(o.suite.Families) != tc.wantFam || o.suite.Quick != tc.wantQuick {
 				t.Fatalf("got %+v", o)
 			}
 		})
@@ -67,7 +67,7 @@ func TestParseArgs(t *testing.T) {
 func TestRunWritesTableAndJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bp.json")
 	var out bytes.Buffer
-	o := options{runs: 1, idle: 50 * time.Millisecond, families: []string{"wait_strategy"}, jsonPath: path}
+	o := options{suite: pipebench.Suite{Runs: 1, Idle: 50 * time.Millisecond, Families: []string{"wait_strategy"}}, jsonPath: path}
 	if err := run(o, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestPrintPlan(t *testing.T) {
 			threads++
 		}
 	}
-	if want := 1 + pipebench.MaxStages(o.families); threads != want {
+	if want := 1 + pipebench.MaxStages(o.suite.Families); threads != want {
 		t.Errorf("%d thread lines, want %d (the producer and its stages):\n%s", threads, want, out.String())
 	}
 	if _, err := parseArgs([]string{"--print-plan"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "only with --cpus auto") {
@@ -167,8 +167,8 @@ func TestPrintPlan(t *testing.T) {
 // before the first result.
 func TestRunPrintsPlanFirst(t *testing.T) {
 	var out bytes.Buffer
-	o := options{runs: 1, families: []string{"single_stage"},
-		plan: []string{"producer cpu=0 core=0 node=0 idle=none", "warning: IRQ 38 (eth0, virtio2-input.0) may land on CPU 0"}}
+	o := options{suite: pipebench.Suite{Runs: 1, Families: []string{"single_stage"},
+		CPUs: pipebench.CPUChoice{Plan: []string{"producer cpu=0 core=0 node=0 idle=none", "warning: IRQ 38 (eth0, virtio2-input.0) may land on CPU 0"}}}}
 	if err := run(o, &out); err != nil {
 		t.Fatal(err)
 	}
