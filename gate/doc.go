@@ -6,9 +6,9 @@
 // It is the engine, as x/perf's benchstat CLI is to benchmath: the time
 // tier (rounds of interleaved runs: runner.go, rounds.go, scenario.go,
 // lab.go, pin.go, cputrace.go, cpujudge.go), the baseline, the options and
-// the scenarios file, and judge.go, which combines the tiers' and the
-// scenarios' verdicts; it hands the cost tier to gate/cost. It fills in a
-// result and formats none of it.
+// the scenarios file, tiers.go, which runs the time tier and then hands
+// the cost tier to gate/cost, and judge.go, which combines the tiers' and
+// the scenarios' verdicts. It fills in a result and formats none of it.
 //
 // The gate's packages, each importing only those listed before it:
 //
