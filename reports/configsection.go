@@ -70,11 +70,13 @@ func (w *writer) testConfiguration() error {
 
 // sourceRows name the source revision the binaries were built from and
 // the command that built them (manifest.json source).
-func (w *writer) sourceRows() {
-	src := w.run.Manifest.Source
+func (w *writer) sourceRows() { w.p("%s", sourceRows(w.run.Manifest.Source)) }
+
+// sourceRows are the table rows of a run's source record, or one row
+// saying the run did not record it.
+func sourceRows(src *artifacts.SourceRecord) string {
 	if src == nil {
-		w.p("| source revision | not recorded (the run predates the manifest's `source`) |\n")
-		return
+		return "| source revision | not recorded (the run predates the manifest's `source`) |\n"
 	}
 	state := "clean work tree"
 	if src.Dirty {
@@ -84,7 +86,7 @@ func (w *writer) sourceRows() {
 	if src.Describe != "" && src.Describe != src.Revision {
 		rev += fmt.Sprintf(" (`%s`)", src.Describe)
 	}
-	w.p("| source revision | %s, %s |\n| build | `%s` |\n", rev, state, orNA(src.BuildCommand))
+	return fmt.Sprintf("| source revision | %s, %s |\n| build | `%s` |\n", rev, state, orNA(src.BuildCommand))
 }
 
 func (w *writer) sources() error {
