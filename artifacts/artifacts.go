@@ -36,6 +36,26 @@ type Manifest struct {
 	// (scripts/manycore.sh): such a run is a functional check, never a
 	// measurement of speed, and the report renders it as one.
 	Virtual *VirtualMachine `json:"virtual,omitempty"`
+	// Source is the revision the binaries were built from and how (absent
+	// from runs recorded before it was).
+	Source *SourceRecord `json:"source,omitempty"`
+	// RunDir and Root are the run directory and the repository root as
+	// absolute paths when the run was recorded: the config path and the
+	// steps' commands hold them, and a report rendered after the run moved
+	// (reports/runs/ to reports/published/) shows those paths relative to
+	// where the run is now instead.
+	RunDir string `json:"run_dir,omitempty"`
+	Root   string `json:"root,omitempty"`
+}
+
+// SourceRecord is the source behind a run's binaries.
+type SourceRecord struct {
+	Revision string `json:"revision"`           // git rev-parse HEAD
+	Describe string `json:"describe,omitempty"` // git describe --always --dirty
+	// Dirty: the work tree had changes git did not commit, so Revision
+	// alone does not reproduce the binaries.
+	Dirty        bool   `json:"dirty"`
+	BuildCommand string `json:"build_command"` // the step that built them, or why none ran
 }
 
 // VirtualMachine records that a run's CPUs were virtual, and how.

@@ -92,6 +92,12 @@ type ManifestOptions struct {
 	VirtualAccel string
 	HostCPUs     int
 	HostCPUModel string
+	// The source revision and build command (scripts pass them; Revision
+	// "" leaves the manifest without a source record), and the repository
+	// root the paths in Config and Steps are under.
+	Revision, Describe, BuildCommand string
+	Dirty                            bool
+	Root                             string
 }
 
 // WriteManifest builds the run's manifest and writes it to out (default
@@ -105,6 +111,9 @@ func WriteManifest(runDir, out string, o ManifestOptions) (string, error) {
 	m, err := BuildManifest(o)
 	if err != nil {
 		return "", err
+	}
+	if abs, err := filepath.Abs(runDir); err == nil {
+		m.RunDir = abs
 	}
 	if out == "" {
 		out = filepath.Join(runDir, artifacts.ManifestFile)
@@ -128,7 +137,10 @@ func BuildManifest(o ManifestOptions) (artifacts.Manifest, error) {
 	}
 	m := artifacts.Manifest{Version: 1, StartedAt: o.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339),
 		DurationS: o.DurationS, Quick: o.Quick, Machine: DescribeMachine(), Config: cfg, Steps: steps,
-		NofileLimit: o.Nofile}
+		NofileLimit: o.Nofile, Root: o.Root}
+	if o.Revision != "" {
+		m.Source = &artifacts.SourceRecord{Revision: o.Revision, Describe: o.Describe, Dirty: o.Dirty, BuildCommand: o.BuildCommand}
+	}
 	if o.VirtualAccel != "" {
 		steal, err := procstat.MachineSteal()
 		m.Virtual = DescribeVirtual(o.VirtualAccel, m.Machine.Cores, o.HostCPUs, o.HostCPUModel, steal, err)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,6 +81,23 @@ func TestBuildManifest(t *testing.T) {
 	}
 	if _, ok := m.Config.Values["server"]; !ok {
 		t.Errorf("config values lack [server]: %v", m.Config.Values)
+	}
+	if m.Source != nil {
+		t.Errorf("no revision given, yet a source record: %+v", m.Source)
+	}
+	// The source revision and build command, and the run's absolute paths.
+	out, err := WriteManifest(dir, "", ManifestOptions{Config: "../testdata/test_benchmark_config.toml", Steps: steps,
+		Revision: "0123abcd", Describe: "0123abcd-dirty", Dirty: true, BuildCommand: "make build BUILD_DIR=build", Root: "/src/wdb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got artifacts.Manifest
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &got) != nil {
+		t.Fatalf("read back %s: %v", out, err)
+	}
+	want := artifacts.SourceRecord{Revision: "0123abcd", Describe: "0123abcd-dirty", Dirty: true, BuildCommand: "make build BUILD_DIR=build"}
+	if got.Source == nil || *got.Source != want || got.RunDir != dir || got.Root != "/src/wdb" {
+		t.Errorf("manifest source %+v, run_dir %q, root %q", got.Source, got.RunDir, got.Root)
 	}
 	if _, err := BuildManifest(ManifestOptions{Config: filepath.Join(dir, "missing.toml"), Steps: steps}); err == nil || !strings.Contains(err.Error(), "missing.toml") {
 		t.Errorf("missing config: %v", err)

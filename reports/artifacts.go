@@ -20,7 +20,10 @@ import (
 // an older script or a merged distributed run) is one setup of one round,
 // read from load.json and the files beside it.
 type Run struct {
-	Dir            string
+	Dir string
+	// ShownDir is the run directory as the report names it in paths
+	// (default Dir): a test renders from another working directory.
+	ShownDir       string
 	Manifest       artifacts.Manifest
 	Setups         *artifacts.Setups // nil for a single-result run
 	Views          []*SetupView

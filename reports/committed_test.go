@@ -22,6 +22,7 @@ func TestCommittedReportIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	run.ShownDir = runDir // rendered from the repository's root, as its paths show
 	out := filepath.Join(t.TempDir(), committed)
 	cmd := "report --run " + runDir + " --out reports/" + committed
 	if _, err := Generate(run, Options{OutPath: out, Command: cmd}); err != nil {

@@ -24,10 +24,11 @@ func (w *writer) testConfiguration() error {
 		w.p("| GOMAXPROCS (the server's, from its log) | %s |\n", m.ServerGOMAXPROCS)
 	}
 	w.p("| OS/arch | %s/%s |\n", orNA(m.Machine.OS), orNA(m.Machine.Arch))
+	w.sourceRows()
 	if m.NofileLimit != "" {
 		w.p("| open files limit | %s |\n", m.NofileLimit)
 	}
-	w.p("\nServer config `%s`", orNA(m.Config.Path))
+	w.p("\nServer config `%s`", orNA(w.run.relocated(m.Config.Path)))
 	if m.Config.Source != "" {
 		w.p(", a copy of `%s` with a unix socket as its only listener", m.Config.Source)
 	}
@@ -58,13 +59,34 @@ func (w *writer) testConfiguration() error {
 	}
 	w.p("\nCommands, in order, with exit status and wall time (`%s` steps):\n\n```\n", artifacts.ManifestFile)
 	for _, s := range m.Steps {
-		w.p("# %s: exit %d, %.1f s\n%s\n", s.Name, s.ExitCode, s.WallS, s.Command)
+		w.p("# %s: exit %d, %.1f s\n%s\n", s.Name, s.ExitCode, s.WallS, w.run.relocated(s.Command))
 	}
 	w.p("```\n\n")
 	if m.ServerExitCode != nil {
 		w.p("The server exited with status %d after SIGTERM.\n\n", *m.ServerExitCode)
 	}
 	return nil
+}
+
+// sourceRows name the source revision the binaries were built from and
+// the command that built them (manifest.json source).
+func (w *writer) sourceRows() { w.p("%s", sourceRows(w.run.Manifest.Source)) }
+
+// sourceRows are the table rows of a run's source record, or one row
+// saying the run did not record it.
+func sourceRows(src *artifacts.SourceRecord) string {
+	if src == nil {
+		return "| source revision | not recorded (the run predates the manifest's `source`) |\n"
+	}
+	state := "clean work tree"
+	if src.Dirty {
+		state = "**dirty** work tree: uncommitted changes were built in"
+	}
+	rev := fmt.Sprintf("`%s`", src.Revision)
+	if src.Describe != "" && src.Describe != src.Revision {
+		rev += fmt.Sprintf(" (`%s`)", src.Describe)
+	}
+	return fmt.Sprintf("| source revision | %s, %s |\n| build | `%s` |\n", rev, state, orNA(src.BuildCommand))
 }
 
 func (w *writer) sources() error {

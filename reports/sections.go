@@ -254,5 +254,6 @@ func (w *writer) seedComparison() error {
 	// can slow it for minutes, which no single run sees (docs/report.md
 	// measured up to 8% between runs against ±2% within).
 	w.p("Each range above is the spread of this run's rounds, and each interval for another run assumes the machine stays as steady as it was over them: on a shared machine runs minutes apart can differ by more (docs/report.md, \"How steady this machine is\"; scripts/machine_drift.sh measures it), so compare the setups within one report, and builds with the gate's interleaved A/B, not reports by their absolute req/s.\n\n")
+	w.historicalNote()
 	return nil
 }

@@ -177,8 +177,16 @@ step() {
 }
 
 if [[ $SKIP_BUILD != 1 ]]; then
+    BUILD_COMMAND="make build BUILD_DIR=$BUILD_DIR"
     step build make build BUILD_DIR="$BUILD_DIR" || exit 1
+else
+    BUILD_COMMAND="none (SKIP_BUILD=1: the binaries already in $BUILD_DIR)"
 fi
+# The source the binaries were built from, for the manifest (none outside git).
+REVISION=$(git rev-parse HEAD 2>/dev/null) || REVISION=""
+DESCRIBE=$(git describe --always --dirty 2>/dev/null) || DESCRIBE=""
+DIRTY=false
+[[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]] && DIRTY=true
 # The server, the load tester, the spin-work timer and the generator are
 # needed for any report; a missing bench_pipeline only fails its own step
 # (the report then says "not measured").
@@ -245,7 +253,9 @@ if [[ ! -s $RUN_DIR/setups.json ]]; then
     exit 1
 fi
 MANIFEST_ARGS=(--run "$RUN_DIR" --config "$RUN_DIR/setup_seed.toml" --config-source "$CONFIG"
-    --steps "$STEPS" --duration "$RUN_SECONDS" --nofile "$NOFILE_NOW" --started "$STARTED")
+    --steps "$STEPS" --duration "$RUN_SECONDS" --nofile "$NOFILE_NOW" --started "$STARTED"
+    --root "$ROOT" --build-command "$BUILD_COMMAND" --dirty="$DIRTY")
+[[ -n $REVISION ]] && MANIFEST_ARGS+=(--revision "$REVISION" --describe "$DESCRIBE")
 ((QUICK == 1)) && MANIFEST_ARGS+=(--quick)
 "$BIN/report" manifest "${MANIFEST_ARGS[@]}" || { FAILED+=(manifest); exit 1; }
 

@@ -23,6 +23,11 @@ func manifest(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.VirtualAccel, "virtual", "", "the run's CPUs were a QEMU guest's, run with this accelerator (tcg: emulated, kvm); the report then renders it as a functional check")
 	fs.IntVar(&o.HostCPUs, "host-cpus", 0, "with --virtual: the host's CPU count")
 	fs.StringVar(&o.HostCPUModel, "host-cpu-model", "", "with --virtual: the host's CPU model")
+	fs.StringVar(&o.Revision, "revision", "", "the source revision the binaries were built from (git rev-parse HEAD)")
+	fs.StringVar(&o.Describe, "describe", "", "its git describe --always --dirty")
+	fs.BoolVar(&o.Dirty, "dirty", false, "the work tree had uncommitted changes when the binaries were built")
+	fs.StringVar(&o.BuildCommand, "build-command", "", "the command that built the binaries (or why none ran)")
+	fs.StringVar(&o.Root, "root", "", "the repository root the config and step paths are under (absolute)")
 	out := fs.String("out", "", "manifest to write (default RUN/manifest.json)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err

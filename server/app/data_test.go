@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -318,6 +320,14 @@ func TestRequestIDCap(t *testing.T) {
 		if !strings.Contains(metricsText, want+"\n") {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	// The ids' memory in bytes: at least a 32-byte record per id held.
+	if m := regexp.MustCompile(`(?m)^weaseldb_request_ids_bytes (\d+)$`).FindStringSubmatch(metricsText); m == nil {
+		t.Errorf("metrics lack weaseldb_request_ids_bytes")
+	} else if b, _ := strconv.Atoi(m[1]); b < 32*config.MinMaxRequestIDs {
+		t.Errorf("weaseldb_request_ids_bytes %d for %d ids", b, config.MinMaxRequestIDs)
+	} else {
+		t.Logf("weaseldb_request_ids_bytes %d", b)
 	}
 }
 

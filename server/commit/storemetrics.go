@@ -25,6 +25,7 @@ func registerStoreMetrics(m *metrics.Metrics, st *store.Store) error {
 	for _, c := range []prometheus.Collector{
 		gauge("weaseldb_request_ids_remembered", "Request ids of commits remembered (duplicates within retention are answered, not applied).", s.RememberedIDs.Load),
 		gauge("weaseldb_request_ids_banned", "Request ids banned because GET /v1/status answered not_found for them.", s.BannedIDs.Load),
+		gauge("weaseldb_request_ids_bytes", "Bytes the sequence stage holds for remembered and banned request ids together (one FIFO of records and one table serve both, about 40 bytes per id); the memory a cap or retention bounds.", s.RequestIDBytes.Load),
 		gauge("weaseldb_request_ids_max", "commit.max_request_ids: the cap on remembered and banned ids together; 0 means no cap (the default: retention alone decides).", s.MaxRequestIDs.Load),
 		counter("weaseldb_request_ids_dropped_by_cap_total", "Remembered or banned ids dropped because commit.max_request_ids was reached, while still within retention.", s.DroppedByCap.Load),
 		counter("weaseldb_commits_refused_banned_total", "Commits refused (request_id_banned): status had answered not_found for their id.", s.RefusedBanned.Load),

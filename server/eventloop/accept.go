@@ -103,13 +103,6 @@ func (l *Loop) refuseOverLimit(fd int, ln *Listener) {
 	}
 }
 
-// register admits and registers a descriptor that did not come from accept
-// (tests), whatever the limit.
-func (l *Loop) register(fd int, isUnix bool) *Conn {
-	l.open.Add(1)
-	return l.registerAdmitted(fd, isUnix)
-}
-
 // registerAdmitted publishes the connection in the table first and then
 // has the backend arm its input, so what the backend reports finds the
 // connection. Its header clock starts now.

@@ -76,6 +76,9 @@ func (h *lineHandler) OnData(c *Conn, in []byte) (int, Action) {
 		if bytes.Equal(line, []byte("panic\n")) {
 			panic("test handler panics on request")
 		}
+		if bytes.Equal(line, []byte("goexit\n")) {
+			runtime.Goexit() // what t.FailNow does on the loop goroutine
+		}
 		seq := c.NextSeq()
 		if n, ok := bytes.CutPrefix(line, []byte("big ")); ok {
 			// "big N": N bytes of 'x' and a newline, answered on the loop.
@@ -152,7 +155,7 @@ func startLineServerReport(t *testing.T, loops, workers int, direct bool, opt Op
 		}(uint64(w))
 	}
 	t.Cleanup(func() {
-		if err := srv.Stop(3 * time.Second); err != nil && !strings.Contains(err.Error(), "test handler panics") {
+		if err := srv.Stop(3 * time.Second); err != nil && !strings.Contains(err.Error(), "test handler panics") && !strings.Contains(err.Error(), "runtime.Goexit") {
 			t.Errorf("stop: %v", err)
 		}
 		close(h.work)
@@ -577,6 +580,42 @@ func TestPanickingLoopIsContained(t *testing.T) {
 		c.Close()
 	}
 	_ = srv
+}
+
+// A loop whose goroutine ends by runtime.Goexit (recover sees no value)
+// fails like a panicking one: reported, delivered on Failed, and the other
+// loop keeps serving.
+func TestGoexitLoopIsReportedLikeAPanic(t *testing.T) {
+	reported := make(chan error, 4)
+	srv, _, addr := startLineServerReport(t, 2, 1, true, Options{}, func(err error) { reported <- err })
+	victim := dial(t, addr)
+	victim.Write([]byte("goexit\n"))
+	select {
+	case err := <-reported:
+		if !strings.Contains(err.Error(), "runtime.Goexit") {
+			t.Fatalf("report: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Goexit not reported")
+	}
+	select {
+	case err := <-srv.Failed():
+		var pe *PanicError
+		if !errors.As(err, &pe) || !pe.Goexit || pe.Value != nil || len(pe.Stack) == 0 {
+			t.Fatalf("Failed() delivered %#v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Failed() delivered nothing")
+	}
+	if _, err := readAll(victim); err != nil && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("victim connection: %v", err)
+	}
+	c := dial(t, addr)
+	defer c.Close()
+	c.Write([]byte("hello\n"))
+	if got, err := bufio.NewReader(c).ReadString('\n'); err != nil || got != "hello\n" {
+		t.Fatalf("after the Goexit: %q %v", got, err)
+	}
 }
 
 // threadsThatRan lists the threads whose CPU time grew between two readings

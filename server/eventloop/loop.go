@@ -156,23 +156,33 @@ func (l *Loop) warn(err error) {
 // closed (the peers see the connection end rather than hang) and its
 // listeners dropped from its backend; the other loops still serve, but a
 // server missing a loop is not the one configured, so its owner should
-// stop it (Server.Failed).
+// stop it (Server.Failed). A loop goroutine ended by runtime.Goexit (a
+// handler calling t.FailNow, log.Fatal's cousins in a library) fails the
+// same way, with Goexit set: recover sees nothing then, so without it the
+// loop would vanish unnoticed.
 type PanicError struct {
-	Loop  int
-	Value any    // what the loop panicked with
-	Stack []byte // the loop goroutine's stack at the panic
+	Loop   int
+	Value  any    // what the loop panicked with (nil for a Goexit)
+	Stack  []byte // the loop goroutine's stack at the panic
+	Goexit bool   // the goroutine ended by runtime.Goexit, not a panic
 }
 
 func (e *PanicError) Error() string {
+	if e.Goexit {
+		return fmt.Sprintf("event loop %d ended by runtime.Goexit\n%s", e.Loop, e.Stack)
+	}
 	return fmt.Sprintf("event loop %d panicked: %v\n%s", e.Loop, e.Value, e.Stack)
 }
 
 // run is the loop goroutine.
 func (l *Loop) run(failed chan<- error) {
 	defer close(l.done)
+	returned := false // set on the loop's one normal return
 	defer func() {
-		if r := recover(); r != nil {
-			l.err = &PanicError{Loop: l.id, Value: r, Stack: debug.Stack()}
+		r := recover()
+		if r != nil || !returned {
+			// No value and no normal return: runtime.Goexit ended the loop.
+			l.err = &PanicError{Loop: l.id, Value: r, Stack: debug.Stack(), Goexit: r == nil}
 			l.abort()
 			failed <- l.err // buffered for every loop: never blocks
 			if l.report != nil {
@@ -224,6 +234,7 @@ func (l *Loop) run(failed chan<- error) {
 		}
 		if l.stopSeen && l.nconns == 0 {
 			l.abort()
+			returned = true
 			return
 		}
 	}

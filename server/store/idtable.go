@@ -3,6 +3,7 @@ package store
 import (
 	"hash/maphash"
 	"math/bits"
+	"unsafe"
 )
 
 // Owner: an idIndex belongs to the requestIDs that holds it, so to the
@@ -98,6 +99,16 @@ type idIndex struct {
 }
 
 func (x *idIndex) len() int { return int(x.tail - x.head) }
+
+// bytes is the memory the index holds: its chunks (the spare one
+// included) and its table. O(1), so cheap enough to publish per batch.
+func (x *idIndex) bytes() int64 {
+	chunks := int64(x.chunks.len())
+	if x.spare != nil {
+		chunks++
+	}
+	return chunks*int64(unsafe.Sizeof(idChunk{})) + int64(len(x.slots))*int64(unsafe.Sizeof(uint32(0)))
+}
 
 // maxLen is the most records the index can hold (see maxSpan).
 func (x *idIndex) maxLen() int {

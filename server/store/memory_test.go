@@ -40,6 +40,42 @@ func requestIDMemory(n int, banned bool) float64 {
 	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 }
 
+// The bytes gauge (weaseldb_request_ids_bytes) is the heap the ids
+// really hold, bans and commits alike: within 10% of what MemStats counts
+// (the table's size steps and the GC's granularity are the slack).
+func TestRequestIDBytesIsTheHeapHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 10 MB")
+	}
+	const n = 1 << 17
+	for _, banned := range []bool{false, true} {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s := NewSequencer(NewRetention(Limits{Versions: 1 << 40, Age: time.Hour}), 0)
+		buf := make([]byte, 36)
+		for i := range n {
+			id := string(uuidText(buf, uint64(i)))
+			if banned {
+				s.Sequence("", 0, t0)
+				s.LookupStatus(id, int64(i+1), t0)
+			} else {
+				s.Sequence(id, 0, t0)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		s.PublishStats()
+		got := s.Stats().RequestIDBytes.Load()
+		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		runtime.KeepAlive(s)
+		t.Logf("banned=%v: gauge %d bytes, heap %d bytes", banned, got, heap)
+		if got < heap*9/10 || got > heap*11/10 {
+			t.Errorf("banned=%v: gauge says %d bytes, the heap grew %d", banned, got, heap)
+		}
+	}
+}
+
 // The figure in docs/api.md comes from the benchmark below; the bound
 // leaves room for the table's load factor (it holds between 0.375 and 0.75
 // of its slots) and catches a regression toward the 166 bytes an id cost

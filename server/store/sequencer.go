@@ -28,6 +28,7 @@ type Sequencer struct {
 type Stats struct {
 	RememberedIDs       atomic.Int64 // request ids of commits remembered
 	BannedIDs           atomic.Int64 // ids banned by a not_found status answer
+	RequestIDBytes      atomic.Int64 // memory held for remembered and banned ids together (RequestIDBytes)
 	MaxRequestIDs       atomic.Int64 // the cap on both together (0: no cap)
 	DroppedByCap        atomic.Int64 // entries dropped by the cap while within retention (total)
 	RefusedBanned       atomic.Int64 // commits refused: their id was banned (total)
@@ -181,10 +182,16 @@ func (s *Sequencer) RememberedIDs() int { return s.ids.commits }
 // BannedIDs is the number of banned ids held.
 func (s *Sequencer) BannedIDs() int { return s.ids.bans }
 
+// RequestIDBytes is the memory held for remembered and banned ids: bans
+// and commits' ids share one FIFO and one table, so the bytes are theirs
+// together (per id about 40: docs/api.md, "Memory").
+func (s *Sequencer) RequestIDBytes() int64 { return s.ids.idx.bytes() }
+
 // PublishStats copies the counters to Stats (once per batch).
 func (s *Sequencer) PublishStats() {
 	s.stats.RememberedIDs.Store(int64(s.ids.commits))
 	s.stats.BannedIDs.Store(int64(s.ids.bans))
+	s.stats.RequestIDBytes.Store(s.RequestIDBytes())
 	s.stats.DroppedByCap.Store(s.ids.droppedByCap)
 	s.stats.RefusedBanned.Store(s.refusedBanned)
 	s.stats.RefusedUnverifiable.Store(s.refusedUnverifiable)
