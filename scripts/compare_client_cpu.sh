@@ -58,6 +58,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib/cpus.sh"
 # shellcheck source=lib/nginx_anchor.sh
 . "$ROOT/scripts/lib/nginx_anchor.sh"
+# shellcheck source=lib/cputime.sh
+. "$ROOT/scripts/lib/cputime.sh"
 need_tools go git nginx /usr/bin/time python3 taskset
 
 WORK=$(mktemp -d)
@@ -85,11 +87,11 @@ start_nginx_anchor "$WORK" "$PORT"
 # run BUILD ARGS...: load_tester of BUILD with ARGS on one network thread;
 # prints "cpu_ns_per_request req_per_s requests"
 run() {
-    local bin=$WORK/lt_$1; shift
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" "$bin" --port "$PORT" --path /ok \
+    local bin=$WORK/lt_$1 cpu; shift
+    cpu=$(cpu_timed "$WORK/out" "$bin" --port "$PORT" --path /ok \
         --network-threads 1 --duration "$SECS" "$@" \
-        --json "$WORK/r.json" --quiet >"$WORK/out" 2>&1 || true
-    python3 - "$WORK/r.json" "$(awk '/^CPU/{print $2+$3}' "$WORK/time")" <<'PY'
+        --json "$WORK/r.json" --quiet)
+    python3 - "$WORK/r.json" "$cpu" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 n = r["requests"]
