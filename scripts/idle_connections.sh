@@ -15,7 +15,9 @@ WINDOW=${WINDOW:-10}
 WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
 IO_THREADS=${IO_THREADS:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-command -v python3 >/dev/null || { echo "idle_connections: needs python3" >&2; exit 1; }
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+need_tool python3
 need=$((CONNS + 200))
 if [ "$(ulimit -n)" -lt "$need" ]; then
     ulimit -n "$need" 2>/dev/null || { echo "idle_connections: needs ulimit -n >= $need (have $(ulimit -n))" >&2; exit 1; }

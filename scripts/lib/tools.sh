@@ -14,6 +14,7 @@ tool_hint() {
     python3) echo "apt-get install -y python3" ;;
     git) echo "apt-get install -y git" ;;
     jq) echo "apt-get install -y jq" ;;
+    curl) echo "apt-get install -y curl" ;;
     strace) echo "apt-get install -y strace" ;;
     valgrind | callgrind_control) echo "apt-get install -y valgrind" ;;
     go) echo "https://go.dev/dl" ;;
