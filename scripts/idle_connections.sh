@@ -17,6 +17,8 @@ IO_THREADS=${IO_THREADS:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=lib/tools.sh
 . "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
 need_tool python3
 need=$((CONNS + 200))
 if [ "$(ulimit -n)" -lt "$need" ]; then
@@ -33,7 +35,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$ROOT" && go build -trimpath -o "$WORK/weaseldb" ./cmd/weaseldb)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 cat >"$WORK/w.toml" <<TOML
 [server]
 interfaces = [{ type = "tcp", address = "127.0.0.1", port = $PORT }]

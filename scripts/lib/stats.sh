@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # Sourced by the comparison scripts: the arithmetic of their summaries.
 
-# median: the median of the numbers on stdin (any whitespace between them),
-# the mean of the middle two when their count is even; 0 when there are
-# none.
+# median [NONE]: the median of the numbers on stdin (any whitespace between
+# them), the mean of the middle two when their count is even; NONE (default
+# 0) when there are none.
 median() {
-  tr -s ' \t' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+  tr -s ' \t' '\n' | { grep -v '^$' || true; } | sort -g |
+    awk -v none="${1:-0}" '{a[NR]=$1} END {if (!NR) print none; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
 }
 
 # ratio A B [FORMAT]: A/B printed with FORMAT (default %.3f); 0 when B is
