@@ -69,6 +69,14 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/build_ref.sh
+. "$ROOT/scripts/lib/build_ref.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+need_tools go git python3 curl
+
 cd "$ROOT"
 mkdir -p "$WORK/after" "$WORK/before"
 # build_ref REF BUILD: weaseldb of commit REF into $WORK/BUILD; prints the
@@ -76,9 +84,7 @@ mkdir -p "$WORK/after" "$WORK/before"
 build_ref() {
     local rev
     rev=$(git rev-parse --verify "$1^{commit}") || { echo "bench_commit: $1 is not a commit" >&2; exit 1; }
-    mkdir -p "$WORK/src-$2"
-    git archive "$rev" | tar -x -C "$WORK/src-$2"
-    (cd "$WORK/src-$2" && go build -o "$WORK/$2/weaseldb" ./cmd/weaseldb)
+    build_at_ref "$rev" "$WORK/src-$2" -o "$WORK/$2/weaseldb" ./cmd/weaseldb
     echo "$rev"
 }
 # knows_cap SRC: 1 when that source's config has commit.max_request_ids.
@@ -107,7 +113,7 @@ if [ "$PIN" = 1 ] && [ -n "$SECOND" ]; then
     SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
 fi
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 SOCK=$WORK/weaseldb.sock
 # write_config OUT WITH_CAP: the config's [server] interfaces replaced; every
 # other setting kept; commit.max_request_ids raised when WITH_CAP=1.

@@ -28,11 +28,16 @@ PORT_NGINX=${PORT_NGINX:-18201}
 PORT_GO=${PORT_GO:-18202}
 PORT_WDB=${PORT_WDB:-18203}
 
-for tool in wrk nginx go; do
-  command -v "$tool" >/dev/null || { echo "compare_anchors: $tool not found (apt-get install -y wrk nginx-light)" >&2; exit 1; }
-done
-
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/tools.sh
+. "$root/scripts/lib/tools.sh"
+# shellcheck source=lib/stats.sh
+. "$root/scripts/lib/stats.sh"
+# shellcheck source=lib/proc.sh
+. "$root/scripts/lib/proc.sh"
+# shellcheck source=lib/nginx_anchor.sh
+. "$root/scripts/lib/nginx_anchor.sh"
+need_tools wrk nginx go
 work=$(mktemp -d /tmp/compare_anchors.XXXXXX)
 pids=()
 cleanup() {
@@ -45,8 +50,6 @@ trap cleanup EXIT
 echo "== building into $work"
 (cd "$root" && go build -trimpath -o "$work/" ./cmd/weaseldb ./cmd/nethttp_ok ./cmd/peers)
 
-# shellcheck source=lib/nginx_anchor.sh
-. "$root/scripts/lib/nginx_anchor.sh"
 write_nginx_conf "$work/nginx" "$PORT_NGINX"
 
 cat >"$work/weaseldb.toml" <<TOML
@@ -61,14 +64,13 @@ pipeline_release_threads = 1
 ok_resolve_iterations = 0
 TOML
 
-nginx -c "$work/nginx/nginx.conf" 2>"$work/nginx.stderr" & pids+=($!)
+start_nginx_anchor "$work/nginx" "$PORT_NGINX" || exit 1
+pids+=("$NGINX_PID")
 "$work/nethttp_ok" --addr "127.0.0.1:$PORT_GO" >"$work/nethttp.log" 2>&1 & pids+=($!)
 # shellcheck disable=SC2086
 env $WEASELDB_ENV "$work/weaseldb" --config "$work/weaseldb.toml" $WEASELDB_ARGS >"$work/weaseldb.log" 2>&1 & wdb_pid=$!; pids+=("$wdb_pid")
 
-# shellcheck source=lib/proc.sh
-. "$root/scripts/lib/proc.sh"
-for port in "$PORT_NGINX" "$PORT_GO" "$PORT_WDB"; do
+for port in "$PORT_GO" "$PORT_WDB"; do
   wait_port "$port" || { echo "compare_anchors: nothing listens on port $port" >&2; exit 1; }
 done
 grep -E "GOMAXPROCS|ready" "$work/weaseldb.log" | sed 's/^/   /'
@@ -101,7 +103,6 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 m_nginx=$(echo "${results[nginx]}" | median)
 m_go=$(echo "${results[nethttp]}" | median)
 m_wdb=$(echo "${results[weaseldb]}" | median)
@@ -112,7 +113,7 @@ awk -v w="$m_wdb" -v n="$m_nginx" -v g="$m_go" 'BEGIN {
 }'
 
 if [ "$IDLE" = "1" ]; then
-  command -v python3 >/dev/null || { echo "compare_anchors: IDLE=1 needs python3" >&2; exit 1; }
+  need_tool python3 "IDLE=1 needs it: apt-get install -y python3"
   echo "== weaseldb CPU with $CONNS idle keep-alive connections over 10 s"
   python3 - "$PORT_WDB" "$CONNS" "$wdb_pid" "$work/peers" <<'PY'
 import socket, subprocess, sys, time

@@ -8,8 +8,8 @@
 # /proc/PID/task/*/status). This is the before/after comparison a hot-path
 # change comes with.
 #
-# A variant is a binary (A_BIN/B_BIN), or a git ref built into a temporary
-# worktree (A_REF/B_REF), plus TOML lines added to its [server] section
+# A variant is a binary (A_BIN/B_BIN), or a git ref built from its tree
+# (git archive) in a temporary directory (A_REF/B_REF), plus TOML lines added to its [server] section
 # (A_SERVER/B_SERVER). By default A is HEAD and B the working tree.
 #
 # Examples:
@@ -40,31 +40,34 @@ THREAD_NAMES=${THREAD_NAMES:-false}
 WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-for tool in wrk go python3; do
-    command -v "$tool" >/dev/null || { echo "compare_builds: $tool not found (apt-get install -y wrk)" >&2; exit 1; }
-done
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/build_ref.sh
+. "$ROOT/scripts/lib/build_ref.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+# shellcheck source=lib/stats.sh
+. "$ROOT/scripts/lib/stats.sh"
+need_tools wrk go python3
 
 WORK=$(mktemp -d /tmp/compare_builds.XXXXXX)
 PIDS=()
-WORKTREES=()
 cleanup() {
     for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    for w in "${WORKTREES[@]:-}"; do [ -n "$w" ] && git -C "$ROOT" worktree remove --force "$w" 2>/dev/null || true; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
 # build NAME REF: the weaseldb of REF ("" = the working tree) into $WORK/NAME.
 build() {
-    local name=$1 ref=$2 src=$ROOT
+    local name=$1 ref=$2
     if [ -n "$ref" ]; then
-        src=$WORK/src-$name
-        git -C "$ROOT" worktree add --detach -q "$src" "$ref"
-        WORKTREES+=("$src")
+        build_at_ref "$ref" "$WORK/src-$name" -trimpath -o "$WORK/$name" ./cmd/weaseldb
+    else
+        (cd "$ROOT" && go build -trimpath -o "$WORK/$name" ./cmd/weaseldb)
     fi
-    (cd "$src" && go build -trimpath -o "$WORK/$name" ./cmd/weaseldb)
-    echo "   $name: $( [ -n "$ref" ] && git -C "$ROOT" log -1 --format='%h %s' "$ref" | cut -c1-70 || echo 'working tree')"
+    echo "   $name: $( [ -n "$ref" ] && describe_ref "$ref" | cut -c1-70 || echo 'working tree')"
 }
 
 echo "== building"
@@ -80,7 +83,6 @@ echo "   $PINNED$( [ ${#SERVER_ON[@]} = 0 ] && echo " (PIN=$PIN, or fewer than 2
 . "$ROOT/scripts/lib/wrk.sh"
 write_pipeline_lua "$WORK/pipeline.lua" "$DEPTH"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A PORT SPID
 for v in A B; do
     PORT[$v]=$(free_port)
@@ -152,8 +154,8 @@ for r in $(seq 1 "$ROUNDS"); do
         for v in "${order[@]}"; do read -r "rps[$v]" "cpu[$v]" "sw[$v]" < <(run "$v" "$mode"); done
         echo "$mode ${rps[A]} ${rps[B]} ${cpu[A]} ${cpu[B]} ${sw[A]} ${sw[B]}" >>"$WORK/results"
         printf '   round %2d %-11s A %12s  B %12s  B/A %.3f   CPU µs/req A %6s  B %6s  B/A %.3f   switches/req A %s  B %s\n' "$r" "$mode" \
-            "${rps[A]}" "${rps[B]}" "$(python3 -c "print(${rps[B]}/${rps[A]})")" \
-            "${cpu[A]}" "${cpu[B]}" "$(python3 -c "print(${cpu[B]}/${cpu[A]})")" "${sw[A]}" "${sw[B]}"
+            "${rps[A]}" "${rps[B]}" "$(ratio "${rps[B]}" "${rps[A]}" %.6f)" \
+            "${cpu[A]}" "${cpu[B]}" "$(ratio "${cpu[B]}" "${cpu[A]}" %.6f)" "${sw[A]}" "${sw[B]}"
     done
     if [ "$FRESH" = 1 ]; then stop_servers; fi
 done

@@ -30,8 +30,10 @@ SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 BIN=$(cd "$BUILD_DIR" && pwd)
 for b in weaseldb load_tester; do [[ -x $BIN/$b ]] || { echo "compare_io_backends: $BIN/$b missing (make build)" >&2; exit 1; }; done
-command -v python3 >/dev/null || { echo "compare_io_backends: needs python3" >&2; exit 1; }
-HAVE_WRK=0; command -v wrk >/dev/null && HAVE_WRK=1
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+need_tool python3
+HAVE_WRK=0; have_tool wrk && HAVE_WRK=1
 TMP=$(mktemp -d)
 PORT=18200
 SERVER_PID=
@@ -132,7 +134,7 @@ for b, (r, n) in runs.items():
 PY
 done
 
-if [[ ${SKIP_STRACE:-0} == 0 ]] && command -v strace >/dev/null; then
+if [[ ${SKIP_STRACE:-0} == 0 ]] && have_tool strace; then
     echo "# system calls per request (strace -c -f; 3 s of load_tester, 100 connections, unpipelined; strace slows everything, so only the counts mean anything)"
     for b in "${VARIANTS[@]}"; do
         start "$b" strace -f -c -o "$TMP/strace.$b"

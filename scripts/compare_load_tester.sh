@@ -20,46 +20,48 @@ DEPTH=16
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LT=${LOAD_TESTER:-$ROOT/build/load_tester}
 
-for tool in wrk nginx /usr/bin/time; do
-    command -v "$tool" >/dev/null || { echo "compare_load_tester: $tool not found (apt-get install -y wrk nginx-light time)" >&2; exit 1; }
-done
-[ -x "$LT" ] || { echo "compare_load_tester: $LT not built (make build)" >&2; exit 1; }
-
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+# shellcheck source=lib/nginx_anchor.sh
+. "$ROOT/scripts/lib/nginx_anchor.sh"
+# shellcheck source=lib/cputime.sh
+. "$ROOT/scripts/lib/cputime.sh"
+# shellcheck source=lib/wrk.sh
+. "$ROOT/scripts/lib/wrk.sh"
+# shellcheck source=lib/stats.sh
+. "$ROOT/scripts/lib/stats.sh"
+need_tools wrk nginx /usr/bin/time python3
+[ -x "$LT" ] || { echo "compare_load_tester: $LT not built (make build)" >&2; exit 1; }
+
 pin_server_and_client nginx
 
 WORK=$(mktemp -d)
 NGINX_PID=""
 cleanup() {
-    if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    stop_nginx_anchor
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-# shellcheck source=lib/nginx_anchor.sh
-. "$ROOT/scripts/lib/nginx_anchor.sh"
+PORT=$(free_port)
 write_nginx_conf "$WORK" "$PORT"
-# shellcheck source=lib/wrk.sh
-. "$ROOT/scripts/lib/wrk.sh"
 write_pipeline_lua "$WORK/pipeline.lua" 16
 
 start_nginx_anchor "$WORK" "$PORT"
 URL="http://127.0.0.1:$PORT/ok"
 
 # run_wrk EXTRA...: prints "req_per_s cpu_s requests"
-run_wrk() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" wrk -t1 -c$CONNS -d${SECS}s "$@" "$URL" >"$WORK/out" 2>&1
-    awk -v t="$(awk '/^CPU/{print $2+$3}' "$WORK/time")" '
-        /requests in/ {n=$1} /^Requests\/sec/ {r=$2}
-        END {print r, t, n}' "$WORK/out"
-}
+run_wrk() { wrk_cpu "$URL" "$@"; }
 # run_lt EXTRA...: same for load_tester
 run_lt() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" "$LT" --port "$PORT" --path /ok --concurrency $CONNS \
-        --network-threads 1 --duration "$SECS" --json "$WORK/lt.json" --quiet "$@" >"$WORK/out" 2>&1 || true
-    python3 - "$WORK/lt.json" "$(awk '/^CPU/{print $2+$3}' "$WORK/time")" <<'PY'
+    local cpu
+    cpu=$(cpu_timed "$WORK/out" "$LT" --port "$PORT" --path /ok --concurrency $CONNS \
+        --network-threads 1 --duration "$SECS" --json "$WORK/lt.json" --quiet "$@")
+    python3 - "$WORK/lt.json" "$cpu" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(r["requests_per_sec"], sys.argv[2], r["requests"], r["errors"], r["client_bound"], sep=" ")
@@ -72,10 +74,9 @@ record() { # name line
     read -r rps cpu n rest <<<"$*"
     RPS[$name]+="$rps "
     LAST[$name]=$rps
-    CPU[$name]+="$(awk -v c="$cpu" -v n="$n" 'BEGIN{printf "%.0f", (n>0? c*1e9/n : 0)}') "
-    printf '  %-16s %10.0f req/s  %6.0f ns CPU/request  %s\n' "$name" "$rps" "$(awk -v c="$cpu" -v n="$n" 'BEGIN{print (n>0? c*1e9/n : 0)}')" "$rest"
+    CPU[$name]+="$(per_request "$cpu" "$n") "
+    printf '  %-16s %10.0f req/s  %6.0f ns CPU/request  %s\n' "$name" "$rps" "$(per_request "$cpu" "$n" %.6f)" "$rest"
 }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print (NR%2? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 echo "nginx 1 worker on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s, alternating; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
 PAIRED=""; PAIRED_PIPE=""
@@ -94,8 +95,8 @@ for round in $(seq "$ROUNDS"); do
         record lt_pipe16 "$(run_lt --pipeline $DEPTH)"
         record wrk_pipe16 "$(run_wrk -s "$WORK/pipeline.lua")"
     fi
-    PAIRED+="$(awk -v a="${LAST[load_tester]}" -v b="${LAST[wrk]}" 'BEGIN{print a/b}') "
-    PAIRED_PIPE+="$(awk -v a="${LAST[lt_pipe16]}" -v b="${LAST[wrk_pipe16]}" 'BEGIN{print a/b}') "
+    PAIRED+="$(ratio "${LAST[load_tester]}" "${LAST[wrk]}" %.6g) "
+    PAIRED_PIPE+="$(ratio "${LAST[lt_pipe16]}" "${LAST[wrk_pipe16]}" %.6g) "
 done
 
 echo
@@ -103,13 +104,12 @@ echo "medians over $ROUNDS rounds:"
 for name in wrk load_tester wrk_pipe16 lt_pipe16; do
     printf '  %-16s %10.0f req/s  %6.0f ns CPU/request\n' "$name" "$(echo "${RPS[$name]}" | median)" "$(echo "${CPU[$name]}" | median)"
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b>0? a/b : 0)}'; }
 W=$(echo "${RPS[wrk]}" | median); L=$(echo "${RPS[load_tester]}" | median)
 WC=$(echo "${CPU[wrk]}" | median); LC=$(echo "${CPU[load_tester]}" | median)
 WP=$(echo "${RPS[wrk_pipe16]}" | median); LP=$(echo "${RPS[lt_pipe16]}" | median)
 echo
-echo "load_tester / wrk, unpipelined:  req/s $(ratio "$L" "$W")x (bar >= 1.0), CPU per request $(ratio "$LC" "$WC")x (bar <= 1.0)"
-echo "load_tester / wrk, pipeline $DEPTH:   req/s $(ratio "$LP" "$WP")x (bar >= 1.0)"
+echo "load_tester / wrk, unpipelined:  req/s $(ratio "$L" "$W" %.2f)x (bar >= 1.0), CPU per request $(ratio "$LC" "$WC" %.2f)x (bar <= 1.0)"
+echo "load_tester / wrk, pipeline $DEPTH:   req/s $(ratio "$LP" "$WP" %.2f)x (bar >= 1.0)"
 # Each round's two runs are neighbours in time: their ratio cancels the drift
 # of the machine between rounds, which the ratio of medians does not.
 wins() { tr ' ' '\n' | grep -v '^$' | awk '$1 >= 1 {w++} END {printf "%d of %d", w, NR}'; }

@@ -50,9 +50,9 @@ OUT=${OUT:-$ROOT/build/anchors}
 # that name) fails now, not after ten minutes of measuring.
 mkdir -p "$OUT" || { echo "compare_peers: OUT=$OUT: cannot create the output folder" >&2; exit 1; }
 
-for tool in go wrk nginx openssl /usr/bin/time python3 taskset; do
-  command -v "$tool" >/dev/null || { echo "compare_peers: $tool not found (apt-get install -y wrk nginx-light openssl time)" >&2; exit 1; }
-done
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+need_tools go wrk nginx openssl /usr/bin/time python3 taskset
 
 WORK=$(mktemp -d /tmp/compare_peers.XXXXXX)
 PIDS=()
@@ -130,8 +130,8 @@ done
 # counts_missing TOOL: why a count cannot be made here ("" when it can).
 counts_missing() {
   case $1 in
-    valgrind) { command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; } || echo "valgrind not installed" ;;
-    strace) command -v strace >/dev/null || echo "neither strace nor perf trace is used here: strace not installed" ;;
+    valgrind) { have_tool valgrind && have_tool callgrind_control; } || echo "valgrind not installed" ;;
+    strace) have_tool strace || echo "neither strace nor perf trace is used here: strace not installed" ;;
   esac
 }
 

@@ -24,14 +24,26 @@ CONNS=100
 DEPTH=16
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-for tool in go wrk h2load nginx openssl /usr/bin/time python3 taskset; do
-    command -v "$tool" >/dev/null || { echo "compare_tls: $tool not found (apt-get install -y wrk nghttp2-client nginx-light openssl time)" >&2; exit 1; }
-done
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/cpus.sh
+. "$ROOT/scripts/lib/cpus.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+# shellcheck source=lib/nginx_anchor.sh
+. "$ROOT/scripts/lib/nginx_anchor.sh"
+# shellcheck source=lib/cputime.sh
+. "$ROOT/scripts/lib/cputime.sh"
+# shellcheck source=lib/wrk.sh
+. "$ROOT/scripts/lib/wrk.sh"
+# shellcheck source=lib/stats.sh
+. "$ROOT/scripts/lib/stats.sh"
+need_tools go wrk h2load nginx openssl /usr/bin/time python3 taskset
 
 WORK=$(mktemp -d)
 NGINX_PID=""
 cleanup() {
-    if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    stop_nginx_anchor
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
@@ -39,35 +51,25 @@ trap cleanup EXIT INT TERM
 (cd "$ROOT" && go build -trimpath -o "$WORK/load_tester" ./cmd/load_tester)
 LT=$WORK/load_tester
 
-# shellcheck source=lib/cpus.sh
-. "$ROOT/scripts/lib/cpus.sh"
 pin_server_and_client nginx
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-# shellcheck source=lib/nginx_anchor.sh
-. "$ROOT/scripts/lib/nginx_anchor.sh"
+PORT=$(free_port)
 write_nginx_conf "$WORK" "$PORT"
 self_signed_cert "$WORK"
 nginx_to_tls "$WORK"
-# shellcheck source=lib/wrk.sh
-. "$ROOT/scripts/lib/wrk.sh"
 write_pipeline_lua "$WORK/pipeline.lua" 16
 
 start_nginx_anchor "$WORK" "$PORT"
 URL="https://127.0.0.1:$PORT/ok"
 
 # run_wrk EXTRA...: prints "req_per_s cpu_s requests"
-run_wrk() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" wrk -t1 -c$CONNS -d${SECS}s "$@" "$URL" >"$WORK/out" 2>&1
-    awk -v t="$(awk '/^CPU/{print $2+$3}' "$WORK/time")" '
-        /requests in/ {n=$1} /^Requests\/sec/ {r=$2}
-        END {print r, t, n}' "$WORK/out"
-}
+run_wrk() { wrk_cpu "$URL" "$@"; }
 # run_lt EXTRA...: the same for load_tester (plus its errors and client-bound flag)
 run_lt() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" "$LT" --url "$URL" --ca "$WORK/cert.pem" \
-        --concurrency $CONNS --network-threads 1 --duration "$SECS" --json "$WORK/lt.json" --quiet "$@" >"$WORK/out" 2>&1 || true
-    python3 - "$WORK/lt.json" "$(awk '/^CPU/{print $2+$3}' "$WORK/time")" <<'PY'
+    local cpu
+    cpu=$(cpu_timed "$WORK/out" "$LT" --url "$URL" --ca "$WORK/cert.pem" \
+        --concurrency $CONNS --network-threads 1 --duration "$SECS" --json "$WORK/lt.json" --quiet "$@")
+    python3 - "$WORK/lt.json" "$cpu" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(r["requests_per_sec"], sys.argv[2], r["requests"], "errors", r["errors"], "client_bound", r["client_bound"], r["tls"]["version"], sep=" ")
@@ -76,8 +78,9 @@ PY
 
 # run_h2load: prints "req_per_s cpu_s requests" (10 connections x 10 streams)
 run_h2load() {
-    /usr/bin/time -f 'CPU %U %S' -o "$WORK/time" "${CLIENT_ON[@]}" h2load -t1 -c10 -m10 -D "$SECS" "$URL" >"$WORK/out" 2>&1 || true
-    awk -v t="$(awk '/^CPU/{print $2+$3}' "$WORK/time")" '
+    local cpu
+    cpu=$(cpu_timed "$WORK/out" h2load -t1 -c10 -m10 -D "$SECS" "$URL")
+    awk -v t="$cpu" '
         /^finished in/ {r=$4} /^requests:/ {n=$8}
         END {print r, t, n}' "$WORK/out"
 }
@@ -87,12 +90,10 @@ record() { # name line
     local name=$1; shift
     read -r rps cpu n rest <<<"$*"
     local per
-    per=$(awk -v c="$cpu" -v n="$n" 'BEGIN{printf "%.0f", (n>0? c*1e9/n : 0)}')
+    per=$(per_request "$cpu" "$n")
     RPS[$name]+="$rps "; CPU[$name]+="$per "; LAST[$name]=$rps; LASTCPU[$name]=$per
     printf '  %-16s %10.0f req/s  %6s ns CPU/request  %s\n' "$name" "$rps" "$per" "${rest:-}"
 }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print (NR%2? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", (b>0? a/b : 0)}'; }
 
 echo "nginx 1 worker, TLS, on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s, alternating; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A PAIR_RPS PAIR_CPU

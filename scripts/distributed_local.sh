@@ -14,12 +14,17 @@ SECS=${2:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${3:-$(mktemp -d)}
 BIN=${BUILD_DIR:-$ROOT/build}
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+need_tool python3
 for b in weaseldb load_tester report; do
     [ -x "$BIN/$b" ] || { echo "distributed_local: $BIN/$b not built (make build)" >&2; exit 1; }
 done
 mkdir -p "$OUT"
 cd "$OUT"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 printf '[server]\ninterfaces = [{ type = "tcp", address = "127.0.0.1", port = %d }]\nio_threads = 1\n' "$PORT" >weaseldb.toml
 "$BIN/weaseldb" --config weaseldb.toml >weaseldb.log 2>&1 &
 SERVER=$!

@@ -50,9 +50,9 @@ read -r -a extra_args <<<"$GATE_ARGS"
 for bin in "$GATE" "$SERVER" "$BUILD_DIR/load_tester"; do
   [ -x "$bin" ] || { echo "gate_cost_power: $bin missing (run make build)" >&2; exit 1; }
 done
-for tool in python3 valgrind callgrind_control; do
-  command -v "$tool" >/dev/null || { echo "gate_cost_power: needs $tool" >&2; exit 1; }
-done
+# shellcheck source=lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
+need_tools python3 valgrind callgrind_control
 for n in "$AA_RUNS" "$SLOW_RUNS" "$FIT_K" "$DEADLINE"; do
   [[ "$n" =~ ^[0-9]+$ ]] || { echo "gate_cost_power: AA_RUNS, SLOW_RUNS, FIT_K and DEADLINE must be counts, got '$n'" >&2; exit 1; }
 done

@@ -72,7 +72,9 @@ GROUPS_=("ok,commit,status" "ok_pipelined")
 for bin in "$GATE" "$SERVER" "$BUILD_DIR/load_tester"; do
   [ -x "$bin" ] || { echo "gate_power: $bin missing (run make build)" >&2; exit 1; }
 done
-command -v python3 >/dev/null || { echo "gate_power: needs python3" >&2; exit 1; }
+# shellcheck source=lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
+need_tool python3
 for n in "$AA_RUNS" "$SLOW_RUNS" "$FIT_ROUNDS" "$FIT_TRIES" "$DEADLINE"; do
   [[ "$n" =~ ^[0-9]+$ ]] || { echo "gate_power: AA_RUNS, SLOW_RUNS, FIT_ROUNDS, FIT_TRIES and DEADLINE must be counts, got '$n'" >&2; exit 1; }
 done

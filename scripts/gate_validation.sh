@@ -20,6 +20,8 @@
 #      for every gate run; the defaults are what is being validated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/stats.sh
+. scripts/lib/stats.sh
 
 RUNS=${RUNS:-20}
 TARGET=${TARGET:-0.75}
@@ -98,9 +100,7 @@ for i in $(seq 1 "$RUNS"); do
   done
 done
 
-median_slow=$(printf '%s\n' "${slow_ratios[@]:-}" | sort -g | awk 'NF { a[n++] = $1 } END {
-  if (n == 0) { print "-"; exit }
-  print (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }')
+median_slow=$(printf '%s\n' "${slow_ratios[@]:-}" | median -)
 echo
 echo "== gate validation ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "A/A passes:          $aa_pass of $RUNS (want >= $(((RUNS * 19 + 19) / 20)))${aa_other:+; others:$aa_other}"

@@ -15,7 +15,11 @@ WINDOW=${WINDOW:-10}
 WAIT_STRATEGY=${WAIT_STRATEGY:-WaitIfStageEmpty}
 IO_THREADS=${IO_THREADS:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-command -v python3 >/dev/null || { echo "idle_connections: needs python3" >&2; exit 1; }
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+need_tool python3
 need=$((CONNS + 200))
 if [ "$(ulimit -n)" -lt "$need" ]; then
     ulimit -n "$need" 2>/dev/null || { echo "idle_connections: needs ulimit -n >= $need (have $(ulimit -n))" >&2; exit 1; }
@@ -31,7 +35,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$ROOT" && go build -trimpath -o "$WORK/weaseldb" ./cmd/weaseldb)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 cat >"$WORK/w.toml" <<TOML
 [server]
 interfaces = [{ type = "tcp", address = "127.0.0.1", port = $PORT }]

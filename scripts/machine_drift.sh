@@ -32,7 +32,9 @@ CONFIG=${CONFIG:-testdata/test_benchmark_config.toml}
 die() { printf 'machine_drift: %s\n' "$*" >&2; exit 1; }
 if ! [[ $RUNS =~ ^[0-9]+$ ]] || ((RUNS < 2)); then die "RUNS must be an integer of at least 2, got '$RUNS'"; fi
 if ! [[ $DURATION =~ ^[0-9]+$ ]] || ((DURATION < 2)); then die "DURATION must be an integer of at least 2, got '$DURATION'"; fi
-command -v jq >/dev/null || die "needs jq"
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+need_tool jq
 for b in report weaseldb load_tester bench_cpu_work; do
     [[ -x $BUILD_DIR/$b ]] || die "no $BUILD_DIR/$b: run 'make build' first"
 done

@@ -137,6 +137,9 @@ if [[ -z ${WS_IO_THREADS:-} ]]; then
     ((WS_IO_THREADS < 1)) && WS_IO_THREADS=1
 fi
 
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+
 # --- prerequisites: QEMU, a kernel, a static busybox (a skip), Go (a failure)
 if [[ $QEMU == auto ]]; then
     QEMU=$(command -v qemu-system-x86_64) ||
@@ -167,15 +170,15 @@ fi
 # The guest has no libc: busybox must be static (Debian's busybox package is
 # not; busybox-static is).
 is_static() {
-    if command -v file >/dev/null; then
+    if have_tool file; then
         file -L "$1" | grep -q 'statically linked'
-    elif command -v ldd >/dev/null; then
+    elif have_tool ldd; then
         ! ldd "$1" >/dev/null 2>&1
     fi
 }
 is_static "$BUSYBOX" || skip "$BUSYBOX is not statically linked (apt-get install busybox-static)"
-command -v go >/dev/null || die "go is not installed (https://go.dev/dl): it builds the guest's binaries"
-if command -v cpio >/dev/null; then
+have_tool go || die "go is not installed (https://go.dev/dl): it builds the guest's binaries"
+if have_tool cpio; then
     CPIO=(cpio)
 else
     CPIO=("$BUSYBOX" cpio)

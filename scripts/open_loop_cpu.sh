@@ -36,9 +36,13 @@ CONNS=${CONNS:-100}
 EXTRA_AFTER=${EXTRA_AFTER:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-for tool in go git python3 taskset /usr/bin/time; do
-    command -v "$tool" >/dev/null || { echo "open_loop_cpu: $tool not found" >&2; exit 1; }
-done
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/build_ref.sh
+. "$ROOT/scripts/lib/build_ref.sh"
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+need_tools go git python3 taskset /usr/bin/time
 WORK=$(mktemp -d)
 SERVER_PID=""
 cleanup() {
@@ -47,12 +51,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-git -C "$ROOT" rev-parse --verify -q "$REF^{commit}" >/dev/null || { echo "open_loop_cpu: $REF is not a commit" >&2; exit 1; }
-mkdir -p "$WORK/before-src"
-git -C "$ROOT" archive "$REF" | tar -x -C "$WORK/before-src"
-(cd "$WORK/before-src" && go build -trimpath -o "$WORK/lt_before" ./cmd/load_tester)
+build_at_ref "$REF" "$WORK/before-src" -trimpath -o "$WORK/lt_before" ./cmd/load_tester
 (cd "$ROOT" && go build -trimpath -o "$WORK/lt_after" ./cmd/load_tester && go build -trimpath -o "$WORK/weaseldb" ./cmd/weaseldb)
-echo "before: $(git -C "$ROOT" log -1 --format='%h %s' "$REF")"
+echo "before: $(describe_ref "$REF")"
 echo "after:  the working tree$(git -C "$ROOT" diff --quiet HEAD -- loadtester cmd/load_tester || echo ' (uncommitted changes)') $EXTRA_AFTER"
 
 # shellcheck source=lib/cpus.sh
@@ -64,7 +65,7 @@ if [ "${PIN:-1}" = 1 ] && [ -n "${SECOND:-}" ]; then
     echo "weaseldb on CPU $FIRST, the clients on CPU $SECOND"
 fi
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 python3 - "$ROOT/testdata/default.toml" "$PORT" >"$WORK/server.toml" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()

@@ -50,7 +50,9 @@ RC_READY_TIMEOUT=${RC_READY_TIMEOUT:-15}
 
 die() { printf 'rate_curve: %s\n' "$*" >&2; exit 1; }
 log() { printf '=== rate_curve: %s\n' "$*" >&2; }
-command -v python3 >/dev/null || die "needs python3"
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
+need_tool python3
 BIN=$(cd "$BUILD_DIR" && pwd) || die "no $BUILD_DIR"
 for b in weaseldb load_tester; do
     [[ -x $BIN/$b ]] || die "$BIN/$b missing (make build)"

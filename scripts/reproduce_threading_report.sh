@@ -91,13 +91,15 @@ if [[ $QUICK == auto ]]; then
 fi
 
 # --- prerequisites -----------------------------------------------------------
+# shellcheck source=lib/tools.sh
+. "$ROOT/scripts/lib/tools.sh"
 missing=()
 for tool in timeout date tee; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool (coreutils)")
+    have_tool "$tool" || missing+=("$tool (coreutils)")
 done
 if [[ $SKIP_BUILD != 1 ]]; then
-    command -v make >/dev/null 2>&1 || missing+=("make (to build the binaries; or SKIP_BUILD=1 with binaries in $BUILD_DIR)")
-    command -v go >/dev/null 2>&1 || missing+=("go 1.26 (https://go.dev/dl; to build the binaries)")
+    have_tool make || missing+=("make (to build the binaries; or SKIP_BUILD=1 with binaries in $BUILD_DIR)")
+    have_tool go || missing+=("go 1.26 (https://go.dev/dl; to build the binaries)")
 fi
 [[ -r /proc/self/stat ]] || missing+=("/proc (Linux procfs, for the server's CPU time)")
 [[ -f $CONFIG ]] || missing+=("config $CONFIG (run from a checkout of the repository)")

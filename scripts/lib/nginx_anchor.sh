@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the comparison scripts: the nginx anchor exactly as
 # docs/anchors.md describes it (1 worker, `return 200` with /ok's body).
 #
@@ -45,6 +46,22 @@ start_nginx_anchor() {
   echo "nginx did not start on 127.0.0.1:$port:" >&2
   tail -5 "$dir/nginx.out" "$dir/error.log" >&2 2>/dev/null
   return 1
+}
+
+# stop_nginx_anchor: stops the nginx start_nginx_anchor started (NGINX_PID),
+# if any, and waits for it; for the caller's cleanup.
+stop_nginx_anchor() {
+  if [ -n "${NGINX_PID:-}" ]; then
+    kill "$NGINX_PID" 2>/dev/null || true
+    wait "$NGINX_PID" 2>/dev/null || true
+  fi
+}
+
+# nginx_to_h2c DIR: turns DIR/nginx.conf's listener into cleartext HTTP/2
+# (h2c with prior knowledge, what load_tester --http2 speaks to an http://
+# URL); nginx-light has the http2 module.
+nginx_to_h2c() {
+  sed -i 's/ backlog=4096;/ http2 backlog=4096;/' "$1/nginx.conf"
 }
 
 # self_signed_cert DIR: DIR/cert.pem and DIR/key.pem, a P-256 certificate

@@ -5,7 +5,7 @@
 # and its system part).
 # CLIENT_WRAP (an array, empty by default) goes between the pinning and
 # the client: valgrind or strace for the counts. Needs PLAIN_URL, TLS_URL,
-# TLS_DIR, BIN, WORK, CONNS, DURATION, RATE, CLIENT_ON.
+# TLS_DIR, BIN, WORK, CONNS, DURATION, RATE, CLIENT_ON, and lib/tools.sh.
 
 CLIENT_PAIRS=("closed wrk" "closed_pipelined16 wrk" "open_loop wrk2" "https11 wrk" "h2 h2load")
 CLIENT_WRAP=()
@@ -62,8 +62,8 @@ client_h2_h2load() { run_h2load; }
 # never built or faked: without it the row says so.
 client_missing() {
   case $1 in
-    wrk2) command -v wrk2 >/dev/null || echo "wrk2 not installed" ;;
-    h2load) command -v h2load >/dev/null || echo "h2load not installed (apt-get install nghttp2-client)" ;;
+    wrk2) have_tool wrk2 || echo "wrk2 not installed" ;;
+    h2load) have_tool h2load || echo "h2load not installed ($(tool_hint h2load))" ;;
   esac
 }
 

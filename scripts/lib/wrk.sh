@@ -13,3 +13,12 @@ end
 request = function() return req end
 LUA
 }
+
+# wrk_cpu URL [WRK FLAGS...]: wrk -t1 -c$CONNS for $SECS seconds against
+# URL (pinned and timed by cpu_timed, lib/cputime.sh; output in
+# $WORK/out); prints "req_per_s cpu_s requests".
+wrk_cpu() {
+  local url=$1 cpu; shift
+  cpu=$(cpu_timed "$WORK/out" wrk -t1 -c"$CONNS" -d"${SECS}s" "$@" "$url")
+  awk -v t="$cpu" '/requests in/ {n=$1} /^Requests\/sec/ {r=$2} END {print r, t, n}' "$WORK/out"
+}
