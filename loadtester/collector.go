@@ -303,6 +303,13 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 			res.ServiceHistogram = string(enc)
 		}
 	}
+	if r.checks != nil {
+		failed := newHistogram()
+		for _, t := range r.threads {
+			failed.Merge(t.books.failedHist)
+		}
+		res.SetFailedHistogram(failed)
+	}
 	res.ClientCPUS = (cpuEnd - c.cpuStart).Seconds()
 	if dur > 0 {
 		res.ClientCPUCores = res.ClientCPUS / dur

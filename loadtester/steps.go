@@ -71,7 +71,7 @@ func stepOf(n int, res *result.Result, objs []result.Objective) result.Step {
 	st := result.Step{N: n, RateAsked: res.RateAsked, RateAchieved: res.RequestsPerSec, Latency: res.Latency,
 		Due: res.Due, Answered: res.Answered, Failed: res.Failed, Unfinished: res.Unfinished,
 		Dropped: res.Dropped, Errors: res.Errors, ClientBound: res.ClientBound,
-		ClientCPUNsReq: res.ClientCPUNsPerReq, Result: res}
+		ClientCPUNsReq: res.ClientCPUNsPerReq, FailedLatency: res.FailedLatency, Result: res}
 	if res.ServiceLatency != nil {
 		st.ServiceLatency = *res.ServiceLatency
 	}

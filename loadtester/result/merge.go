@@ -233,11 +233,13 @@ func contains(list []string, s string) bool {
 func (m *mergeState) histograms() error {
 	o := m.out
 	svc, svcAll := newHistogram(), true
+	var failed *hdrhistogram.Histogram
 	for _, in := range m.inputs {
 		r := in.Result
 		if r.hist != nil {
 			o.hist.Merge(r.hist)
 		}
+		failed = addFailed(failed, r.failedHist)
 		if r.svcHist == nil {
 			svcAll = false
 		} else {
@@ -245,6 +247,7 @@ func (m *mergeState) histograms() error {
 		}
 	}
 	o.Latency = latencyOf(o.hist)
+	o.SetFailedHistogram(failed)
 	enc, err := o.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return fmt.Errorf("encode the merged histogram: %w", err)
@@ -431,6 +434,7 @@ func (m *mergeState) kinds() {
 			if o.svcHist != nil && k.svcHist != nil {
 				o.svcHist.Merge(k.svcHist)
 			}
+			o.failedHist = addFailed(o.failedHist, k.failedHist)
 		}
 	}
 	total := 0
@@ -444,6 +448,7 @@ func (m *mergeState) kinds() {
 			o.RequestsPerSec = float64(o.Answered) / m.out.DurationS
 		}
 		o.Latency = latencyOf(o.hist)
+		o.SetFailedHistogram(o.failedHist)
 		if enc, err := o.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			o.Histogram = string(enc)
 		}

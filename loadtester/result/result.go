@@ -100,8 +100,15 @@ type Result struct {
 	// Rate mode: the service time, measured from each request's actual
 	// send (latency_ns is measured from its intended send time), with its
 	// own HdrHistogram V2.
-	ServiceLatency    *Latency         `json:"service_latency_ns,omitempty"`
-	ServiceHistogram  string           `json:"service_histogram,omitempty"`
+	ServiceLatency   *Latency `json:"service_latency_ns,omitempty"`
+	ServiceHistogram string   `json:"service_histogram,omitempty"`
+	// FailedLatency is the latency of the failed requests that got a
+	// response (one a --check refused), from when each was due, with its
+	// own HdrHistogram V2: the server answered them, so their latency is a
+	// fact, kept apart from latency_ns (the answered requests'). Absent
+	// when no failed request got a response.
+	FailedLatency     *Latency         `json:"failed_latency_ns,omitempty"`
+	FailedHistogram   string           `json:"failed_histogram,omitempty"`
 	Intervals         []Interval       `json:"intervals"`
 	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 	StatusCodes       map[string]int64 `json:"status_codes"`
@@ -158,6 +165,7 @@ type Result struct {
 	VegetaSampleEvery int               `json:"vegeta_sample_every,omitempty"`
 	hist              *hdrhistogram.Histogram
 	svcHist           *hdrhistogram.Histogram   // ReadResult: the service histogram, decoded
+	failedHist        *hdrhistogram.Histogram   // the failed requests' with a response (nil: none)
 	ivHists           []*hdrhistogram.Histogram // ReadResult: each interval's, decoded (nil if absent)
 	// Run only: lower bounds landed in intervals already reported to
 	// OnInterval (HDRLog.Finish rewrites its log), and the requests kept
@@ -294,6 +302,9 @@ func parseResult(data []byte, path string) (*Result, error) {
 	if r.svcHist, err = decodeHist(r.ServiceHistogram); err != nil {
 		return nil, fmt.Errorf("result %s: service_histogram: %w", path, err)
 	}
+	if r.failedHist, err = decodeHist(r.FailedHistogram); err != nil {
+		return nil, fmt.Errorf("result %s: failed_histogram: %w", path, err)
+	}
 	if r.TLS != nil {
 		if r.TLS.hist, err = decodeHist(r.TLS.Histogram); err != nil {
 			return nil, fmt.Errorf("result %s: tls handshake_histogram: %w", path, err)
@@ -307,10 +318,16 @@ func parseResult(data []byte, path string) (*Result, error) {
 		if k.svcHist, err = decodeHist(k.ServiceHistogram); err != nil {
 			return nil, fmt.Errorf("result %s: kind %s service_histogram: %w", path, k.Name, err)
 		}
+		if k.failedHist, err = decodeHist(k.FailedHistogram); err != nil {
+			return nil, fmt.Errorf("result %s: kind %s failed_histogram: %w", path, k.Name, err)
+		}
 	}
 	for i := range r.Stages {
 		if r.Stages[i].hist, err = decodeHist(r.Stages[i].Histogram); err != nil {
 			return nil, fmt.Errorf("result %s: stage %d histogram: %w", path, i+1, err)
+		}
+		if r.Stages[i].failedHist, err = decodeHist(r.Stages[i].FailedHistogram); err != nil {
+			return nil, fmt.Errorf("result %s: stage %d failed_histogram: %w", path, i+1, err)
 		}
 	}
 	r.ivHists = make([]*hdrhistogram.Histogram, len(r.Intervals))
@@ -387,6 +404,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 			numfmt.Latency(s.P50), numfmt.Latency(s.P90), numfmt.Latency(s.P99), numfmt.Latency(s.P999), numfmt.Latency(s.Max), numfmt.Latency(int64(s.Mean)))
 		fmt.Fprintln(w, "                (from each request's actual send: what the server took, not what a user waited)")
+	}
+	if f := r.FailedLatency; f != nil {
+		fmt.Fprintf(w, "  failed latency p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+			numfmt.Latency(f.P50), numfmt.Latency(f.P90), numfmt.Latency(f.P99), numfmt.Latency(f.P999), numfmt.Latency(f.Max), numfmt.Latency(int64(f.Mean)))
+		fmt.Fprintf(w, "                (the %d failed requests that got a response, a check refused: not in the latency above)\n", r.failedCount())
 	}
 	if r.Protocol != "" {
 		fmt.Fprintf(w, "  protocol      HTTP/2 (%s)\n", r.Protocol)
