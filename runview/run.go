@@ -43,6 +43,11 @@ type runView struct {
 	ErrorKinds  []countRow
 	Statuses    []countRow
 	Kinds       []kindRow
+	Stages      []stageRow
+	StagesConns bool // the stages ramp connections (--concurrency-stages), not a rate
+	Checks      []checkRow
+	Conns       connView
+	Verdict     verdictView
 	Thresholds  []thresholdRow
 	CPU         cpuView
 	Instances   []result.InstanceRow
@@ -76,12 +81,14 @@ type kindRow struct {
 	ShareStr, RPS string
 	Lat, Svc      latencyRow
 	HasSvc        bool
+	Failed        *latencyRow // the kind's failed requests that got a response (nil: none)
 }
 
 // thresholdRow is a threshold and its verdict, printed.
 type thresholdRow struct {
 	Expr, Measured string
 	Pass           bool
+	Reason         string // why it failed with nothing to judge
 }
 
 // cpuView is the client's CPU and whether it bound the run.
@@ -110,9 +117,9 @@ func newRunView(id string, res *result.Result) (*runView, error) {
 	for _, k := range res.Kinds {
 		v.Kinds = append(v.Kinds, kindRowOf(k))
 	}
-	for _, t := range res.Thresholds {
-		v.Thresholds = append(v.Thresholds, thresholdRow{t.Expr, measuredString(t), t.Pass})
-	}
+	v.Stages, v.Checks, v.Conns, v.Verdict = stageRows(res.Stages), checkRows(res.Checks), connOf(res), verdictOf(res)
+	v.StagesConns = len(res.Stages) > 0 && res.Stages[0].Connections
+	v.Thresholds = thresholdRowsOf(res.Thresholds)
 	v.Config, v.Command = configOf(res.Config)
 	if res.Command != "" {
 		v.Command = res.Command
@@ -162,6 +169,9 @@ func latencyRows(res *result.Result) []latencyRow {
 	if s := res.ServiceLatency; s != nil {
 		rows = append(rows, latencyRowOf("service time (from actual send)", *s))
 	}
+	if f := res.FailedLatency; f != nil {
+		rows = append(rows, latencyRowOf("failed (a response a check refused)", *f))
+	}
 	if t := res.TLS; t != nil && t.Handshakes > 0 {
 		rows = append(rows, latencyRowOf("TLS handshake", t.Handshake))
 	}
@@ -178,6 +188,10 @@ func kindRowOf(k result.KindResult) kindRow {
 		Lat: latencyRowOf(k.Name, k.Latency)}
 	if k.ServiceLatency != nil {
 		r.Svc, r.HasSvc = latencyRowOf(k.Name, *k.ServiceLatency), true
+	}
+	if f := k.FailedLatency; f != nil {
+		l := latencyRowOf(k.Name, *f)
+		r.Failed = &l
 	}
 	return r
 }
@@ -196,19 +210,6 @@ func cpuOf(res *result.Result) cpuView {
 	return cpuView{Seconds: numfmt.Format(res.ClientCPUS, 2), Cores: numfmt.Format(res.ClientCPUCores, 2),
 		Fraction: numfmt.Format(100*res.ClientCPUFraction, 0) + "%", Busiest: numfmt.Format(100*res.BusiestThreadCPU, 0) + "%",
 		NsPerReq: numfmt.Format(res.ClientCPUNsPerReq, 0), Bound: res.ClientBound, Reason: res.ClientBoundReason}
-}
-
-// measuredString prints a threshold's measurement in its limit's unit.
-func measuredString(t result.ThresholdResult) string {
-	switch {
-	case t.Metric == "rps":
-		return numfmt.Format(t.Measured, 0) + "/s"
-	case t.Metric == "errors" && t.Percent:
-		return numfmt.Format(t.Measured, 3) + "%"
-	case t.Metric == "errors":
-		return numfmt.Format(t.Measured, 0)
-	}
-	return numfmt.Latency(int64(t.Measured))
 }
 
 // configOf is the config as indented JSON, and the command line when the
