@@ -26,8 +26,12 @@ type books struct {
 	// --check: the latency of measured requests that got a response a
 	// check refused (failed, never answered); the loop's until it exits.
 	failedHist *hdrhistogram.Histogram
-	tls        *tlsBooks // https: the handshakes of the connections this thread adopted
-	samples    *sampler  // VegetaMax > 0: the measured requests kept for WriteVegeta
+	// open loop: how late each measured send was that went out more than
+	// lateSendThreshold after its intended time while a connection was
+	// free (the loop's until it exits).
+	lateHist *hdrhistogram.Histogram
+	tls      *tlsBooks // https: the handshakes of the connections this thread adopted
+	samples  *sampler  // VegetaMax > 0: the measured requests kept for WriteVegeta
 	// --check: each check's passes and failures over the measured
 	// window's responses (the loop's until it exits, then the collector's).
 	checkPass, checkFail []int64

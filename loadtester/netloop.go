@@ -252,6 +252,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.pace.init(prof, kind, r.cfg.Seed, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
 		t.rx.on = stampsWanted(&r.cfg)
 		t.books.svc = newHistogram()
+		t.books.lateHist = newHistogram()
 	}
 	dynamic := false
 	for _, k := range r.kinds {

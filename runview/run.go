@@ -28,6 +28,7 @@ type runView struct {
 	Instance    string
 	WindowStart string
 	CPUs        int
+	Machine     string
 	ClockSource string
 	Protocol    string
 	TLS         *result.TLSInfo
@@ -96,6 +97,10 @@ type cpuView struct {
 	Seconds, Cores, Fraction, Busiest, NsPerReq string
 	Bound                                       bool
 	Reason                                      string
+	// Behind: the client sent late while a connection was free (not a
+	// busy client: its own finding), with its reason.
+	Behind       bool
+	BehindReason string
 }
 
 // newRunView builds the view of res; id prefixes its charts' ids.
@@ -103,7 +108,7 @@ func newRunView(id string, res *result.Result) (*runView, error) {
 	if Empty(res) {
 		return nil, ErrEmpty
 	}
-	v := &runView{ID: id, Target: res.Target, Instance: res.Instance, WindowStart: res.WindowStart, CPUs: res.CPUs,
+	v := &runView{ID: id, Target: res.Target, Instance: res.Instance, WindowStart: res.WindowStart, CPUs: res.CPUs, Machine: res.Machine,
 		ClockSource: res.ClockSource, Protocol: res.Protocol, TLS: res.TLS, DurationS: numfmt.Format(res.DurationS, 2),
 		RPS: numfmt.Format(res.RequestsPerSec, 0), Interrupted: res.Interrupted, Warmup: res.Warmup,
 		LowerBounds: res.LowerBounds, Instances: res.Instances, Warnings: res.Warnings,
@@ -209,7 +214,8 @@ func countRows(m map[string]int64) []countRow {
 func cpuOf(res *result.Result) cpuView {
 	return cpuView{Seconds: numfmt.Format(res.ClientCPUS, 2), Cores: numfmt.Format(res.ClientCPUCores, 2),
 		Fraction: numfmt.Format(100*res.ClientCPUFraction, 0) + "%", Busiest: numfmt.Format(100*res.BusiestThreadCPU, 0) + "%",
-		NsPerReq: numfmt.Format(res.ClientCPUNsPerReq, 0), Bound: res.ClientBound, Reason: res.ClientBoundReason}
+		NsPerReq: numfmt.Format(res.ClientCPUNsPerReq, 0), Bound: res.ClientBound, Reason: res.ClientBoundReason,
+		Behind: res.BehindSchedule, BehindReason: res.BehindScheduleReason}
 }
 
 // configOf is the config as indented JSON, and the command line when the

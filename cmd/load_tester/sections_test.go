@@ -72,7 +72,7 @@ const pageSectionsExpr = `(() => {
   const v = document.querySelector("[data-section=verdict] span");
   return {sections: all("[data-section]", e => e.dataset.section), stages: all("[data-stage]", e => e.dataset.stage),
     checks: all("[data-check]", e => e.dataset.check), thresholds: th, verdict: v ? v.textContent.trim() : "",
-    width: window.innerWidth, rightmost: Math.max(0, ...all("table td, table th", e => e.getBoundingClientRect().right))};
+    width: window.innerWidth, widest: [...document.querySelectorAll("table td, table th")].filter(e => e.getBoundingClientRect().right > window.innerWidth).map(e => e.closest("table").className + ":" + e.textContent.slice(0,80)).join(" | "), rightmost: Math.max(0, ...all("table td, table th", e => e.getBoundingClientRect().right))};
 })()`
 
 type pageSections struct {
@@ -83,6 +83,7 @@ type pageSections struct {
 	Verdict    string            `json:"verdict"`
 	Width      float64           `json:"width"`
 	Rightmost  float64           `json:"rightmost"`
+	Widest     string            `json:"widest"`
 }
 
 // Issue 55: a run's HTML page shows everything its text summary shows — a
@@ -153,7 +154,7 @@ func TestHTMLShowsWhatTheSummaryShows(t *testing.T) {
 		}
 		got := openSections(t, b, page)
 		if got.Rightmost <= 0 || got.Rightmost > got.Width {
-			t.Errorf("a table cell ends at %.0f px, past the %.0f px window", got.Rightmost, got.Width)
+			t.Errorf("a table cell ends at %.0f px, past the %.0f px window: %s", got.Rightmost, got.Width, got.Widest)
 		}
 	})
 }

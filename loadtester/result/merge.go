@@ -169,7 +169,6 @@ func (m *mergeState) sums() {
 		o.ClientCPUCores += r.ClientCPUCores
 		o.ClientCPUFraction = max(o.ClientCPUFraction, r.ClientCPUFraction)
 		o.BusiestThreadCPU = max(o.BusiestThreadCPU, r.BusiestThreadCPU)
-		o.CPUs += r.CPUs
 		o.Interrupted = o.Interrupted || r.Interrupted
 		if r.Protocol != m.inputs[0].Result.Protocol {
 			o.Protocol = "mixed"
@@ -470,8 +469,10 @@ func (m *mergeState) rows() {
 		m.out.Instances = append(m.out.Instances, InstanceRow{Name: r.Instance, WindowStart: r.WindowStart,
 			DurationS: r.DurationS, RequestsPerSec: r.RequestsPerSec, Due: r.Due, Unfinished: r.Unfinished,
 			Dropped: r.Dropped, Errors: r.Errors, ClientCPUCores: r.ClientCPUCores,
-			ClientCPUFraction: r.ClientCPUFraction, ClientBound: r.ClientBound, CPUs: r.CPUs, ClockSource: r.ClockSource})
+			ClientCPUFraction: r.ClientCPUFraction, ClientBound: r.ClientBound, BehindSchedule: r.BehindSchedule,
+			CPUs: r.CPUs, Machine: r.Machine, ClockSource: r.ClockSource})
 	}
+	m.out.CPUs, m.out.Machine = m.machines()
 }
 
 // configKeysPerMachine are config entries that describe the machine an
@@ -514,6 +515,9 @@ func (m *mergeState) warn() {
 		if r := in.Result; r.ClientBound {
 			o.ClientBound = true
 			reasons = append(reasons, fmt.Sprintf("instance %s was client-bound: %s", r.Instance, r.ClientBoundReason))
+		}
+		if r := in.Result; r.BehindSchedule {
+			m.behindSchedule(r)
 		}
 		if r := in.Result; !r.Clean() {
 			o.Warnings = append(o.Warnings, fmt.Sprintf("instance %s is not clean: %d unfinished, %d dropped", r.Instance, r.Unfinished, r.Dropped))

@@ -63,9 +63,13 @@ type Result struct {
 	// time the measured window opened (RFC 3339, UTC), the machine's CPU
 	// count and its clock source. A merged result names "merged" and lists
 	// its inputs in Instances.
-	Instance    string        `json:"instance"`
-	WindowStart string        `json:"window_start"`
-	CPUs        int           `json:"cpus"`
+	Instance    string `json:"instance"`
+	WindowStart string `json:"window_start"`
+	CPUs        int    `json:"cpus"`
+	// Machine is who measured: "HOSTNAME (CPU model)"; a merge counts
+	// CPUs once per distinct machine. A merge of several machines has
+	// none; results before it have none either.
+	Machine     string        `json:"machine,omitempty"`
 	ClockSource string        `json:"clock_source"`
 	Instances   []InstanceRow `json:"instances,omitempty"`
 	// Command is the command line that ran it, as a shell takes it back
@@ -128,6 +132,14 @@ type Result struct {
 	RateAsked     float64 `json:"rate_asked,omitempty"`
 	WaitedForConn int64   `json:"waited_for_connection,omitempty"`
 	LateSends     int64   `json:"late_sends,omitempty"`
+	// LateSendLateness is how late the late sends were (from their
+	// intended time); BehindSchedule is set, with its reason, when more
+	// than 1% of the sends were late: the client fell behind its schedule,
+	// which is not client_bound (a busy client) — an idle client can be
+	// late too (a slow wake-up, a descheduled thread).
+	LateSendLateness     *Latency `json:"late_send_lateness_ns,omitempty"`
+	BehindSchedule       bool     `json:"behind_schedule,omitempty"`
+	BehindScheduleReason string   `json:"behind_schedule_reason,omitempty"`
 	// ResponseStamps (open loop): every network thread timed its responses
 	// by the kernel's receive stamps and read them on its own wakes
 	// (rxstamp.go); false: by its own clock when it read them.
@@ -223,7 +235,9 @@ type InstanceRow struct {
 	ClientCPUCores    float64 `json:"client_cpu_cores"`
 	ClientCPUFraction float64 `json:"client_cpu_fraction"`
 	ClientBound       bool    `json:"client_bound"`
+	BehindSchedule    bool    `json:"behind_schedule,omitempty"`
 	CPUs              int     `json:"cpus"`
+	Machine           string  `json:"machine,omitempty"`
 	ClockSource       string  `json:"clock_source"`
 }
 

@@ -142,15 +142,18 @@ type Step struct {
 	ServiceLatency Latency `json:"service_latency_ns"`
 	// FailedLatency: the step's failed requests that got a response (a
 	// check refused them), as Result's; absent when none.
-	FailedLatency  *Latency `json:"failed_latency_ns,omitempty"`
-	Due            int64    `json:"due"`
-	Answered       int64    `json:"answered"`
-	Failed         int64    `json:"failed"`
-	Unfinished     int64    `json:"unfinished"`
-	Dropped        int64    `json:"dropped"`
-	Errors         int64    `json:"errors"`
-	ClientBound    bool     `json:"client_bound"`
-	ClientCPUNsReq float64  `json:"client_cpu_ns_per_request"`
+	FailedLatency *Latency `json:"failed_latency_ns,omitempty"`
+	Due           int64    `json:"due"`
+	Answered      int64    `json:"answered"`
+	Failed        int64    `json:"failed"`
+	Unfinished    int64    `json:"unfinished"`
+	Dropped       int64    `json:"dropped"`
+	Errors        int64    `json:"errors"`
+	ClientBound   bool     `json:"client_bound"`
+	// BehindSchedule: the step's client sent late while a connection was
+	// free (Result.BehindSchedule), apart from a busy client.
+	BehindSchedule bool    `json:"behind_schedule,omitempty"`
+	ClientCPUNsReq float64 `json:"client_cpu_ns_per_request"`
 	// Pass is whether the step met the objectives (absent without any);
 	// FailReasons says why not.
 	Pass        *bool    `json:"pass,omitempty"`
@@ -277,6 +280,9 @@ func PrintSteps(w io.Writer, sr *StepsResult) {
 		}
 		if st.ClientBound {
 			verdict += " (client-bound)"
+		}
+		if st.BehindSchedule {
+			verdict += " (behind schedule)"
 		}
 		verdict += st.thresholdsNote()
 		fmt.Fprintf(w, "%5d %9s %9.0f %9s %9s %9s %9s %9s %10d %8d %6.0fns  %s\n", st.N, FormatRate(st.RateAsked), st.RateAchieved,
