@@ -1,6 +1,7 @@
 package loadtester
 
 import (
+	"bytes"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"weaseldb/loadtester/result"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // Issue 55: a server that answers every request with what a --check
@@ -97,5 +101,31 @@ func TestFailedChecksKeepTheirLatency(t *testing.T) {
 				t.Errorf("the HDR log has no failed interval:\n%s", log)
 			}
 		})
+	}
+}
+
+// Recording a failed request's latency (the run's histogram; a kind's and
+// a stage's are recorded alike) allocates nothing: it runs for every response a
+// check refuses, on the network thread.
+func TestRecordFailedLatencyAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	cfg := DefaultConfig()
+	cfg.Checks = []string{"status == 201"}
+	th, c := newH2RenderThread(t, cfg)
+	now := th.now()
+	th.consume(c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) { fr.WriteSettings() }), now)
+	th.topUp(c, now)
+	if c.inflight == 0 || th.books.failedHist == nil {
+		t.Fatalf("in flight %d, failed histogram %t: want a request and the histogram", c.inflight, th.books.failedHist != nil)
+	}
+	th.win.start = 0
+	before := th.books.failedHist.TotalCount()
+	if allocs := testing.AllocsPerRun(1000, func() { th.recordFailedLatency(c, c.head, now+1000) }); allocs != 0 {
+		t.Errorf("%.1f allocations per failed request", allocs)
+	}
+	if th.books.failedHist.TotalCount() <= before {
+		t.Error("nothing recorded")
 	}
 }
