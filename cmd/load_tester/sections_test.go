@@ -148,7 +148,7 @@ func TestHTMLShowsWhatTheSummaryShows(t *testing.T) {
 		page := filepath.Join(dir, "steps.html")
 		var out, errOut bytes.Buffer
 		args := append([]string{"--port", s.port(), "--concurrency", "2", "--rate-steps", "100,200", "--duration", "0.2",
-			"--stats-interval", "0.1", "--quiet", "--html", page}, thresholds...)
+			"--stats-interval", "0.1", "--quiet", "--check", `body contains "nope"`, "--max-errors", "100000", "--html", page}, thresholds...)
 		if code := run(args, &out, &errOut); code != exitOK && code != exitThreshold {
 			t.Fatalf("exit %d: %s", code, errOut.String())
 		}
