@@ -22,9 +22,16 @@ type books struct {
 	warm     phaseStats
 	open     int // connections up now: a gauge the collector reads, never resets
 
-	svc     *hdrhistogram.Histogram // open loop: measured requests' service time, from their actual send
-	tls     *tlsBooks               // https: the handshakes of the connections this thread adopted
-	samples *sampler                // VegetaMax > 0: the measured requests kept for WriteVegeta
+	svc *hdrhistogram.Histogram // open loop: measured requests' service time, from their actual send
+	// --check: the latency of measured requests that got a response a
+	// check refused (failed, never answered); the loop's until it exits.
+	failedHist *hdrhistogram.Histogram
+	// open loop: how late each measured send was that went out more than
+	// lateSendThreshold after its intended time while a connection was
+	// free (the loop's until it exits).
+	lateHist *hdrhistogram.Histogram
+	tls      *tlsBooks // https: the handshakes of the connections this thread adopted
+	samples  *sampler  // VegetaMax > 0: the measured requests kept for WriteVegeta
 	// --check: each check's passes and failures over the measured
 	// window's responses (the loop's until it exits, then the collector's).
 	checkPass, checkFail []int64

@@ -26,8 +26,26 @@ func (c *Config) checkChecks() []error {
 		if th.Check != "" && !c.hasCheck(th.Check) {
 			errs = append(errs, fmt.Errorf("--threshold %q: names no --check (give --check %q too)", th.Expr, th.Check))
 		}
+		if th.Metric == "checks" && !c.anyCheck() { // it would have nothing to judge, and fail at the end
+			errs = append(errs, fmt.Errorf("--threshold %q: no --check (nor a workload kind's check) to judge; give --check EXPR", th.Expr))
+		}
 	}
 	return errs
+}
+
+// anyCheck reports whether a --check or a workload kind's check is given.
+func (c *Config) anyCheck() bool {
+	if len(c.Checks) > 0 {
+		return true
+	}
+	if c.Workload != nil {
+		for _, k := range c.Workload.Kinds {
+			if len(k.Checks) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasCheck reports whether a --check or a workload kind's check reads

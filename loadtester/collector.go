@@ -260,7 +260,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 	n := &c.counts
 	res := &result.Result{Version: result.ResultVersion, Target: cfg.targetName(), Instance: cfg.instanceName(),
 		WindowStart: r.base.Add(time.Duration(r.mStart)).UTC().Format(time.RFC3339Nano),
-		CPUs:        runtime.NumCPU(), ClockSource: clockSource(), Requests: n.requests,
+		CPUs:        runtime.NumCPU(), Machine: machineName(), ClockSource: clockSource(), Requests: n.requests,
 		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
 		Answered: n.requests, Failed: n.failed(), Unfinished: c.unfinished, Dropped: c.dropped,
 		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
@@ -299,9 +299,24 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 		}
 		l := latencyOf(svc)
 		res.ServiceLatency = &l
+		late := newHistogram()
+		for _, t := range r.threads {
+			late.Merge(t.books.lateHist)
+		}
+		if late.TotalCount() > 0 {
+			ll := latencyOf(late)
+			res.LateSendLateness = &ll
+		}
 		if enc, err := svc.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			res.ServiceHistogram = string(enc)
 		}
+	}
+	if r.checks != nil {
+		failed := newHistogram()
+		for _, t := range r.threads {
+			failed.Merge(t.books.failedHist)
+		}
+		res.SetFailedHistogram(failed)
 	}
 	res.ClientCPUS = (cpuEnd - c.cpuStart).Seconds()
 	if dur > 0 {
@@ -428,11 +443,7 @@ func (c *collector) judgeClient(res *result.Result) {
 			"the client used %.0f%% of the cores its %d network thread(s) could use (busiest thread %.0f%% of a core): the numbers may measure the client, not the server; add --network-threads or free a core",
 			100*res.ClientCPUFraction, c.r.cfg.NetworkThreads, 100*res.BusiestThreadCPU))
 	}
-	if res.RateAsked > 0 && res.Requests > 0 && float64(res.LateSends) > 0.01*float64(res.Requests) {
-		reasons = append(reasons, fmt.Sprintf(
-			"%d requests (%.1f%%) were sent more than %v after their intended time while a connection was free: the client fell behind its schedule",
-			res.LateSends, 100*float64(res.LateSends)/float64(res.Requests), time.Duration(lateSendThreshold)))
-	}
+	judgeSchedule(res)
 	if len(reasons) > 0 {
 		res.ClientBound = true
 		res.ClientBoundReason = reasons[0]

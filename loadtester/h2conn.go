@@ -155,6 +155,7 @@ func (h *h2Conn) h2End(t *netThread, c *conn, i int, now int64) {
 	}
 	if t.r.checks != nil && !t.judge(c, i, int(h.final[i]), h.heads[i], h.bodies[i]) {
 		c.received++ // a response all the same (--requests-per-conn)
+		t.recordFailedLatency(c, i, now)
 		h.h2Fail(t, c, i, now, errCheck)
 		return
 	}

@@ -37,17 +37,23 @@ type kindSpec struct {
 // groupBooks is one group's measured-window counts on one network thread:
 // a kind's (kinds.go) or a stage's (stagebooks.go).
 type groupBooks struct {
-	hist     *hdrhistogram.Histogram // latency (from the due time), lower bounds added by the collector
-	svc      *hdrhistogram.Histogram // rate mode: service time
-	answered int64
-	failed   int64
-	status   [maxStatus + 1]int64
+	hist *hdrhistogram.Histogram // latency (from the due time), lower bounds added by the collector
+	svc  *hdrhistogram.Histogram // rate mode: service time
+	// failedHist: the latency of failed requests that got a response (a
+	// check refused it); nil without checks.
+	failedHist *hdrhistogram.Histogram
+	answered   int64
+	failed     int64
+	status     [maxStatus + 1]int64
 }
 
-func newGroupBooks(rate bool) groupBooks {
+func newGroupBooks(rate, checks bool) groupBooks {
 	kb := groupBooks{hist: newHistogram()}
 	if rate {
 		kb.svc = newHistogram()
+	}
+	if checks {
+		kb.failedHist = newHistogram()
 	}
 	return kb
 }
@@ -172,6 +178,7 @@ func (r *runner) kindCounts(from, to uint64, fn func(kind uint8, n int64)) {
 // kind's or a stage's.
 type groupTally struct {
 	hist, svc           *hdrhistogram.Histogram
+	failedHist          *hdrhistogram.Histogram // failed with a response (nil: none yet)
 	answered, failed    int64
 	unfinished, dropped int64
 	status              [maxStatus + 1]int64
@@ -195,6 +202,7 @@ func (c *collector) kindResults(dur float64) []result.KindResult {
 			Unfinished: t.unfinished, Dropped: t.dropped, Latency: latencyOf(t.hist),
 			StatusCodes: map[string]int64{}}
 		kr.SetHistograms(t.hist, nil)
+		kr.SetFailedHistogram(t.failedHist)
 		kr.Due = kr.Answered + kr.Failed + kr.Unfinished + kr.Dropped
 		for code, n := range t.status {
 			if n > 0 {
@@ -249,6 +257,12 @@ func mergeGroups(tallies []groupTally, books []groupBooks) {
 		tl.hist.Merge(b.hist)
 		if b.svc != nil && tl.svc != nil {
 			tl.svc.Merge(b.svc)
+		}
+		if b.failedHist != nil {
+			if tl.failedHist == nil {
+				tl.failedHist = newHistogram()
+			}
+			tl.failedHist.Merge(b.failedHist)
 		}
 		tl.answered += b.answered
 		tl.failed += b.failed

@@ -252,6 +252,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.pace.init(prof, kind, r.cfg.Seed, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
 		t.rx.on = stampsWanted(&r.cfg)
 		t.books.svc = newHistogram()
+		t.books.lateHist = newHistogram()
 	}
 	dynamic := false
 	for _, k := range r.kinds {
@@ -268,14 +269,17 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 	if r.cfg.Workload != nil {
 		t.kb = make([]groupBooks, len(r.kinds))
 		for i := range t.kb {
-			t.kb[i] = newGroupBooks(r.cfg.OpenLoop())
+			t.kb[i] = newGroupBooks(r.cfg.OpenLoop(), r.checks != nil)
 		}
 	}
 	if r.stagePlan != nil {
 		t.sb = make([]groupBooks, len(r.stagePlan.stages))
 		for i := range t.sb {
-			t.sb[i] = newGroupBooks(false)
+			t.sb[i] = newGroupBooks(false, r.checks != nil)
 		}
+	}
+	if r.checks != nil {
+		t.books.failedHist = newHistogram()
 	}
 	if r.cfg.VegetaMax > 0 {
 		t.books.samples = newSampler(max(1, r.cfg.VegetaMax/r.cfg.NetworkThreads))

@@ -206,6 +206,9 @@ func (t *netThread) schedule(now int64) {
 			st.waitedForConn++
 		} else if now-due > lateSendThreshold {
 			st.lateSends++
+			if due >= t.win.start {
+				t.books.lateHist.RecordValue(now - due)
+			}
 		}
 		if !t.enqueue(c, p.k, due, now) {
 			t.rowsOut(due)

@@ -12,6 +12,7 @@ package loadtester
 func (t *netThread) complete(c *conn, now int64) {
 	if t.r.checks != nil && !t.passChecks(c) {
 		c.received++ // a response all the same (--requests-per-conn)
+		t.recordFailedLatency(c, c.head, now)
 		t.loseHead(c, now, errCheck)
 		return
 	}
@@ -66,6 +67,29 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 	}
 	if b.samples != nil {
 		b.samples.add(sample{start: start, latency: latency, code: uint16(status), kind: kind})
+	}
+}
+
+// recordFailedLatency books the latency of ring entry i, failed though it
+// got a response (a check refused it), in the measured window's failed
+// histograms: the run's, its kind's and its stage's. It allocates nothing
+// (the histograms exist whenever there are checks, the only way here).
+func (t *netThread) recordFailedLatency(c *conn, i int, now int64) {
+	start := c.sendTimes[i]
+	if start < t.win.start {
+		return
+	}
+	latency := now - start
+	t.books.failedHist.RecordValue(latency)
+	if t.kb != nil {
+		var kind uint8
+		if c.kinds != nil {
+			kind = c.kinds[i]
+		}
+		t.kb[kind].failedHist.RecordValue(latency)
+	}
+	if t.sb != nil {
+		t.sb[t.stageOf(start)].failedHist.RecordValue(latency)
 	}
 }
 

@@ -162,6 +162,7 @@ func (c *collector) stageResults() []result.StageResult {
 			s.Histogram = string(enc)
 		}
 		s.SetHistogram(tl.hist)
+		s.SetFailedHistogram(tl.failedHist)
 		out[i] = s
 		start, from = end, st.Target
 	}

@@ -70,8 +70,8 @@ func (s *StepRunner) Run(ctx context.Context, rate float64) (*result.Step, error
 func stepOf(n int, res *result.Result, objs []result.Objective) result.Step {
 	st := result.Step{N: n, RateAsked: res.RateAsked, RateAchieved: res.RequestsPerSec, Latency: res.Latency,
 		Due: res.Due, Answered: res.Answered, Failed: res.Failed, Unfinished: res.Unfinished,
-		Dropped: res.Dropped, Errors: res.Errors, ClientBound: res.ClientBound,
-		ClientCPUNsReq: res.ClientCPUNsPerReq, Result: res}
+		Dropped: res.Dropped, Errors: res.Errors, ClientBound: res.ClientBound, BehindSchedule: res.BehindSchedule,
+		ClientCPUNsReq: res.ClientCPUNsPerReq, FailedLatency: res.FailedLatency, Result: res}
 	if res.ServiceLatency != nil {
 		st.ServiceLatency = *res.ServiceLatency
 	}
@@ -134,6 +134,12 @@ func FindRateSteps(ctx context.Context, s *StepRunner, spec result.SearchSpec) (
 			out.Warnings = append(out.Warnings, fmt.Sprintf(
 				"step %d at the first failing rate (%s/s) was client-bound: the knee found may be the client's, not the server's (%s)",
 				st.N, result.FormatRate(st.RateAsked), st.Result.ClientBoundReason))
+			break
+		}
+		if search != nil && st.BehindSchedule && st.RateAsked == search.FirstFail {
+			out.Warnings = append(out.Warnings, fmt.Sprintf(
+				"step %d at the first failing rate (%s/s) fell behind its schedule: the knee found may be the client's, not the server's (%s)",
+				st.N, result.FormatRate(st.RateAsked), st.Result.BehindScheduleReason))
 			break
 		}
 	}

@@ -20,6 +20,7 @@ type Page struct {
 	Sources []string // the files it was made from, as given
 	Run     *runView
 	Steps   *stepsView
+	Compare *compareView
 }
 
 // ResultPage is the page of a single or merged run; sources name the

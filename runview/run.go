@@ -28,6 +28,7 @@ type runView struct {
 	Instance    string
 	WindowStart string
 	CPUs        int
+	Machine     string
 	ClockSource string
 	Protocol    string
 	TLS         *result.TLSInfo
@@ -43,6 +44,11 @@ type runView struct {
 	ErrorKinds  []countRow
 	Statuses    []countRow
 	Kinds       []kindRow
+	Stages      []stageRow
+	StagesConns bool // the stages ramp connections (--concurrency-stages), not a rate
+	Checks      []checkRow
+	Conns       connView
+	Verdict     verdictView
 	Thresholds  []thresholdRow
 	CPU         cpuView
 	Instances   []result.InstanceRow
@@ -76,12 +82,14 @@ type kindRow struct {
 	ShareStr, RPS string
 	Lat, Svc      latencyRow
 	HasSvc        bool
+	Failed        *latencyRow // the kind's failed requests that got a response (nil: none)
 }
 
 // thresholdRow is a threshold and its verdict, printed.
 type thresholdRow struct {
 	Expr, Measured string
 	Pass           bool
+	Reason         string // why it failed with nothing to judge
 }
 
 // cpuView is the client's CPU and whether it bound the run.
@@ -89,6 +97,10 @@ type cpuView struct {
 	Seconds, Cores, Fraction, Busiest, NsPerReq string
 	Bound                                       bool
 	Reason                                      string
+	// Behind: the client sent late while a connection was free (not a
+	// busy client: its own finding), with its reason.
+	Behind       bool
+	BehindReason string
 }
 
 // newRunView builds the view of res; id prefixes its charts' ids.
@@ -96,7 +108,7 @@ func newRunView(id string, res *result.Result) (*runView, error) {
 	if Empty(res) {
 		return nil, ErrEmpty
 	}
-	v := &runView{ID: id, Target: res.Target, Instance: res.Instance, WindowStart: res.WindowStart, CPUs: res.CPUs,
+	v := &runView{ID: id, Target: res.Target, Instance: res.Instance, WindowStart: res.WindowStart, CPUs: res.CPUs, Machine: res.Machine,
 		ClockSource: res.ClockSource, Protocol: res.Protocol, TLS: res.TLS, DurationS: numfmt.Format(res.DurationS, 2),
 		RPS: numfmt.Format(res.RequestsPerSec, 0), Interrupted: res.Interrupted, Warmup: res.Warmup,
 		LowerBounds: res.LowerBounds, Instances: res.Instances, Warnings: res.Warnings,
@@ -110,9 +122,9 @@ func newRunView(id string, res *result.Result) (*runView, error) {
 	for _, k := range res.Kinds {
 		v.Kinds = append(v.Kinds, kindRowOf(k))
 	}
-	for _, t := range res.Thresholds {
-		v.Thresholds = append(v.Thresholds, thresholdRow{t.Expr, measuredString(t), t.Pass})
-	}
+	v.Stages, v.Checks, v.Conns, v.Verdict = stageRows(res.Stages), checkRows(res.Checks), connOf(res), verdictOf(res)
+	v.StagesConns = len(res.Stages) > 0 && res.Stages[0].Connections
+	v.Thresholds = thresholdRowsOf(res.Thresholds)
 	v.Config, v.Command = configOf(res.Config)
 	if res.Command != "" {
 		v.Command = res.Command
@@ -162,6 +174,9 @@ func latencyRows(res *result.Result) []latencyRow {
 	if s := res.ServiceLatency; s != nil {
 		rows = append(rows, latencyRowOf("service time (from actual send)", *s))
 	}
+	if f := res.FailedLatency; f != nil {
+		rows = append(rows, latencyRowOf("failed (a response a check refused)", *f))
+	}
 	if t := res.TLS; t != nil && t.Handshakes > 0 {
 		rows = append(rows, latencyRowOf("TLS handshake", t.Handshake))
 	}
@@ -179,6 +194,10 @@ func kindRowOf(k result.KindResult) kindRow {
 	if k.ServiceLatency != nil {
 		r.Svc, r.HasSvc = latencyRowOf(k.Name, *k.ServiceLatency), true
 	}
+	if f := k.FailedLatency; f != nil {
+		l := latencyRowOf(k.Name, *f)
+		r.Failed = &l
+	}
 	return r
 }
 
@@ -195,20 +214,8 @@ func countRows(m map[string]int64) []countRow {
 func cpuOf(res *result.Result) cpuView {
 	return cpuView{Seconds: numfmt.Format(res.ClientCPUS, 2), Cores: numfmt.Format(res.ClientCPUCores, 2),
 		Fraction: numfmt.Format(100*res.ClientCPUFraction, 0) + "%", Busiest: numfmt.Format(100*res.BusiestThreadCPU, 0) + "%",
-		NsPerReq: numfmt.Format(res.ClientCPUNsPerReq, 0), Bound: res.ClientBound, Reason: res.ClientBoundReason}
-}
-
-// measuredString prints a threshold's measurement in its limit's unit.
-func measuredString(t result.ThresholdResult) string {
-	switch {
-	case t.Metric == "rps":
-		return numfmt.Format(t.Measured, 0) + "/s"
-	case t.Metric == "errors" && t.Percent:
-		return numfmt.Format(t.Measured, 3) + "%"
-	case t.Metric == "errors":
-		return numfmt.Format(t.Measured, 0)
-	}
-	return numfmt.Latency(int64(t.Measured))
+		NsPerReq: numfmt.Format(res.ClientCPUNsPerReq, 0), Bound: res.ClientBound, Reason: res.ClientBoundReason,
+		Behind: res.BehindSchedule, BehindReason: res.BehindScheduleReason}
 }
 
 // configOf is the config as indented JSON, and the command line when the

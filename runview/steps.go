@@ -23,6 +23,10 @@ type stepsView struct {
 	Config      string
 	Command     string
 	Runs        []*runView // each step's run, in order (nil where a step has none)
+	// HasVerdict and HasThresholds: some step was judged against an
+	// objective, some against thresholds; the table has a column for each
+	// only then (an empty column would push the others off a screen).
+	HasVerdict, HasThresholds bool
 }
 
 // stepRow is one step's line.
@@ -57,7 +61,10 @@ func newStepsView(sr *result.StepsResult) (*stepsView, error) {
 		v.Command = r.Command // every step ran by one command
 	}
 	for _, st := range sr.Steps {
-		v.Rows = append(v.Rows, stepRowOf(st))
+		row := stepRowOf(st)
+		v.Rows = append(v.Rows, row)
+		v.HasVerdict = v.HasVerdict || row.Verdict != ""
+		v.HasThresholds = v.HasThresholds || len(row.Thresholds) > 0
 		var rv *runView
 		if st.Result != nil {
 			var err error
@@ -96,9 +103,7 @@ func stepRowOf(st result.Step) stepRow {
 		}
 	}
 	if st.Result != nil {
-		for _, t := range st.Result.Thresholds {
-			r.Thresholds = append(r.Thresholds, thresholdRow{t.Expr, measuredString(t), t.Pass})
-		}
+		r.Thresholds = thresholdRowsOf(st.Result.Thresholds)
 	}
 	return r
 }

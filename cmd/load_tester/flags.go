@@ -110,6 +110,7 @@ const usageHead = `load_tester: an HTTP/1.1 and HTTP/2 load generator, plaintext
 Usage: load_tester [flags]
        load_tester merge [--json OUT] [--hdr-log OUT] [--vegeta OUT] IN.json...   (docs/distributed.md)
        load_tester html RESULT.json... -o OUT.html                                 (docs/load_tester.md, "HTML view")
+       load_tester compare A.json B.json [C.json...] -o OUT.html                   (docs/load_tester.md, "Comparing runs")
   load_tester --host 127.0.0.1 --port 8080 --path /ok --concurrency 100 --duration 10
   load_tester --unix-socket weaseldb.sock --concurrency 2000 --requests-per-conn 500 \
       --connect-threads 2 --network-threads 10 --duration 120 --stats-interval 1

@@ -43,6 +43,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "html" {
 		return runHTML(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "compare" {
+		return runCompare(args[1:], stdout, stderr)
+	}
 	o, help, err := parseArgs(args)
 	if help {
 		usage(stdout)

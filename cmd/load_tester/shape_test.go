@@ -164,6 +164,7 @@ func TestShapeBadInput(t *testing.T) {
 		{[]string{"--check", "json.a] == 1"}, "json path"},
 		{[]string{"--check", "status==200", "--threshold", "check[status==201]>99%"}, "names no --check"},
 		{[]string{"--check", "status==200", "--threshold", "checks>99"}, "a checks limit is a percentage"},
+		{[]string{"--threshold", "checks>99%"}, `--threshold "checks>99%": no --check`},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(append([]string{"--port", "1"}, tc.args...), &out, &errOut)

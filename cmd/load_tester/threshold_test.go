@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,45 @@ func TestThresholdExitStatus(t *testing.T) {
 	}
 	if code := run([]string{"merge", "--threshold", "nope", a, b}, &out, &errOut); code != exitUsage {
 		t.Errorf("merge malformed: exit %d", code)
+	}
+}
+
+// Issue 55: every response fails its check (the server answers 200, the
+// check wants 201). The run still reports the latency the server took,
+// as failed_latency_ns and a summary line, and a latency threshold, with
+// no answered request to judge, fails (exit 99) saying why, instead of
+// passing on a latency of 0; over HTTP/1.1 and h2c.
+func TestThresholdOnFailedChecks(t *testing.T) {
+	h1 := startOKServer(t, 0)
+	h2c := startH2(t, false, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	for name, target := range map[string][]string{
+		"HTTP/1.1": {"--port", h1.port()},
+		"h2c":      {"--url", h2c + "/ok", "--http2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			jsonPath := filepath.Join(t.TempDir(), "r.json")
+			var out, errOut bytes.Buffer
+			args := append(target, "--concurrency", "2", "--duration", "0.3", "--stats-interval", "0.1", "--quiet",
+				"--check", "status==201", "--max-errors", "1000000000", "--threshold", "p99<1ms", "--json", jsonPath)
+			code := run(args, &out, &errOut)
+			if code != exitThreshold || !strings.Contains(errOut.String(), "p99<1ms (nothing to judge") || strings.Count(errOut.String(), "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q\n%s", code, errOut.String(), out.String())
+			}
+			if !strings.Contains(out.String(), "failed latency p50") {
+				t.Errorf("no failed latency in the summary:\n%s", out.String())
+			}
+			var doc struct {
+				Answered      int64              `json:"answered"`
+				Failed        int64              `json:"failed"`
+				FailedLatency map[string]float64 `json:"failed_latency_ns"`
+			}
+			data, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &doc); err != nil || doc.Answered != 0 || doc.Failed == 0 || doc.FailedLatency["p50"] <= 0 {
+				t.Errorf("JSON: %+v (%v)", doc, err)
+			}
+		})
 	}
 }

@@ -50,6 +50,23 @@ func (l *logWriter) write(hist *hdrhistogram.Histogram, start, end time.Time) {
 	l.keep(l.w.Flush())
 }
 
+// FailedTag tags the log's one line of the failed requests that got a
+// response (a check refused them), the whole window's: readers that
+// follow tags keep them apart from the untagged intervals of the answered.
+const FailedTag = "failed"
+
+// writeFailed appends the failed requests' histogram (nil or empty: no
+// line) as one interval [start, end] tagged FailedTag.
+func (l *logWriter) writeFailed(h *hdrhistogram.Histogram, start, end time.Time) {
+	if h == nil || h.TotalCount() == 0 || !l.started {
+		return
+	}
+	tagged := newHistogram()
+	tagged.Merge(h)
+	tagged.SetTag(FailedTag)
+	l.write(tagged, start, end)
+}
+
 func (l *logWriter) keep(err error) {
 	if err != nil && l.err == nil {
 		l.err = err
@@ -92,6 +109,9 @@ func (h *HDRLog) Interval(iv IntervalReport) {
 func (h *HDRLog) Finish(res *Result) error {
 	if res.amended {
 		h.rewrite(res.Intervals)
+	}
+	if n := len(h.spans); n > 0 {
+		h.lw.writeFailed(res.failedHist, h.spans[0][0], h.spans[n-1][1])
 	}
 	h.lw.keep(h.lw.w.Flush())
 	return h.lw.err
@@ -154,6 +174,10 @@ func WriteHDRLog(w io.Writer, res *Result) error {
 		}
 		lw.write(h, start.Add(time.Duration(max(prev, end-int64(seconds(iv.LengthS))))), start.Add(time.Duration(end)))
 		prev = end
+	}
+	if n := len(res.Intervals); n > 0 {
+		first := res.Intervals[0]
+		lw.writeFailed(res.failedHist, start.Add(time.Duration(seconds(first.TS-first.LengthS))), start.Add(time.Duration(seconds(res.Intervals[n-1].TS))))
 	}
 	lw.keep(lw.w.Flush())
 	return lw.err

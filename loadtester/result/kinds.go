@@ -35,7 +35,11 @@ type KindResult struct {
 	// bounds included, for an exact merge.
 	Histogram        string `json:"histogram"`
 	ServiceHistogram string `json:"service_histogram,omitempty"`
-	hist, svcHist    *hdrhistogram.Histogram
+	// FailedLatency and FailedHistogram: the kind's failed requests that
+	// got a response, as Result's.
+	FailedLatency             *Latency `json:"failed_latency_ns,omitempty"`
+	FailedHistogram           string   `json:"failed_histogram,omitempty"`
+	hist, svcHist, failedHist *hdrhistogram.Histogram
 }
 
 // printKinds writes the summary's per-kind table (nothing without kinds).
@@ -54,5 +58,16 @@ func (r *Result) printKinds(w io.Writer) {
 		fmt.Fprintf(w, "                %-12s %5.1f%% %9d %9d %7d %10d %8d %6d   %s / %s / %s / %s\n",
 			k.Name, 100*k.Share, k.Due, k.Answered, k.Failed, k.Unfinished, k.Dropped, k.Answered-k.Successes,
 			numfmt.Latency(l.P50), numfmt.Latency(l.P99), numfmt.Latency(l.P999), numfmt.Latency(l.Max))
+		printFailedRow(w, k.FailedLatency)
 	}
+}
+
+// printFailedRow writes a kind's or a stage's failed requests' latency
+// under its row (nothing when none got a response).
+func printFailedRow(w io.Writer, f *Latency) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "                  failed latency (a response, refused by a check) p50 %s / p99 %s / max %s\n",
+		numfmt.Latency(f.P50), numfmt.Latency(f.P99), numfmt.Latency(f.Max))
 }

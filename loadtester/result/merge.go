@@ -3,10 +3,7 @@ package result
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"reflect"
-	"sort"
 	"strings"
 	"time"
 
@@ -169,7 +166,6 @@ func (m *mergeState) sums() {
 		o.ClientCPUCores += r.ClientCPUCores
 		o.ClientCPUFraction = max(o.ClientCPUFraction, r.ClientCPUFraction)
 		o.BusiestThreadCPU = max(o.BusiestThreadCPU, r.BusiestThreadCPU)
-		o.CPUs += r.CPUs
 		o.Interrupted = o.Interrupted || r.Interrupted
 		if r.Protocol != m.inputs[0].Result.Protocol {
 			o.Protocol = "mixed"
@@ -233,11 +229,13 @@ func contains(list []string, s string) bool {
 func (m *mergeState) histograms() error {
 	o := m.out
 	svc, svcAll := newHistogram(), true
+	var failed *hdrhistogram.Histogram
 	for _, in := range m.inputs {
 		r := in.Result
 		if r.hist != nil {
 			o.hist.Merge(r.hist)
 		}
+		failed = addFailed(failed, r.failedHist)
 		if r.svcHist == nil {
 			svcAll = false
 		} else {
@@ -245,6 +243,7 @@ func (m *mergeState) histograms() error {
 		}
 	}
 	o.Latency = latencyOf(o.hist)
+	o.SetFailedHistogram(failed)
 	enc, err := o.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return fmt.Errorf("encode the merged histogram: %w", err)
@@ -355,34 +354,6 @@ func (m *mergeState) intervals() {
 	}
 }
 
-// warnRepeatedInstances: two inputs under one instance name are most often
-// one result given twice (a shell glob that matched a copy), which would add
-// every count twice; instances started by the recipes have distinct names.
-func (m *mergeState) warnRepeatedInstances() {
-	seen := map[string][]int{}
-	var names []string
-	for i, in := range m.inputs {
-		name := in.Result.Instance
-		if len(seen[name]) == 0 {
-			names = append(names, name)
-		}
-		seen[name] = append(seen[name], i)
-	}
-	for _, name := range names {
-		idx := seen[name]
-		if len(idx) < 2 {
-			continue
-		}
-		same := "different windows"
-		if m.starts[idx[0]].Equal(m.starts[idx[1]]) {
-			same = "the same window start: the same result given twice?"
-		}
-		m.out.Warnings = append(m.out.Warnings, fmt.Sprintf(
-			"instance %s appears %d times (%s); its counts are added %d times; give each instance its own --instance",
-			name, len(idx), same, len(idx)))
-	}
-}
-
 // slotOf is the merged interval an instance's interval belongs to: the one
 // holding its midpoint. The midpoint, not the end, so that a whole interval
 // whose end was collected a little late stays in its own seconds and a
@@ -431,6 +402,7 @@ func (m *mergeState) kinds() {
 			if o.svcHist != nil && k.svcHist != nil {
 				o.svcHist.Merge(k.svcHist)
 			}
+			o.failedHist = addFailed(o.failedHist, k.failedHist)
 		}
 	}
 	total := 0
@@ -444,6 +416,7 @@ func (m *mergeState) kinds() {
 			o.RequestsPerSec = float64(o.Answered) / m.out.DurationS
 		}
 		o.Latency = latencyOf(o.hist)
+		o.SetFailedHistogram(o.failedHist)
 		if enc, err := o.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			o.Histogram = string(enc)
 		}
@@ -456,113 +429,6 @@ func (m *mergeState) kinds() {
 		}
 	}
 	m.out.Kinds = out
-}
-
-// rows lists the instances.
-func (m *mergeState) rows() {
-	for _, in := range m.inputs {
-		r := in.Result
-		m.out.Instances = append(m.out.Instances, InstanceRow{Name: r.Instance, WindowStart: r.WindowStart,
-			DurationS: r.DurationS, RequestsPerSec: r.RequestsPerSec, Due: r.Due, Unfinished: r.Unfinished,
-			Dropped: r.Dropped, Errors: r.Errors, ClientCPUCores: r.ClientCPUCores,
-			ClientCPUFraction: r.ClientCPUFraction, ClientBound: r.ClientBound, CPUs: r.CPUs, ClockSource: r.ClockSource})
-	}
-}
-
-// configKeysPerMachine are config entries that describe the machine an
-// instance ran on, not the load it was asked for.
-var configKeysPerMachine = map[string]bool{"cpus": true, "gomaxprocs": true, "instances": true}
-
-// warn says what makes the merge less than a picture of one load.
-func (m *mergeState) warn() {
-	o := m.out
-	first := m.inputs[0].Result
-	var earliestEnd, latestEnd time.Time
-	latestStart := m.earliest
-	for i, in := range m.inputs {
-		end := m.starts[i].Add(seconds(in.Result.DurationS))
-		if i == 0 || end.Before(earliestEnd) {
-			earliestEnd = end
-		}
-		if end.After(latestEnd) {
-			latestEnd = end
-		}
-		if m.starts[i].After(latestStart) {
-			latestStart = m.starts[i]
-		}
-	}
-	if spread := max(latestStart.Sub(m.earliest), latestEnd.Sub(earliestEnd)); spread > m.interval {
-		o.Warnings = append(o.Warnings, fmt.Sprintf(
-			"the instances' windows do not overlap within one interval (%v): starts differ by up to %v, ends by up to %v; give them the same --start-at",
-			m.interval, latestStart.Sub(m.earliest).Round(time.Millisecond), latestEnd.Sub(earliestEnd).Round(time.Millisecond)))
-	}
-	m.warnRepeatedInstances()
-	base, _ := first.Config.(map[string]any)
-	for _, in := range m.inputs[1:] {
-		cfg, _ := in.Result.Config.(map[string]any)
-		if diff := configDiff(base, cfg); diff != "" {
-			o.Warnings = append(o.Warnings, fmt.Sprintf("instance %s's config differs from %s's: %s", in.Result.Instance, first.Instance, diff))
-		}
-	}
-	var reasons []string
-	for _, in := range m.inputs {
-		if r := in.Result; r.ClientBound {
-			o.ClientBound = true
-			reasons = append(reasons, fmt.Sprintf("instance %s was client-bound: %s", r.Instance, r.ClientBoundReason))
-		}
-		if r := in.Result; !r.Clean() {
-			o.Warnings = append(o.Warnings, fmt.Sprintf("instance %s is not clean: %d unfinished, %d dropped", r.Instance, r.Unfinished, r.Dropped))
-		}
-	}
-	if len(reasons) > 0 {
-		o.ClientBoundReason = reasons[0]
-		o.Warnings = append(o.Warnings, reasons...)
-	}
-}
-
-// configDiff names the entries in which two configs differ, machine facts
-// aside ("" when they agree).
-func configDiff(a, b map[string]any) string {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	var names []string
-	for k := range keys {
-		if !configKeysPerMachine[k] && !reflect.DeepEqual(a[k], b[k]) {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %v vs %v", k, show(a[k]), show(b[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func show(v any) string {
-	if v == nil {
-		return "(none)"
-	}
-	return fmt.Sprint(v)
-}
-
-// PrintInstances writes the per-instance table of a merged result.
-func (r *Result) PrintInstances(w io.Writer) {
-	if len(r.Instances) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n  instances (%d):\n", len(r.Instances))
-	fmt.Fprintf(w, "    %-24s %-30s %10s %8s %10s %8s %10s %s\n", "name", "window start (UTC)", "req/s", "due",
-		"unfinished", "dropped", "client CPU", "client-bound")
-	for _, row := range r.Instances {
-		fmt.Fprintf(w, "    %-24s %-30s %10.0f %8d %10d %8d %5.2f cores %v\n", row.Name, row.WindowStart,
-			row.RequestsPerSec, row.Due, row.Unfinished, row.Dropped, row.ClientCPUCores, row.ClientBound)
-	}
 }
 
 // checks adds up each --check's outcomes over the inputs, by expression,

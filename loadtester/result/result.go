@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"weaseldb/internal/jsonfile"
-	"weaseldb/internal/numfmt"
 )
 
 // ResultVersion is the schema version of the --json result. Version 2 added
@@ -63,9 +60,13 @@ type Result struct {
 	// time the measured window opened (RFC 3339, UTC), the machine's CPU
 	// count and its clock source. A merged result names "merged" and lists
 	// its inputs in Instances.
-	Instance    string        `json:"instance"`
-	WindowStart string        `json:"window_start"`
-	CPUs        int           `json:"cpus"`
+	Instance    string `json:"instance"`
+	WindowStart string `json:"window_start"`
+	CPUs        int    `json:"cpus"`
+	// Machine is who measured: "HOSTNAME (CPU model)"; a merge counts
+	// CPUs once per distinct machine. A merge of several machines has
+	// none; results before it have none either.
+	Machine     string        `json:"machine,omitempty"`
 	ClockSource string        `json:"clock_source"`
 	Instances   []InstanceRow `json:"instances,omitempty"`
 	// Command is the command line that ran it, as a shell takes it back
@@ -100,8 +101,15 @@ type Result struct {
 	// Rate mode: the service time, measured from each request's actual
 	// send (latency_ns is measured from its intended send time), with its
 	// own HdrHistogram V2.
-	ServiceLatency    *Latency         `json:"service_latency_ns,omitempty"`
-	ServiceHistogram  string           `json:"service_histogram,omitempty"`
+	ServiceLatency   *Latency `json:"service_latency_ns,omitempty"`
+	ServiceHistogram string   `json:"service_histogram,omitempty"`
+	// FailedLatency is the latency of the failed requests that got a
+	// response (one a --check refused), from when each was due, with its
+	// own HdrHistogram V2: the server answered them, so their latency is a
+	// fact, kept apart from latency_ns (the answered requests'). Absent
+	// when no failed request got a response.
+	FailedLatency     *Latency         `json:"failed_latency_ns,omitempty"`
+	FailedHistogram   string           `json:"failed_histogram,omitempty"`
 	Intervals         []Interval       `json:"intervals"`
 	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 	StatusCodes       map[string]int64 `json:"status_codes"`
@@ -121,6 +129,14 @@ type Result struct {
 	RateAsked     float64 `json:"rate_asked,omitempty"`
 	WaitedForConn int64   `json:"waited_for_connection,omitempty"`
 	LateSends     int64   `json:"late_sends,omitempty"`
+	// LateSendLateness is how late the late sends were (from their
+	// intended time); BehindSchedule is set, with its reason, when more
+	// than 1% of the sends were late: the client fell behind its schedule,
+	// which is not client_bound (a busy client) — an idle client can be
+	// late too (a slow wake-up, a descheduled thread).
+	LateSendLateness     *Latency `json:"late_send_lateness_ns,omitempty"`
+	BehindSchedule       bool     `json:"behind_schedule,omitempty"`
+	BehindScheduleReason string   `json:"behind_schedule_reason,omitempty"`
 	// ResponseStamps (open loop): every network thread timed its responses
 	// by the kernel's receive stamps and read them on its own wakes
 	// (rxstamp.go); false: by its own clock when it read them.
@@ -158,6 +174,7 @@ type Result struct {
 	VegetaSampleEvery int               `json:"vegeta_sample_every,omitempty"`
 	hist              *hdrhistogram.Histogram
 	svcHist           *hdrhistogram.Histogram   // ReadResult: the service histogram, decoded
+	failedHist        *hdrhistogram.Histogram   // the failed requests' with a response (nil: none)
 	ivHists           []*hdrhistogram.Histogram // ReadResult: each interval's, decoded (nil if absent)
 	// Run only: lower bounds landed in intervals already reported to
 	// OnInterval (HDRLog.Finish rewrites its log), and the requests kept
@@ -215,7 +232,9 @@ type InstanceRow struct {
 	ClientCPUCores    float64 `json:"client_cpu_cores"`
 	ClientCPUFraction float64 `json:"client_cpu_fraction"`
 	ClientBound       bool    `json:"client_bound"`
+	BehindSchedule    bool    `json:"behind_schedule,omitempty"`
 	CPUs              int     `json:"cpus"`
+	Machine           string  `json:"machine,omitempty"`
 	ClockSource       string  `json:"clock_source"`
 }
 
@@ -294,6 +313,9 @@ func parseResult(data []byte, path string) (*Result, error) {
 	if r.svcHist, err = decodeHist(r.ServiceHistogram); err != nil {
 		return nil, fmt.Errorf("result %s: service_histogram: %w", path, err)
 	}
+	if r.failedHist, err = decodeHist(r.FailedHistogram); err != nil {
+		return nil, fmt.Errorf("result %s: failed_histogram: %w", path, err)
+	}
 	if r.TLS != nil {
 		if r.TLS.hist, err = decodeHist(r.TLS.Histogram); err != nil {
 			return nil, fmt.Errorf("result %s: tls handshake_histogram: %w", path, err)
@@ -307,10 +329,16 @@ func parseResult(data []byte, path string) (*Result, error) {
 		if k.svcHist, err = decodeHist(k.ServiceHistogram); err != nil {
 			return nil, fmt.Errorf("result %s: kind %s service_histogram: %w", path, k.Name, err)
 		}
+		if k.failedHist, err = decodeHist(k.FailedHistogram); err != nil {
+			return nil, fmt.Errorf("result %s: kind %s failed_histogram: %w", path, k.Name, err)
+		}
 	}
 	for i := range r.Stages {
 		if r.Stages[i].hist, err = decodeHist(r.Stages[i].Histogram); err != nil {
 			return nil, fmt.Errorf("result %s: stage %d histogram: %w", path, i+1, err)
+		}
+		if r.Stages[i].failedHist, err = decodeHist(r.Stages[i].FailedHistogram); err != nil {
+			return nil, fmt.Errorf("result %s: stage %d failed_histogram: %w", path, i+1, err)
 		}
 	}
 	r.ivHists = make([]*hdrhistogram.Histogram, len(r.Intervals))
@@ -335,109 +363,6 @@ func decodeHist(s string) (h *hdrhistogram.Histogram, err error) {
 		}
 	}()
 	return hdrhistogram.Decode([]byte(s))
-}
-
-func intervalHeader(w io.Writer) {
-	fmt.Fprintf(w, "%9s %11s %10s %10s %8s %7s\n", "t(s)", "req/s", "p50", "p99", "errors", "conns")
-}
-
-// printInterval writes one progress line. An interval much shorter than
-// the stats interval (the last one of an interrupted or aligned run) says its
-// length, so a rate over a few milliseconds is not read as a whole interval's.
-func printInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
-	tag := ""
-	if warmup {
-		tag = "  (warm-up, excluded)"
-	}
-	if every > 0 && iv.LengthS > 0 && iv.LengthS < 0.9*every.Seconds() {
-		tag += fmt.Sprintf("  (partial: %s)", numfmt.Latency(int64(iv.LengthS*1e9)))
-	}
-	fmt.Fprintf(w, "%9.1f %11.0f %10s %10s %8d %7d%s\n", iv.TS, iv.RequestsPerSec, numfmt.Latency(iv.P50NS),
-		numfmt.Latency(iv.P99NS), iv.Errors, iv.OpenConnections, tag)
-}
-
-// PrintSummary writes the end-of-run text.
-func (r *Result) PrintSummary(w io.Writer) {
-	fmt.Fprintf(w, "\n%s: %d requests in %.2fs, %d errors", r.Target, r.Requests, r.DurationS, r.Errors)
-	if r.Interrupted {
-		fmt.Fprint(w, " (interrupted)")
-	}
-	fmt.Fprintf(w, "\n  requests/sec  %.0f\n", r.RequestsPerSec)
-	if r.Due > 0 || r.Version >= 2 {
-		fmt.Fprintf(w, "  due           %d = answered %d + failed %d + unfinished %d + dropped %d\n",
-			r.Due, r.Answered, r.Failed, r.Unfinished, r.Dropped)
-	}
-	if r.RateAsked > 0 {
-		fmt.Fprintf(w, "  rate asked    %.0f/s\n", r.RateAsked)
-	}
-	l := r.Latency
-	label := "latency     "
-	if r.RateAsked > 0 {
-		label = "latency (CO)"
-	}
-	fmt.Fprintf(w, "  %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n", label,
-		numfmt.Latency(l.P50), numfmt.Latency(l.P90), numfmt.Latency(l.P99), numfmt.Latency(l.P999), numfmt.Latency(l.Max), numfmt.Latency(int64(l.Mean)))
-	if r.RateAsked > 0 {
-		fmt.Fprintln(w, "                (CO: coordinated omission corrected, from each request's intended send time)")
-		if r.ResponseStamps {
-			fmt.Fprintln(w, "                (each response timed by the kernel's receive stamp, read on the client's own wake-ups)")
-		}
-	}
-	if s := r.ServiceLatency; s != nil {
-		fmt.Fprintf(w, "  service time  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
-			numfmt.Latency(s.P50), numfmt.Latency(s.P90), numfmt.Latency(s.P99), numfmt.Latency(s.P999), numfmt.Latency(s.Max), numfmt.Latency(int64(s.Mean)))
-		fmt.Fprintln(w, "                (from each request's actual send: what the server took, not what a user waited)")
-	}
-	if r.Protocol != "" {
-		fmt.Fprintf(w, "  protocol      HTTP/2 (%s)\n", r.Protocol)
-	}
-	if t := r.TLS; t != nil {
-		h := t.Handshake
-		fmt.Fprintf(w, "  tls           %s %s", t.Version, t.Cipher)
-		if t.ALPN != "" {
-			fmt.Fprintf(w, ", ALPN %s", t.ALPN)
-		}
-		fmt.Fprintf(w, "; %d handshakes (%d resumed)\n", t.Handshakes, t.Resumed)
-		if t.Handshakes > 0 {
-			fmt.Fprintf(w, "  handshake     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
-				numfmt.Latency(h.P50), numfmt.Latency(h.P90), numfmt.Latency(h.P99), numfmt.Latency(h.P999), numfmt.Latency(h.Max), numfmt.Latency(int64(h.Mean)))
-		}
-	}
-	if r.LowerBounds > 0 {
-		fmt.Fprintf(w, "                %d of these latencies are lower bounds: the %d unfinished and %d dropped requests,\n"+
-			"                recorded as the time from when they were due to the end of the drain\n",
-			r.LowerBounds, r.Unfinished, r.Dropped)
-	}
-	r.printKinds(w)
-	r.printStages(w)
-	r.printChecks(w)
-	open := 0
-	if n := len(r.Intervals); n > 0 {
-		open = r.Intervals[n-1].OpenConnections
-	}
-	fmt.Fprintf(w, "  connections   %d open at the end, %d opened during the measured run", open, r.ConnectionsOpened)
-	if r.ReconnectBackoffs > 0 {
-		fmt.Fprintf(w, "; %d reconnects backed off, %.3gs in all, longest %.3gs", r.ReconnectBackoffs, r.ReconnectBackoffS, r.ReconnectBackoffMaxS)
-	}
-	fmt.Fprintln(w)
-	if len(r.ErrorsByKind) > 0 {
-		keys := make([]string, 0, len(r.ErrorsByKind))
-		for k := range r.ErrorsByKind {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s %d", k, r.ErrorsByKind[k])
-		}
-		fmt.Fprintf(w, "  errors        %s\n", strings.Join(parts, ", "))
-	}
-	fmt.Fprintf(w, "  client CPU    %.2fs = %.2f cores (%.0f%% of what its network threads could use; busiest thread %.0f%%), %.0f ns per request\n",
-		r.ClientCPUS, r.ClientCPUCores, 100*r.ClientCPUFraction, 100*r.BusiestThreadCPU, r.ClientCPUNsPerReq)
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "  WARNING: %s\n", warn)
-	}
-	PrintThresholds(w, r.Thresholds)
 }
 
 // VegetaRun is what a run kept for WriteVegeta (the engine fills it in).
@@ -473,18 +398,3 @@ func (r *Result) VegetaKept() (kept int, of int64) {
 
 // Vegeta is what the run kept for its vegeta file (nil: nothing).
 func (r *Result) Vegeta() *VegetaRun { return r.vegeta }
-
-// printChecks writes each --check's outcome over the measured responses.
-func (r *Result) printChecks(w io.Writer) {
-	for i, c := range r.Checks {
-		label := "checks        "
-		if i > 0 {
-			label = "              "
-		}
-		pct := 0.0
-		if n := c.Passed + c.Failed; n > 0 {
-			pct = 100 * float64(c.Passed) / float64(n)
-		}
-		fmt.Fprintf(w, "  %s%s: %d passed, %d failed (%.2f%% passed)\n", label, c.Expr, c.Passed, c.Failed, pct)
-	}
-}

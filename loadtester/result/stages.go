@@ -42,12 +42,25 @@ type StageResult struct {
 	// Histogram is HdrHistogram V2 (base64), lower bounds included, for an
 	// exact merge.
 	Histogram string `json:"histogram"`
-	hist      *hdrhistogram.Histogram
+	// FailedLatency and FailedHistogram: the stage's failed requests that
+	// got a response, as Result's.
+	FailedLatency    *Latency `json:"failed_latency_ns,omitempty"`
+	FailedHistogram  string   `json:"failed_histogram,omitempty"`
+	hist, failedHist *hdrhistogram.Histogram
 }
 
 // SetHistogram sets the stage's decoded histogram (the engine, which has
 // it at hand).
 func (s *StageResult) SetHistogram(h *hdrhistogram.Histogram) { s.hist = h }
+
+// SetFailedHistogram sets the stage's failed requests' histogram (nil or
+// empty: none) and what it reports: FailedLatency and FailedHistogram.
+func (s *StageResult) SetFailedHistogram(h *hdrhistogram.Histogram) {
+	s.failedHist, s.FailedLatency, s.FailedHistogram = failedFields(h)
+}
+
+// FailedHist is the stage's failed requests' histogram (nil: none).
+func (s *StageResult) FailedHist() *hdrhistogram.Histogram { return s.failedHist }
 
 // printStages writes the summary's per-stage table (nothing without stages).
 func (r *Result) printStages(w io.Writer) {
@@ -71,6 +84,7 @@ func (r *Result) printStages(w io.Writer) {
 		fmt.Fprintf(w, "                %-15s %-17s %9d %9d %7d %10d %8d %9.0f   %s / %s / %s\n",
 			span, rate, s.Due, s.Answered, s.Failed, s.Unfinished, s.Dropped, s.RequestsPerSec,
 			numfmt.Latency(l.P50), numfmt.Latency(l.P99), numfmt.Latency(l.Max))
+		printFailedRow(w, s.FailedLatency)
 	}
 }
 
@@ -112,6 +126,7 @@ func (m *mergeState) stages() {
 			if s.hist != nil {
 				o.hist.Merge(s.hist)
 			}
+			o.failedHist = addFailed(o.failedHist, s.failedHist)
 		}
 	}
 	for i := range out {
@@ -120,6 +135,7 @@ func (m *mergeState) stages() {
 			o.RequestsPerSec = float64(o.Answered) / o.MeasuredS
 		}
 		o.Latency = latencyOf(o.hist)
+		o.SetFailedHistogram(o.failedHist)
 		if enc, err := o.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			o.Histogram = string(enc)
 		}

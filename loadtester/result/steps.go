@@ -105,6 +105,10 @@ const MaxRateShortfall = 0.02
 // failing step was client-bound says the knee may be the client's
 // (FindRateSteps).
 func Judge(res *Result, objs []Objective) (pass bool, reasons []string) {
+	if len(objs) > 0 && max(res.Answered, res.Requests) == 0 {
+		reasons = append(reasons, "nothing to judge: no request was answered")
+		objs = nil // no latency to hold against them
+	}
 	for _, o := range objs {
 		if v := o.of(res.Latency); v > o.LimitNs {
 			reasons = append(reasons, fmt.Sprintf("%s %s > %s", o.Percentile, numfmt.Latency(v), numfmt.Latency(o.LimitNs)))
@@ -136,13 +140,19 @@ type Step struct {
 	RateAchieved   float64 `json:"rate_achieved"` // answered / window
 	Latency        Latency `json:"latency_ns"`    // corrected: from each request's intended send time
 	ServiceLatency Latency `json:"service_latency_ns"`
-	Due            int64   `json:"due"`
-	Answered       int64   `json:"answered"`
-	Failed         int64   `json:"failed"`
-	Unfinished     int64   `json:"unfinished"`
-	Dropped        int64   `json:"dropped"`
-	Errors         int64   `json:"errors"`
-	ClientBound    bool    `json:"client_bound"`
+	// FailedLatency: the step's failed requests that got a response (a
+	// check refused them), as Result's; absent when none.
+	FailedLatency *Latency `json:"failed_latency_ns,omitempty"`
+	Due           int64    `json:"due"`
+	Answered      int64    `json:"answered"`
+	Failed        int64    `json:"failed"`
+	Unfinished    int64    `json:"unfinished"`
+	Dropped       int64    `json:"dropped"`
+	Errors        int64    `json:"errors"`
+	ClientBound   bool     `json:"client_bound"`
+	// BehindSchedule: the step's client sent late while a connection was
+	// free (Result.BehindSchedule), apart from a busy client.
+	BehindSchedule bool    `json:"behind_schedule,omitempty"`
 	ClientCPUNsReq float64 `json:"client_cpu_ns_per_request"`
 	// Pass is whether the step met the objectives (absent without any);
 	// FailReasons says why not.
@@ -270,6 +280,9 @@ func PrintSteps(w io.Writer, sr *StepsResult) {
 		}
 		if st.ClientBound {
 			verdict += " (client-bound)"
+		}
+		if st.BehindSchedule {
+			verdict += " (behind schedule)"
 		}
 		verdict += st.thresholdsNote()
 		fmt.Fprintf(w, "%5d %9s %9.0f %9s %9s %9s %9s %9s %10d %8d %6.0fns  %s\n", st.N, FormatRate(st.RateAsked), st.RateAchieved,

@@ -45,7 +45,7 @@ func TestJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := Result{RateAsked: 1000, RequestsPerSec: 1000, Latency: Latency{P99: 900_000, P999: 4_000_000}}
+	good := Result{RateAsked: 1000, RequestsPerSec: 1000, Answered: 1000, Latency: Latency{P99: 900_000, P999: 4_000_000}}
 	tests := []struct {
 		name string
 		edit func(*Result)
@@ -61,6 +61,7 @@ func TestJudge(t *testing.T) {
 		{"rate short by 1.5% passes", func(r *Result) { r.RequestsPerSec = 985 }, ""},
 		{"client-bound alone passes (its lateness is in the latency)", func(r *Result) { r.ClientBound = true }, ""},
 		{"interrupted", func(r *Result) { r.Interrupted = true }, "interrupted"},
+		{"nothing answered", func(r *Result) { r.Answered, r.Failed, r.Latency = 0, 1000, Latency{} }, "nothing to judge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

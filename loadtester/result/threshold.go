@@ -37,6 +37,10 @@ type ThresholdResult struct {
 	Threshold
 	Measured float64 `json:"measured"` // in Limit's unit
 	Pass     bool    `json:"pass"`
+	// Reason says why a threshold failed with nothing to judge (no
+	// answered request for a latency, no check outcome for checks): it
+	// fails rather than pass on no data.
+	Reason string `json:"reason,omitempty"`
 }
 
 // thresholdMetrics are the metrics a threshold may name; latency ones take
@@ -129,15 +133,36 @@ func ParseThresholds(exprs []string) ([]Threshold, error) {
 	return out, nil
 }
 
-// checksPassed is the percentage of check outcomes that passed: every
-// check's, or the one check[EXPR] names (100 when none was judged).
-func (t Threshold) checksPassed(res *Result) float64 {
-	var pass, all int64
+// checkOutcomes counts the outcomes a checks or check[EXPR] threshold
+// judges: passed, and in all.
+func (t Threshold) checkOutcomes(res *Result) (pass, all int64) {
 	for _, c := range res.Checks {
 		if t.Check == "" || strings.Join(strings.Fields(c.Expr), "") == t.Check {
 			pass, all = pass+c.Passed, all+c.Passed+c.Failed
 		}
 	}
+	return pass, all
+}
+
+// nothingToJudge says why res holds nothing t can be judged on ("" when
+// it does): a latency with no answered request, checks with no outcome.
+func (t Threshold) nothingToJudge(res *Result) string {
+	switch {
+	case t.latencyMetric() && max(res.Answered, res.Requests) == 0:
+		return "nothing to judge: no request was answered; the failed ones' latency is reported apart"
+	case t.Metric == "checks" || t.Metric == "check":
+		if _, all := t.checkOutcomes(res); all == 0 {
+			return "nothing to judge: no response was judged by the checks it names"
+		}
+	}
+	return ""
+}
+
+// checksPassed is the percentage of check outcomes that passed: every
+// check's, or the one check[EXPR] names (100 when none was judged: such a
+// threshold fails anyway, nothingToJudge).
+func (t Threshold) checksPassed(res *Result) float64 {
+	pass, all := t.checkOutcomes(res)
 	if all == 0 {
 		return 100
 	}
@@ -202,6 +227,9 @@ func JudgeThresholds(res *Result, ts []Threshold) (out []ThresholdResult, pass b
 	for _, t := range ts {
 		m := t.measure(res)
 		r := ThresholdResult{Threshold: t, Measured: m, Pass: t.holds(m)}
+		if r.Reason = t.nothingToJudge(res); r.Reason != "" {
+			r.Pass = false
+		}
 		pass = pass && r.Pass
 		out = append(out, r)
 	}
@@ -231,6 +259,10 @@ func (t Threshold) format(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
+// MeasuredText is what was measured, in the threshold's unit (what the
+// summary's table prints: a latency, a percentage, req/s or a count).
+func (r ThresholdResult) MeasuredText() string { return r.format(r.Measured) }
+
 // PrintThresholds writes the table of judged thresholds: threshold,
 // measured, pass or FAIL.
 func PrintThresholds(w io.Writer, rs []ThresholdResult) {
@@ -247,6 +279,9 @@ func PrintThresholds(w io.Writer, rs []ThresholdResult) {
 		if !r.Pass {
 			verdict = "FAIL"
 		}
+		if r.Reason != "" {
+			verdict += ": " + r.Reason
+		}
 		fmt.Fprintf(w, "  %-*s  %12s  %s\n", width, r.Expr, r.format(r.Measured), verdict)
 	}
 }
@@ -255,7 +290,10 @@ func PrintThresholds(w io.Writer, rs []ThresholdResult) {
 func crossedLine(rs []ThresholdResult) string {
 	var parts []string
 	for _, r := range rs {
-		if !r.Pass {
+		switch {
+		case r.Reason != "":
+			parts = append(parts, fmt.Sprintf("%s (%s)", r.Expr, r.Reason))
+		case !r.Pass:
 			parts = append(parts, fmt.Sprintf("%s (measured %s)", r.Expr, r.format(r.Measured)))
 		}
 	}

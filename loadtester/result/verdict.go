@@ -27,7 +27,7 @@ func Verdict(res *Result, maxErrors int64) (outcome Outcome, verdict, reason str
 	case bad > maxErrors:
 		return OutcomeFail, "FAILED: " + counts + fmt.Sprintf(", over --max-errors %d", maxErrors),
 			counts + fmt.Sprintf(", over --max-errors %d", maxErrors)
-	case res.Requests == 0:
+	case res.Requests == 0 && res.failedCount() == 0: // failed checks got responses: within maxErrors, below
 		return OutcomeFail, "FAILED: no responses received", "no responses received"
 	case bad > 0:
 		return OutcomePass, fmt.Sprintf("ok, but not clean: %s, within --max-errors %d", counts, maxErrors), ""
