@@ -232,7 +232,7 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	go cp.runStage(1, 0, cp.resolve)
 	go cp.runStage(2, 0, cp.persist)
 	for t := 0; t < opt.ReleaseThreads; t++ {
-		r := &releaser[C]{s: opt.Responder.NewSender()}
+		r := &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
 		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry[C]], thread int) int { return cp.release(b, thread, r) })
 	}
 	return cp, nil
@@ -485,58 +485,4 @@ func (cp *Pipeline[C]) okResponse(r *Reply[C]) []byte {
 		cp.okResponses[r.Framing] = resp
 	}
 	return resp
-}
-
-// releaser is one release thread's state.
-type releaser[C comparable] struct {
-	s    Sender[C]
-	subs []startedSub[C]
-}
-
-type startedSub[C comparable] struct {
-	conn C
-	sub  *store.Subscription
-}
-
-// release sends the responses of the entries this thread owns (Index %
-// threads) through its Sender, which may group them per connection; a
-// connection closed in the meantime drops them safely. Subscriptions go to
-// their streamer once their response head is sent.
-func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *releaser[C]) (shutdowns int) {
-	now := time.Now()
-	s := r.s
-	var none C
-	for i := 0; i < b.Len(); i++ {
-		if !cp.owns(b.Index(i), thread) {
-			continue
-		}
-		e := b.At(i)
-		switch e.Kind {
-		case KindShutdown:
-			shutdowns++
-			continue
-		case kindNone:
-			continue
-		}
-		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))
-		if cp.opt.released != nil {
-			cp.opt.released(e)
-		}
-		if e.Reply.Conn != none { // none only in tests
-			s.Send(e.Reply.Conn, e.Reply.Seq, e.Resp, e.Reply.Close)
-			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
-				r.subs = append(r.subs, startedSub[C]{e.Reply.Conn, e.Data.Sub})
-			}
-		}
-		// Drop the references the ring slot would keep alive. Kind stays:
-		// it is the only field other release threads may read.
-		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = none, nil, nil, nil
-	}
-	s.Flush()
-	for i, st := range r.subs {
-		cp.opt.OnSubscribe(st.conn, st.sub)
-		r.subs[i] = startedSub[C]{}
-	}
-	r.subs = r.subs[:0]
-	return shutdowns
 }
