@@ -27,11 +27,17 @@ type startedSub[C comparable] struct {
 // release sends the responses of the entries this thread owns (Index %
 // threads) through its Sender, which may group them per connection; a
 // connection closed in the meantime drops them safely. Subscriptions go to
-// their streamer once their response head is sent.
-func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *releaser[C]) (shutdowns int) {
-	now := time.Now()
+// their streamer once their response head is sent. now is when the batch
+// was acquired: the end of each request's latency.
+//
+// The request metrics are tallied per batch and added before the Sender
+// delivers any answer counted in them (it delivers a connection's answers
+// when the next Send is for another connection, or at Flush): a client
+// that scrapes once its answer came finds its request counted, as when
+// each request was recorded before its own send.
+func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, now time.Time, r *releaser[C]) (shutdowns int) {
 	s := r.s
-	var none C
+	var none, last C
 	for i := 0; i < b.Len(); i++ {
 		if !cp.owns(b.Index(i), thread) {
 			continue
@@ -49,6 +55,10 @@ func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *r
 			cp.opt.released(e)
 		}
 		if e.Reply.Conn != none { // none only in tests
+			if e.Reply.Conn != last && last != none {
+				r.tally.Flush() // this Send delivers last's answers
+			}
+			last = e.Reply.Conn
 			s.Send(e.Reply.Conn, e.Reply.Seq, e.Resp, e.Reply.Close)
 			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
 				r.subs = append(r.subs, startedSub[C]{e.Reply.Conn, e.Data.Sub})
@@ -58,8 +68,8 @@ func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *r
 		// it is the only field other release threads may read.
 		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = none, nil, nil, nil
 	}
-	s.Flush()
 	r.tally.Flush()
+	s.Flush()
 	for i, st := range r.subs {
 		cp.opt.OnSubscribe(st.conn, st.sub)
 		r.subs[i] = startedSub[C]{}
