@@ -232,8 +232,10 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	go cp.runStage(1, 0, cp.resolve)
 	go cp.runStage(2, 0, cp.persist)
 	for t := 0; t < opt.ReleaseThreads; t++ {
-		r := &releaser[C]{s: opt.Responder.NewSender()}
-		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry[C]], thread int) int { return cp.release(b, thread, r) })
+		r := &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
+		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int {
+			return cp.release(b, thread, start, r)
+		})
 	}
 	return cp, nil
 }
@@ -305,10 +307,16 @@ func (cp *Pipeline[C]) stageError(stage, thread int, err error) {
 	}
 }
 
+// stageFunc processes one batch of a stage thread and returns the shutdown
+// entries it saw. start is when the batch was acquired (the clock read of
+// the stage time metric), which release reuses as the moment its answers
+// are queued.
+type stageFunc[C comparable] func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int
+
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
 // stages, its own for a release thread).
-func (cp *Pipeline[C]) runStage(stage, thread int, process func(pipeline.StageBatch[Entry[C]], int) int) {
+func (cp *Pipeline[C]) runStage(stage, thread int, process stageFunc[C]) {
 	defer cp.wg.Done()
 	locked := false
 	if stage < len(cp.opt.StageCPUs) && len(cp.opt.StageCPUs[stage]) > 0 {
@@ -347,7 +355,7 @@ func (cp *Pipeline[C]) runStage(stage, thread int, process func(pipeline.StageBa
 	for seen := 0; seen < want; {
 		b := cp.p.Acquire(stage, thread, maxBatch, true)
 		start := time.Now()
-		seen += process(b, thread)
+		seen += process(b, thread, start)
 		if stage != 3 || thread == 0 {
 			cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
 		}
@@ -361,7 +369,7 @@ func (cp *Pipeline[C]) owns(index uint64, thread int) bool {
 
 // sequence assigns versions to commits and looks status requests up. The
 // clock is read once per batch, and only when the batch has a data route.
-func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
 	var now time.Time
 	sq := cp.st.Sequencer
 	for i := 0; i < b.Len(); i++ {
@@ -396,7 +404,7 @@ func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int) (shutdow
 // set (duplicates and commits refused by the sequence stage included: the
 // knob is a cost per request of the route), and every status lookup when
 // benchmark.status_resolve_spin_ns is. It must never block.
-func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -434,7 +442,7 @@ func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int) (shutdown
 // persist applies commits and builds each response. After a batch with
 // commits it publishes the log once (waking the subscribers' loops through
 // OnPublish): subscribers cost this stage nothing per subscriber.
-func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int) (shutdowns int) {
+func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
 	var now time.Time
 	committed, appended := false, false
 	for i := 0; i < b.Len(); i++ {
@@ -485,58 +493,4 @@ func (cp *Pipeline[C]) okResponse(r *Reply[C]) []byte {
 		cp.okResponses[r.Framing] = resp
 	}
 	return resp
-}
-
-// releaser is one release thread's state.
-type releaser[C comparable] struct {
-	s    Sender[C]
-	subs []startedSub[C]
-}
-
-type startedSub[C comparable] struct {
-	conn C
-	sub  *store.Subscription
-}
-
-// release sends the responses of the entries this thread owns (Index %
-// threads) through its Sender, which may group them per connection; a
-// connection closed in the meantime drops them safely. Subscriptions go to
-// their streamer once their response head is sent.
-func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, r *releaser[C]) (shutdowns int) {
-	now := time.Now()
-	s := r.s
-	var none C
-	for i := 0; i < b.Len(); i++ {
-		if !cp.owns(b.Index(i), thread) {
-			continue
-		}
-		e := b.At(i)
-		switch e.Kind {
-		case KindShutdown:
-			shutdowns++
-			continue
-		case kindNone:
-			continue
-		}
-		cp.opt.Metrics.Request(e.Route, e.Status, now.Sub(e.Start))
-		if cp.opt.released != nil {
-			cp.opt.released(e)
-		}
-		if e.Reply.Conn != none { // none only in tests
-			s.Send(e.Reply.Conn, e.Reply.Seq, e.Resp, e.Reply.Close)
-			if e.Kind == KindSubscribe && e.Data.Sub != nil && cp.opt.OnSubscribe != nil {
-				r.subs = append(r.subs, startedSub[C]{e.Reply.Conn, e.Data.Sub})
-			}
-		}
-		// Drop the references the ring slot would keep alive. Kind stays:
-		// it is the only field other release threads may read.
-		e.Reply.Conn, e.Reply.RequestID, e.Resp, e.Data = none, nil, nil, nil
-	}
-	s.Flush()
-	for i, st := range r.subs {
-		cp.opt.OnSubscribe(st.conn, st.sub)
-		r.subs[i] = startedSub[C]{}
-	}
-	r.subs = r.subs[:0]
-	return shutdowns
 }

@@ -1,6 +1,8 @@
 // Package metrics holds the server's Prometheus metrics. Every label child
 // is resolved once at construction, so recording on the request path is an
-// atomic add or a histogram observe, never a label lookup or an allocation.
+// atomic add, never a label lookup or an allocation; a release thread
+// tallies its batch's requests and adds them once per batch
+// (RequestTally).
 package metrics
 
 import (
@@ -36,7 +38,10 @@ var routeNames = [numRoutes]string{"ok", "version", "metrics", "commit", "status
 func (r Route) String() string { return routeNames[r] }
 
 // statuses with their own pre-resolved child; others count as "other".
-var statuses = []int{200, 201, 400, 404, 405, 408, 409, 410, 413, 414, 431, 500, 501, 503, 505}
+var statuses = [...]int{200, 201, 400, 404, 405, 408, 409, 410, 413, 414, 431, 500, 501, 503, 505}
+
+// numStatusSlots is the statuses and "other".
+const numStatusSlots = len(statuses) + 1
 
 // Stage names of the commit pipeline, in order.
 var StageNames = []string{"sequence", "resolve", "persist", "release"}
@@ -45,15 +50,22 @@ var StageNames = []string{"sequence", "resolve", "persist", "release"}
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	requests    [numRoutes][]prometheus.Counter // [route][status index], last is "other"
-	latency     [numRoutes]prometheus.Observer
+	requests    [numRoutes][numStatusSlots]prometheus.Counter // [route][status index], last is "other"
+	latency     *histogramVec                                 // by route, nanoseconds
 	openConns   prometheus.Gauge
 	accepted    prometheus.Counter
-	batchSize   []prometheus.Observer
-	stageTime   []prometheus.Observer
-	stageBusy   []prometheus.Counter
-	pushBatches prometheus.Observer
+	batchSize   *histogramVec // by stage, items
+	stageTime   *histogramVec // by stage, nanoseconds; its sums are the busy seconds
+	pushBatches *histogramVec // requests
 }
+
+// Bucket bounds, as client_golang's ExponentialBuckets makes them (the
+// exported le values are these floats).
+var (
+	latencyBounds   = newBounds(prometheus.ExponentialBuckets(1e-6, 4, 12), durationSeconds, 1e9) // 1 µs .. 4 s
+	sizeBounds      = newBounds(prometheus.ExponentialBuckets(1, 2, 14), itemsFloat, 1)           // 1 .. 8192
+	stageTimeBounds = newBounds(prometheus.ExponentialBuckets(1e-7, 4, 12), durationSeconds, 1e9) // 100 ns .. 0.4 s
+)
 
 // New builds and registers every metric.
 func New() *Metrics {
@@ -62,11 +74,9 @@ func New() *Metrics {
 		Name: "weaseldb_http_requests_total",
 		Help: "HTTP requests answered, by route and status code.",
 	}, []string{"route", "code"})
-	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "weaseldb_http_request_duration_seconds",
-		Help:    "Time from parsing a request to queuing its response, by route.",
-		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12), // 1 µs .. 4 s
-	}, []string{"route"})
+	m.latency = newHistogramVec("weaseldb_http_request_duration_seconds",
+		"Time from parsing a request to queuing its response, by route.",
+		"route", routeNames[:], latencyBounds, nanosToSeconds)
 	m.openConns = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "weaseldb_open_connections",
 		Help: "Connections currently open.",
@@ -75,39 +85,24 @@ func New() *Metrics {
 		Name: "weaseldb_connections_accepted_total",
 		Help: "Connections accepted since start.",
 	})
-	bs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "weaseldb_pipeline_batch_size",
-		Help:    "Items per batch acquired by each commit pipeline stage.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 14), // 1 .. 8192
-	}, []string{"stage"})
-	st := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "weaseldb_pipeline_stage_batch_seconds",
-		Help:    "Time each commit pipeline stage spent processing one batch.",
-		Buckets: prometheus.ExponentialBuckets(1e-7, 4, 12), // 100 ns .. 0.4 s
-	}, []string{"stage"})
-	busy := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "weaseldb_pipeline_stage_busy_seconds_total",
-		Help: "Total time each commit pipeline stage spent processing batches (not waiting).",
-	}, []string{"stage"})
-	push := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "weaseldb_pipeline_push_size",
-		Help:    "Requests handed to the commit pipeline per event-loop push.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 14),
-	})
-	m.pushBatches = push
-	m.Registry.MustRegister(reqs, lat, m.openConns, m.accepted, bs, st, busy, push,
+	m.batchSize = newHistogramVec("weaseldb_pipeline_batch_size",
+		"Items per batch acquired by each commit pipeline stage.",
+		"stage", StageNames, sizeBounds, itemsFloat)
+	m.stageTime = newHistogramVec("weaseldb_pipeline_stage_batch_seconds",
+		"Time each commit pipeline stage spent processing one batch.",
+		"stage", StageNames, stageTimeBounds, nanosToSeconds)
+	busy := &sumCounter{desc: prometheus.NewDesc("weaseldb_pipeline_stage_busy_seconds_total",
+		"Total time each commit pipeline stage spent processing batches (not waiting).", []string{"stage"}, nil), h: m.stageTime}
+	m.pushBatches = newHistogramVec("weaseldb_pipeline_push_size",
+		"Requests handed to the commit pipeline per event-loop push.",
+		"", nil, sizeBounds, itemsFloat)
+	m.Registry.MustRegister(reqs, m.latency, m.openConns, m.accepted, m.batchSize, m.stageTime, busy, m.pushBatches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for r := Route(0); r < numRoutes; r++ {
-		for _, s := range statuses {
-			m.requests[r] = append(m.requests[r], reqs.WithLabelValues(r.String(), strconv.Itoa(s)))
+		for i, s := range statuses {
+			m.requests[r][i] = reqs.WithLabelValues(r.String(), strconv.Itoa(s))
 		}
-		m.requests[r] = append(m.requests[r], reqs.WithLabelValues(r.String(), "other"))
-		m.latency[r] = lat.WithLabelValues(r.String())
-	}
-	for _, s := range StageNames {
-		m.batchSize = append(m.batchSize, bs.WithLabelValues(s))
-		m.stageTime = append(m.stageTime, st.WithLabelValues(s))
-		m.stageBusy = append(m.stageBusy, busy.WithLabelValues(s))
+		m.requests[r][len(statuses)] = reqs.WithLabelValues(r.String(), "other")
 	}
 	return m
 }
@@ -121,10 +116,11 @@ func statusIndex(status int) int {
 	return len(statuses)
 }
 
-// Request records one answered request.
+// Request records one answered request (a release thread tallies its
+// batch's instead: RequestTally).
 func (m *Metrics) Request(r Route, status int, latency time.Duration) {
 	m.requests[r][statusIndex(status)].Inc()
-	m.latency[r].Observe(latency.Seconds())
+	m.latency.observe(int(r), int64(latency))
 }
 
 // ConnOpened and ConnClosed track open connections.
@@ -136,13 +132,12 @@ func (m *Metrics) ConnClosed() { m.openConns.Dec() }
 // StageBatch records one batch of a pipeline stage: its size and the time
 // spent on it.
 func (m *Metrics) StageBatch(stage, size int, busy time.Duration) {
-	m.batchSize[stage].Observe(float64(size))
-	m.stageTime[stage].Observe(busy.Seconds())
-	m.stageBusy[stage].Add(busy.Seconds())
+	m.batchSize.observe(stage, int64(size))
+	m.stageTime.observe(stage, int64(busy))
 }
 
 // Push records one event-loop push into the pipeline.
-func (m *Metrics) Push(size int) { m.pushBatches.Observe(float64(size)) }
+func (m *Metrics) Push(size int) { m.pushBatches.observe(0, int64(size)) }
 
 // LoopStats are the event loops' own counts, read at every scrape.
 type LoopStats struct {
