@@ -267,36 +267,56 @@ func (c *Config) targetName() string {
 
 // SetURL sets host, port and path from an http:// or https:// URL (--url);
 // https:// sets TLS (default options unless already set) and port 443.
+// The path and query are kept as typed (only a #fragment is dropped), so
+// that placeholders in them render as they do in --path and a %XX the
+// user typed is sent as it is: url.Parse would percent-encode "{{seq}}"
+// into literal text.
 func (c *Config) SetURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("--url %q: %w", raw, err)
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return fmt.Errorf("--url %q: want http://HOST:PORT/PATH or https://... (add http:// in front)", raw)
 	}
+	authority, target := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, target = rest[:i], rest[i:]
+	}
+	target, _, _ = strings.Cut(target, "#")
+	u, err := url.Parse(scheme + "://" + authority)
+	if err != nil {
+		return fmt.Errorf("--url %q: %w", raw, errors.Unwrap(err))
+	}
+	port := 0
 	switch u.Scheme {
 	case "http":
-		c.TLS = nil
-		c.Port = 80
+		port = 80
 	case "https":
-		if c.TLS == nil {
-			c.TLS = &TLSOptions{}
-		}
-		c.Port = 443
+		port = 443
 	default:
 		return fmt.Errorf("--url %q: want http:// or https://", raw)
 	}
-	c.Host = u.Hostname()
+	if u.Hostname() == "" {
+		return fmt.Errorf("--url %q: no host; want http://HOST:PORT/PATH", raw)
+	}
 	if p := u.Port(); p != "" {
-		if c.Port, err = strconv.Atoi(p); err != nil {
-			return fmt.Errorf("--url %q: port: %w", raw, err)
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("--url %q: port %s: want 1..65535", raw, p)
 		}
+		port = n
 	}
-	c.Path = u.EscapedPath()
-	if c.Path == "" {
-		c.Path = "/"
+	if u.Scheme == "http" {
+		c.TLS = nil
+	} else if c.TLS == nil {
+		c.TLS = &TLSOptions{}
 	}
-	if u.RawQuery != "" {
-		c.Path += "?" + u.RawQuery
+	c.Host, c.Port = u.Hostname(), port
+	switch {
+	case target == "":
+		target = "/"
+	case target[0] == '?':
+		target = "/" + target
 	}
+	c.Path = target
 	return nil
 }
 
