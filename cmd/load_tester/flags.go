@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,7 +145,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.UnixSocket, "unix-socket", "", "target a unix socket at `PATH` instead of TCP")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "TCP target host")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP target port")
-	fs.StringVar(url, "url", "", "TCP target as http://host:port/path or https://... (sets --host, --port, --path; https: TLS 1.2/1.3)")
+	fs.StringVar(url, "url", "", "TCP target as http://host:port/path or https://... (instead of --host, --port, --path; https: TLS 1.2/1.3; with --unix-socket: the path, scheme and Host header)")
 	fs.BoolVar(&sf.tls.Insecure, "insecure", false, "https: do not verify the server's certificate")
 	fs.StringVar(&sf.tls.CAFile, "ca", "", "https: verify the server's certificate by the PEM roots in `FILE` instead of the system's")
 	fs.StringVar(&sf.tls.ServerName, "sni", "", "https: the server `NAME` sent as SNI and verified (default: the URL's host)")
@@ -234,10 +235,8 @@ func parseArgs(args []string) (o options, help bool, err error) {
 
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := &o.cfg
-	if url != "" {
-		if err := cfg.SetURL(url); err != nil {
-			return o, false, err
-		}
+	if err := parseTarget(cfg, &sf, set); err != nil {
+		return o, false, err
 	}
 	for _, f := range tlsFlags {
 		if set[f] && cfg.TLS == nil {
@@ -300,6 +299,60 @@ func parseArgs(args []string) (o options, help bool, err error) {
 		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
 	}
 	return o, false, errors.Join(errs...)
+}
+
+// parseTarget sets the target from --url, --host, --port, --path and
+// --unix-socket, refusing the combinations where one would silently
+// override another: --url gives the path (--path with it is refused), and
+// --unix-socket replaces the TCP host and port (--host or --port with it is
+// refused). --unix-socket with --url connects to the socket and sends the
+// URL's path with its host as the Host header and, over https://, as SNI,
+// as curl --unix-socket does; a Host header or --sni given wins.
+func parseTarget(cfg *loadtester.Config, sf *stringFlags, set map[string]bool) error {
+	if sf.url == "" {
+		if cfg.UnixSocket != "" {
+			for _, f := range []string{"host", "port"} {
+				if set[f] {
+					return fmt.Errorf("--unix-socket and --%s: the socket replaces the TCP host and port; give one", f)
+				}
+			}
+		}
+		return nil
+	}
+	if set["path"] {
+		return errors.New("--url and --path: the URL gives the path; put it in the URL, or give --host/--port with --path")
+	}
+	for _, f := range []string{"host", "port"} {
+		if set[f] {
+			return fmt.Errorf("--url and --%s: the URL gives the host and port; give one", f)
+		}
+	}
+	if err := cfg.SetURL(sf.url); err != nil {
+		return err
+	}
+	if cfg.UnixSocket == "" {
+		return nil
+	}
+	host := cfg.Host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if !(cfg.Port == 80 && cfg.TLS == nil || cfg.Port == 443 && cfg.TLS != nil) {
+		host += ":" + strconv.Itoa(cfg.Port)
+	}
+	if !slices.ContainsFunc(cfg.Headers, isHostHeader) {
+		cfg.Headers = append(cfg.Headers, "Host: "+host)
+	}
+	if sf.tls.ServerName == "" {
+		sf.tls.ServerName = cfg.Host
+	}
+	return nil
+}
+
+// isHostHeader reports whether a --header sets Host.
+func isHostHeader(h string) bool {
+	name, _, _ := strings.Cut(h, ":")
+	return strings.EqualFold(strings.TrimSpace(name), "host")
 }
 
 // parseData reads --data by --data-policy.
