@@ -156,6 +156,7 @@ func (c *Config) Validate() error {
 	}
 	check(c.UnixSocket != "" || (c.Host != "" && c.Port > 0 && c.Port < 65536), "--host/--port: need a host and a port in 1..65535 (or --unix-socket)")
 	check(strings.HasPrefix(c.Path, "/") || c.Path == "*", "--path %q: must start with /", c.Path)
+	check(!hasSpaceOrControl(c.Path), "--path %q: a space or control character would break the request line; encode it (a space is %%20)", c.Path)
 	check(c.Method != "" && !strings.ContainsAny(c.Method, " \r\n"), "--method %q: want a token like GET", c.Method)
 	check(c.Concurrency >= 1 && c.Concurrency <= 1_000_000, "--concurrency %d: want 1..1000000", c.Concurrency)
 	check(c.RequestsPerConn >= 0, "--requests-per-conn %d: want >= 0 (0 keeps connections)", c.RequestsPerConn)
@@ -281,6 +282,9 @@ func (c *Config) SetURL(raw string) error {
 		authority, target = rest[:i], rest[i:]
 	}
 	target, _, _ = strings.Cut(target, "#")
+	if hasSpaceOrControl(target) {
+		return fmt.Errorf("--url %q: a space or control character in the path would break the request line; encode it (a space is %%20)", raw)
+	}
 	u, err := url.Parse(scheme + "://" + authority)
 	if err != nil {
 		return fmt.Errorf("--url %q: %w", raw, errors.Unwrap(err))
@@ -318,6 +322,12 @@ func (c *Config) SetURL(raw string) error {
 	}
 	c.Path = target
 	return nil
+}
+
+// hasSpaceOrControl reports whether s holds a space or an ASCII control
+// character, which no request target may.
+func hasSpaceOrControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
 // effective is the config a run records and runs: the TCP target dropped

@@ -1,0 +1,136 @@
+package loadtester
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"weaseldb/loadtester/datafeed"
+)
+
+// testFeed writes csv to a file and loads it under --data-policy loop.
+func testFeed(t testing.TB, csv string) *datafeed.Feed {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "d.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := datafeed.Load(path, datafeed.Loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Data values are encoded where they go: one path segment, a form-encoded
+// query value, a header and a body as they are, {{json:data.COL}} escaped
+// for a JSON string, {{raw:data.COL}} as it is anywhere; the template's
+// own text, %XX included, is never re-encoded.
+func TestDataValuesEncodedWhereTheyGo(t *testing.T) {
+	feed := testFeed(t, "v\n\"a b/c?d#e%f&g=h+\"\"é\"\n")
+	const value = `a b/c?d#e%f&g=h+"é`
+	for _, tc := range []struct {
+		name, path, header, body, want string
+	}{
+		{"path", "/x%20y/{{data.v}}/z", "", "", "GET /x%20y/a%20b%2Fc%3Fd%23e%25f%26g%3Dh%2B%22%C3%A9/z HTTP/1.1\r\n"},
+		{"query", "/q?k={{data.v}}&l=%2F", "", "", "GET /q?k=a+b%2Fc%3Fd%23e%25f%26g%3Dh%2B%22%C3%A9&l=%2F HTTP/1.1\r\n"},
+		{"raw in path", "/r/{{raw:data.v}}", "", "", "GET /r/" + value + " HTTP/1.1\r\n"},
+		{"raw in query", "/r?k={{raw:data.v}}", "", "", "GET /r?k=" + value + " HTTP/1.1\r\n"},
+		{"header", "/h", "X-V: {{data.v}}", "", "\r\nX-V: " + value + "\r\n"},
+		{"body", "/b", "", "<{{data.v}}>", "\r\n\r\n<" + value + ">"},
+		{"json body", "/b", "", `{"v":"{{json:data.v}}"}`, "\r\n\r\n" + `{"v":"a b/c?d#e%f&g=h+\"é"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var headers []string
+			if tc.header != "" {
+				headers = []string{tc.header}
+			}
+			tmpl, err := newRequestTemplate("GET", tc.path, "h", headers, []byte(tc.body), placeholders{columns: feed.Column, feed: feed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmpl.feed = 0
+			raw, _, _ := newRenderer(0, 1, 1, 1, []*datafeed.Feed{feed}).appendRequest(nil, tmpl)
+			if !strings.Contains(string(raw), tc.want) {
+				t.Fatalf("rendered\n%q\nwant it to hold\n%q", raw, tc.want)
+			}
+		})
+	}
+}
+
+// A value holding CR, LF or NUL cannot go in a header (it would end it,
+// or add one): it is refused before the run, naming the file, the row and
+// the column; in a path, a query or the body it is encoded or harmless.
+func TestDataHeaderRefusesLineBreaks(t *testing.T) {
+	feed := testFeed(t, "id,v\n1,ok\n2,\"x\r\nX-Evil: 1\"\n")
+	_, err := newRequestTemplate("GET", "/", "h", []string{"X-V: {{data.v}}"}, nil, placeholders{columns: feed.Column, feed: feed})
+	if err == nil || !strings.Contains(err.Error(), feed.Path) || !strings.Contains(err.Error(), "row 2") || !strings.Contains(err.Error(), "column v") {
+		t.Fatalf("err %v, want one naming %s, row 2 and column v", err, feed.Path)
+	}
+	for _, ok := range []struct{ path, body string }{{"/{{data.v}}", ""}, {"/?q={{data.v}}", ""}, {"/", "{{data.v}}"}, {"/", "{{data.id}}"}} {
+		if _, err := newRequestTemplate("POST", ok.path, "h", []string{"X-Id: {{data.id}}"}, []byte(ok.body), placeholders{columns: feed.Column, feed: feed}); err != nil {
+			t.Errorf("path %q body %q: %v", ok.path, ok.body, err)
+		}
+	}
+}
+
+// A path with a space or a control character is refused, as a workload's
+// is: it would break the request line.
+func TestPathWithSpaceRefused(t *testing.T) {
+	for _, p := range []string{"/a b", "/a\tb", "/a\x01"} {
+		cfg := DefaultConfig()
+		cfg.Path = p
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--path") {
+			t.Errorf("--path %q: err %v, want one naming --path", p, err)
+		}
+	}
+	cfg := DefaultConfig()
+	if err := cfg.SetURL("http://h/a b"); err == nil || !strings.Contains(err.Error(), "--url") {
+		t.Errorf("--url with a space: err %v, want one naming --url", err)
+	}
+}
+
+// Rendering requests whose data values are encoded allocates nothing.
+func TestRenderEncodedDataAllocatesNothing(t *testing.T) {
+	feed := testFeed(t, "v\na b/c\nd&e\n")
+	tmpl, err := newRequestTemplate("POST", "/p/{{data.v}}?q={{data.v}}", "h", []string{"X-V: {{data.v}}"},
+		[]byte(`{"v":"{{json:data.v}}"}`), placeholders{columns: feed.Column, feed: feed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.feed = 0
+	r := newRenderer(0, 1, 1, 1, []*datafeed.Feed{feed})
+	buf := make([]byte, 0, 4096)
+	if allocs := testing.AllocsPerRun(100, func() { buf, _, _ = r.appendRequest(buf[:0], tmpl) }); allocs != 0 {
+		t.Fatalf("%v allocations per request, want 0", allocs)
+	}
+}
+
+func BenchmarkRenderEncodedData(b *testing.B) {
+	feed := testFeed(b, "v\na b/c\nd&e\n")
+	tmpl, _ := newRequestTemplate("POST", "/p/{{data.v}}?q={{data.v}}", "h", nil, []byte(`{"v":"{{json:data.v}}"}`), placeholders{columns: feed.Column, feed: feed})
+	tmpl.feed = 0
+	r := newRenderer(0, 1, 1, 1, []*datafeed.Feed{feed})
+	var buf []byte
+	for b.Loop() {
+		buf, _, _ = r.appendRequest(buf[:0], tmpl)
+	}
+}
+
+// The HTTP/2 header list's bound counts a value as it is sent: encoded.
+func TestH2BoundCountsEncodedValues(t *testing.T) {
+	feed := testFeed(t, "v\n\"   \"\n")
+	size := func(path string) uint32 {
+		cfg := DefaultConfig()
+		cfg.HTTP2, cfg.Streams, cfg.Path, cfg.Data = true, 1, path, feed
+		reqs, err := newH2Requests(&cfg, "00000000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reqs.listSize
+	}
+	if enc, raw := size("/{{data.v}}"), size("/{{raw:data.v}}"); enc-raw != 6 {
+		t.Fatalf("bound %d encoded, %d raw: want the 3 spaces' 9 encoded bytes counted (a difference of 6)", enc, raw)
+	}
+}
