@@ -72,7 +72,7 @@ const (
 type segment struct {
 	kind    segmentKind
 	literal []byte
-	n       uint64 // segSeqMod: the modulus; segAnswered: the kind referred to; segData: the column
+	n       uint64        // segSeqMod: the modulus; segAnswered: the kind referred to; segData: the column
 	enc     valueEncoding // segData: how its value is written (encode.go)
 }
 
