@@ -53,11 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.cfg.Command = commandLine(args) // the result names what ran it
-	if o.html != "" {
-		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
-			fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
-			return exitFailure
-		}
+	if err := checkOutputs(o); err != nil { // before any load, as --hdr-log
+		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
+		return exitFailure
 	}
 	metrics, err := startMetrics(&o, stdout)
 	if err != nil {
