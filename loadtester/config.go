@@ -155,6 +155,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	check(c.UnixSocket != "" || (c.Host != "" && c.Port > 0 && c.Port < 65536), "--host/--port: need a host and a port in 1..65535 (or --unix-socket)")
+	check(c.UnixSocket != "" || !strings.ContainsAny(c.Host, "/ \t\r\n"), "--host %q: want a host name or address, without a scheme or a path (a URL goes in --url)", c.Host)
 	check(strings.HasPrefix(c.Path, "/") || c.Path == "*", "--path %q: must start with /", c.Path)
 	check(!hasSpaceOrControl(c.Path), "--path %q: a space or control character would break the request line; encode it (a space is %%20)", c.Path)
 	check(c.Method != "" && !strings.ContainsAny(c.Method, " \r\n"), "--method %q: want a token like GET", c.Method)
