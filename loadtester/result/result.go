@@ -358,7 +358,7 @@ func printInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
 
 // PrintSummary writes the end-of-run text.
 func (r *Result) PrintSummary(w io.Writer) {
-	fmt.Fprintf(w, "\n%s: %d requests in %.2fs, %d errors", r.Target, r.Requests, r.DurationS, r.Errors)
+	fmt.Fprintf(w, "\n%s: %s in %.2fs, %s", r.Target, numfmt.Count(r.Requests, "request"), r.DurationS, numfmt.Count(r.Errors, "error"))
 	if r.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
 	}
