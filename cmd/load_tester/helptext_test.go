@@ -20,3 +20,16 @@ func TestHelpNamesValuesNotExamples(t *testing.T) {
 		}
 	}
 }
+
+// A run whose length is no multiple of --stats-interval ends with a short
+// interval tagged "last", not "partial" as an interrupted run's is.
+func TestShortLastIntervalSaysLast(t *testing.T) {
+	rec := startRecorder(t, false)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--url", rec.url + "/ok", "--concurrency", "1", "--duration", "0.5", "--stats-interval", "0.2", "--warmup", "0"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "(last, ") || strings.Contains(out.String(), "partial") {
+		t.Errorf("want the 0.1 s last interval tagged (last, ...), none partial:\n%s", out.String())
+	}
+}
