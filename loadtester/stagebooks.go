@@ -151,6 +151,8 @@ func (c *collector) stageResults() []result.StageResult {
 			}
 		}
 		switch {
+		case end <= int64(r.cfg.Warmup): // on the schedule's clock, whatever a few ns between clocks say
+			s.MeasuredS, s.Unmeasured = 0, "warm-up"
 		case s.MeasuredS > 0:
 			s.RequestsPerSec = float64(s.Answered) / s.MeasuredS
 		case origin+start >= c.endNs:
