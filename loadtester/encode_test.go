@@ -1,10 +1,13 @@
 package loadtester
 
 import (
+	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"weaseldb/loadtester/datafeed"
 )
@@ -133,4 +136,42 @@ func TestH2BoundCountsEncodedValues(t *testing.T) {
 	if enc, raw := size("/{{data.v}}"), size("/{{raw:data.v}}"); enc-raw != 6 {
 		t.Fatalf("bound %d encoded, %d raw: want the 3 spaces' 9 encoded bytes counted (a difference of 6)", enc, raw)
 	}
+}
+
+// FuzzEncodedValues: any value encoded for a path segment or a query reads
+// back as itself (url.PathUnescape, url.QueryUnescape), holds only
+// unreserved bytes, %XX and (in a query) +, and is as long as encodedLen
+// says; for JSON, it decodes back inside a string.
+func FuzzEncodedValues(f *testing.F) {
+	for _, s := range []string{"a b/c?d#e%f&g=h+", "é\r\n\x00\"\\", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, tc := range []struct {
+			enc    valueEncoding
+			decode func(string) (string, error)
+		}{{encPathSegment, url.PathUnescape}, {encQuery, url.QueryUnescape}} {
+			got := string(appendEncoded(nil, v, tc.enc))
+			if len(got) != tc.enc.encodedLen(v) {
+				t.Fatalf("%q: %d bytes, encodedLen %d", v, len(got), tc.enc.encodedLen(v))
+			}
+			if back, err := tc.decode(got); err != nil || back != v {
+				t.Fatalf("%q encoded %q reads back %q (%v)", v, got, back, err)
+			}
+			if strings.ContainsFunc(got, func(r rune) bool { return !(r < 0x80 && (unreserved(byte(r)) || r == '%' || r == '+')) }) {
+				t.Fatalf("%q encoded %q: a byte outside unreserved, %%XX and +", v, got)
+			}
+		}
+		if !utf8.ValidString(v) {
+			return // a data file is UTF-8 (datafeed refuses any other)
+		}
+		got := appendEncoded(nil, v, encJSON)
+		if len(got) != encJSON.encodedLen(v) {
+			t.Fatalf("%q: %d bytes, encodedLen %d", v, len(got), encJSON.encodedLen(v))
+		}
+		var back string
+		if err := json.Unmarshal([]byte(`"`+string(got)+`"`), &back); err != nil || back != v {
+			t.Fatalf("%q as JSON %q reads back %q (%v)", v, got, back, err)
+		}
+	})
 }

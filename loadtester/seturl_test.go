@@ -41,3 +41,21 @@ func TestSetURLKeepsThePathAsTyped(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSetURL: any --url is taken or refused without a panic; one taken
+// gives a target that starts with / and holds no space or control
+// character, and a port in 1..65535.
+func FuzzSetURL(f *testing.F) {
+	for _, s := range []string{"http://h:1/a/{{seq}}?q={{uuid}}", "https://[::1]/x#y", "127.0.0.1:8080/ok", "http://h:99999/", "http://h/a b", "http://"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		cfg := DefaultConfig()
+		if err := cfg.SetURL(raw); err != nil {
+			return
+		}
+		if !strings.HasPrefix(cfg.Path, "/") || hasSpaceOrControl(cfg.Path) || cfg.Port < 1 || cfg.Port > 65535 || cfg.Host == "" {
+			t.Fatalf("%q: path %q host %q port %d", raw, cfg.Path, cfg.Host, cfg.Port)
+		}
+	})
+}
