@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -48,5 +54,34 @@ func TestTargetFlagsCombine(t *testing.T) {
 				t.Fatalf("err %v, options %+v", err, o.cfg)
 			}
 		})
+	}
+}
+
+// --unix-socket with --url, end to end: the socket gets the URL's path,
+// rendered, with the URL's host as Host.
+func TestUnixSocketWithURL(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Host+" "+r.RequestURI)
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--unix-socket", sock, "--url", "http://api.example:8080/x/{{seq}}", "--concurrency", "1", "--duration", "0.2", "--warmup", "0", "--quiet"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || !regexp.MustCompile(`^api\.example:8080 /x/[0-9]+$`).MatchString(got[0]) {
+		t.Fatalf("the socket got %q, want Host api.example:8080 and /x/N", got)
 	}
 }
