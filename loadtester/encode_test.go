@@ -31,15 +31,15 @@ func testFeed(t testing.TB, csv string) *datafeed.Feed {
 // for a JSON string, {{raw:data.COL}} as it is anywhere; the template's
 // own text, %XX included, is never re-encoded.
 func TestDataValuesEncodedWhereTheyGo(t *testing.T) {
-	feed := testFeed(t, "v\n\"a b/c?d#e%f&g=h+\"\"é\"\n")
-	const value = `a b/c?d#e%f&g=h+"é`
+	feed := testFeed(t, "v,r\n\"a b/c?d#e%f&g=h+\"\"é\",a/b%2Fc?d=e&f\n")
+	const value, raw = `a b/c?d#e%f&g=h+"é`, "a/b%2Fc?d=e&f"
 	for _, tc := range []struct {
 		name, path, header, body, want string
 	}{
 		{"path", "/x%20y/{{data.v}}/z", "", "", "GET /x%20y/a%20b%2Fc%3Fd%23e%25f%26g%3Dh%2B%22%C3%A9/z HTTP/1.1\r\n"},
 		{"query", "/q?k={{data.v}}&l=%2F", "", "", "GET /q?k=a+b%2Fc%3Fd%23e%25f%26g%3Dh%2B%22%C3%A9&l=%2F HTTP/1.1\r\n"},
-		{"raw in path", "/r/{{raw:data.v}}", "", "", "GET /r/" + value + " HTTP/1.1\r\n"},
-		{"raw in query", "/r?k={{raw:data.v}}", "", "", "GET /r?k=" + value + " HTTP/1.1\r\n"},
+		{"raw in path", "/r/{{raw:data.r}}", "", "", "GET /r/" + raw + " HTTP/1.1\r\n"},
+		{"raw in query", "/r?k={{raw:data.r}}", "", "", "GET /r?k=" + raw + " HTTP/1.1\r\n"},
 		{"header", "/h", "X-V: {{data.v}}", "", "\r\nX-V: " + value + "\r\n"},
 		{"body", "/b", "", "<{{data.v}}>", "\r\n\r\n<" + value + ">"},
 		{"json body", "/b", "", `{"v":"{{json:data.v}}"}`, "\r\n\r\n" + `{"v":"a b/c?d#e%f&g=h+\"é"}`},
@@ -123,7 +123,7 @@ func BenchmarkRenderEncodedData(b *testing.B) {
 
 // The HTTP/2 header list's bound counts a value as it is sent: encoded.
 func TestH2BoundCountsEncodedValues(t *testing.T) {
-	feed := testFeed(t, "v\n\"   \"\n")
+	feed := testFeed(t, "v\n///\n")
 	size := func(path string) uint32 {
 		cfg := DefaultConfig()
 		cfg.HTTP2, cfg.Streams, cfg.Path, cfg.Data = true, 1, path, feed
@@ -134,7 +134,7 @@ func TestH2BoundCountsEncodedValues(t *testing.T) {
 		return reqs.listSize
 	}
 	if enc, raw := size("/{{data.v}}"), size("/{{raw:data.v}}"); enc-raw != 6 {
-		t.Fatalf("bound %d encoded, %d raw: want the 3 spaces' 9 encoded bytes counted (a difference of 6)", enc, raw)
+		t.Fatalf("bound %d encoded, %d raw: want the 3 slashes' 9 encoded bytes counted (a difference of 6)", enc, raw)
 	}
 }
 
@@ -174,4 +174,16 @@ func FuzzEncodedValues(f *testing.F) {
 			t.Fatalf("%q as JSON %q reads back %q (%v)", v, got, back, err)
 		}
 	})
+}
+
+// {{raw:data.COL}} opts out of encoding, not out of a valid request: a
+// value with a space or a control character in the target is refused.
+func TestRawTargetValueRefusedWhenItBreaksTheLine(t *testing.T) {
+	feed := testFeed(t, "v\nok\n\"a b\"\n")
+	for _, path := range []string{"/{{raw:data.v}}", "/?q={{raw:data.v}}"} {
+		_, err := newRequestTemplate("GET", path, "h", nil, nil, placeholders{columns: feed.Column, feed: feed})
+		if err == nil || !strings.Contains(err.Error(), "row 2") || !strings.Contains(err.Error(), "column v") {
+			t.Errorf("%s: err %v, want one naming row 2 and column v", path, err)
+		}
+	}
 }

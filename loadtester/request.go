@@ -242,8 +242,8 @@ func splitSegments(b []byte, ph placeholders, at where) ([]segment, error) {
 				return nil, err
 			}
 			enc := dataEncoding(prefix, at, query)
-			if at == inHeader && enc == encRaw {
-				if err := headerSafe(ph.feed, col, arg); err != nil {
+			if enc == encRaw && at != inBody {
+				if err := rawSafe(ph.feed, col, arg, at); err != nil {
 					return nil, err
 				}
 			}
@@ -284,10 +284,22 @@ func dataEncoding(prefix string, at where, query bool) valueEncoding {
 	return encRaw
 }
 
-// headerSafe refuses a column whose values would break a header: one with
-// CR or LF would end it (and could add another), NUL is never allowed.
-func headerSafe(feed *datafeed.Feed, col int, name string) error {
+// targetBreakers are the bytes no request target may hold: a space and
+// the ASCII controls.
+const targetBreakers = " \x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
+
+// rawSafe refuses a column whose values, written as they are, would break
+// the request: in a header one with CR or LF would end it (and could add
+// another), NUL is never allowed; in a target ({{raw:data.C}}) a space or
+// a control character would end the request line.
+func rawSafe(feed *datafeed.Feed, col int, name string, at where) error {
 	if feed == nil {
+		return nil
+	}
+	if at == inTarget {
+		if row, ok := feed.FindAny(col, targetBreakers); ok {
+			return fmt.Errorf("{{raw:data.%s}} in the path: %s row %d, column %s holds a space or control character, which would break the request line; use {{data.%s}}, which encodes it", name, feed.Path, row, name, name)
+		}
 		return nil
 	}
 	if row, ok := feed.FindAny(col, "\r\n\x00"); ok {
