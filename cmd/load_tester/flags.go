@@ -5,11 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
-	"net"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -308,120 +304,6 @@ func parseArgs(args []string) (o options, help bool, err error) {
 		errs = append(errs, fmt.Errorf("--vegeta-max %d: want >= 1", o.vegetaMax))
 	}
 	return o, false, errors.Join(errs...)
-}
-
-// parseTarget sets the target from --url, --host, --port, --path and
-// --unix-socket, refusing the combinations where one would silently
-// override another: --url gives the path (--path with it is refused), and
-// --unix-socket replaces the TCP host and port (--host or --port with it is
-// refused). --unix-socket with --url connects to the socket and sends the
-// URL's path with its host as the Host header and, over https://, as SNI,
-// as curl --unix-socket does; a Host header or --sni given wins.
-func parseTarget(cfg *loadtester.Config, sf *stringFlags, set map[string]bool) error {
-	if sf.url == "" {
-		if cfg.UnixSocket != "" {
-			for _, f := range []string{"host", "port"} {
-				if set[f] {
-					return fmt.Errorf("--unix-socket and --%s: the socket replaces the TCP host and port; give one", f)
-				}
-			}
-		}
-		return nil
-	}
-	if set["path"] {
-		return errors.New("--url and --path: the URL gives the path; put it in the URL, or give --host/--port with --path")
-	}
-	for _, f := range []string{"host", "port"} {
-		if set[f] {
-			return fmt.Errorf("--url and --%s: the URL gives the host and port; give one", f)
-		}
-	}
-	if err := cfg.SetURL(sf.url); err != nil {
-		return err
-	}
-	if cfg.UnixSocket == "" {
-		return nil
-	}
-	host := cfg.Host
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if !(cfg.Port == 80 && cfg.TLS == nil || cfg.Port == 443 && cfg.TLS != nil) {
-		host += ":" + strconv.Itoa(cfg.Port)
-	}
-	if !slices.ContainsFunc(cfg.Headers, isHostHeader) {
-		cfg.Headers = append(cfg.Headers, "Host: "+host)
-	}
-	if sf.tls.ServerName == "" {
-		sf.tls.ServerName = cfg.Host
-	}
-	return nil
-}
-
-// isHostHeader reports whether a --header sets Host.
-func isHostHeader(h string) bool {
-	name, _, _ := strings.Cut(h, ":")
-	return strings.EqualFold(strings.TrimSpace(name), "host")
-}
-
-// flagError is the flag package's error for a value its flag refused,
-// without the package's own prefix when the flag's message already names
-// it: "invalid value "x" for flag -check: --check "x": ..." said it twice.
-func flagError(err error) error {
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
-		if _, after, ok := strings.Cut(rest, " for flag -"); ok {
-			name, detail, _ := strings.Cut(after, ": ")
-			if strings.HasPrefix(detail, "--"+name) {
-				return errors.New(detail)
-			}
-		}
-	}
-	return err
-}
-
-// checkInputFiles refuses, as a usage error, a file flag naming a file
-// that cannot be read: --ca, --cert, --key and --body-file were read only
-// when the run began, and failed as if the target were at fault (exit 1).
-func checkInputFiles(sf stringFlags, bodyFile string) error {
-	for _, in := range []struct{ flag, path string }{{"ca", sf.tls.CAFile}, {"cert", sf.tls.CertFile}, {"key", sf.tls.KeyFile}, {"body-file", bodyFile}} {
-		if in.path == "" {
-			continue
-		}
-		f, err := os.Open(in.path)
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return fmt.Errorf("--%s %s: cannot read it: %w", in.flag, in.path, err)
-		}
-		f.Close()
-	}
-	return nil
-}
-
-// checkMetricsAddr refuses a --metrics-addr that is not HOST:PORT ("9467"
-// alone reached the listener and came back as Go's "missing port").
-func checkMetricsAddr(addr string) error {
-	if addr == "" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("--metrics-addr %q: want HOST:PORT (:9467 on every interface, 127.0.0.1:9467 on this machine only)", addr)
-	}
-	return nil
-}
-
-// workloadError names the workload file once: LoadWorkload's errors start
-// with "workload: " (or the path and it), which after "--workload" said it
-// twice.
-func workloadError(path string, err error) error {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, path+": ")
-	msg = strings.TrimPrefix(msg, "workload: ")
-	return fmt.Errorf("--workload %s: %s", path, msg)
 }
 
 // parseData reads --data by --data-policy.
