@@ -88,9 +88,9 @@ type columnResolver func(name string) (int, error)
 type placeholders struct {
 	kinds   kindResolver
 	columns columnResolver
-	// feed, when set, is the data file columns resolves in: a column used
-	// in a header is checked against it for values that would break the
-	// header.
+	// feed, when set, is the data file columns resolves in: a column
+	// written as it is in a header or a target is checked against it for
+	// values that would break the request (rawSafe).
 	feed *datafeed.Feed
 }
 
