@@ -33,12 +33,15 @@ type collector struct {
 	ivRecs    []intervalRecord // each measured interval's histogram, for the tail's lower bounds
 	lastNs    int64            // end of the last collected interval
 	endNs     int64            // where the measured window closed
-	cpuStart  time.Duration
-	measuring bool
-	openConns int
-	inFlight  int64 // written, not yet answered or failed, both phases (Snapshot)
-	draining  bool
-	drainHist *hdrhistogram.Histogram // the last interval's latencies, for the last Snapshot
+	// lastAsPlanned is set for the last collection of a run that ended as
+	// planned (not interrupted): a short last interval says "last".
+	lastAsPlanned bool
+	cpuStart      time.Duration
+	measuring     bool
+	openConns     int
+	inFlight      int64 // written, not yet answered or failed, both phases (Snapshot)
+	draining      bool
+	drainHist     *hdrhistogram.Histogram // the last interval's latencies, for the last Snapshot
 	// From the threads' tails (accountTails).
 	unfinished, dropped         int64
 	warmUnfinished, warmDropped int64
@@ -135,6 +138,7 @@ func (c *collector) run(ctx context.Context, loopsDone <-chan struct{}) (interru
 		c.collect(r.mStart)
 	}
 	c.endNs = end
+	c.lastAsPlanned = !interrupted
 	c.collect(end)
 	return interrupted
 }
@@ -205,7 +209,11 @@ func (c *collector) collect(endNs int64) {
 	c.ivRecs = append(c.ivRecs, rec)
 	c.total.Merge(c.interval)
 	c.counts.add(&st)
-	result.PrintInterval(c.out, iv, false, c.r.cfg.StatsInterval)
+	if c.lastAsPlanned {
+		result.PrintLastInterval(c.out, iv, c.r.cfg.StatsInterval)
+	} else {
+		result.PrintInterval(c.out, iv, false, c.r.cfg.StatsInterval)
+	}
 	if report := c.r.cfg.OnInterval; report != nil {
 		report(result.IntervalReport{Interval: iv, Start: c.r.base.Add(time.Duration(startNs)),
 			End: c.r.base.Add(time.Duration(endNs)), Hist: c.interval})

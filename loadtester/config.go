@@ -155,7 +155,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	check(c.UnixSocket != "" || (c.Host != "" && c.Port > 0 && c.Port < 65536), "--host/--port: need a host and a port in 1..65535 (or --unix-socket)")
+	check(c.UnixSocket != "" || !strings.ContainsAny(c.Host, "/ \t\r\n"), "--host %q: want a host name or address, without a scheme or a path (a URL goes in --url)", c.Host)
 	check(strings.HasPrefix(c.Path, "/") || c.Path == "*", "--path %q: must start with /", c.Path)
+	check(!hasSpaceOrControl(c.Path), "--path %q: a space or control character would break the request line; encode it (a space is %%20)", c.Path)
 	check(c.Method != "" && !strings.ContainsAny(c.Method, " \r\n"), "--method %q: want a token like GET", c.Method)
 	check(c.Concurrency >= 1 && c.Concurrency <= 1_000_000, "--concurrency %d: want 1..1000000", c.Concurrency)
 	check(c.RequestsPerConn >= 0, "--requests-per-conn %d: want >= 0 (0 keeps connections)", c.RequestsPerConn)
@@ -267,37 +269,66 @@ func (c *Config) targetName() string {
 
 // SetURL sets host, port and path from an http:// or https:// URL (--url);
 // https:// sets TLS (default options unless already set) and port 443.
+// The path and query are kept as typed (only a #fragment is dropped), so
+// that placeholders in them render as they do in --path and a %XX the
+// user typed is sent as it is: url.Parse would percent-encode "{{seq}}"
+// into literal text.
 func (c *Config) SetURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("--url %q: %w", raw, err)
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return fmt.Errorf("--url %q: want http://HOST:PORT/PATH or https://... (add http:// in front)", raw)
 	}
+	authority, target := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, target = rest[:i], rest[i:]
+	}
+	target, _, _ = strings.Cut(target, "#")
+	if hasSpaceOrControl(target) {
+		return fmt.Errorf("--url %q: a space or control character in the path would break the request line; encode it (a space is %%20)", raw)
+	}
+	u, err := url.Parse(scheme + "://" + authority)
+	if err != nil {
+		return fmt.Errorf("--url %q: %w", raw, errors.Unwrap(err))
+	}
+	port := 0
 	switch u.Scheme {
 	case "http":
-		c.TLS = nil
-		c.Port = 80
+		port = 80
 	case "https":
-		if c.TLS == nil {
-			c.TLS = &TLSOptions{}
-		}
-		c.Port = 443
+		port = 443
 	default:
 		return fmt.Errorf("--url %q: want http:// or https://", raw)
 	}
-	c.Host = u.Hostname()
+	if u.Hostname() == "" {
+		return fmt.Errorf("--url %q: no host; want http://HOST:PORT/PATH", raw)
+	}
 	if p := u.Port(); p != "" {
-		if c.Port, err = strconv.Atoi(p); err != nil {
-			return fmt.Errorf("--url %q: port: %w", raw, err)
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("--url %q: port %s: want 1..65535", raw, p)
 		}
+		port = n
 	}
-	c.Path = u.EscapedPath()
-	if c.Path == "" {
-		c.Path = "/"
+	if u.Scheme == "http" {
+		c.TLS = nil
+	} else if c.TLS == nil {
+		c.TLS = &TLSOptions{}
 	}
-	if u.RawQuery != "" {
-		c.Path += "?" + u.RawQuery
+	c.Host, c.Port = u.Hostname(), port
+	switch {
+	case target == "":
+		target = "/"
+	case target[0] == '?':
+		target = "/" + target
 	}
+	c.Path = target
 	return nil
+}
+
+// hasSpaceOrControl reports whether s holds a space or an ASCII control
+// character, which no request target may.
+func hasSpaceOrControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
 // effective is the config a run records and runs: the TCP target dropped

@@ -97,11 +97,11 @@ func newH2Requests(cfg *Config, run string) (*h2Requests, error) {
 			}
 			k.Headers = append(append([]string(nil), cfg.Headers...), k.Headers...)
 			specs = append(specs, k)
-			ph = append(ph, placeholders{kinds: w.resolver(), columns: k.columns()})
+			ph = append(ph, placeholders{kinds: w.resolver(), columns: k.columns(), feed: k.Feed})
 		}
 	} else {
 		k := RequestKind{Name: "request", Method: cfg.Method, Path: cfg.Path, Headers: cfg.Headers, Body: cfg.Body, Feed: cfg.Data}
-		specs, ph = []RequestKind{k}, []placeholders{{columns: k.columns()}}
+		specs, ph = []RequestKind{k}, []placeholders{{columns: k.columns(), feed: k.Feed}}
 	}
 	reqs := &h2Requests{kinds: make([]h2Kind, len(specs))}
 	enc := newH2Encoder()
@@ -144,7 +144,7 @@ func (h *h2Kind) build(cfg *Config, k *RequestKind, sub func(string) string, ph 
 	}
 	fields := append([]field{{":method", k.Method}, {":scheme", scheme}, {":authority", authority}, {":path", sub(k.Path)}}, extra...)
 	body := []byte(sub(string(k.Body)))
-	bodySegs, err := splitSegments(body, ph)
+	bodySegs, err := splitSegments(body, ph, inBody)
 	if err != nil {
 		return 0, err
 	}
@@ -159,11 +159,15 @@ func (h *h2Kind) build(cfg *Config, k *RequestKind, sub func(string) string, ph 
 	}
 	var size uint32
 	for _, f := range fields {
-		name, err := splitSegments([]byte(f.name), ph)
+		name, err := splitSegments([]byte(f.name), ph, inHeader)
 		if err != nil {
 			return 0, err
 		}
-		value, err := splitSegments([]byte(f.value), ph)
+		at := inHeader
+		if f.name == ":path" {
+			at = inTarget
+		}
+		value, err := splitSegments([]byte(f.value), ph, at)
 		if err != nil {
 			return 0, err
 		}
@@ -208,7 +212,7 @@ func segsWidest(segs []segment, feed *datafeed.Feed) int {
 		case segUUID:
 			n += h2UUIDLen
 		case segData:
-			n += feed.Widest(int(s.n))
+			n += feed.Widest(int(s.n), s.enc.encodedLen)
 		}
 	}
 	return n

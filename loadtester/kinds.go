@@ -75,7 +75,7 @@ func newKinds(cfg *Config, run string) ([]kindSpec, []uint8, error) {
 	if w == nil {
 		k := RequestKind{Name: "request", Weight: 1, Method: cfg.Method, Path: cfg.Path, Headers: cfg.Headers, Body: cfg.Body, Feed: cfg.Data}
 		tmpl, err := newRequestTemplate(cfg.Method, sub(cfg.Path), cfg.hostHeader(), subAll(cfg.Headers),
-			[]byte(sub(string(cfg.Body))), placeholders{columns: k.columns()})
+			[]byte(sub(string(cfg.Body))), placeholders{columns: k.columns(), feed: k.Feed})
 		if err != nil {
 			return nil, nil, fmt.Errorf("--path/--header/--body: %w", err)
 		}
@@ -92,7 +92,7 @@ func newKinds(cfg *Config, run string) ([]kindSpec, []uint8, error) {
 		}
 		headers := subAll(append(append([]string(nil), cfg.Headers...), k.Headers...))
 		tmpl, err := newRequestTemplate(k.Method, sub(k.Path), cfg.hostHeader(), headers, []byte(sub(string(k.Body))),
-			placeholders{kinds: w.resolver(), columns: k.columns()})
+			placeholders{kinds: w.resolver(), columns: k.columns(), feed: k.Feed})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: request %s: %w", ErrWorkload, k.Name, err)
 		}

@@ -21,7 +21,10 @@ import (
 //	                   this network thread got a 2xx answer to (below)
 //	{{data.COLUMN}}    the value of COLUMN in the request's row of its data
 //	                   file (--data, or data = ... per kind): one row per
-//	                   request, shared by every {{data...}} in it
+//	                   request, shared by every {{data...}} in it; encoded
+//	                   where it goes (encode.go)
+//	{{json:data.COLUMN}} that value escaped for a JSON string
+//	{{raw:data.COLUMN}}  that value as it is, even in a path or a query
 //
 // {{answered:KIND}} lets one kind ask about what another created: a
 // GET /v1/status?request_id=c-{{answered:commit}} asks about a commit
@@ -37,6 +40,8 @@ const (
 	placeholderSeqMod   = "{{seq%"
 	placeholderAnswered = "{{answered:"
 	placeholderData     = "{{data."
+	placeholderRawData  = "{{raw:data."
+	placeholderJSONData = "{{json:data."
 	placeholderRun      = "{{run}}" // replaced once, before the template is built (newKinds)
 )
 
@@ -67,7 +72,8 @@ const (
 type segment struct {
 	kind    segmentKind
 	literal []byte
-	n       uint64 // segSeqMod: the modulus; segAnswered: the kind referred to; segData: the column
+	n       uint64        // segSeqMod: the modulus; segAnswered: the kind referred to; segData: the column
+	enc     valueEncoding // segData: how its value is written (encode.go)
 }
 
 // kindResolver finds the kind a {{answered:NAME}} names (nil: there are no
@@ -82,6 +88,10 @@ type columnResolver func(name string) (int, error)
 type placeholders struct {
 	kinds   kindResolver
 	columns columnResolver
+	// feed, when set, is the data file columns resolves in: a column
+	// written as it is in a header or a target is checked against it for
+	// values that would break the request (rawSafe).
+	feed *datafeed.Feed
 }
 
 // newRequestTemplate formats "METHOD target HTTP/1.1" with Host, the user's
@@ -89,6 +99,7 @@ type placeholders struct {
 func newRequestTemplate(method, target, host string, headers []string, body []byte, ph placeholders) (*requestTemplate, error) {
 	var head bytes.Buffer
 	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\n", method, target)
+	line := head.Len() // the request line, split apart: its target encodes data as a target does
 	hasHost := false
 	for _, h := range headers {
 		name, _, ok := bytes.Cut([]byte(h), []byte(":"))
@@ -108,11 +119,24 @@ func newRequestTemplate(method, target, host string, headers []string, body []by
 	}
 	hasBody := len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH"
 	t := &requestTemplate{hasBody: hasBody, feed: -1}
-	headSegs, err := splitSegments(head.Bytes(), ph)
-	if err != nil {
-		return nil, err
+	var headSegs []segment
+	for _, part := range []struct {
+		text []byte
+		at   where
+	}{{head.Bytes()[:len(method)+1], inHeader}, {[]byte(target), inTarget}, {head.Bytes()[len(method)+1+len(target) : line], inHeader}, {head.Bytes()[line:], inHeader}} {
+		segs, err := splitSegments(part.text, ph, part.at)
+		if err != nil {
+			return nil, err
+		}
+		for _, sg := range segs {
+			if sg.kind == segLiteral {
+				headSegs = appendLiteral(headSegs, sg.literal)
+			} else {
+				headSegs = append(headSegs, sg)
+			}
+		}
 	}
-	bodySegs, err := splitSegments(body, ph)
+	bodySegs, err := splitSegments(body, ph, inBody)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +177,20 @@ func usesData(segs ...[]segment) bool {
 // splitSegments cuts b into literals and placeholders. A "{{" that starts
 // no placeholder stays literal; one that starts {{seq%, {{answered: or
 // {{data. but does not finish it is an error, never silently sent as text.
-func splitSegments(b []byte, ph placeholders) ([]segment, error) {
+//
+// at is where b sits, which picks how a {{data.COLUMN}} value is encoded
+// (encode.go): in a target, as a path segment until the template's first
+// "?", form-encoded after it.
+func splitSegments(b []byte, ph placeholders, at where) ([]segment, error) {
 	var segs []segment
+	query := false
 	for len(b) > 0 {
 		i := bytes.Index(b, []byte("{{"))
 		if i < 0 {
 			segs = appendLiteral(segs, b)
 			break
 		}
+		query = query || bytes.IndexByte(b[:i], '?') >= 0
 		rest := b[i:]
 		switch {
 		case bytes.HasPrefix(rest, []byte(placeholderSeq)):
@@ -198,8 +228,9 @@ func splitSegments(b []byte, ph placeholders) ([]segment, error) {
 			segs = appendLiteral(segs, b[:i])
 			segs = append(segs, segment{kind: segAnswered, n: uint64(k)})
 			b = after
-		case bytes.HasPrefix(rest, []byte(placeholderData)):
-			arg, after, err := placeholderArg(rest, placeholderData)
+		case dataPrefix(rest) != "":
+			prefix := dataPrefix(rest)
+			arg, after, err := placeholderArg(rest, prefix)
 			if err != nil {
 				return nil, err
 			}
@@ -210,8 +241,14 @@ func splitSegments(b []byte, ph placeholders) ([]segment, error) {
 			if err != nil {
 				return nil, err
 			}
+			enc := dataEncoding(prefix, at, query)
+			if enc == encRaw && at != inBody {
+				if err := rawSafe(ph.feed, col, arg, at); err != nil {
+					return nil, err
+				}
+			}
 			segs = appendLiteral(segs, b[:i])
-			segs = append(segs, segment{kind: segData, n: uint64(col)})
+			segs = append(segs, segment{kind: segData, n: uint64(col), enc: enc})
 			b = after
 		default:
 			segs = appendLiteral(segs, b[:i+2])
@@ -219,6 +256,56 @@ func splitSegments(b []byte, ph placeholders) ([]segment, error) {
 		}
 	}
 	return segs, nil
+}
+
+// dataPrefix is the {{data. form rest starts with, or "".
+func dataPrefix(rest []byte) string {
+	for _, p := range []string{placeholderData, placeholderRawData, placeholderJSONData} {
+		if bytes.HasPrefix(rest, []byte(p)) {
+			return p
+		}
+	}
+	return ""
+}
+
+// dataEncoding is how a value of the {{data. form prefix is written at
+// where it sits (query: after the target's "?").
+func dataEncoding(prefix string, at where, query bool) valueEncoding {
+	switch {
+	case prefix == placeholderRawData:
+		return encRaw
+	case prefix == placeholderJSONData:
+		return encJSON
+	case at == inTarget && query:
+		return encQuery
+	case at == inTarget:
+		return encPathSegment
+	}
+	return encRaw
+}
+
+// targetBreakers are the bytes no request target may hold: a space and
+// the ASCII controls.
+const targetBreakers = " \x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
+
+// rawSafe refuses a column whose values, written as they are, would break
+// the request: in a header one with CR or LF would end it (and could add
+// another), NUL is never allowed; in a target ({{raw:data.C}}) a space or
+// a control character would end the request line.
+func rawSafe(feed *datafeed.Feed, col int, name string, at where) error {
+	if feed == nil {
+		return nil
+	}
+	if at == inTarget {
+		if row, ok := feed.FindAny(col, targetBreakers); ok {
+			return fmt.Errorf("{{raw:data.%s}} in the path: %s row %d, column %s holds a space or control character, which would break the request line; use {{data.%s}}, which encodes it", name, feed.Path, row, name, name)
+		}
+		return nil
+	}
+	if row, ok := feed.FindAny(col, "\r\n\x00"); ok {
+		return fmt.Errorf("{{data.%s}} in a header: %s row %d, column %s holds a CR, LF or NUL, which would break the header; fix the file or send the value in the body", name, feed.Path, row, name)
+	}
+	return nil
 }
 
 // placeholderArg returns what follows prefix up to the closing "}}" and
@@ -324,7 +411,7 @@ func (r *renderer) appendSegs(dst []byte, segs []segment, v *reqVars) []byte {
 			}
 			dst = append(dst, v.uuid[:]...)
 		case segData:
-			dst = append(dst, v.row[s.n]...)
+			dst = appendEncoded(dst, v.row[s.n], s.enc)
 		}
 	}
 	return dst

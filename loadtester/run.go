@@ -54,14 +54,17 @@ const minJudgedWindow = 100 * time.Millisecond
 
 // runner is the state one Run shares with its threads.
 type runner struct {
-	cfg      Config
-	tmpl     *requestTemplate // the first kind's (the only one without a workload)
-	kinds    []kindSpec       // the request kinds (kinds.go); one without a workload
-	table    []uint8          // kinds in proportion to their weights: request k is of kind table[k % len]
-	family   int
-	sockaddr unix.Sockaddr
-	base     time.Time // clock origin of every ns timestamp
-	startNs  int64     // when the load started (ns since base)
+	cfg Config
+	// unknownPlaceholders is the warning about "{{...}}" no placeholder
+	// reads ("" when none): said at the start and kept in the result.
+	unknownPlaceholders string
+	tmpl                *requestTemplate // the first kind's (the only one without a workload)
+	kinds               []kindSpec       // the request kinds (kinds.go); one without a workload
+	table               []uint8          // kinds in proportion to their weights: request k is of kind table[k % len]
+	family              int
+	sockaddr            unix.Sockaddr
+	base                time.Time // clock origin of every ns timestamp
+	startNs             int64     // when the load started (ns since base)
 	// The measured window, ns since base: it opens at mStart (after the
 	// warm-up) and is planned to close at mEnd; windowEnd is where it does
 	// close (earlier when the run is interrupted; threads read it on wake).
@@ -198,6 +201,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		connReqs: make(chan connRequest, cfg.Concurrency), tlsConf: tlsConf, tlsInfo: tlsInfo, h2req: h2req}
 	r.parseChecks()
 	r.feeds = numberFeeds(kinds)
+	r.unknownPlaceholders = cfg.unknownPlaceholderWarning()
 	r.stagePlan, r.stagesSkipped = newStagePlan(&r.cfg)
 	r.ramp = newConnRamp(&r.cfg)
 	if r.family, r.sockaddr, err = resolve(&r.cfg); err != nil {
@@ -299,6 +303,9 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 		connectors.Go(func() { r.runRamp(connCtx) })
 	}
 	c := newCollector(r, out)
+	if r.unknownPlaceholders != "" {
+		fmt.Fprintf(out, "warning: %s\n", r.unknownPlaceholders)
+	}
 	result.IntervalHeader(out)
 	interrupted := c.run(ctx, loopsDone)
 	cpuEnd, _ := procstat.SelfCPU()
@@ -309,6 +316,9 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	c.accountTails()
 	c.snapshot(result.PhaseDone, 0, c.drainHist)
 	res := c.result(cpuEnd, interrupted)
+	if r.unknownPlaceholders != "" {
+		res.Warnings = append(res.Warnings, r.unknownPlaceholders)
+	}
 	if r.rowsOut.Load() {
 		res.Warnings = append(res.Warnings, r.rowsOutWarning(c.endNs))
 	}

@@ -151,6 +151,11 @@ func (c *collector) stageResults() []result.StageResult {
 			}
 		}
 		switch {
+		case end <= int64(r.cfg.Warmup) && s.Due == 0:
+			// A warm-up stage by the plan, with nothing counted: the few ms
+			// the schedule's clock starts after the run's put its end just
+			// inside the window, which showed a row of zeros.
+			s.MeasuredS, s.Unmeasured = 0, "warm-up"
 		case s.MeasuredS > 0:
 			s.RequestsPerSec = float64(s.Answered) / s.MeasuredS
 		case origin+start >= c.endNs:

@@ -119,7 +119,7 @@ func (k *RequestKind) readFiles(path string) error {
 	if k.Feed, err = datafeed.Load(rel(k.Data), policy); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	_, err = newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, placeholders{kinds: anyKind, columns: k.Feed.Column})
+	_, err = newRequestTemplate(k.Method, k.Path, "h", k.Headers, k.Body, placeholders{kinds: anyKind, columns: k.Feed.Column, feed: k.Feed})
 	return err
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"weaseldb/internal/benchmain"
+	"weaseldb/internal/cliflag"
 	"weaseldb/internal/jsonfile"
 	"weaseldb/server/cpuwork"
 )
@@ -80,7 +81,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		fs.PrintDefaults()
 	}
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := cliflag.Parse(fs, args); err != nil {
 			return o, err
 		}
 		if fs.NArg() == 0 {

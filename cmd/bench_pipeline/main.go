@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"weaseldb/internal/benchmain"
+	"weaseldb/internal/cliflag"
 	"weaseldb/internal/jsonfile"
 	"weaseldb/pipebench"
 )
@@ -58,7 +59,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(stderr, "Runs the ThreadPipeline benchmark families and the same cases over Go channels\n(one item per send, and slices of the batch size), prints a table, and measures\neach wait strategy's idle CPU.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {

@@ -10,6 +10,7 @@ import (
 	"weaseldb/gate"
 	"weaseldb/gate/history"
 	"weaseldb/gate/stats"
+	"weaseldb/internal/cliflag"
 	"weaseldb/internal/jsonfile"
 )
 
@@ -24,8 +25,8 @@ func recordCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: gate record [--commit SHA] [--ref NAME] HISTORY_FILE GATE_JSON\n  appends the gate run's --json result (both tiers, every scenario) to the history (JSON lines; created if absent)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagExit(err)
+	if err := cliflag.Parse(fs, args); err != nil {
+		return flagExit(err, stderr, "gate record")
 	}
 	if fs.NArg() != 2 {
 		fs.Usage()
@@ -65,8 +66,8 @@ func historyCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: gate history [flags] HISTORY_FILE\n  change points (E-divisive means) of each scenario's cost, allocations, CPU per request and req/s over the recorded commits")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagExit(err)
+	if err := cliflag.Parse(fs, args); err != nil {
+		return flagExit(err, stderr, "gate history")
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -95,9 +96,10 @@ func historyCommand(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func flagExit(err error) int {
+func flagExit(err error, stderr io.Writer, prog string) int {
 	if err == flag.ErrHelp {
 		return 0
 	}
+	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 	return 2
 }

@@ -15,6 +15,7 @@ import (
 	"weaseldb/gate"
 	"weaseldb/gate/render"
 	"weaseldb/gate/result"
+	"weaseldb/internal/cliflag"
 	"weaseldb/internal/progress"
 	"weaseldb/internal/serverproc"
 )
@@ -111,11 +112,8 @@ Exit status: 0 pass, 1 regression, 2 could not judge (the reason is printed).
 	fs.StringVar(&markdownPath, "markdown", "", "write a short markdown summary to this file (a pull-request comment, $GITHUB_STEP_SUMMARY)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
 	fs.BoolVar(&printConfig, "print-default-config", false, "print the built-in server config and exit")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if err := cliflag.Parse(fs, args); err != nil {
+		return flagExit(err, stderr, "gate")
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gate: unexpected argument %q\n", fs.Arg(0))

@@ -145,7 +145,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.UnixSocket, "unix-socket", "", "target a unix socket at `PATH` instead of TCP")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "TCP target host")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP target port")
-	fs.StringVar(url, "url", "", "TCP target as http://host:port/path or https://... (sets --host, --port, --path; https: TLS 1.2/1.3)")
+	fs.StringVar(url, "url", "", "TCP target as http://host:port/path or https://... (instead of --host, --port, --path; https: TLS 1.2/1.3; with --unix-socket: the path, scheme and Host header)")
 	fs.BoolVar(&sf.tls.Insecure, "insecure", false, "https: do not verify the server's certificate")
 	fs.StringVar(&sf.tls.CAFile, "ca", "", "https: verify the server's certificate by the PEM roots in `FILE` instead of the system's")
 	fs.StringVar(&sf.tls.ServerName, "sni", "", "https: the server `NAME` sent as SNI and verified (default: the URL's host)")
@@ -171,7 +171,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.Burst, "burst", 0, "with --rate: requests fall due `N` at a time, N/rate seconds apart, and go in one pass (one write on a connection with room): a pipelined client's bursts at a fixed rate")
 	fs.StringVar(&cfg.Stages, "stages", "", "open loop ramping the rate within the run on one set of connections: `LIST` of DURATION:TARGET (30s:1000,1m:20000,10s:0), each stage moving linearly from the previous target (--rate, or 0, for the first); the run lasts their total, --warmup of it unmeasured (no --duration)")
 	fs.StringVar(&cfg.ConcurrencyStages, "concurrency-stages", "", "closed loop: ramp the connections within one run, `LIST` 30s:10,1m:100,10s:0 (k6's ramping VUs: each stage moves linearly to its target, the first from 0); the peak is --concurrency, the total the run's length; results per stage")
-	fs.StringVar(&cfg.Arrival, "arrival", "", "open loop: how requests fall due, `constant` (evenly spaced, the default) or poisson (exponential gaps, from --seed)")
+	fs.StringVar(&cfg.Arrival, "arrival", "", "open loop: how requests fall due, `KIND` constant (evenly spaced, the default) or poisson (exponential gaps, from --seed)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "--arrival poisson: the generator's `SEED` (0: one is drawn and recorded in the JSON)")
 	fs.Var(secondsFlag{&cfg.SendSlack}, "send-slack", "with --rate: how late a send may go so that requests due close together share one wake-up (0: wake for each)")
 	fs.Var(secondsFlag{&cfg.Duration}, "duration", "measured run length")
@@ -194,7 +194,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.Var(secondsFlag{&o.metricsLinger}, "metrics-linger", "with --metrics-addr: once the result is written, serve until one scrape has read the final counts, or this long at most (0: close at once)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines, only the summary")
 	fs.StringVar(&sf.data, "data", "", "feed {{data.COLUMN}} in --path, --header and --body (or a workload's kinds) from the CSV `FILE`: a header row names the columns, each later row is one request's values")
-	fs.StringVar(&sf.dataPolicy, "data-policy", "loop", "how --data's rows are taken: `once` (each row once; the run ends when they run out), loop (in order, wrapping) or random")
+	fs.StringVar(&sf.dataPolicy, "data-policy", "loop", "how --data's rows are taken, `POLICY` once (each row once; the run ends when they run out), loop (in order, wrapping) or random")
 	fs.StringVar(&sf.workload, "workload", "", "send a weighted mix of requests described in the TOML `FILE` (replaces --path, --method, --body; see docs/load_tester.md)")
 	fs.StringVar(&sf.rateSteps, "rate-steps", "", "run one open-loop step per rate: `LIST` 10000,20000,40000 or STARTxFACTORxCOUNT 10000x2x4; a row per step (--json: one document, --hdr-log: one log per step)")
 	fs.BoolVar(&o.findRate, "find-rate", false, "search for the highest rate meeting --slo (steps of --warmup + --duration each)")
@@ -225,7 +225,7 @@ func parseArgs(args []string) (o options, help bool, err error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, true, nil
 		}
-		return o, false, err
+		return o, false, flagError(err)
 	}
 	if fs.NArg() > 0 {
 		return o, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -235,15 +235,19 @@ func parseArgs(args []string) (o options, help bool, err error) {
 
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := &o.cfg
-	if url != "" {
-		if err := cfg.SetURL(url); err != nil {
-			return o, false, err
-		}
+	if err := parseTarget(cfg, &sf, set); err != nil {
+		return o, false, err
 	}
 	for _, f := range tlsFlags {
 		if set[f] && cfg.TLS == nil {
 			return o, false, fmt.Errorf("--%s: only with an https:// --url", f)
 		}
+	}
+	if err := checkInputFiles(sf, cfg.BodyFile); err != nil {
+		return o, false, err
+	}
+	if err := checkMetricsAddr(o.metricsAddr); err != nil {
+		return o, false, err
 	}
 	if set["metrics-linger"] && o.metricsAddr == "" {
 		return o, false, errors.New("--metrics-linger: only with --metrics-addr")
@@ -282,7 +286,7 @@ func parseArgs(args []string) (o options, help bool, err error) {
 			return o, false, fmt.Errorf("--workload and --url %s: the workload gives each request's path; give the URL without one", url)
 		}
 		if cfg.Workload, err = loadtester.LoadWorkload(sf.workload); err != nil {
-			return o, false, fmt.Errorf("--workload %w", err)
+			return o, false, workloadError(sf.workload, err)
 		}
 	}
 	if sf.data != "" || set["data-policy"] {

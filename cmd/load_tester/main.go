@@ -55,12 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
-	o.cfg.Command = commandLine(args) // the result names what ran it
-	if o.html != "" {
-		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
-			fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
-			return exitFailure
-		}
+	o.cfg.Command = commandLine(args)       // the result names what ran it
+	if err := checkOutputs(o); err != nil { // before any load, as --hdr-log
+		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
+		return exitFailure
 	}
 	metrics, err := startMetrics(&o, stdout)
 	if err != nil {

@@ -177,14 +177,14 @@ func TestOutputsWritten(t *testing.T) {
 }
 
 // An output that cannot be written fails the command (exit 1, one line):
-// the HDR log before any load, --json after the summary.
+// each before any load (outputcheck_test.go checks no request is sent).
 func TestOutputNotWritten(t *testing.T) {
 	s := startOKServer(t, 0)
 	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
 	for _, tc := range []struct{ flag, want string }{
 		{"--hdr-log", "load_tester: --hdr-log: open "},
-		{"--json", "load_tester: write --json: open "},
-		{"--vegeta", "load_tester: --vegeta: open "},
+		{"--json", "load_tester: --json " + missing},
+		{"--vegeta", "load_tester: --vegeta " + missing},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -16,6 +16,7 @@ import (
 const mergeUsage = `load_tester merge: add the results of several load_tester instances exactly.
 
 Usage: load_tester merge [--json OUT] [--hdr-log OUT] [--vegeta OUT] IN.json...
+(flags before, between or after the inputs)
 
 Histograms are added (never percentiles averaged), counts summed per
 wall-clock interval. Prints the summary of a single run plus one row per
@@ -40,7 +41,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	maxErrors := fs.Int64("max-errors", 0, "failed + unfinished + dropped requests and other errors, over all instances, tolerated before the exit status is 1")
 	var thresholds []result.Threshold
 	fs.Var(thresholdFlag{&thresholds}, "threshold", "judge the merged result: `EXPR` as for a run (p99<5ms, errors<0.1%, rps>10000); repeatable; a crossed one exits 99")
-	if err := fs.Parse(args); err != nil {
+	paths, err := parseInterspersed(fs, args) // flags before, between or after the inputs, as html takes them
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, mergeUsage)
 			fs.SetOutput(stdout)
@@ -50,8 +52,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester merge: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
-	inputs := make([]result.MergeInput, 0, fs.NArg())
-	for _, path := range fs.Args() {
+	inputs := make([]result.MergeInput, 0, len(paths))
+	for _, path := range paths {
 		r, err := result.ReadResult(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "load_tester merge: refused: %s\n", oneLine(err))

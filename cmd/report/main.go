@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"weaseldb/bench"
+	"weaseldb/internal/cliflag"
 	"weaseldb/internal/serverproc"
 	"weaseldb/reports"
 )
@@ -52,6 +53,9 @@ func main() {
 	case errors.Is(err, bench.ErrInterrupted):
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(130)
+	case errors.Is(err, cliflag.ErrUsage):
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(2)
 	default:
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
@@ -99,7 +103,7 @@ func commonFlags(fs *flag.FlagSet, c *bench.Common, tools string, idleS float64,
 
 // parseNoArgs parses flags that take no positional arguments.
 func parseNoArgs(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

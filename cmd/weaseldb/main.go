@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"weaseldb/internal/cliflag"
 	"weaseldb/server/app"
 	"weaseldb/server/config"
 )
@@ -44,10 +45,11 @@ func run(args []string) int {
 	pipelineSpin := fs.Duration("pipeline-spin", 0, "commit pipeline spin before a stage parks (0: pipeline default, negative: park at once)")
 	noYield := fs.Bool("no-yield", false, "do not yield the loop's P to the pipeline after each push")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
+		fmt.Fprintf(os.Stderr, "weaseldb: %v\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -83,3 +83,12 @@ func Latency(ns int64) string {
 	}
 	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
 }
+
+// Count is n and noun, the noun in the plural (an added s) unless n is 1:
+// "1 request", "2 requests".
+func Count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}

@@ -48,15 +48,27 @@ func parseStage(part string) (Stage, error) {
 	if !ok {
 		return Stage{}, fmt.Errorf("%q: want DURATION:TARGET", part)
 	}
-	dur, err := time.ParseDuration(strings.TrimSpace(d))
+	dur, err := parseSeconds(strings.TrimSpace(d))
 	if err != nil || dur <= 0 {
-		return Stage{}, fmt.Errorf("%q: duration %q: want a positive duration such as 30s or 1m", part, d)
+		return Stage{}, fmt.Errorf("%q: duration %q: want a positive duration: seconds (30, 0.5) or 30s, 1m", part, d)
 	}
 	target, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
 	if err != nil || target < 0 || math.IsInf(target, 0) || math.IsNaN(target) || target > 1e9 {
 		return Stage{}, fmt.Errorf("%q: target %q: want requests per second, 0..1e9", part, t)
 	}
 	return Stage{Duration: dur, Target: target}, nil
+}
+
+// parseSeconds reads seconds (10, 0.5), as every other time on the command
+// line takes them, or a Go duration (500ms).
+func parseSeconds(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || f > 1e7 {
+			return 0, fmt.Errorf("%q: out of range", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	return time.ParseDuration(s)
 }
 
 // FormatStages writes stages back in the syntax ParseStages reads.

@@ -16,6 +16,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 )
@@ -75,6 +76,7 @@ func Load(path string, policy Policy) (*Feed, error) {
 }
 
 func parse(data []byte, policy Policy) (*Feed, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as spreadsheets export
 	if !utf8.Valid(data) {
 		line := 1 + bytes.Count(data[:firstInvalid(data)], []byte("\n"))
 		return nil, fmt.Errorf("line %d: not UTF-8", line)
@@ -154,15 +156,27 @@ func (f *Feed) Column(name string) (int, error) {
 	return 0, fmt.Errorf("{{data.%s}}: %s has no column %q (it has %q)", name, f.Path, name, f.Columns)
 }
 
-// Widest is the length in bytes of column col's longest value, for a
-// bound on what a request rendered from any row can take (HTTP/2's
-// header list, checked once against the server's limit).
-func (f *Feed) Widest(col int) int {
+// Widest is the width of column col's widest value, each measured by
+// width (its length as sent, encoded), for a bound on what a request
+// rendered from any row can take (HTTP/2's header list, checked once
+// against the server's limit).
+func (f *Feed) Widest(col int, width func(string) int) int {
 	n := 0
 	for _, row := range f.rows {
-		n = max(n, len(row[col]))
+		n = max(n, width(row[col]))
 	}
 	return n
+}
+
+// FindAny is the first row (1 is the first after the header) whose value
+// in column col holds any of the bytes in chars.
+func (f *Feed) FindAny(col int, chars string) (row int, found bool) {
+	for i, r := range f.rows {
+		if strings.ContainsAny(r[col], chars) {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 // Picker is one network thread's way of taking rows.

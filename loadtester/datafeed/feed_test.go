@@ -149,3 +149,26 @@ func BenchmarkNext(b *testing.B) {
 		pk.Next()
 	}
 }
+
+// A UTF-8 byte order mark, which spreadsheets put first when they export
+// CSV, is skipped: it is not part of the first column's name.
+func TestByteOrderMarkSkipped(t *testing.T) {
+	f, err := parse([]byte("\xef\xbb\xbfid,name\n1,a\n"), Loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Column("id"); err != nil {
+		t.Fatalf("columns %q: %v", f.Columns, err)
+	}
+}
+
+// FindAny names the first row holding one of the bytes, 1-based.
+func TestFindAny(t *testing.T) {
+	f, _ := parse([]byte("a,b\nx,y\n\"p\nq\",z\n"), Loop)
+	if row, ok := f.FindAny(0, "\r\n"); !ok || row != 2 {
+		t.Fatalf("row %d, %v: want row 2", row, ok)
+	}
+	if _, ok := f.FindAny(1, "\r\n"); ok {
+		t.Fatal("column b has no line break")
+	}
+}

@@ -38,7 +38,14 @@ func IntervalHeader(w io.Writer) { intervalHeader(w) }
 
 // PrintInterval writes one progress line.
 func PrintInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
-	printInterval(w, iv, warmup, every)
+	printInterval(w, iv, warmup, false, every)
+}
+
+// PrintLastInterval writes the progress line of a run's last interval,
+// the run having ended as planned (not interrupted): when shorter than the
+// stats interval it is tagged "last", not "partial".
+func PrintLastInterval(w io.Writer, iv Interval, every time.Duration) {
+	printInterval(w, iv, false, true, every)
 }
 
 // ParseResult decodes a result from its JSON (name, a file's, for errors),

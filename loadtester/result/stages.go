@@ -81,9 +81,15 @@ func (r *Result) printStages(w io.Writer) {
 			fmt.Fprintf(w, "                %-15s %-17s (%s: not measured)\n", span, rate, s.Unmeasured)
 			continue
 		}
-		fmt.Fprintf(w, "                %-15s %-17s %9d %9d %7d %10d %8d %9.0f   %s / %s / %s\n",
+		part := ""
+		if length := s.EndS - s.StartS; s.MeasuredS < 0.95*length {
+			// The rest was warm-up, or after the end; a few ms short is the
+			// schedule's clock starting after the run's, not worth a word.
+			part = fmt.Sprintf("  (measured %.2fs of it)", s.MeasuredS)
+		}
+		fmt.Fprintf(w, "                %-15s %-17s %9d %9d %7d %10d %8d %9.0f   %s / %s / %s%s\n",
 			span, rate, s.Due, s.Answered, s.Failed, s.Unfinished, s.Dropped, s.RequestsPerSec,
-			numfmt.Latency(l.P50), numfmt.Latency(l.P99), numfmt.Latency(l.Max))
+			numfmt.Latency(l.P50), numfmt.Latency(l.P99), numfmt.Latency(l.Max), part)
 		printFailedRow(w, s.FailedLatency)
 	}
 }

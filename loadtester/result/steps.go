@@ -123,7 +123,7 @@ func Judge(res *Result, objs []Objective) (pass bool, reasons []string) {
 	if res.Failed > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d failed", res.Failed))
 	}
-	if asked := res.RateAsked; asked > 0 && res.RequestsPerSec < asked*(1-MaxRateShortfall) {
+	if asked := res.RateAsked; asked > 0 && res.RequestsPerSec < asked-allowedShortfall(res) {
 		reasons = append(reasons, fmt.Sprintf("achieved %.0f/s, %.1f%% under the %s/s asked", res.RequestsPerSec,
 			100*(1-res.RequestsPerSec/asked), FormatRate(asked)))
 	}
@@ -131,6 +131,18 @@ func Judge(res *Result, objs []Objective) (pass bool, reasons []string) {
 		reasons = append(reasons, "interrupted")
 	}
 	return len(reasons) == 0, reasons
+}
+
+// allowedShortfall is how far under the asked rate, in req/s, a step may
+// achieve and pass: MaxRateShortfall of it, or one request over the
+// window if that is more, since a window holds a whole number of due
+// requests (18 fall due in a second at 18.75/s: rounding, not a shortfall).
+func allowedShortfall(res *Result) float64 {
+	allowed := res.RateAsked * MaxRateShortfall
+	if res.DurationS > 0 {
+		allowed = max(allowed, 1/res.DurationS)
+	}
+	return allowed
 }
 
 // Step is one row of a rate-steps run.

@@ -17,15 +17,21 @@ func intervalHeader(w io.Writer) {
 }
 
 // printInterval writes one progress line. An interval much shorter than
-// the stats interval (the last one of an interrupted or aligned run) says its
-// length, so a rate over a few milliseconds is not read as a whole interval's.
-func printInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
+// the stats interval says its length, so a rate over a few milliseconds is
+// not read as a whole interval's: the last one of a run whose length is no
+// multiple of the interval as "last", any other (an interrupted or aligned
+// run's) as "partial".
+func printInterval(w io.Writer, iv Interval, warmup, last bool, every time.Duration) {
 	tag := ""
 	if warmup {
 		tag = "  (warm-up, excluded)"
 	}
 	if every > 0 && iv.LengthS > 0 && iv.LengthS < 0.9*every.Seconds() {
-		tag += fmt.Sprintf("  (partial: %s)", numfmt.Latency(int64(iv.LengthS*1e9)))
+		if last {
+			tag += fmt.Sprintf("  (last, %s)", numfmt.Latency(int64(iv.LengthS*1e9)))
+		} else {
+			tag += fmt.Sprintf("  (partial: %s)", numfmt.Latency(int64(iv.LengthS*1e9)))
+		}
 	}
 	fmt.Fprintf(w, "%9.1f %11.0f %10s %10s %8d %7d%s\n", iv.TS, iv.RequestsPerSec, numfmt.Latency(iv.P50NS),
 		numfmt.Latency(iv.P99NS), iv.Errors, iv.OpenConnections, tag)
@@ -33,7 +39,7 @@ func printInterval(w io.Writer, iv Interval, warmup bool, every time.Duration) {
 
 // PrintSummary writes the end-of-run text.
 func (r *Result) PrintSummary(w io.Writer) {
-	fmt.Fprintf(w, "\n%s: %d requests in %.2fs, %d errors", r.Target, r.Requests, r.DurationS, r.Errors)
+	fmt.Fprintf(w, "\n%s: %s in %.2fs, %s", r.Target, numfmt.Count(r.Requests, "request"), r.DurationS, numfmt.Count(r.Errors, "error"))
 	if r.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
 	}
