@@ -68,6 +68,7 @@ type runner struct {
 	mStart, mEnd int64
 	windowEnd    atomic.Int64
 	seed         int64
+	ioBackend    string // the engine every network thread runs on (engine.go)
 	threads      []*netThread
 	connReqs     chan connRequest
 	// afterBackoff, set by a test only, runs a back-off's request in place
@@ -219,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		t, err := newNetThread(r, i)
 		if err != nil {
 			for _, t := range r.threads {
-				t.closeFds()
+				t.eng.close()
 			}
 			return nil, err
 		}
