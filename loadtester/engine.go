@@ -1,6 +1,10 @@
 package loadtester
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"weaseldb/internal/uring"
+)
 
 // The engine seam: a network thread's interface with the kernel, chosen
 // once when the thread is built (newEngine) and never tested again, as the
@@ -21,6 +25,24 @@ const (
 	IOBackendEpoll   = "epoll"
 	IOBackendIOUring = "io_uring"
 )
+
+// defaultIOBackend is DefaultConfig's engine (a test runs the suite on the
+// other one: LOADTESTER_TEST_IO_BACKEND).
+var defaultIOBackend = IOBackendEpoll
+
+// ResolveIOBackend is the engine a run asked for asked runs on, and why
+// it falls back to epoll ("" when it does not): io_uring where the kernel
+// refuses it (kernel.io_uring_disabled, a seccomp profile's EPERM, ENOSYS
+// from an old kernel or qemu-user) runs on epoll.
+func ResolveIOBackend(asked string) (backend, fallback string) {
+	if asked != IOBackendIOUring {
+		return IOBackendEpoll, ""
+	}
+	if err := uring.Probe(); err != nil {
+		return IOBackendEpoll, err.Error()
+	}
+	return IOBackendIOUring, ""
+}
 
 // engine is what a network thread's loop asks of the kernel. Every call
 // is per turn, per connection or per read or write, never per byte.
@@ -49,6 +71,9 @@ type engine interface {
 }
 
 // newEngine is t's engine: the one choice of it in the thread's life.
-func (t *netThread) newEngine(_ string) (engine, error) {
+func (t *netThread) newEngine(backend string) (engine, error) {
+	if backend == IOBackendIOUring {
+		return newUringEngine(t)
+	}
 	return newEpollEngine(t)
 }

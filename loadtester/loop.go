@@ -36,6 +36,13 @@ func (t *netThread) loop() {
 			defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
 		}
 	}
+	if err := t.eng.start(); err != nil {
+		// The ring would not enable on this thread (never seen once its
+		// setup worked): the thread ends, and its connections with it.
+		t.startErr = err
+		t.shutdown()
+		return
+	}
 	cpu0, _ := procstat.ThreadCPU()
 	wall0 := time.Now()
 	defer func() {

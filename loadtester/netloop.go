@@ -106,6 +106,8 @@ type conn struct {
 	onReadyList     bool // used its read budget with bytes maybe left (hazard #5)
 	peerClosed      bool // RDHUP/HUP seen: read on to EOF, short reads included
 	dirty           bool // open loop: has requests to flush this turn
+
+	uringConn // its state under the io_uring engine (engine_uring.go)
 }
 
 // handoff carries a connection (or a failed attempt) from a connect thread.
@@ -164,7 +166,8 @@ type netThread struct {
 	ready     []*conn // connections to read again before the next blocking wait
 	readyScan []*conn
 
-	cpu threadCPU // written as the loop exits
+	cpu      threadCPU // written as the loop exits
+	startErr error     // the engine would not start (written before the loop exits)
 }
 
 // threadCPU is a network thread's own CPU time (ThreadCPU) and wall time

@@ -69,6 +69,7 @@ type runner struct {
 	windowEnd    atomic.Int64
 	seed         int64
 	ioBackend    string // the engine every network thread runs on (engine.go)
+	ioFallback   string // why io_uring, asked for, fell back to epoll ("": it did not)
 	threads      []*netThread
 	connReqs     chan connRequest
 	// afterBackoff, set by a test only, runs a back-off's request in place
@@ -216,6 +217,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	}
 	r.mEnd = r.mStart + int64(cfg.Duration)
 	r.windowEnd.Store(r.mEnd)
+	r.ioBackend, r.ioFallback = ResolveIOBackend(cfg.IOBackend)
 	for i := range cfg.NetworkThreads {
 		t, err := newNetThread(r, i)
 		if err != nil {

@@ -53,6 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.cfg.Command = commandLine(args) // the result names what ran it
+	if _, why := loadtester.ResolveIOBackend(o.cfg.IOBackend); why != "" {
+		fmt.Fprintf(stderr, "load_tester: --io-backend io_uring unavailable, running on epoll: %s\n", oneLine(errors.New(why)))
+	}
 	if o.html != "" {
 		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
 			fmt.Fprintf(stderr, "load_tester: --html: %s\n", oneLine(err))
