@@ -43,13 +43,13 @@ type Config struct {
 	RequestsPerConn int `json:"requests_per_conn"` // close and replace a connection after N responses; 0 keeps it
 	ConnectThreads  int `json:"connect_threads"`
 	NetworkThreads  int `json:"network_threads"`
+	Pipeline        int `json:"pipeline"` // requests in flight per connection
 	// IOBackend is the network threads' interface with the kernel:
 	// "epoll" or "io_uring" (engine.go); io_uring where the kernel
-	// refuses it runs on epoll, and the result says why.
-	// The result's top-level io_backend says which ran (json "-": the
-	// config object is the run's settings as they always were).
+	// refuses it runs on epoll, and the result says why. The result's
+	// top-level io_backend says which ran (json "-": the config object
+	// is the run's settings as they always were).
 	IOBackend string `json:"-"`
-	Pipeline        int `json:"pipeline"` // requests in flight per connection
 	// TLS, when set, makes the target https:// (tlsconn.go): every
 	// connection does a TLS handshake on its connect thread first.
 	TLS *TLSOptions `json:"tls,omitempty"`

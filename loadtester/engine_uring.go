@@ -51,7 +51,7 @@ const (
 
 const (
 	uringEntries = 1024
-	uringBufs    = 256     // provided buffers per thread
+	uringBufs    = 256      // provided buffers per thread
 	uringBufSize = 16 << 10 // bytes each
 	uringBgid    = 1
 )
