@@ -22,13 +22,6 @@ func init() {
 	}
 }
 
-// wantIOBackend is the engine a test's run should report.
-func wantIOBackend(t *testing.T) string {
-	t.Helper()
-	b, _ := ResolveIOBackend(defaultIOBackend)
-	return b
-}
-
 // Each engine runs plain HTTP/1.1 over TCP and a unix socket, closed loop
 // (unpipelined and pipelined) and open loop, and says which one ran; an
 // io_uring the kernel refuses falls back to epoll and says why.

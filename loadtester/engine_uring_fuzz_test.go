@@ -19,7 +19,7 @@ import (
 func newUringTestThread(t *testing.T) (*netThread, *uringEngine, *conn) {
 	t.Helper()
 	if err := uring.Probe(); err != nil {
-		t.Skipf("io_uring unavailable: %v", err)
+		t.Skip(err)
 	}
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)

@@ -54,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o.cfg.Command = commandLine(args) // the result names what ran it
 	if _, why := loadtester.ResolveIOBackend(o.cfg.IOBackend); why != "" {
-		fmt.Fprintf(stderr, "load_tester: --io-backend io_uring unavailable, running on epoll: %s\n", oneLine(errors.New(why)))
+		fmt.Fprintf(stderr, "load_tester: --io-backend io_uring: running on epoll: %s\n", oneLine(errors.New(why)))
 	}
 	if o.html != "" {
 		if err := checkWritable(o.html); err != nil { // before any load, as --hdr-log
