@@ -67,6 +67,7 @@ func newUringTestThread(t *testing.T) (*netThread, *uringEngine, *conn) {
 func FuzzUringCompletions(f *testing.F) {
 	f.Add([]byte{0, 10, 0, 20, 2, 15, 3, 7, 4, 5, 3, 2, 9, 2, 40, 1, 6, 7, 0, 5})
 	f.Add([]byte{3, 50, 4, 5, 1, 5, 30, 5, 30, 0, 64, 2, 255})
+	f.Add([]byte{4, 40, 5, 0, 6, 2, 4, 7, 5, 0, 6, 1}) // a partial send, its rest before the next write
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		if len(prog) > 400 {
 			prog = prog[:400]
