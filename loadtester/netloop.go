@@ -8,9 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Hand-written hot path: each network thread runs its own edge-triggered
-// epoll loop over the connections it owns, on a locked OS thread, writing
-// pre-formatted requests and parsing responses without allocating.
+// Hand-written hot path: each network thread runs its own loop over the
+// connections it owns, on a locked OS thread, on one engine (engine.go:
+// edge-triggered epoll, or io_uring), writing pre-formatted requests and
+// parsing responses without allocating. The hazards below are the epoll
+// engine's; the io_uring engine's are in engine_uring.go.
 //
 // Who owns what: a netThread's connections, pacer (openloop.go) and window
 // (window.go) are its loop's alone; its books (books.go) are shared with the

@@ -93,8 +93,9 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 print("\nmedians of CPU ns per request")
 for mode in dict.fromkeys(r["mode"] for r in rows):
-    e = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "epoll"])
-    u = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "io_uring"])
+    # a run with no answers (the server or the machine stalled) has no CPU per request
+    e = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "epoll" and r["cpu_ns"] > 0])
+    u = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "io_uring" and r["cpu_ns"] > 0])
     print("%-8s epoll %6.0f  io_uring %6.0f  io_uring/epoll %.3f" % (mode, e, u, u / e if e else float("nan")))
 PY
 
