@@ -315,5 +315,10 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	if r.rowsOut.Load() {
 		res.Warnings = append(res.Warnings, r.rowsOutWarning(c.endNs))
 	}
+	for _, t := range r.threads {
+		if t.startErr != nil { // its connections never ran: the run says so
+			res.Warnings = append(res.Warnings, fmt.Sprintf("network thread %d did not start its %s engine: %v", t.id, r.ioBackend, t.startErr))
+		}
+	}
 	return res
 }
