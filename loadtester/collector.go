@@ -261,7 +261,6 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 	res := &result.Result{Version: result.ResultVersion, Target: cfg.targetName(), Instance: cfg.instanceName(),
 		WindowStart: r.base.Add(time.Duration(r.mStart)).UTC().Format(time.RFC3339Nano),
 		CPUs:        runtime.NumCPU(), ClockSource: clockSource(), Requests: n.requests,
-		IOBackend: r.ioBackend, IOBackendFallback: r.ioFallback,
 		Successes: n.successes(), Errors: n.totalErrors(), DurationS: dur,
 		Answered: n.requests, Failed: n.failed(), Unfinished: c.unfinished, Dropped: c.dropped,
 		Latency: latencyOf(c.total), Intervals: c.intervals, ErrorsByKind: n.errorsByKind(),
@@ -322,6 +321,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 			res.Protocol = "h2"
 		}
 	}
+	res.IOBackend, res.IOBackendFallback = r.ioBackend, r.ioFallback
 	res.ResponseStamps = cfg.OpenLoop() && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())
