@@ -344,6 +344,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 			res.Protocol = "h2"
 		}
 	}
+	res.IOBackend, res.IOBackendFallback = r.ioBackend, r.ioFallback
 	res.ResponseStamps = cfg.OpenLoop() && len(r.threads) > 0
 	for _, t := range r.threads {
 		res.BusiestThreadCPU = max(res.BusiestThreadCPU, t.cpu.busy())

@@ -44,6 +44,12 @@ type Config struct {
 	ConnectThreads  int `json:"connect_threads"`
 	NetworkThreads  int `json:"network_threads"`
 	Pipeline        int `json:"pipeline"` // requests in flight per connection
+	// IOBackend is the network threads' interface with the kernel:
+	// "epoll" or "io_uring" (engine.go); io_uring where the kernel
+	// refuses it runs on epoll, and the result says why. The result's
+	// top-level io_backend says which ran (json "-": the config object
+	// is the run's settings as they always were).
+	IOBackend string `json:"-"`
 	// TLS, when set, makes the target https:// (tlsconn.go): every
 	// connection does a TLS handshake on its connect thread first.
 	TLS *TLSOptions `json:"tls,omitempty"`
@@ -142,7 +148,7 @@ func DefaultConfig() Config {
 		Concurrency: 100, ConnectThreads: 1, NetworkThreads: 1, Pipeline: 1,
 		Duration: 10 * time.Second, StatsInterval: time.Second,
 		Timeout: 10 * time.Second, Drain: time.Second, ConnectTimeout: 3 * time.Second,
-		SendSlack: DefaultSendSlack,
+		SendSlack: DefaultSendSlack, IOBackend: defaultIOBackend,
 	}
 }
 
@@ -164,6 +170,8 @@ func (c *Config) Validate() error {
 	check(c.ConnectThreads >= 1 && c.ConnectThreads <= 1024, "--connect-threads %d: want 1..1024", c.ConnectThreads)
 	check(c.NetworkThreads >= 1 && c.NetworkThreads <= 1024, "--network-threads %d: want 1..1024", c.NetworkThreads)
 	check(c.Pipeline >= 1 && c.Pipeline <= 1024, "--pipeline %d: want 1..1024", c.Pipeline)
+	check(c.IOBackend == "" || c.IOBackend == IOBackendEpoll || c.IOBackend == IOBackendIOUring,
+		"--io-backend %q: want epoll or io_uring", c.IOBackend)
 	if c.HTTP2 {
 		check(c.Streams >= 1 && c.Streams <= 1024, "--streams %d: want 1..1024", c.Streams)
 		check(c.Pipeline == 1 || c.Pipeline == c.Streams, "--pipeline with --http2: give --streams (requests in flight per connection)")

@@ -50,7 +50,7 @@ func (t *netThread) adopt(h handoff) {
 	c.parser.headOnly = t.r.cfg.Method == "HEAD"
 	c.parser.keepHead, c.parser.keepBody = t.r.checkNeeds.Header, t.r.checkNeeds.Body
 	c.proto = t.chooseProtocol(c, ring)
-	c.io = t.chooseTransport(h)
+	c.io = t.chooseTransport(c, h)
 	if h.tls != nil { // the handshake, done on the connect thread, is booked here
 		tb := t.books.tls
 		tb.hist.RecordValue(max(1, int64(h.handshake)))
@@ -60,7 +60,7 @@ func (t *netThread) adopt(h handoff) {
 		}
 	}
 	t.conns[slot] = c
-	if err := t.addFd(c.fd, slot, c.gen, connInterest); err != nil {
+	if err := t.eng.add(c); err != nil {
 		t.books.measured.errors[errConnect]++
 		t.closeConn(c, true)
 	}
@@ -190,8 +190,7 @@ func (t *netThread) closeConn(c *conn, failed bool) {
 		t.books.open--
 	}
 	c.state = connClosed
-	unix.EpollCtl(t.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
-	unix.Close(c.fd)
+	t.eng.remove(c)
 	t.conns[c.slot] = nil
 	t.gens[c.slot]++
 	t.free = append(t.free, c.slot)
@@ -266,5 +265,5 @@ func (t *netThread) shutdown() {
 	}
 	t.conns = nil
 	t.mu.Unlock()
-	t.closeFds()
+	t.eng.close()
 }

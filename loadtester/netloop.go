@@ -8,9 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Hand-written hot path: each network thread runs its own edge-triggered
-// epoll loop over the connections it owns, on a locked OS thread, writing
-// pre-formatted requests and parsing responses without allocating.
+// Hand-written hot path: each network thread runs its own loop over the
+// connections it owns, on a locked OS thread, on one engine (engine.go:
+// edge-triggered epoll, or io_uring), writing pre-formatted requests and
+// parsing responses without allocating. The hazards below are the epoll
+// engine's; the io_uring engine's are in engine_uring.go.
 //
 // Who owns what: a netThread's connections, pacer (openloop.go) and window
 // (window.go) are its loop's alone; its books (books.go) are shared with the
@@ -106,6 +108,8 @@ type conn struct {
 	onReadyList     bool // used its read budget with bytes maybe left (hazard #5)
 	peerClosed      bool // RDHUP/HUP seen: read on to EOF, short reads included
 	dirty           bool // open loop: has requests to flush this turn
+
+	uringConn // its state under the io_uring engine (engine_uring.go)
 }
 
 // handoff carries a connection (or a failed attempt) from a connect thread.
@@ -122,7 +126,7 @@ type handoff struct {
 	resumed   bool
 }
 
-// netThread is one network thread: its epoll loop and the connections it
+// netThread is one network thread: its loop and the connections it
 // owns. Every field is the loop's alone unless its comment or its type's
 // says otherwise (ownership: above).
 type netThread struct {
@@ -144,6 +148,7 @@ type netThread struct {
 	sb       []groupBooks // --stages: each stage's measured counts (stagebooks.go; the loop's until it exits)
 	kindNext uint64       // closed loop: this thread's sends so far, which pick the next kind
 	base     time.Time    // the run's clock origin: times are ns since base
+	eng      engine       // the kernel interface, chosen once (engine.go)
 	evs      []unix.EpollEvent
 
 	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
@@ -163,7 +168,8 @@ type netThread struct {
 	ready     []*conn // connections to read again before the next blocking wait
 	readyScan []*conn
 
-	cpu threadCPU // written as the loop exits
+	cpu      threadCPU // written as the loop exits
+	startErr error     // the engine would not start (written before the loop exits)
 }
 
 // threadCPU is a network thread's own CPU time (ThreadCPU) and wall time
@@ -218,39 +224,23 @@ func (b *inbox) close() []handoff {
 
 func newNetThread(r *runner, id int) (*netThread, error) {
 	t := &netThread{id: id, r: r, epfd: -1, evfd: -1, base: r.base,
-		evs:        make([]unix.EpollEvent, eventBatch),
 		rbuf:       make([]byte, readBufSize),
 		books:      books{measured: newPhaseStats(), warm: newPhaseStats()},
 		win:        window{start: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain())},
 		pace:       pacer{tfd: -1},
 		sweepEvery: int64(r.cfg.sweepEvery())}
 	var err error
-	if t.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return nil, wrapErr("epoll_create1", err)
-	}
 	if t.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
-		t.closeFds()
 		return nil, wrapErr("eventfd", err)
 	}
-	if err = t.addFd(t.evfd, wakeSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+	if t.eng, err = t.newEngine(r.ioBackend); err != nil {
 		t.closeFds()
 		return nil, err
 	}
-	t.pwait2 = probePwait2(t.epfd)
 	if r.cfg.OpenLoop() {
-		if !t.pwait2 { // a millisecond timeout is too coarse to pace by: a timerfd wakes the loop
-			if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
-				t.closeFds()
-				return nil, wrapErr("timerfd_create", err)
-			}
-			if err = t.addFd(t.pace.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
-				t.closeFds()
-				return nil, err
-			}
-		}
 		prof, kind := r.cfg.schedule()
 		t.pace.init(prof, kind, r.cfg.Seed, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
-		t.rx.on = stampsWanted(&r.cfg)
+		t.rx.on = stampsWanted(&r.cfg) && r.ioBackend != IOBackendIOUring // io_uring stamps each completion as it is reaped
 		t.books.svc = newHistogram()
 		t.books.lateHist = newHistogram()
 	}

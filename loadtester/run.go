@@ -71,6 +71,8 @@ type runner struct {
 	mStart, mEnd int64
 	windowEnd    atomic.Int64
 	seed         int64
+	ioBackend    string // the engine every network thread runs on (engine.go)
+	ioFallback   string // why io_uring, asked for, fell back to epoll ("": it did not)
 	threads      []*netThread
 	connReqs     chan connRequest
 	// afterBackoff, set by a test only, runs a back-off's request in place
@@ -219,11 +221,12 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	}
 	r.mEnd = r.mStart + int64(cfg.Duration)
 	r.windowEnd.Store(r.mEnd)
+	r.ioBackend, r.ioFallback = ResolveIOBackend(cfg.IOBackend)
 	for i := range cfg.NetworkThreads {
 		t, err := newNetThread(r, i)
 		if err != nil {
 			for _, t := range r.threads {
-				t.closeFds()
+				t.eng.close()
 			}
 			return nil, err
 		}
@@ -321,6 +324,11 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 	}
 	if r.rowsOut.Load() {
 		res.Warnings = append(res.Warnings, r.rowsOutWarning(c.endNs))
+	}
+	for _, t := range r.threads {
+		if t.startErr != nil { // its connections never ran: the run says so
+			res.Warnings = append(res.Warnings, fmt.Sprintf("network thread %d did not start its %s engine: %v", t.id, r.ioBackend, t.startErr))
+		}
 	}
 	return res
 }

@@ -34,6 +34,9 @@ func runOK(t *testing.T, cfg Config) *result.Result {
 	if res.Interrupted {
 		t.Fatalf("run hit the test's deadline")
 	}
+	if want, _ := ResolveIOBackend(cfg.IOBackend); res.IOBackend != want {
+		t.Fatalf("io_backend %q, want %q", res.IOBackend, want)
+	}
 	return res
 }
 

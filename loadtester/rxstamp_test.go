@@ -137,8 +137,11 @@ func TestOpenLoopStampedResponses(t *testing.T) {
 				t.Fatalf("stamps wanted %v over %s", got, network)
 			}
 			res := runOK(t, cfg)
-			if res.ResponseStamps != (network == "tcp") {
-				t.Errorf("response stamps %v over %s", res.ResponseStamps, network)
+			// The io_uring engine stamps each completion as it is reaped
+			// instead of the kernel's stamps: the accounting below holds all
+			// the same.
+			if want := network == "tcp" && res.IOBackend == IOBackendEpoll; res.ResponseStamps != want {
+				t.Errorf("response stamps %v over %s on %s", res.ResponseStamps, network, res.IOBackend)
 			}
 			if res.Due != 1000 || res.Answered != res.Due || !res.Clean() || res.RecordErrors != 0 {
 				t.Errorf("due %d (want 1000) = answered %d + failed %d + unfinished %d + dropped %d; %d record errors",

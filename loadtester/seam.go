@@ -10,7 +10,9 @@ import "golang.org/x/sys/unix"
 //
 //   - its transport: how bytes move. A plain socket (socket.go), a socket
 //     read with recvmsg for the kernel's receive stamps (rxstamp.go), or
-//     TLS over the socket (tlsconn.go).
+//     TLS over the socket (tlsconn.go). Each reaches the socket through
+//     the thread's engine (engine.go), except the stamped reads, which
+//     only the epoll engine chooses.
 //   - its protocol: what the bytes mean. HTTP/1.1 (http1.go), with one
 //     static request or rendered ones, or HTTP/2 (h2conn.go, h2send.go,
 //     h2headers.go), likewise static or rendered (h2render.go).
@@ -84,9 +86,10 @@ type protocol interface {
 // chooseTransport is h's connection's transport: its TLS state, or the
 // socket read with receive stamps while the thread takes them and the
 // kernel agrees, or the plain socket.
-func (t *netThread) chooseTransport(h handoff) transport {
+func (t *netThread) chooseTransport(c *conn, h handoff) transport {
 	switch {
 	case h.tls != nil:
+		h.tls.tr.eng, h.tls.tr.c = t.eng, c // its ciphertext moves through the thread's engine
 		return h.tls
 	case !t.rx.on:
 		return plainIO{}

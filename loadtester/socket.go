@@ -6,8 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The plain socket: raw reads and writes, what their errnos mean, and the
-// transport (seam.go) that uses them alone.
+// The plain socket: raw reads and writes (the epoll engine's), what their
+// errnos mean, and the transport (seam.go) that moves bytes through the
+// thread's engine alone.
 //
 // Who owns what: a plainIO holds nothing; its connection is its loop's.
 
@@ -48,9 +49,8 @@ func errnoKind(errno unix.Errno) errorKind {
 // plainIO is the transport of a plain socket, HTTP/1.1's or h2c's.
 type plainIO struct{}
 
-func (plainIO) read(_ *netThread, c *conn, p []byte) (int, int64, unix.Errno) {
-	n, errno := rawRead(c.fd, p)
-	return n, 0, errno
+func (plainIO) read(t *netThread, c *conn, p []byte) (int, int64, unix.Errno) {
+	return t.eng.read(c, p)
 }
 
 func (plainIO) shortReadDrains() bool              { return true }
@@ -65,7 +65,7 @@ func (plainIO) write(t *netThread, c *conn, out []byte) {
 		c.pending = append(c.pending, out...)
 		return
 	}
-	n, errno := rawWrite(c.fd, out)
+	n, errno := t.eng.write(c, out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
@@ -80,7 +80,7 @@ func (plainIO) write(t *netThread, c *conn, out []byte) {
 
 // flush writes c.pending after EPOLLOUT or for an open-loop turn.
 func (plainIO) flush(t *netThread, c *conn) {
-	n, errno := rawWrite(c.fd, c.pending)
+	n, errno := t.eng.write(c, c.pending)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return

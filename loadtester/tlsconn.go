@@ -117,6 +117,8 @@ func (wouldBlock) Temporary() bool { return true }
 type fdTransport struct {
 	nc      net.Conn // during the handshake only
 	fd      int
+	eng     engine // after it: the thread's engine moves the bytes (chooseTransport)
+	c       *conn
 	out     []byte // ciphertext the socket has not taken yet
 	drained bool   // the last read was short: the socket is empty until the next edge
 	closed  bool   // the peer's FIN is being read to the end: read on past a short read
@@ -130,7 +132,7 @@ func (t *fdTransport) Read(p []byte) (int, error) {
 	if t.drained && !t.closed {
 		return 0, errWouldBlock
 	}
-	n, errno := rawRead(t.fd, p)
+	n, _, errno := t.eng.read(t.c, p)
 	switch {
 	case errno == unix.EAGAIN:
 		return 0, errWouldBlock
@@ -154,7 +156,7 @@ func (t *fdTransport) Write(p []byte) (int, error) {
 		t.out = append(t.out, p...)
 		return len(p), nil
 	}
-	n, errno := rawWrite(t.fd, p)
+	n, errno := t.eng.write(t.c, p)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
@@ -172,7 +174,7 @@ func (t *fdTransport) flush() unix.Errno {
 	if len(t.out) == 0 {
 		return 0
 	}
-	n, errno := rawWrite(t.fd, t.out)
+	n, errno := t.eng.write(t.c, t.out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return 0

@@ -163,7 +163,11 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "connections kept open")
 	fs.IntVar(&cfg.RequestsPerConn, "requests-per-conn", 0, "close and replace a connection after `N` responses (0 keeps connections)")
 	fs.IntVar(&cfg.ConnectThreads, "connect-threads", cfg.ConnectThreads, "threads opening connections")
-	fs.IntVar(&cfg.NetworkThreads, "network-threads", cfg.NetworkThreads, "threads running epoll loops over the connections")
+	fs.IntVar(&cfg.NetworkThreads, "network-threads", cfg.NetworkThreads, "threads running event loops over the connections")
+	if testIOBackend != "" {
+		cfg.IOBackend = testIOBackend
+	}
+	fs.StringVar(&cfg.IOBackend, "io-backend", cfg.IOBackend, "the network threads' kernel interface: epoll or io_uring (io_uring where the kernel refuses it runs on epoll, saying why)")
 	fs.BoolVar(&cfg.HTTP2, "http2", false, "speak HTTP/2: h2 by ALPN with an https:// URL, h2c by prior knowledge with http://")
 	fs.IntVar(&cfg.Streams, "streams", 0, "with --http2: up to `N` requests in flight per connection, one a stream (default 1)")
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
@@ -217,6 +221,10 @@ func defaults() options {
 }
 
 // parseArgs parses the command line. help is true for --help.
+// testIOBackend, set by the tests only (LOADTESTER_TEST_IO_BACKEND), is
+// --io-backend's default in place of epoll.
+var testIOBackend string
+
 func parseArgs(args []string) (o options, help bool, err error) {
 	o = defaults()
 	var sf stringFlags

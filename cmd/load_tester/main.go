@@ -55,7 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "load_tester: %s (see --help)\n", oneLine(err))
 		return exitUsage
 	}
-	o.cfg.Command = commandLine(args)       // the result names what ran it
+	o.cfg.Command = commandLine(args) // the result names what ran it
+	if _, why := loadtester.ResolveIOBackend(o.cfg.IOBackend); why != "" {
+		fmt.Fprintf(stderr, "load_tester: --io-backend io_uring: running on epoll: %s\n", oneLine(errors.New(why)))
+	}
 	if err := checkOutputs(o); err != nil { // before any load, as --hdr-log
 		fmt.Fprintf(stderr, "load_tester: %s\n", oneLine(err))
 		return exitFailure

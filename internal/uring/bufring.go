@@ -25,6 +25,7 @@ type BufRing struct {
 	tail     uint16 // entries added, not yet published
 	mask     uint16
 	tailAddr *uint16
+	given    int // buffers added in all (Given)
 }
 
 // bufEntry is struct io_uring_buf.
@@ -99,7 +100,14 @@ func (b *BufRing) Recycle(id uint16, publish bool) {
 // Publish makes the recycled buffers visible to the kernel.
 func (b *BufRing) Publish() { b.publish() }
 
+// Given is how many buffers were given to the kernel in all: count at
+// registration, one more each Recycle. Given() - count is how many came
+// back and were recycled; a test checks each returned buffer is recycled
+// once.
+func (b *BufRing) Given() int { return b.given }
+
 func (b *BufRing) add(id uint16) {
+	b.given++
 	e := &b.entries[b.tail&b.mask]
 	e.addr = uint64(uintptr(unsafe.Pointer(&b.bufs[int(id)*b.size])))
 	e.len = uint32(b.size)

@@ -157,7 +157,19 @@ type Ring struct {
 	cqHead, cqTail *uint32
 	cqMask         uint32
 	cqes           []CQE
+
+	// rawEnter: io_uring_enter is a raw system call (SetRawEnter).
+	rawEnter bool
 }
+
+// SetRawEnter makes every io_uring_enter a raw system call, without the
+// scheduler's system-call bookkeeping: the calling goroutine keeps its P
+// while the kernel waits, and sysmon does not keep waking to watch it (the
+// load tester's epoll loop measured about 15% less CPU per request so).
+// Only for a goroutine locked to its thread, with the other goroutines
+// given Ps of their own; a signal (a preemption, a stop-the-world) ends the
+// wait with EINTR, so the runtime waits at most a signal's delivery.
+func (r *Ring) SetRawEnter(on bool) { r.rawEnter = on }
 
 // ErrUnsupported wraps why the kernel would not give a ring: io_uring
 // disabled by sysctl (kernel.io_uring_disabled), refused by a seccomp
@@ -303,6 +315,17 @@ func (r *Ring) SubmitAndWait(timeout time.Duration) (int, error) {
 	return r.enter(1, enterGetEvents, timeout)
 }
 
+// SubmitAndWaitN is SubmitAndWait waiting for at least minComplete
+// completions ready (the ones already in the queue count): a caller that
+// submits requests that complete at once (sends into a socket with room)
+// asks for those plus one, so their completions alone do not end the wait.
+func (r *Ring) SubmitAndWaitN(minComplete uint32, timeout time.Duration) (int, error) {
+	if timeout == 0 || minComplete == 0 {
+		return r.Submit()
+	}
+	return r.enter(minComplete, enterGetEvents, timeout)
+}
+
 // getEventsArg is struct io_uring_getevents_arg.
 type getEventsArg struct {
 	sigmask   uint64
@@ -324,8 +347,15 @@ func (r *Ring) enter(minComplete uint32, flags uint32, timeout time.Duration) (i
 		argp, argsz = unsafe.Pointer(&arg), unsafe.Sizeof(arg)
 		flags |= enterExtArg
 	}
-	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete),
-		uintptr(flags), uintptr(argp), argsz)
+	var n uintptr
+	var errno unix.Errno
+	if r.rawEnter {
+		n, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete),
+			uintptr(flags), uintptr(argp), argsz)
+	} else {
+		n, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete),
+			uintptr(flags), uintptr(argp), argsz)
+	}
 	if errno != 0 {
 		if errno == unix.EINTR || errno == unix.ETIME || errno == unix.EBUSY {
 			return int(n), nil

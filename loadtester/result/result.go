@@ -152,8 +152,12 @@ type Result struct {
 	ClientCPUCores float64       `json:"client_cpu_cores"` // client_cpu_s / duration_s
 	// ClientCPUFraction is client_cpu_cores over the cores the network
 	// threads could use (min(network threads, CPUs)); 1.0 is all of them.
-	ClientCPUFraction float64  `json:"client_cpu_fraction"`
-	BusiestThreadCPU  float64  `json:"busiest_network_thread_cpu"` // that thread's CPU / its wall time
+	ClientCPUFraction float64 `json:"client_cpu_fraction"`
+	BusiestThreadCPU  float64 `json:"busiest_network_thread_cpu"` // that thread's CPU / its wall time
+	// IOBackend is the engine the network threads ran on (epoll,
+	// io_uring); IOBackendFallback says why io_uring, asked for, was not.
+	IOBackend         string   `json:"io_backend,omitempty"`
+	IOBackendFallback string   `json:"io_backend_fallback,omitempty"`
 	ClientCPUNsPerReq float64  `json:"client_cpu_ns_per_request"`
 	ClientBound       bool     `json:"client_bound"`
 	ClientBoundReason string   `json:"client_bound_reason,omitempty"`

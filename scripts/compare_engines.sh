@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Client CPU per request of load_tester's two engines (--io-backend epoll
+# and io_uring), built from the working tree, against weaseldb
+# (testdata/default.toml's shape on a free port): closed loop unpipelined
+# and 16 deep, and the open loop at RATE, in interleaved rounds (which
+# engine goes first alternates by round). weaseldb runs on the first
+# allowed CPU and the client on the second (taskset; PIN=0: unpinned).
+# Prints each run, then per mode the median CPU ns per request of each
+# engine and io_uring/epoll. With SYSCALLS=1, one more run per engine and
+# mode under `strace -c -f` gives system calls per answered request
+# (strace slows the run: its CPU figures are not used).
+#
+# Usage: scripts/compare_engines.sh [ROUNDS] [SECONDS] [RATE]
+#   ROUNDS   interleaved rounds (default 5)
+#   SECONDS  length of each run (default 3)
+#   RATE     the open loop's rate in req/s (default 50000)
+# Needs: go, python3, taskset (strace with SYSCALLS=1).
+set -euo pipefail
+
+ROUNDS=${1:-5}
+SECS=${2:-3}
+RATE=${3:-50000}
+CONNS=100
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+WORK=$(mktemp -d)
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+(cd "$ROOT" && go build -trimpath -o "$WORK/lt" ./cmd/load_tester && go build -trimpath -o "$WORK/weaseldb" ./cmd/weaseldb)
+
+# shellcheck source=lib/cpus.sh
+. "$ROOT/scripts/lib/cpus.sh"
+pin_server_and_client weaseldb
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 - "$ROOT/testdata/default.toml" "$PORT" >"$WORK/server.toml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r'(?ms)^interfaces\s*=\s*\[.*?^\]\n', '', text)
+text = text.replace('[server]\n', '[server]\ninterfaces = [ { type = "tcp", address = "127.0.0.1", port = %s } ]\n' % sys.argv[2], 1)
+sys.stdout.write(text)
+PY
+"${SERVER_ON[@]}" "$WORK/weaseldb" --config "$WORK/server.toml" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do
+    grep -q 'weaseldb: ready' "$WORK/server.log" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
+    sleep 0.1
+done
+echo "weaseldb on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# args MODE: the load_tester flags of a mode (1, 16: closed loop depth; rN: open loop at N req/s)
+args() {
+    case $1 in
+    r*) echo "--rate ${1#r}" ;;
+    *) echo "--pipeline $1" ;;
+    esac
+}
+
+RUNS=$WORK/runs.jsonl
+: >"$RUNS"
+modes=(1 16 "r$RATE")
+for ((round = 1; round <= ROUNDS; round++)); do
+    engines=(epoll io_uring)
+    ((round % 2 == 0)) && engines=(io_uring epoll)
+    for mode in "${modes[@]}"; do
+        for eng in "${engines[@]}"; do
+            rm -f "$WORK/r.json"
+            # shellcheck disable=SC2046
+            "${CLIENT_ON[@]}" "$WORK/lt" --port "$PORT" --concurrency $CONNS --network-threads 1 --warmup 0.5 \
+                --duration "$SECS" --io-backend "$eng" $(args "$mode") --quiet --json "$WORK/r.json" >"$WORK/out" 2>&1 || true
+            [ -s "$WORK/r.json" ] || { echo "round $round $eng $mode: no result: $(tail -1 "$WORK/out")" >&2; continue; }
+            python3 - "$WORK/r.json" "$eng" "$mode" "$round" >>"$RUNS" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+row = {"engine": sys.argv[2], "ran": r.get("io_backend"), "mode": sys.argv[3], "round": int(sys.argv[4]),
+       "rps": r["requests_per_sec"], "cpu_ns": r["client_cpu_ns_per_request"], "p99": r["latency_ns"]["p99"]}
+print(json.dumps(row))
+print("round %(round)d %(mode)-7s %(engine)-8s (ran %(ran)s): %(rps)8.0f req/s, %(cpu_ns)6.0f ns CPU/request, p99 %(p99)d ns" % row, file=sys.stderr)
+PY
+        done
+    done
+done 2>&1
+
+python3 - "$RUNS" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print("\nmedians of CPU ns per request")
+for mode in dict.fromkeys(r["mode"] for r in rows):
+    # a run with no answers (the server or the machine stalled) has no CPU per request
+    e = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "epoll" and r["cpu_ns"] > 0])
+    u = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "io_uring" and r["cpu_ns"] > 0])
+    print("%-8s epoll %6.0f  io_uring %6.0f  io_uring/epoll %.3f" % (mode, e, u, u / e if e else float("nan")))
+PY
+
+if [ "${SYSCALLS:-0}" = 1 ]; then
+    echo
+    echo "system calls per answered request (strace -c -f, one run each)"
+    for mode in "${modes[@]}"; do
+        for eng in epoll io_uring; do
+            rm -f "$WORK/r.json"
+            # shellcheck disable=SC2046
+            strace -c -f -o "$WORK/strace" "$WORK/lt" --port "$PORT" --concurrency $CONNS --network-threads 1 --warmup 0 \
+                --duration "$SECS" --io-backend "$eng" $(args "$mode") --quiet --json "$WORK/r.json" >"$WORK/out" 2>&1 || true
+            python3 - "$WORK/r.json" "$WORK/strace" "$eng" "$mode" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = r["answered"] + ((r.get("warmup") or {}).get("answered", 0))
+calls, top = 0, []
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+        c = int(f[3]); calls += c; top.append((c, f[-1]))
+top.sort(reverse=True)
+print("%-8s %-8s %.3f calls/request  (%s)" % (sys.argv[4], sys.argv[3], calls / max(n, 1),
+      ", ".join("%s %.3f" % (name, c / max(n, 1)) for c, name in top[:4])))
+PY
+        done
+    done
+fi
