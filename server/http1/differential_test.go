@@ -144,6 +144,12 @@ func differentialSeeds() [][]byte {
 		[]byte("POST /v1/commit HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: keep-alive, close\r\n\r\nhello"),
 		[]byte("HEAD http://h/x?y HTTP/1.0\r\nConnection: keep-alive\r\nX-Request-Id: \t a b\t\r\nContent-Type: text/plain\r\n\r\n"),
 		[]byte("\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"),
+		// Every kind of byte a value may or may not hold, before, at and
+		// after eight bytes into it (the one-pass reader takes eight at once).
+		[]byte("GET / HTTP/1.1\r\nHost: a\x7fb\r\nX: 0123456789\t\x80\xff 01234\x7f5\r\n\r\n"),
+		[]byte("GET / HTTP/1.1\r\nHost: 01234567\x00\r\nX: 01234567890\rx\r\n\r\n"),
+		[]byte("GET / HTTP/1.1\r\nHost: 0123456789abcdef\x1f\r\nX: a\nb\r\n\r\n"),
+		[]byte("GET /a?b?c HTTP/1.1\r\nHost:\t0123456789abcdef\t \r\nX:\r\nY: \r\n\r\n"),
 		[]byte("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\"q\\\"\" ; b\r\nabc\r\n0\r\nT: v\r\n\r\n"),
 	)
 	return seeds
