@@ -182,8 +182,10 @@ func (p *Parser) fieldAtOnce(b []byte, pos int, facts *headerFacts) (next int, e
 	for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t') {
 		ve--
 	}
-	if err := facts.record(id, span{vs, ve}, b[vs:ve], p.maxRequestSize); err != nil {
-		return 0, err, true
+	if id != headerOther {
+		if err := facts.record(id, span{vs, ve}, b[vs:ve], p.maxRequestSize); err != nil {
+			return 0, err, true
+		}
 	}
 	return cr + 2, nil, true
 }
