@@ -157,9 +157,14 @@ func differentialSeeds() [][]byte {
 
 func TestParserMatchesReference(t *testing.T) {
 	for _, data := range differentialSeeds() {
-		for mode := 0; mode < 256; mode += 3 {
-			compareParsers(t, data, 0x9e3779b97f4a7c15, uint8(mode))
-			compareParsers(t, append(append([]byte(gateOKRequest), data...), gateOKRequest...), 12345, uint8(mode))
+		// Each set of limits, Host required or not, and three ways to cut:
+		// one cut, every byte alone, six cuts.
+		for _, limits := range []uint8{0x00, 0x10, 0x20, 0x30, 0x80, 0x90, 0xa0, 0xb0} {
+			for _, cuts := range []uint8{1, 3, 6} {
+				mode := limits | cuts
+				compareParsers(t, data, 0x9e3779b97f4a7c15, mode)
+				compareParsers(t, append(append([]byte(gateOKRequest), data...), gateOKRequest...), 12345, mode)
+			}
 		}
 	}
 }
