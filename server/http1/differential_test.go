@@ -150,6 +150,11 @@ func differentialSeeds() [][]byte {
 		[]byte("GET / HTTP/1.1\r\nHost: 01234567\x00\r\nX: 01234567890\rx\r\n\r\n"),
 		[]byte("GET / HTTP/1.1\r\nHost: 0123456789abcdef\x1f\r\nX: a\nb\r\n\r\n"),
 		[]byte("GET /a?b?c HTTP/1.1\r\nHost:\t0123456789abcdef\t \r\nX:\r\nY: \r\n\r\n"),
+		// Targets longer than a word, with a byte to refuse or a '?' past it.
+		[]byte("GET /0123456789\x7fabc HTTP/1.1\r\nHost: a\r\n\r\n"),
+		[]byte("GET /0123456789?ab?cdefghi\x80 HTTP/1.1\r\nHost: a\r\n\r\n"),
+		[]byte("GET /0123456789abcdef?q=0123456789\x00 HTTP/1.1\r\nHost: a\r\n\r\n"),
+		[]byte("GET /v1/status?request_id=gate-status-7-0000000 HTTP/1.1\r\nHost: a\r\n\r\n"),
 		[]byte("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\"q\\\"\" ; b\r\nabc\r\n0\r\nT: v\r\n\r\n"),
 	)
 	return seeds
