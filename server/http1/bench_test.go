@@ -87,3 +87,10 @@ func BenchmarkAppendResponseOK(b *testing.B) {
 		dst = AppendResponse(dst[:0], 200, "application/json", body, id, true)
 	}
 }
+
+// gateOKRequest is what load_tester sends for the gate's GET /ok scenarios.
+const gateOKRequest = "GET /ok HTTP/1.1\r\nHost: 127.0.0.1:8123\r\n\r\n"
+
+func BenchmarkParseGateOKPipelined16(b *testing.B) {
+	benchParse(b, bytes.Repeat([]byte(gateOKRequest), 16), 16)
+}

@@ -20,67 +20,6 @@ const (
 	scratchKeepBytes = 64 << 10
 )
 
-// phase is where the scan of the current request stands.
-type phase uint8
-
-const (
-	phaseRequestLine phase = iota
-	phaseHeaders
-	phaseBody         // Content-Length body
-	phaseChunkSize    // expecting a chunk-size line
-	phaseChunkData    // inside chunk data
-	phaseChunkDataEnd // expecting the CRLF after chunk data
-	phaseTrailers     // after the last chunk, until the empty line
-)
-
-type span struct{ start, end int }
-
-func (s span) slice(buf []byte) []byte {
-	if s.start < 0 {
-		return nil
-	}
-	return buf[s.start:s.end:s.end]
-}
-
-var noSpan = span{-1, -1}
-
-// scanState is everything learned about the request being parsed, as offsets
-// from the start of the buffer, so it survives the caller growing or moving
-// its buffer between calls.
-type scanState struct {
-	phase    phase
-	pos      int // start of the next unparsed line (or chunk data)
-	searched int // how far the search for the next '\n' got (>= pos)
-
-	reqStart    int // after any empty lines preceding the request line
-	method      span
-	target      span
-	query       span
-	version     Version
-	headerStart int
-	headerEnd   int // start of the final empty line
-	bodyStart   int
-
-	path           span // the request-target's path (absolute-form: after the authority)
-	hosts          int  // Host header lines seen
-	requestID      span
-	contentType    span
-	contentLength  int64
-	chunked        bool
-	connClose      bool
-	connKeepAlive  bool
-	expectContinue bool
-
-	chunkLeft int // bytes of the current chunk still to copy
-}
-
-func freshState() scanState {
-	return scanState{
-		method: noSpan, target: noSpan, query: noSpan, path: noSpan,
-		requestID: noSpan, contentType: noSpan, contentLength: -1,
-	}
-}
-
 // Parser parses the requests of one connection. It is reusable and keeps its
 // scan state between calls; it is not safe for concurrent use.
 type Parser struct {
@@ -156,11 +95,28 @@ func (p *Parser) HeadDone() bool { return p.st.phase >= phaseBody }
 // is incomplete; call again when more bytes arrived, with buf starting at the
 // same request (the scan resumes where it stopped). err != nil: the request is
 // refused with an *Error; answer err.Status and close the connection.
+//
+// A request whose head is all in buf on the first call is read in one pass
+// (headAtOnce); the line-by-line scan takes over for whatever that pass
+// leaves: a head split across calls, anything unusual in it, and bodies.
 func (p *Parser) Parse(buf []byte, req *Request) (n int, err error) {
-	if p.st.searched > len(buf) || p.st.pos > len(buf) {
+	p.refusedHead = false
+	if p.st.searched == 0 && p.st.phase == phaseRequestLine {
+		n, perr, ok := p.headAtOnce(buf, req)
+		if ok {
+			if perr != nil {
+				p.refusedHead = p.isHead(buf)
+				p.Reset()
+				return 0, perr
+			}
+			if n > 0 {
+				return n, nil
+			}
+			// The head is in p.st; its body is still to scan.
+		}
+	} else if p.st.searched > len(buf) || p.st.pos > len(buf) {
 		p.Reset() // not the bytes we saw last time: start over, never index past them
 	}
-	p.refusedHead = false
 	done, perr := p.scan(buf)
 	if perr != nil {
 		p.refusedHead = p.isHead(buf)
@@ -176,7 +132,8 @@ func (p *Parser) Parse(buf []byte, req *Request) (n int, err error) {
 	return n, nil
 }
 
-// scan advances the state machine over buf. done: the request ends at st.pos.
+// scan advances the line-by-line scan over buf. done: the request ends at
+// st.pos.
 func (p *Parser) scan(buf []byte) (done bool, err *Error) {
 	st := &p.st
 	for {
@@ -254,229 +211,6 @@ func (p *Parser) nextLine(buf []byte, limit int, limitErr *Error) (start, end in
 	return start, lf - 1, true, nil
 }
 
-// requestLine parses `method SP target SP HTTP-version`.
-func (p *Parser) requestLine(buf []byte, start, end int) *Error {
-	st := &p.st
-	st.reqStart = start
-	line := buf[start:end]
-	sp := bytes.IndexByte(line, ' ')
-	if sp <= 0 {
-		return errRequestLine
-	}
-	for _, c := range line[:sp] {
-		if !isTokenChar[c] {
-			return errMethod
-		}
-	}
-	st.method = span{start, start + sp}
-	rest := line[sp+1:]
-	sp2 := bytes.IndexByte(rest, ' ')
-	if sp2 <= 0 {
-		return errRequestLine
-	}
-	targetStart := start + sp + 1
-	st.target = span{targetStart, targetStart + sp2}
-	st.query = noSpan
-	for i, c := range rest[:sp2] {
-		if !isTargetChar[c] {
-			return errTarget
-		}
-		if c == '?' && st.query.start < 0 {
-			st.query = span{targetStart + i + 1, targetStart + sp2}
-		}
-	}
-	v, err := parseVersion(rest[sp2+1:])
-	if err != nil {
-		return err
-	}
-	st.version = v
-	st.path = targetPath(buf, st.target, st.query)
-	return nil
-}
-
-// targetPath is the path of a request-target: the origin-form itself
-// (before '?'), or, for the absolute-form `http://host/path` (RFC 9112
-// §3.2.2), what follows the authority; an absolute-form with no path is
-// routed as "/" (noSpan here, filled in by fill). Other forms (authority-,
-// asterisk-) are kept whole and simply match no route.
-func targetPath(buf []byte, target, query span) span {
-	end := target.end
-	if query.start >= 0 {
-		end = query.start - 1
-	}
-	t := buf[target.start:end]
-	scheme := 0
-	switch {
-	case len(t) >= 7 && equalFold(t[:7], "http://"):
-		scheme = 7
-	case len(t) >= 8 && equalFold(t[:8], "https://"):
-		scheme = 8
-	default:
-		return span{target.start, end}
-	}
-	if slash := bytes.IndexByte(t[scheme:], '/'); slash >= 0 {
-		return span{target.start + scheme + slash, end}
-	}
-	return noSpan
-}
-
-func parseVersion(b []byte) (Version, *Error) {
-	if len(b) != 8 || string(b[:5]) != "HTTP/" || !isDigit(b[5]) || b[6] != '.' || !isDigit(b[7]) {
-		return 0, errVersion
-	}
-	if b[5] == '1' && b[7] == '1' {
-		return HTTP11, nil
-	}
-	if b[5] == '1' && b[7] == '0' {
-		return HTTP10, nil
-	}
-	return 0, errVersionUnsupp
-}
-
-// headerLine validates `name ":" OWS value OWS` and records the headers that
-// matter for framing and routing.
-func (p *Parser) headerLine(buf []byte, start, end int) *Error {
-	colon, vs, ve, err := fieldLine(buf[start:end], errHeaderLine, errHeaderValue)
-	if err != nil {
-		return err
-	}
-	return p.knownHeader(buf[start:start+colon], span{start + vs, start + ve}, buf[start+vs:start+ve])
-}
-
-// fieldLine checks the syntax of one field line (a header or a trailer):
-// no obsolete folding, a token name followed directly by ':', a value of
-// visible characters, spaces and tabs. It returns the colon's index and the
-// value's bounds without its surrounding whitespace. badLine and badValue are
-// the refusals to use for a malformed line and a malformed value.
-func fieldLine(line []byte, badLine, badValue *Error) (colon, vs, ve int, err *Error) {
-	if line[0] == ' ' || line[0] == '\t' {
-		return 0, 0, 0, errObsFold
-	}
-	for colon < len(line) && isTokenChar[line[colon]] {
-		colon++
-	}
-	if colon == 0 || colon == len(line) || line[colon] != ':' {
-		return 0, 0, 0, badLine // also refuses whitespace before the colon
-	}
-	vs, ve = colon+1, len(line)
-	for vs < ve && (line[vs] == ' ' || line[vs] == '\t') {
-		vs++
-	}
-	for ve > vs && (line[ve-1] == ' ' || line[ve-1] == '\t') {
-		ve--
-	}
-	for _, c := range line[vs:ve] {
-		if !isValueChar[c] {
-			return 0, 0, 0, badValue
-		}
-	}
-	return colon, vs, ve, nil
-}
-
-// knownHeader records the headers the parser acts on; others are only
-// validated (and reachable through Request.RawHeaders).
-func (p *Parser) knownHeader(name []byte, valSpan span, val []byte) *Error {
-	st := &p.st
-	switch len(name) {
-	case 4:
-		if equalFold(name, "host") {
-			st.hosts++
-			if st.hosts > 1 {
-				return errHostTwo // RFC 9112 §3.2: more than one Host
-			}
-		}
-	case 10:
-		if equalFold(name, "connection") {
-			connectionTokens(val, st)
-		}
-	case 6:
-		if equalFold(name, "expect") && equalFold(val, "100-continue") {
-			st.expectContinue = true
-		}
-	case 12:
-		if equalFold(name, "x-request-id") && st.requestID.start < 0 {
-			st.requestID = valSpan
-		} else if equalFold(name, "content-type") && st.contentType.start < 0 {
-			st.contentType = valSpan
-		}
-	case 14:
-		if equalFold(name, "content-length") {
-			return p.contentLength(val)
-		}
-	case 17:
-		if equalFold(name, "transfer-encoding") {
-			return p.transferEncoding(val)
-		}
-	}
-	return nil
-}
-
-func (p *Parser) contentLength(val []byte) *Error {
-	st := &p.st
-	if st.chunked {
-		return errContentLengthTE
-	}
-	if len(val) == 0 || len(val) > 18 { // 18 digits cannot overflow int64
-		return errContentLength
-	}
-	var n int64
-	for _, c := range val {
-		if !isDigit(c) {
-			return errContentLength
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if st.contentLength >= 0 && st.contentLength != n {
-		return errContentLengthTwo
-	}
-	if n > int64(p.maxRequestSize) {
-		return errBodyTooLarge // known at once: do not wait for the body
-	}
-	st.contentLength = n
-	return nil
-}
-
-// transferEncoding accepts exactly one coding, chunked. Other codings are
-// understood to exist but not implemented (501); a second Transfer-Encoding
-// header would apply chunked twice (400).
-func (p *Parser) transferEncoding(val []byte) *Error {
-	st := &p.st
-	switch {
-	case st.version == HTTP10:
-		return errTEHTTP10 // RFC 9112 §6.1: faulty framing
-	case st.contentLength >= 0:
-		return errContentLengthTE
-	case st.chunked:
-		return errTransferEncoding
-	case len(val) == 0:
-		return errTransferEncoding
-	case !equalFold(val, "chunked"):
-		return errTEUnsupported
-	}
-	st.chunked = true
-	return nil
-}
-
-// connectionTokens reads a Connection token list: close wins over keep-alive;
-// other tokens (upgrade, header names) are ignored.
-func connectionTokens(val []byte, st *scanState) {
-	for len(val) > 0 {
-		tok := val
-		if comma := bytes.IndexByte(val, ','); comma >= 0 {
-			tok, val = val[:comma], val[comma+1:]
-		} else {
-			val = nil
-		}
-		tok = trimOWS(tok)
-		switch {
-		case equalFold(tok, "close"):
-			st.connClose = true
-		case equalFold(tok, "keep-alive"):
-			st.connKeepAlive = true
-		}
-	}
-}
-
 // headersDone decides the framing once the empty line ended the headers.
 func (p *Parser) headersDone() (done bool, err *Error) {
 	st := &p.st
@@ -505,189 +239,6 @@ func (p *Parser) headersDone() (done bool, err *Error) {
 	return true, nil
 }
 
-// scanChunked decodes chunks into p.scratch as they arrive, so a body that
-// trickles in is copied once.
-func (p *Parser) scanChunked(buf []byte) (done bool, err *Error) {
-	st := &p.st
-	for {
-		switch st.phase {
-		case phaseChunkSize:
-			limit := min(st.pos+maxChunkLineBytes, p.maxRequestSize)
-			limitErr := errChunkLineTooLong
-			if p.maxRequestSize < st.pos+maxChunkLineBytes {
-				limitErr = errRequestTooLarge
-			}
-			start, end, ok, err := p.nextLine(buf, limit, limitErr)
-			if err != nil || !ok {
-				return false, err
-			}
-			size, err := chunkSize(buf[start:end])
-			if err != nil {
-				return false, err
-			}
-			if size == 0 {
-				st.phase = phaseTrailers
-				continue
-			}
-			// The chunk, its CRLF and a last chunk must still fit.
-			if int64(st.pos)+size+2+lastChunkBytes > int64(p.maxRequestSize) {
-				return false, errRequestTooLarge
-			}
-			st.chunkLeft = int(size)
-			st.phase = phaseChunkData
-		case phaseChunkData:
-			take := min(len(buf)-st.pos, st.chunkLeft)
-			p.scratch = append(p.scratch, buf[st.pos:st.pos+take]...)
-			st.pos += take
-			st.searched = st.pos
-			st.chunkLeft -= take
-			if st.chunkLeft > 0 {
-				return false, nil
-			}
-			st.phase = phaseChunkDataEnd
-		case phaseChunkDataEnd:
-			// Check each byte as soon as it is there, whatever the split.
-			if len(buf) > st.pos && buf[st.pos] != '\r' {
-				return false, errChunkDataEnd
-			}
-			if len(buf) > st.pos+1 && buf[st.pos+1] != '\n' {
-				return false, errChunkDataEnd
-			}
-			if len(buf) < st.pos+2 {
-				return false, nil
-			}
-			st.pos += 2
-			st.searched = st.pos
-			st.phase = phaseChunkSize
-		case phaseTrailers:
-			start, end, ok, err := p.nextLine(buf, p.maxRequestSize, errRequestTooLarge)
-			if err != nil || !ok {
-				return false, err
-			}
-			if start == end {
-				return true, nil
-			}
-			if err := trailerLine(buf[start:end]); err != nil {
-				return false, err
-			}
-		default:
-			return false, nil
-		}
-	}
-}
-
-// chunkSize parses a chunk-size line as RFC 9112 §7.1 writes it:
-//
-//	chunk-size [ chunk-ext ]
-//	chunk-ext     = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
-//	chunk-ext-val = token / quoted-string
-//
-// Whitespace is allowed only where BWS stands: before a ';' or '=' and after
-// one, never at the end of the line. Extensions are checked, not kept.
-func chunkSize(line []byte) (int64, *Error) {
-	i := 0
-	var n int64
-	for i < len(line) {
-		d := hexValue[line[i]]
-		if d < 0 {
-			break
-		}
-		if i == 15 { // 15 hex digits cannot overflow int64
-			return 0, errChunkSize
-		}
-		n = n<<4 | int64(d)
-		i++
-	}
-	if i == 0 || !chunkExtensions(line[i:]) {
-		return 0, errChunkSize
-	}
-	return n, nil
-}
-
-// chunkExtensions reports whether rest, the line after the chunk size, is a
-// well-formed (possibly empty) chunk-ext.
-func chunkExtensions(rest []byte) bool {
-	i := 0
-	for i < len(rest) {
-		i = skipBWS(rest, i)
-		if i == len(rest) || rest[i] != ';' {
-			return false // whitespace not followed by ';', or another byte
-		}
-		i = skipBWS(rest, i+1)
-		name := i
-		for i < len(rest) && isTokenChar[rest[i]] {
-			i++
-		}
-		if i == name {
-			return false // empty or non-token name
-		}
-		j := skipBWS(rest, i)
-		if j == len(rest) || rest[j] != '=' {
-			if j == len(rest) && j != i {
-				return false // trailing whitespace
-			}
-			i = j
-			continue
-		}
-		i = skipBWS(rest, j+1)
-		if i == len(rest) {
-			return false // '=' without a value
-		}
-		if rest[i] == '"' {
-			end, ok := quotedString(rest, i)
-			if !ok {
-				return false
-			}
-			i = end
-			continue
-		}
-		value := i
-		for i < len(rest) && isTokenChar[rest[i]] {
-			i++
-		}
-		if i == value {
-			return false
-		}
-	}
-	return true
-}
-
-func skipBWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// quotedString returns the index after the quoted-string that starts at
-// b[i] == '"' (RFC 9110 §5.6.4: qdtext is HTAB, SP, visible ASCII but '"'
-// and '\\', or obs-text; a quoted-pair is '\\' and HTAB, SP, VCHAR or
-// obs-text).
-func quotedString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, true
-		case c == '\\':
-			i++
-			if i == len(b) || !isValueChar[b[i]] {
-				return 0, false
-			}
-		case !isValueChar[c]:
-			return 0, false
-		}
-	}
-	return 0, false // unterminated
-}
-
-// trailerLine checks the field syntax of a trailer; trailers are otherwise
-// ignored.
-func trailerLine(line []byte) *Error {
-	_, _, _, err := fieldLine(line, errTrailer, errTrailer)
-	return err
-}
-
 // rootPath is the path of an absolute-form target that has none. Shared:
 // capacity-limited like every other field, so it cannot be appended to in
 // place.
@@ -696,17 +247,13 @@ var rootPath = []byte("/")[:1:1]
 // fill turns the offsets of a complete request into slices of buf.
 func (p *Parser) fill(buf []byte, req *Request) {
 	st := &p.st
-	keepAlive := !st.connClose
-	if st.version == HTTP10 {
-		keepAlive = st.connKeepAlive && !st.connClose
-	}
 	*req = Request{
 		Method:         st.method.slice(buf),
 		Target:         st.target.slice(buf),
 		Path:           st.path.slice(buf),
 		Query:          st.query.slice(buf),
 		Version:        st.version,
-		KeepAlive:      keepAlive,
+		KeepAlive:      st.keepAlive(),
 		RequestID:      st.requestID.slice(buf),
 		ContentType:    st.contentType.slice(buf),
 		ContentLength:  st.contentLength,
