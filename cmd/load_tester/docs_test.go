@@ -36,6 +36,9 @@ var docFiles = []string{"README.md", "docs/load_tester.md"}
 type docExample struct {
 	exits []int  // allowed exit statuses (a threshold example may cross: 99)
 	skip  string // why it is not run here ("" runs it)
+	// inputs are files the line reads that no earlier line writes: each
+	// made as a copy of one an earlier line wrote (name -> its source).
+	inputs map[string]string
 }
 
 var ok0 = docExample{exits: []int{exitOK}}
@@ -58,9 +61,11 @@ var docExamples = map[string]docExample{
 	"build/load_tester --url http://127.0.0.1:8080/ok --check status==200 --check body contains \"ok\" --threshold checks>99.9%":                                          thresholdExample,
 	"build/load_tester --url http://127.0.0.1:8080/v1/status?request_id={{data.id}} --data ids.csv --data-policy once --rate 2000":                                        ok0,
 	"build/load_tester html result.json -o run.html":                                                                                                                      ok0,
-	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --duration 10":                                                                                         ok0,
-	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --http2 --concurrency 10 --streams 10":                                                                 ok0,
-	"build/load_tester --url http://127.0.0.1:8080/ok --duration 600 --metrics-addr 127.0.0.1:9464":                                                                       ok0,
+	// Two runs to compare: the first example's result, twice.
+	"build/load_tester compare before.json after.json -o cmp.html":                                        {exits: []int{exitOK}, inputs: map[string]string{"before.json": "result.json", "after.json": "result.json"}},
+	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --duration 10":                         ok0,
+	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --http2 --concurrency 10 --streams 10": ok0,
+	"build/load_tester --url http://127.0.0.1:8080/ok --duration 600 --metrics-addr 127.0.0.1:9464":       ok0,
 	"build/load_tester --unix-socket rate_curve.sock --path /ok --concurrency 100 --requests-per-conn 500 --connect-threads 2 --network-threads 1 --quiet --find-rate --slo p99=1ms --find-rate-start 2910 --find-rate-max 218572 --find-rate-factor 1.5 --find-rate-min 364 --find-rate-precision 0.1 --find-rate-steps 12 --find-rate-time 60 --warmup 0.5 --duration 2 --json knee.json": ok0,
 	"build/load_tester --url http://127.0.0.1:8080/v1/commit --method POST --header Content-Type: application/json --body {\"request_id\":\"{{uuid}}\",\"leader_id\":\"l\",\"read_version\":0,\"operations\":[]} --rate 2000 --duration 5":                                                                                                                                                  ok0,
 	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --tls-resume --requests-per-conn 100 --duration 10":                 ok0,
@@ -114,6 +119,7 @@ func TestDocsCommandsRun(t *testing.T) {
 			continue // the same line in both docs runs once
 		}
 		seen[c.key] = true
+		env.makeInputs(t, ex.inputs)
 		args := env.shorten(t, c.args)
 		var out, errOut bytes.Buffer
 		code := run(args, &out, &errOut)
@@ -467,6 +473,19 @@ func (e *docEnv) target(t *testing.T, u string) string {
 		addr = e.tlsAddr
 	}
 	return scheme + "://" + addr + path
+}
+
+// makeInputs copies results earlier lines wrote to the names a line reads.
+func (e *docEnv) makeInputs(t *testing.T, inputs map[string]string) {
+	for name, from := range inputs {
+		data, err := os.ReadFile(filepath.Join(e.dir, from))
+		if err != nil {
+			t.Fatalf("input %s: an earlier line should have written %s: %v", name, from, err)
+		}
+		if err := os.WriteFile(filepath.Join(e.dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // subcommand rewrites the file arguments of html/merge/compare into the
