@@ -133,6 +133,12 @@ func spectrumChart(id string, hists []namedHist) Chart {
 		Y: Axis{Label: "latency (log)", Log: true, Format: fmtLatency}}
 	for _, nh := range hists {
 		s := Series{Name: nh.name}
+		if nh.h == nil || nh.h.TotalCount() == 0 {
+			// No latency to draw: the series keeps its place (and so its
+			// colour) in the legend, as it has in the page's other charts.
+			c.Series = append(c.Series, s)
+			continue
+		}
 		total := nh.h.TotalCount()
 		for _, q := range spectrumQuantiles() {
 			// Past 1/total the percentiles repeat the maximum: stop there.

@@ -177,6 +177,7 @@ func boundText(v float64) string {
 // over time.
 func compareCharts(runs []CompareRun) ([]template.HTML, error) {
 	var hists []namedHist
+	withLatency := 0
 	rps := Chart{ID: "compare-throughput", Title: "Requests per second, per interval",
 		X: Axis{Label: "time since the measured start", Format: fmtSeconds}, Y: Axis{Label: "req/s", Format: fmtCount}}
 	p99 := Chart{ID: "compare-p99", Title: "p99 latency, per interval",
@@ -187,8 +188,9 @@ func compareCharts(runs []CompareRun) ([]template.HTML, error) {
 			return nil, fmt.Errorf("%s: histogram: %w", r.Name, err)
 		}
 		if h != nil && h.TotalCount() > 0 {
-			hists = append(hists, namedHist{r.Name, h})
+			withLatency++
 		}
+		hists = append(hists, namedHist{r.Name, h}) // one per run, so a run keeps its colour in every chart
 		s, p := Series{Name: r.Name}, Series{Name: r.Name}
 		for _, iv := range r.Result.Intervals {
 			s.Points = append(s.Points, Point{iv.TS, iv.RequestsPerSec})
@@ -199,7 +201,7 @@ func compareCharts(runs []CompareRun) ([]template.HTML, error) {
 		rps.Series, p99.Series = append(rps.Series, s), append(p99.Series, p)
 	}
 	out := []template.HTML{}
-	if len(hists) > 0 {
+	if withLatency > 0 {
 		spectrum := spectrumChart("compare-spectrum", hists)
 		out = append(out, spectrum.SVG())
 	}

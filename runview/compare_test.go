@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"weaseldb/loadtester/result"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // intervalsRun is a run of n one-second intervals at about rps req/s
@@ -62,5 +64,36 @@ func TestComparePageRefuses(t *testing.T) {
 	empty := CompareRun{Name: "e.json", Result: &result.Result{Version: result.ResultVersion}}
 	if _, err := ComparePage([]CompareRun{intervalsRun("a", 3, 1000, 2e6), empty}, nil); !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), "e.json") {
 		t.Errorf("an empty run: %v", err)
+	}
+}
+
+// A run with no latency (every response refused by a check) keeps its
+// place in the latency chart's legend, so each run has one colour across
+// the page's charts.
+func TestCompareRunKeepsItsColourWithoutLatency(t *testing.T) {
+	failed, answered := intervalsRun("failed", 3, 1000, 0), intervalsRun("answered", 3, 1000, 2e6)
+	h := result.NewHistogram()
+	for v := int64(1000); v < 3e6; v += 1000 {
+		h.RecordValue(v)
+	}
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered.Result.Histogram = string(enc)
+	p, err := ComparePage([]CompareRun{failed, answered}, nil)
+	page := render(t, p, err)
+	i := strings.Index(page, `data-chart="compare-spectrum"`)
+	if i < 0 {
+		t.Fatal("no latency chart")
+	}
+	chart := page[i : i+strings.Index(page[i:], "</svg>")]
+	for _, want := range []string{`class="legend l0" x="`, `>failed.json</text>`, `class="s1" data-series="answered.json"`} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("latency chart lacks %q", want)
+		}
+	}
+	if strings.Contains(chart, `class="s0"`) {
+		t.Error("the run without latency drew a line")
 	}
 }
