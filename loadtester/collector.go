@@ -10,6 +10,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"weaseldb/internal/numfmt"
 	"weaseldb/internal/procstat"
 	"weaseldb/loadtester/result"
 )
@@ -459,18 +460,18 @@ func (c *collector) judgeClient(res *result.Result) {
 		res.Warnings = append(res.Warnings, reasons...)
 	}
 	if res.RecordErrors > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d latencies fell outside the histogram's range and were not recorded", res.RecordErrors))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s fell outside the histogram's range and %s not recorded", numfmt.Count(res.RecordErrors, "latency"), numfmt.WasWere(res.RecordErrors)))
 	}
 	if res.WaitedForConn > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests found every connection busy when due and were sent late (their wait counts as latency); raise --concurrency if that was not the point", res.WaitedForConn))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s found every connection busy when due and %s sent late (the wait counts as latency); raise --concurrency if that was not the point", numfmt.Count(res.WaitedForConn, "request"), numfmt.WasWere(res.WaitedForConn)))
 	}
 	if res.Dropped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests due in the window were never sent: every connection was busy until the drain (%v) ended", res.Dropped, c.r.cfg.drain()))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s due in the window %s never sent: every connection was busy until the drain (%v) ended", numfmt.Count(res.Dropped, "request"), numfmt.WasWere(res.Dropped), c.r.cfg.drain()))
 	}
 	if w := res.Warmup; w != nil && w.Unfinished+w.Dropped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the warm-up left %d requests unfinished and %d dropped (not in the counts above, which are the measured window's)", w.Unfinished, w.Dropped))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the warm-up left %s unfinished and %d dropped (not in the counts above, which are the measured window's)", numfmt.Count(w.Unfinished, "request"), w.Dropped))
 	}
 	if res.Unfinished > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent and had no complete response when the drain (%v) ended", res.Unfinished, c.r.cfg.drain()))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s %s sent and had no complete response when the drain (%v) ended", numfmt.Count(res.Unfinished, "request"), numfmt.WasWere(res.Unfinished), c.r.cfg.drain()))
 	}
 }

@@ -90,5 +90,16 @@ func Count(n int64, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
+	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey") {
+		return strconv.FormatInt(n, 10) + " " + strings.TrimSuffix(noun, "y") + "ies" // latency: latencies
+	}
 	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
+
+// WasWere is the verb after Count(n, ...): "was" for one, else "were".
+func WasWere(n int64) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }
