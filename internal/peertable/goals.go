@@ -21,6 +21,9 @@ type Goal struct {
 	Metric   string  `json:"metric"`
 	Op       string  `json:"op"` // ">=", "<=" or "<"
 	Bar      float64 `json:"bar"`
+	// HoldRate: an open-loop goal that counts only where both clients
+	// held the run's rate (goal_rate.go).
+	HoldRate bool `json:"hold_rate,omitempty"`
 }
 
 // Met says whether ratio passes the goal's bar.
@@ -62,6 +65,7 @@ type GoalVerdict struct {
 	// the subject's own figure; nil: not measured.
 	Ratio   *float64 `json:"ratio"`
 	Verdict string   `json:"verdict"`
+	Note    string   `json:"note,omitempty"` // why, where the figures alone do not say
 }
 
 // The verdicts.
@@ -72,8 +76,9 @@ const (
 )
 
 // judge finds the goal's figure among ratios (or, for an Absolute goal,
-// the subject's entry among peers).
-func judge(g Goal, ratios []Ratio, peers []PeerEntry) GoalVerdict {
+// the subject's entry among peers); rate is the open loop's, for a
+// HoldRate goal.
+func judge(g Goal, ratios []Ratio, peers []PeerEntry, rate float64) GoalVerdict {
 	v := GoalVerdict{Goal: g, Verdict: VerdictNotMeasured}
 	if x := goalFigure(g, ratios, peers); x != nil {
 		v.Ratio = x
@@ -82,7 +87,7 @@ func judge(g Goal, ratios []Ratio, peers []PeerEntry) GoalVerdict {
 			v.Verdict = VerdictMet
 		}
 	}
-	return v
+	return holdRate(v, peers, rate)
 }
 
 func goalFigure(g Goal, ratios []Ratio, peers []PeerEntry) *float64 {

@@ -50,7 +50,7 @@ func TestGoalsJudged(t *testing.T) {
 		t.Errorf("%d of the %d goals looked for are among Goals", found, len(want))
 	}
 	// 0.9 instructions ratio against a bar of 1.2 below: not met.
-	v := judge(Goal{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricInstructions, Op: "<", Bar: 0.5}, tab.Ratios, tab.Peers)
+	v := judge(Goal{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricInstructions, Op: "<", Bar: 0.5}, tab.Ratios, tab.Peers, 0)
 	if v.Verdict != VerdictNotMet {
 		t.Errorf("instructions 0.9 against < 0.5: %s, want not met", v.Verdict)
 	}

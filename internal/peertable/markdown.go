@@ -137,6 +137,9 @@ func writeGoals(b *strings.Builder, goals []GoalVerdict) {
 		if verdict != VerdictMet {
 			verdict = "**" + verdict + "**"
 		}
+		if g.Note != "" {
+			verdict += ": " + g.Note
+		}
 		fmt.Fprintf(b, "| %s | %s %s, %s %s | %s | %s |\n", g.Issue, goalSubject(g.Goal), metricWords[g.Metric], g.Scenario, g, measured, verdict)
 	}
 }
