@@ -120,7 +120,10 @@ client_round() {
         [ "$round" != 1 ] || sample_skip client "$scen" "$who" "$(client_missing "$who")"
         continue
       fi
-      read -r n rps cpu sys < <(run_client "$scen" "$who")
+      # Through a file, not < <(...): read may return before the process
+      # substitution has written lt.fallback.
+      run_client "$scen" "$who" >"$WORK/client.out"
+      read -r n rps cpu sys <"$WORK/client.out"
       ! note_fallback "$round" "$scen" "$who" || continue
       printf '   round %d %-19s %-20s %10.0f req/s\n' "$round" "$scen" "$who" "$rps"
       sample_load client "$scen" "$who" "$round" "$n" "$rps" "$cpu" "$sys"
