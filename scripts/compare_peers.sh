@@ -4,12 +4,17 @@
 #   - every server peer under wrk -t1 -c$CONNS, GET /ok unpipelined and 16
 #     deep: weaseldb with its defaults and fitted, nginx, gnet, fasthttp,
 #     net/http (req/s, server CPU and context switches per request);
-#   - every client peer against nginx: load_tester against wrk (closed
-#     loop, unpipelined and 16 deep), wrk2 (open loop at RATE, only where
-#     installed), wrk on HTTPS/1.1 and h2load on h2 (req/s, client CPU per
-#     request);
+#   - every client peer against nginx (CLIENT_TARGET=weaseldb: against
+#     weaseldb with its defaults, which answers a pipelined batch in one
+#     write where nginx writes each response alone; HTTPS and h2 stay on
+#     nginx, weaseldb serves no TLS): load_tester on each engine
+#     (load_tester: --io-backend epoll, load_tester_io_uring: io_uring)
+#     against wrk (closed loop, unpipelined and 16 deep), wrk2 (open loop at
+#     RATE, only where installed), wrk on HTTPS/1.1 and h2load on h2 (req/s,
+#     client CPU per request);
 # then, once a peer, instructions per request under callgrind (the gate's
-# cost-tier method) and system calls per request under strace -c -f.
+# cost-tier method; load_tester on epoll only, valgrind 3.19 hangs in
+# io_uring_enter) and system calls per request under strace -c -f.
 # build/peers turns the samples into OUT/peers.json and OUT/peers.md and,
 # with --splice (SPLICE=1), writes the markdown into README.md and
 # docs/anchors.md between their peers markers: do that on a quiet machine
@@ -17,7 +22,8 @@
 #
 # Usage: scripts/compare_peers.sh [--splice]
 # Env: DURATION=3 (s a run) ROUNDS=3 CONNS=100 RATE=50000 PIN=1 COST=1
-#      STRACE=1 SERVERS=1 CLIENTS=1 OUT=build/anchors COST_REQUESTS=1000
+#      STRACE=1 SERVERS=1 CLIENTS=1 CLIENT_TARGET=nginx (or weaseldb)
+#      OUT=build/anchors COST_REQUESTS=1000
 #      COST_RATE=250 COST_PIPELINED_REQUESTS=2048 COST_PIPELINED_RATE=1600
 #      (the gate's) COST_CLIENT_S=5 COST_CONNS=10 STRACE_S=1
 # Needs: go, wrk, nginx (nginx-light), openssl, /usr/bin/time, python3,
@@ -41,10 +47,16 @@ COST_PIPELINED_RATE=${COST_PIPELINED_RATE:-1600}
 STRACE_S=${STRACE_S:-1}
 COST_CLIENT_S=${COST_CLIENT_S:-5}
 COST_CONNS=${COST_CONNS:-10}
+CLIENT_TARGET=${CLIENT_TARGET:-nginx}
 SPLICE=${SPLICE:-0}
 [ "${1:-}" != --splice ] || SPLICE=1
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build/anchors}
+
+case $CLIENT_TARGET in
+  nginx|weaseldb) ;;
+  *) echo "compare_peers: CLIENT_TARGET=$CLIENT_TARGET: want nginx or weaseldb" >&2; exit 2 ;;
+esac
 
 # The output folder is made first: a path that cannot be one (a file of
 # that name) fails now, not after ten minutes of measuring.
@@ -107,11 +119,17 @@ start_servers() {
   done
 }
 
-# start_client_targets: nginx plain and nginx with TLS, the clients' target.
+# start_client_targets: the clients' targets, CLIENT_TARGET plain (nginx,
+# or weaseldb with its defaults) and nginx with TLS.
 start_client_targets() {
   local port
-  port=$(free_port); write_nginx_conf "$WORK/target" "$port"
-  start_nginx_anchor "$WORK/target" "$port"; PIDS+=("$NGINX_PID")
+  port=$(free_port)
+  if [ "$CLIENT_TARGET" = weaseldb ]; then
+    start_server weaseldb "$port" "$WORK/target"
+  else
+    write_nginx_conf "$WORK/target" "$port"
+    start_nginx_anchor "$WORK/target" "$port"; PIDS+=("$NGINX_PID")
+  fi
   PLAIN_URL=http://127.0.0.1:$port/ok
   TLS_DIR=$WORK/target-tls; port=$(free_port)
   write_nginx_conf "$TLS_DIR" "$port"; self_signed_cert "$TLS_DIR"; nginx_to_tls "$TLS_DIR"
@@ -121,7 +139,7 @@ start_client_targets() {
 
 [ "$SERVERS" != 1 ] || start_servers
 [ "$CLIENTS" != 1 ] || start_client_targets
-echo "== $ROUNDS rounds of ${DURATION}s a run; $(nproc) CPUs, $PINNED; load $LOAD_AT_START"
+echo "== $ROUNDS rounds of ${DURATION}s a run; $(nproc) CPUs, $PINNED; client rows against $CLIENT_TARGET; load $LOAD_AT_START"
 for round in $(seq "$ROUNDS"); do
   [ "$SERVERS" != 1 ] || server_round "$round"
   [ "$CLIENTS" != 1 ] || client_round "$round"
@@ -148,10 +166,12 @@ each_peer() {
   [ "$CLIENTS" = 1 ] || return 0
   for pair in "${CLIENT_PAIRS[@]}"; do
     read -r scen peer <<<"$pair"
-    for who in load_tester "$peer"; do
+    for who in "${LT_ENGINES[@]}" "$peer"; do
       [ -z "$(client_missing "$who")" ] || continue
       if [ "$scen" = open_loop ] && [ "$metric" = instructions_per_request ]; then
         sample_skip client "$scen" "$who" "not counted: no client holds $RATE req/s under callgrind" "$metric"
+      elif [ "$who" = load_tester_io_uring ] && [ "$metric" = instructions_per_request ]; then
+        sample_skip client "$scen" "$who" "not counted: valgrind 3.19 hangs in io_uring_enter (load_tester's row is its epoll engine under callgrind)" "$metric"
       elif [ -n "$why" ]; then sample_skip client "$scen" "$who" "$why" "$metric"
       else "$fc" "$scen" "$who"; fi
     done
@@ -173,6 +193,7 @@ cp "$SAMPLES" "$OUT/samples.jsonl"
 splice=()
 [ "$SPLICE" != 1 ] || splice=(--splice "$ROOT/README.md" --splice "$ROOT/docs/anchors.md")
 "$PEERS" table --samples "$SAMPLES" --json "$OUT/peers.json" --md "$OUT/peers.md" --rounds "$ROUNDS" --duration "$DURATION" \
-  --setup "$PINNED; wrk -t1 -c$CONNS, load_tester 1 network thread × $CONNS connections; open loop at $RATE req/s; callgrind over $COST_REQUESTS requests at $COST_RATE/s on one connection for a server ($COST_PIPELINED_REQUESTS at $COST_PIPELINED_RATE/s 16 deep), a ${COST_CLIENT_S} s run on $COST_CONNS connections for a client; strace over ${STRACE_S} s runs; load average $LOAD_AT_START at the start." \
+  --client-target "$CLIENT_TARGET" --rate "$RATE" \
+  --setup "$PINNED; the plain client rows against $CLIENT_TARGET, HTTPS and h2 against nginx; wrk -t1 -c$CONNS, load_tester 1 network thread × $CONNS connections on each engine (epoll; io_uring); open loop at $RATE req/s; callgrind over $COST_REQUESTS requests at $COST_RATE/s on one connection for a server ($COST_PIPELINED_REQUESTS at $COST_PIPELINED_RATE/s 16 deep), a ${COST_CLIENT_S} s run on $COST_CONNS connections for a client (load_tester on epoll); strace over ${STRACE_S} s runs; load average $LOAD_AT_START at the start." \
   "${splice[@]}"
 echo "== wrote $OUT/peers.json and $OUT/peers.md${splice:+, spliced into README.md and docs/anchors.md}"

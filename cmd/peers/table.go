@@ -32,6 +32,8 @@ func runTable(args []string) error {
 	rounds := fs.Int("rounds", 0, "rounds the script ran")
 	duration := fs.Float64("duration", 0, "seconds a run")
 	setup := fs.String("setup", "", "how the script ran, in its words (pinning, connections, rate)")
+	rate := fs.Float64("rate", 0, "the open loop's rate in req/s, which both clients must hold for its goals (0: not checked)")
+	target := fs.String("client-target", peertable.TargetNginx, "the server the plain client rows ran against: nginx or weaseldb")
 	var splice files
 	fs.Var(&splice, "splice", "a document whose peers markers get the markdown (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -39,6 +41,9 @@ func runTable(args []string) error {
 	}
 	if *samples == "" {
 		return errors.New("--samples is required")
+	}
+	if *target != peertable.TargetNginx && *target != peertable.TargetWeaseldb {
+		return fmt.Errorf("--client-target %q: want nginx or weaseldb", *target)
 	}
 	f, err := os.Open(*samples)
 	if err != nil {
@@ -49,7 +54,7 @@ func runTable(args []string) error {
 	if err != nil {
 		return err
 	}
-	run := peertable.Run{Date: time.Now().UTC().Format("2006-01-02"), Rounds: *rounds, DurationS: *duration, Setup: *setup}
+	run := peertable.Run{Date: time.Now().UTC().Format("2006-01-02"), Rounds: *rounds, DurationS: *duration, Setup: *setup, ClientTarget: *target, RateRPS: *rate}
 	t, err := peertable.Build(ss, machine(), run)
 	if err != nil {
 		return err

@@ -26,24 +26,31 @@ func TestGoalsJudged(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[Goal]string{
-		{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricRPS, Op: ">=", Bar: 1.2}:         VerdictMet,
-		{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricInstructions, Op: "<", Bar: 1.0}: VerdictMet,
-		{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "fasthttp", Metric: MetricRPS, Op: ">=", Bar: 1.5}:     VerdictNotMeasured,
-		{Scenario: "open_loop", Subject: "load_tester", Peer: "wrk2", Metric: MetricCPU, Op: "<=", Bar: 0.8}:           VerdictNotMeasured,
+		{Issue: issue42, Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricRPS, Op: ">=", Bar: 1.2}:         VerdictMet,
+		{Issue: issue42, Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricInstructions, Op: "<", Bar: 1.0}: VerdictMet,
+		{Issue: issue42, Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "fasthttp", Metric: MetricRPS, Op: ">=", Bar: 1.5}:     VerdictNotMeasured,
+		{Issue: issue42, Scenario: "open_loop", Subject: "load_tester", Peer: "wrk2", Metric: MetricCPU, Op: "<=", Bar: 0.8}:           VerdictNotMeasured,
 	}
 	if len(tab.Goals) != len(Goals) {
 		t.Fatalf("%d goals judged, want all %d", len(tab.Goals), len(Goals))
 	}
+	found := 0
 	for _, v := range tab.Goals {
-		if w, ok := want[v.Goal]; ok && v.Verdict != w {
-			t.Errorf("%s / %s %s: %s, want %s", v.Subject, v.Peer, v.Metric, v.Verdict, w)
+		if w, ok := want[v.Goal]; ok {
+			found++
+			if v.Verdict != w {
+				t.Errorf("%s / %s %s: %s, want %s", v.Subject, v.Peer, v.Metric, v.Verdict, w)
+			}
 		}
 		if (v.Ratio == nil) != (v.Verdict == VerdictNotMeasured) {
 			t.Errorf("%s / %s %s: ratio %v with verdict %s", v.Subject, v.Peer, v.Metric, v.Ratio, v.Verdict)
 		}
 	}
+	if found != len(want) {
+		t.Errorf("%d of the %d goals looked for are among Goals", found, len(want))
+	}
 	// 0.9 instructions ratio against a bar of 1.2 below: not met.
-	v := judge(Goal{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricInstructions, Op: "<", Bar: 0.5}, tab.Ratios)
+	v := judge(Goal{Scenario: "ok_pipelined16", Subject: "weaseldb", Peer: "gnet", Metric: MetricInstructions, Op: "<", Bar: 0.5}, tab.Ratios, tab.Peers, 0)
 	if v.Verdict != VerdictNotMet {
 		t.Errorf("instructions 0.9 against < 0.5: %s, want not met", v.Verdict)
 	}

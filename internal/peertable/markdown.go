@@ -24,7 +24,7 @@ func Markdown(t Table) string {
 		if len(peers) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n**%s: %s**\n\n", sideTitle(sc.Side), sc.Title)
+		fmt.Fprintf(&b, "\n**%s: %s**\n\n", sideTitle(sc.Side), sc.heading(r.ClientTarget))
 		writePeers(&b, sc, peers)
 		writeRatios(&b, sc, t.Ratios)
 	}
@@ -127,18 +127,30 @@ func writeGoals(b *strings.Builder, goals []GoalVerdict) {
 	if len(goals) == 0 {
 		return
 	}
-	b.WriteString("\n**Goals (issue 42 item 3)**\n\n| goal | measured | verdict |\n|---|---|---|\n")
+	b.WriteString("\n**Goals (issue 42 item 3; issue 53 item 5)**\n\n| issue | goal | measured | verdict |\n|---|---|---|---|\n")
 	for _, g := range goals {
 		measured := "–"
 		if g.Ratio != nil {
-			measured = fmt.Sprintf("%.2f×", *g.Ratio)
+			measured = g.figure(*g.Ratio)
 		}
 		verdict := g.Verdict
 		if verdict != VerdictMet {
 			verdict = "**" + verdict + "**"
 		}
-		fmt.Fprintf(b, "| %s / %s %s, %s %s | %s | %s |\n", g.Subject, g.Peer, metricWords[g.Metric], g.Scenario, g, measured, verdict)
+		if g.Note != "" {
+			verdict += ": " + g.Note
+		}
+		fmt.Fprintf(b, "| %s | %s %s, %s %s | %s | %s |\n", g.Issue, goalSubject(g.Goal), metricWords[g.Metric], g.Scenario, g, measured, verdict)
 	}
+}
+
+// goalSubject: "load_tester / wrk", or the subject alone for a figure of
+// its own.
+func goalSubject(g Goal) string {
+	if g.Absolute() {
+		return g.Subject
+	}
+	return g.Subject + " / " + g.Peer
 }
 
 var metricWords = map[string]string{

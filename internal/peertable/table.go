@@ -20,6 +20,12 @@ type Run struct {
 	Rounds    int     `json:"rounds"`
 	DurationS float64 `json:"duration_s"`
 	Setup     string  `json:"setup,omitempty"` // pinning, connections, rate: the script's words
+	// ClientTarget is the server the plain client scenarios ran against
+	// (TargetNginx or TargetWeaseldb; "" is nginx, as before it was asked).
+	ClientTarget string `json:"client_target,omitempty"`
+	// RateRPS is the open loop's rate (0: not known), which a HoldRate
+	// goal's clients must hold.
+	RateRPS float64 `json:"rate_rps,omitempty"`
 }
 
 // Table is peers.json.
@@ -96,7 +102,7 @@ func Build(samples []Sample, m Machine, run Run) (Table, error) {
 	}
 	t.Ratios = ratios(t.Peers)
 	for _, g := range Goals {
-		t.Goals = append(t.Goals, judge(g, t.Ratios))
+		t.Goals = append(t.Goals, judge(g, t.Ratios, t.Peers, run.RateRPS))
 	}
 	return t, nil
 }

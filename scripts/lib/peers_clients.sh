@@ -1,14 +1,32 @@
 # shellcheck shell=bash
-# Sourced by compare_peers.sh: the client peers against nginx. Each
+# Sourced by compare_peers.sh: the client peers against CLIENT_TARGET's
+# plain URL (nginx or weaseldb) and nginx's TLS one. Each
 # client_SCENARIO_PEER function runs one client once and prints "requests
 # req_per_s cpu_ns sys_ns" (the client's user+system CPU from /usr/bin/time,
-# and its system part).
+# and its system part); run_client picks it, load_tester on either engine.
 # CLIENT_WRAP (an array, empty by default) goes between the pinning and
 # the client: valgrind or strace for the counts. Needs PLAIN_URL, TLS_URL,
 # TLS_DIR, BIN, WORK, CONNS, DURATION, RATE, CLIENT_ON, and lib/tools.sh.
 
 CLIENT_PAIRS=("closed wrk" "closed_pipelined16 wrk" "open_loop wrk2" "https11 wrk" "h2 h2load")
+# load_tester's rows, one an engine: load_tester is --io-backend epoll (named,
+# not the default, so the row keeps its meaning when the default changes),
+# load_tester_io_uring is --io-backend io_uring.
+LT_ENGINES=(load_tester load_tester_io_uring)
 CLIENT_WRAP=()
+LT_IO_BACKEND=epoll
+# URING_FALLBACK: why load_tester's io_uring engine ran on epoll here (its
+# rows are then skipped, saying so); "" while it has not.
+URING_FALLBACK=""
+
+# run_client SCENARIO WHO: one run of WHO (load_tester_io_uring: load_tester
+# on io_uring).
+run_client() {
+  case $2 in
+    load_tester_io_uring) LT_IO_BACKEND=io_uring "client_$1_load_tester" ;;
+    *) "client_$1_$2" ;;
+  esac
+}
 
 # timed OUT CMD...: runs CMD pinned and wrapped, output in OUT; prints
 # "CPU_NS SYS_NS" (user+system, and system alone).
@@ -18,15 +36,22 @@ timed() {
   awk 'END {printf "%.0f %.0f\n", ($1 + $2) * 1e9, $2 * 1e9}' "$WORK/time"
 }
 
+# run_lt [FLAGS...]: load_tester on LT_IO_BACKEND; a run whose engine fell
+# back to epoll writes why to $WORK/lt.fallback and counts nothing.
 run_lt() {
   local cpu_sys
-  cpu_sys=$(timed "$WORK/lt.out" "$BIN/load_tester" --concurrency "$CONNS" --network-threads 1 --duration "$DURATION" \
-    --json "$WORK/lt.json" --quiet "$@")
-  python3 - "$WORK/lt.json" "$cpu_sys" <<'PY'
+  cpu_sys=$(timed "$WORK/lt.out" "$BIN/load_tester" --io-backend "$LT_IO_BACKEND" --concurrency "$CONNS" --network-threads 1 \
+    --duration "$DURATION" --json "$WORK/lt.json" --quiet "$@")
+  python3 - "$WORK/lt.json" "$cpu_sys" "$LT_IO_BACKEND" "$WORK/lt.fallback" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
-    print(r["requests"], r["requests_per_sec"], sys.argv[2])
+    ran = r.get("io_backend", sys.argv[3])
+    if ran != sys.argv[3]:
+        open(sys.argv[4], "w").write("io_uring fell back to %s: %s" % (ran, r.get("io_backend_fallback", "no reason given")))
+        print(0, 0, sys.argv[2])
+    else:
+        print(r["requests"], r["requests_per_sec"], sys.argv[2])
 except (OSError, ValueError, KeyError):
     print(0, 0, sys.argv[2])
 PY
@@ -64,23 +89,43 @@ client_missing() {
   case $1 in
     wrk2) have_tool wrk2 || echo "wrk2 not installed" ;;
     h2load) have_tool h2load || echo "h2load not installed ($(tool_hint h2load))" ;;
+    load_tester_io_uring) echo "$URING_FALLBACK" ;;
   esac
 }
 
-# client_round ROUND: each pair, load_tester first in odd rounds and second
-# in even ones, so neither always inherits nginx just after the other.
+# note_fallback ROUND SCENARIO WHO: if WHO's run fell back to epoll, says so
+# once (a skip of the whole row) and returns 0; the next runs are skipped.
+note_fallback() {
+  [ -s "$WORK/lt.fallback" ] || return 1
+  URING_FALLBACK=$(cat "$WORK/lt.fallback"); rm -f "$WORK/lt.fallback"
+  sample_skip client "$2" "$3" "$URING_FALLBACK"
+}
+
+# round_order ROUND PEER: the pair's clients rotated by round, so none
+# always inherits the target just after the same other.
+round_order() {
+  local all=("${LT_ENGINES[@]}" "$2") i n=3
+  for i in 0 1 2; do printf '%s ' "${all[$(((i + $1 - 1) % n))]}"; done
+}
+
+# client_round ROUND: each pair, load_tester's engines and the peer in an
+# order rotated by round.
 client_round() {
   local round=$1 pair scen peer order n rps cpu who
   for pair in "${CLIENT_PAIRS[@]}"; do
     read -r scen peer <<<"$pair"
-    order=(load_tester "$peer"); [ $((round % 2)) = 1 ] || order=("$peer" load_tester)
+    read -r -a order <<<"$(round_order "$round" "$peer")"
     for who in "${order[@]}"; do
       if [ -n "$(client_missing "$who")" ]; then
         [ "$round" != 1 ] || sample_skip client "$scen" "$who" "$(client_missing "$who")"
         continue
       fi
-      read -r n rps cpu sys < <("client_${scen}_$who")
-      printf '   round %d %-19s %-12s %10.0f req/s\n' "$round" "$scen" "$who" "$rps"
+      # Through a file, not < <(...): read may return before the process
+      # substitution has written lt.fallback.
+      run_client "$scen" "$who" >"$WORK/client.out"
+      read -r n rps cpu sys <"$WORK/client.out"
+      ! note_fallback "$round" "$scen" "$who" || continue
+      printf '   round %d %-19s %-20s %10.0f req/s\n' "$round" "$scen" "$who" "$rps"
       sample_load client "$scen" "$who" "$round" "$n" "$rps" "$cpu" "$sys"
     done
   done
