@@ -158,6 +158,9 @@ func PlotSustained(path string, sus *artifacts.Sustained, titles map[string]stri
 			p.Add(line, points)
 			p.Legend.Add(orNA(titles[run.Setup]), line)
 		}
+		if p.Y.Max <= p.Y.Min {
+			p.Y.Max = p.Y.Min + 1 // all zero (no collection): an axis from 0, not around it
+		}
 		p.Legend.TextStyle.Font.Size = vg.Points(8)
 		plots = append(plots, p)
 	}
