@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -31,6 +32,43 @@ type serverMetrics struct {
 	stageBusy map[string]float64     // busy seconds so far, by stage name
 	loops     []artifacts.LoopServed // by loop index
 	loopsErr  error                  // why loops is missing
+	gc        gcSummary              // Go's go_gc_duration_seconds (ok false without it)
+}
+
+// gcMetric is the Go runtime's summary of its stop-the-world pauses, which
+// the server's Go collector exports.
+const gcMetric = "go_gc_duration_seconds"
+
+// gcSummary is one scrape of gcMetric: collections and pause seconds so
+// far, and the longest recent pause (its quantile 1).
+type gcSummary struct {
+	count, sumS, maxS float64
+	ok                bool
+}
+
+// readGC reads gcMetric from the scraped families.
+func readGC(families map[string]*dto.MetricFamily) gcSummary {
+	fam, ok := families[gcMetric]
+	if !ok || len(fam.GetMetric()) == 0 || fam.GetMetric()[0].GetSummary() == nil {
+		return gcSummary{}
+	}
+	s := fam.GetMetric()[0].GetSummary()
+	g := gcSummary{count: float64(s.GetSampleCount()), sumS: s.GetSampleSum(), ok: true}
+	for _, q := range s.GetQuantile() {
+		if q.GetQuantile() == 1 {
+			g.maxS = q.GetValue()
+		}
+	}
+	return g
+}
+
+// requestsServed is the loops' routed requests summed (0 without them).
+func (m *serverMetrics) requestsServed() float64 {
+	var n float64
+	for _, l := range m.loops {
+		n += float64(l.Requests)
+	}
+	return n
 }
 
 // scrapeStageBusy reads the server's /metrics over its unix socket and
@@ -100,6 +138,7 @@ func scrapeMetrics(ctx context.Context, socket string) (*serverMetrics, error) {
 	}
 	m := &serverMetrics{}
 	m.stageBusy, _ = byLabel(stageBusyMetric, "stage")
+	m.gc = readGC(families)
 	acc, ok1 := byLabel(loopAcceptedMetric, "loop")
 	reqs, ok2 := byLabel(loopRequestsMetric, "loop")
 	if ok1 && ok2 {

@@ -23,6 +23,12 @@ type SetupsOptions struct {
 	// The spin work, timed and calibrated by bench_cpu_work once a round.
 	WorkIterations int
 	WorkTarget     time.Duration
+	// SustainS > 0: after the rounds, each setup once more for SustainS s
+	// without a break, the server sampled every SustainWindowS s.
+	SustainS, SustainWindowS float64
+	// RequireDedicated: fail before any run when the fitted setup gets
+	// shared cores here, its plan and what it needs printed.
+	RequireDedicated bool
 }
 
 // Validate checks the options (a simulated set implies Plan).
@@ -49,6 +55,10 @@ func (o *SetupsOptions) Validate() error {
 		return fmt.Errorf("setups: --stats-interval must be > 0, got %g", o.StatsIntervalS)
 	case o.WorkIterations < 1 || o.WorkTarget <= 0:
 		return errors.New("setups: --work-iterations must be ≥ 1 and --work-target > 0")
+	case o.SustainS < 0:
+		return fmt.Errorf("setups: --sustain must be ≥ 0 (0: no sustained run), got %g", o.SustainS)
+	case o.SustainS > 0 && (o.SustainWindowS <= 0 || o.SustainWindowS > o.SustainS):
+		return fmt.Errorf("setups: --sustain-window must be > 0 and at most --sustain (%g s), got %g", o.SustainS, o.SustainWindowS)
 	}
 	return nil
 }

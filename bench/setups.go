@@ -45,6 +45,11 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 		DurationS: o.DurationS, WarmupS: o.WarmupS, IdleS: o.IdleS, IdleConns: o.IdleConns,
 		WorkIterations: o.WorkIterations, WorkTargetNs: float64(o.WorkTarget.Nanoseconds()),
 		Setups: []artifacts.Setup{seed, fitted}, Topology: plan.RecordTopology(topo)}
+	if o.RequireDedicated && fitted.Cores != artifacts.CoresDedicated {
+		fmt.Fprint(stderr, formatSetupsPlan(ss))
+		return fmt.Errorf("setups: --require-dedicated: %d allowed CPUs give the fitted setup shared cores; %s",
+			len(allowed), strings.TrimSpace(plan.DedicatedNeed(ss.AllowedCPUs, fitted)))
+	}
 	if o.Plan {
 		fmt.Fprint(stdout, formatSetupsPlan(ss))
 		return nil
@@ -65,6 +70,9 @@ func Setups(ctx context.Context, o *SetupsOptions, stdout, stderr io.Writer) err
 		}
 	}
 	r.runRounds()
+	if o.SustainS > 0 {
+		r.runSustained()
+	}
 	fmt.Fprint(stdout, r.summary())
 	if err := r.save(); err != nil {
 		return err
@@ -89,6 +97,13 @@ func (r *setupsRunner) problems() error {
 			bad = append(bad, fmt.Sprintf("%s round %d: %s", run.Setup, run.Round, run.Reason))
 		}
 	}
+	if r.sus != nil {
+		for _, run := range r.sus.Runs {
+			if run.Status != artifacts.StatusMeasured || run.Reason != "" || run.SampleError != "" {
+				bad = append(bad, fmt.Sprintf("%s sustained: %s", run.Setup, strings.Trim(run.Reason+"; "+run.SampleError, "; ")))
+			}
+		}
+	}
 	if len(bad) == 0 {
 		return nil
 	}
@@ -100,7 +115,8 @@ type setupsRunner struct {
 	o       *SetupsOptions
 	ss      *artifacts.Setups
 	t       Tools
-	sockets map[string]string // setup name -> its servers' unix socket
+	sockets map[string]string    // setup name -> its servers' unix socket
+	sus     *artifacts.Sustained // the sustained runs (nil when not asked for)
 }
 
 func (r *setupsRunner) save() error { return r.t.WriteJSON(artifacts.SetupsFile, r.ss) }
@@ -257,10 +273,15 @@ func (r *setupsRunner) writeThreads(run *artifacts.SetupRun, pl *artifacts.Threa
 
 // loadArgs are load_tester's flags for one run of a setup.
 func (r *setupsRunner) loadArgs(s artifacts.Setup, socket, base string) []string {
+	return r.loadArgsFor(s, socket, base, r.o.DurationS)
+}
+
+// loadArgsFor are load_tester's flags for durationS s of measured load.
+func (r *setupsRunner) loadArgsFor(s artifacts.Setup, socket, base string, durationS float64) []string {
 	args := []string{"--unix-socket", socket, "--path", "/ok",
 		"--concurrency", fmt.Sprint(s.Connections), "--requests-per-conn", fmt.Sprint(s.RequestsPerConn),
 		"--connect-threads", fmt.Sprint(s.ConnectThreads), "--network-threads", fmt.Sprint(s.LoadThreads),
-		"--duration", fmt.Sprint(r.o.DurationS), "--warmup", fmt.Sprint(r.o.WarmupS),
+		"--duration", fmt.Sprint(durationS), "--warmup", fmt.Sprint(r.o.WarmupS),
 		"--stats-interval", fmt.Sprint(r.o.StatsIntervalS),
 		// Every due request is kept and counted: the report, not the exit
 		// status, says when a run was not clean.

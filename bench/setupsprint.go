@@ -18,6 +18,9 @@ func formatSetupsPlan(ss *artifacts.Setups) string {
 		fmt.Fprintf(&b, "  %-7s %s\n          %s\n", s.Name, artifacts.DescribeSetup(s), s.Why)
 		b.WriteString(plan.FormatPlacement("          ", s.Placement, s.PlacementGaveUp, s.IRQWarnings))
 	}
+	if n := len(ss.Setups); n > 0 && ss.Setups[n-1].Cores != artifacts.CoresDedicated {
+		b.WriteString("  dedicated-core throughput: not run here: " + plan.DedicatedNeed(ss.AllowedCPUs, ss.Setups[n-1]))
+	}
 	for round := 1; round <= ss.Rounds; round++ {
 		names := []string{"calibrate"}
 		for _, s := range order(ss.Setups, round) {

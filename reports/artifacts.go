@@ -30,6 +30,7 @@ type Run struct {
 	Calibrations   []*Calibration
 	Pipeline       *artifacts.PipelineBench
 	WaitStrategies *artifacts.WaitStrategies
+	Sustained      *artifacts.Sustained // nil when no sustained run was asked for
 	// Unreadable lists the artifacts that exist but could not be read, each
 	// as its error (which names it). What they held is left out: a damaged
 	// file costs its own figures, not the whole report.
@@ -107,7 +108,9 @@ func LoadRun(dir string) (*Run, error) {
 	}
 	var pb artifacts.PipelineBench
 	var ws artifacts.WaitStrategies
+	var sus artifacts.Sustained
 	r.readOptional([]optionalArtifact{
+		{artifacts.SustainedFile, &sus, func() { r.Sustained = &sus }},
 		{artifacts.PipelineBenchFile, &pb, func() { r.Pipeline = &pb }},
 		{artifacts.WaitStrategiesFile, &ws, func() { r.WaitStrategies = &ws }},
 	})

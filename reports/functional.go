@@ -301,6 +301,11 @@ func (f *functional) setupRuns() {
 	for _, s := range ss.Setups {
 		f.p("- **%s**: %s. _%s_\n", s.Title, artifacts.DescribeSetup(s), s.Why)
 	}
+	for _, s := range ss.Setups {
+		if s.Cores == artifacts.CoresDedicated {
+			f.p("\nThe dedicated-core throughput setup (%s: %s) ran here as a functional check of where its threads ran, on emulated CPUs: its throughput is no measurement of speed and is not printed.\n", s.Title, s.CPUPlan)
+		}
+	}
 	f.p("\n| setup | round | status | pinning | loops served | GOMAXPROCS | requests |\n|---|---|---|---|---|---|---|\n")
 	var pins []string
 	for _, run := range ss.Runs {

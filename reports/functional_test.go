@@ -46,6 +46,8 @@ func TestGenerateFunctional(t *testing.T) {
 		"CPU 2 (I/O loop 0): thread",
 		"producer 10; stages 12,14",
 		"the seed's setup",
+		// the dedicated throughput setup, named as functional, never as speed
+		"The dedicated-core throughput setup (fitted setup: io 2; stages 4 6 8 10; load_tester 12,14) ran here as a functional check",
 		"connections each loop accepted: loop 0:",
 		"## What this does not show",
 		"| source revision | not recorded", // the recorded run predates the manifest's source

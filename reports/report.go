@@ -99,8 +99,8 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(&w.out, format, arg
 func (w *writer) render() error {
 	w.collect()
 	sections := []func() error{
-		w.header, w.summary, w.roundsSection, w.calibrationSection, w.performance, w.architecture,
-		w.healthCheck, w.idleCPU, w.pipelineBench, w.waitStrategiesSection, w.rateCurveSection, w.seedComparison,
+		w.header, w.summary, w.roundsSection, w.calibrationSection, w.performance, w.architecture, w.dedicatedSection,
+		w.healthCheck, w.idleCPU, w.pipelineBench, w.waitStrategiesSection, w.rateCurveSection, w.sustainedSection, w.seedComparison,
 		w.testConfiguration, w.sources,
 	}
 	for _, s := range sections {

@@ -35,6 +35,16 @@
 #   WAIT_STRATEGIES [1]       0: skip the wait-strategy comparison
 #                             (scripts/compare_wait_strategies.sh; its WS_* knobs apply)
 #   RATE_CURVE [1]            0: skip the throughput-latency curve (scripts/rate_curve.sh)
+#   SUSTAIN [0]               seconds: after the rounds, load each setup once more for this
+#                             long without a break, the server sampled every SUSTAIN_WINDOW
+#                             s (requests, GC pauses, RSS): the report's "Sustained run"
+#   SUSTAIN_WINDOW [10]       seconds per sample of the sustained run
+#   DEDICATED [0]             1: the dedicated-core throughput is what this run is for: stop
+#                             before measuring, with the plan and the CPUs it needs, when
+#                             this machine cannot give the fitted setup dedicated cores
+#
+# On a machine with 7 or more CPUs (physical cores), the dedicated table:
+#   DEDICATED=1 scripts/reproduce_threading_report.sh
 #
 # Exits non-zero if any step failed; the report is still written when the
 # setups' step recorded its runs, and it names the failed steps.
@@ -73,18 +83,24 @@ REPORT_OUT=${REPORT_OUT:-reports/threading_performance_report.md}
 SKIP_BUILD=${SKIP_BUILD:-0}
 WAIT_STRATEGIES=${WAIT_STRATEGIES:-1}
 RATE_CURVE=${RATE_CURVE:-1}
+SUSTAIN=${SUSTAIN:-0}
+SUSTAIN_WINDOW=${SUSTAIN_WINDOW:-10}
+DEDICATED=${DEDICATED:-0}
 
 log() { printf '=== %s\n' "$*" >&2; }
 die() { printf 'reproduce_threading_report: %s\n' "$*" >&2; exit 1; }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 for knob in DURATION ROUNDS WARMUP CONCURRENCY REQUESTS_PER_CONN CONNECT_THREADS NETWORK_THREADS \
-    STATS_INTERVAL CPU_WORK_ITERATIONS IDLE_SECONDS READY_TIMEOUT; do
+    STATS_INTERVAL CPU_WORK_ITERATIONS IDLE_SECONDS READY_TIMEOUT SUSTAIN SUSTAIN_WINDOW; do
     is_uint "${!knob}" || die "$knob must be a non-negative integer, got '${!knob}'"
 done
 ((ROUNDS >= 1)) || die "ROUNDS must be at least 1"
 RUN_SECONDS=$((DURATION / ROUNDS))
 ((RUN_SECONDS >= 2)) || die "DURATION must give each of the $ROUNDS rounds at least 2 s of load (DURATION ≥ $((2 * ROUNDS)))"
+((SUSTAIN == 0 || (SUSTAIN_WINDOW >= 1 && SUSTAIN_WINDOW <= SUSTAIN))) ||
+    die "SUSTAIN_WINDOW must be between 1 and SUSTAIN ($SUSTAIN), got $SUSTAIN_WINDOW"
+[[ $DEDICATED == 0 || $DEDICATED == 1 ]] || die "DEDICATED must be 0 or 1, got '$DEDICATED'"
 ((IDLE_SECONDS >= 5)) || die "IDLE_SECONDS must be at least 5 (idle CPU is measured for at least 5 s)"
 if [[ $QUICK == auto ]]; then
     if ((DURATION < 60)); then QUICK=1; else QUICK=0; fi
@@ -209,19 +225,33 @@ ulimit -n "$NOFILE" 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null ||
 NOFILE_NOW=$(ulimit -n)
 log "descriptor limit: $NOFILE_NOW"
 
+# DEDICATED=1: a run for the dedicated-core table stops here, before any
+# measurement, on a machine that cannot give the fitted setup dedicated
+# cores; `report setups` prints the plan and what it needs.
+SETUPS_EXTRA=()
+if [[ $DEDICATED == 1 ]]; then
+    "$BIN/report" setups --config "$CONFIG" --plan --require-dedicated >&2 || {
+        FAILED+=(dedicated)
+        exit 1
+    }
+    SETUPS_EXTRA+=(--require-dedicated)
+fi
+((SUSTAIN > 0)) && SETUPS_EXTRA+=(--sustain "$SUSTAIN" --sustain-window "$SUSTAIN_WINDOW")
+
 # Both setups, ROUNDS rounds of RUN_SECONDS each, calibration once a round:
 # setups.json and rounds/ (docs/report.md). A failed run is recorded there and
 # makes this step fail; the report is written from what was measured.
 # About how long it takes: each round runs both setups, each a warm-up, the
 # measured load, the idle check and about 2 s to start and calibrate.
-SETUPS_ESTIMATE=$(awk -v r="$ROUNDS" -v w="$WARMUP" -v d="$RUN_SECONDS" -v i="$IDLE_SECONDS" \
-    'BEGIN { printf "%.0f", 2 * r * (w + d + i + 2) }')
+# The sustained run (SUSTAIN > 0) adds each setup's warm-up and SUSTAIN s.
+SETUPS_ESTIMATE=$(awk -v r="$ROUNDS" -v w="$WARMUP" -v d="$RUN_SECONDS" -v i="$IDLE_SECONDS" -v s="$SUSTAIN" \
+    'BEGIN { printf "%.0f", 2 * r * (w + d + i + 2) + (s > 0 ? 2 * (w + s + 2) : 0) }')
 STEP_ESTIMATE=$SETUPS_ESTIMATE step setups "$BIN/report" setups --run "$RUN_DIR" --bin "$BIN" --config "$CONFIG" \
     --rounds "$ROUNDS" --duration "$RUN_SECONDS" --warmup "$WARMUP" --idle "$IDLE_SECONDS" \
     --concurrency "$CONCURRENCY" --requests-per-conn "$REQUESTS_PER_CONN" \
     --connect-threads "$CONNECT_THREADS" --network-threads "$NETWORK_THREADS" \
     --stats-interval "$STATS_INTERVAL" --work-iterations "$CPU_WORK_ITERATIONS" \
-    --work-target "$CPU_WORK_TARGET" --ready-timeout "${READY_TIMEOUT}s"
+    --work-target "$CPU_WORK_TARGET" --ready-timeout "${READY_TIMEOUT}s" "${SETUPS_EXTRA[@]}"
 
 PIPELINE_ARGS=(--json "$RUN_DIR/bench_pipeline.json")
 ((QUICK == 1)) && PIPELINE_ARGS=(--quick "${PIPELINE_ARGS[@]}")

@@ -78,6 +78,8 @@ func TestBadArguments(t *testing.T) {
 		{"setups short duration", []string{"setups", "--run", "x", "--config", "c.toml", "--duration", "1"}},
 		{"setups positional", []string{"setups", "--run", "x", "--config", "c.toml", "extra"}},
 		{"setups unreadable config", []string{"setups", "--run", "x", "--config", "/nonexistent.toml"}},
+		{"setups negative sustain", []string{"setups", "--run", "x", "--config", "c.toml", "--sustain", "-1"}},
+		{"setups window beyond sustain", []string{"setups", "--run", "x", "--config", "c.toml", "--sustain", "5", "--sustain-window", "10"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

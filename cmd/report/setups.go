@@ -25,13 +25,20 @@ func setups(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&o.StatsIntervalS, "stats-interval", 1, "seconds between load_tester's interval lines")
 	fs.IntVar(&o.WorkIterations, "work-iterations", 4000, "spin iterations bench_cpu_work times each round (the server's ok_resolve_iterations)")
 	fs.DurationVar(&o.WorkTarget, "work-target", 740*time.Nanosecond, "cost bench_cpu_work --target calibrates each round")
+	fs.Float64Var(&o.SustainS, "sustain", 0, "after the rounds, load each setup once more for this many seconds without a break, the server sampled every --sustain-window (0: no sustained run)")
+	fs.Float64Var(&o.SustainWindowS, "sustain-window", 10, "seconds per window of the sustained run: requests served, GC pauses, RSS")
+	fs.BoolVar(&o.RequireDedicated, "require-dedicated", false, "fail before running anything when the fitted setup cannot have dedicated cores here (the plan and what it needs printed)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	// Each round runs both setups: a warm-up, the measured load and the idle
 	// check each, and about 2 s to start and calibrate (an estimate).
 	perRun := time.Duration((o.WarmupS + o.DurationS + o.IdleS + 2) * float64(time.Second))
-	out, log, done := withProgress(stdout, stderr, time.Duration(2*o.Rounds)*perRun)
+	sustained := time.Duration(0)
+	if o.SustainS > 0 {
+		sustained = 2 * time.Duration((o.WarmupS+o.SustainS+2)*float64(time.Second))
+	}
+	out, log, done := withProgress(stdout, stderr, time.Duration(2*o.Rounds)*perRun+sustained)
 	defer done()
 	return bench.Setups(ctx, o, out, log)
 }
