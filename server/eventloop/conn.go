@@ -65,6 +65,7 @@ type Conn struct {
 	interimAt      uint64
 	flushScheduled bool // the loop owns flushing (posted, or the backend waits to write the rest)
 	closeQueued    bool // the response that ends the connection is queued
+	closeSeen      bool // the loop has seen closeQueued (service) and drains: no more posts for it
 	markLast       bool // a stop began: response lastSeq is the last (order.go)
 	lastSeq        uint64
 	finishOnIdle   bool // the loop wants a post when nothing is owed any more

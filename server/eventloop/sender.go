@@ -93,6 +93,13 @@ func (s *Sender) writeOrHandOverLocked(c *Conn) (post bool) {
 	if c.finishOnIdle && c.outBytes == 0 && c.inflight.Load() == 0 {
 		needLoop = true
 	}
+	if c.closeQueued && !c.closeSeen {
+		// The ending response must reach the loop, which begins the
+		// drain, even while it owns the flush (flushScheduled: a send in
+		// flight, on io_uring until its completion): the completion only
+		// sends what is owed, and the connection would stay open.
+		needLoop = true
+	}
 	if c.pausedFlag.Load() && c.belowLowWater() {
 		needLoop = true
 	}

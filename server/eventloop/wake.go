@@ -53,6 +53,7 @@ func (l *Loop) service(c *Conn) {
 	c.mu.Lock()
 	c.postPending = false
 	closed, ending := c.closed, c.closeQueued
+	c.closeSeen = ending
 	c.mu.Unlock()
 	if closed {
 		return
