@@ -241,3 +241,69 @@ func TestEnableOnAnotherThread(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A timeout linked to a no-op: with TimeoutETimeSuccess the no-op runs
+// when the timeout fires, which is how a send goes at its due time
+// without the thread awake; without it, the expiry severs the link and
+// the no-op is cancelled. Relative and absolute (CLOCK_MONOTONIC) times.
+func TestTimeoutLinkedNop(t *testing.T) {
+	const delay = 3 * time.Millisecond
+	cases := []struct {
+		name    string
+		flags   uint32
+		wantNop int32
+	}{
+		{"relative, expiry a success", TimeoutETimeSuccess, 0},
+		{"absolute, expiry a success", TimeoutAbs | TimeoutETimeSuccess, 0},
+		{"relative, expiry a failure", 0, -int32(unix.ECANCELED)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+			ts := unix.NsecToTimespec(int64(delay))
+			if tc.flags&TimeoutAbs != 0 {
+				var now unix.Timespec
+				if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+					t.Fatal(err)
+				}
+				ts = unix.NsecToTimespec(now.Nano() + int64(delay))
+			}
+			start := time.Now()
+			to := r.GetSQE()
+			to.PrepTimeout(&ts, 0, tc.flags, 1)
+			to.Link()
+			r.GetSQE().PrepNop(2)
+			var timeoutRes, nopRes *int32
+			var nopAfter time.Duration
+			deadline := time.Now().Add(5 * time.Second)
+			for nopRes == nil && time.Now().Before(deadline) {
+				if _, err := r.SubmitAndWait(100 * time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+				r.Completions(func(c *CQE) {
+					res := c.Res
+					switch c.UserData {
+					case 1:
+						timeoutRes = &res
+					case 2:
+						nopRes, nopAfter = &res, time.Since(start)
+					}
+				})
+			}
+			if nopRes == nil || timeoutRes == nil {
+				t.Fatalf("completions: timeout %v, nop %v", timeoutRes, nopRes)
+			}
+			if *timeoutRes != -int32(unix.ETIME) {
+				t.Errorf("timeout: res %d, want -ETIME", *timeoutRes)
+			}
+			if *nopRes != tc.wantNop {
+				t.Errorf("linked nop: res %d, want %d", *nopRes, tc.wantNop)
+			}
+			if nopAfter < delay {
+				t.Errorf("linked nop completed after %v, before its timeout (%v)", nopAfter, delay)
+			}
+		})
+	}
+}
