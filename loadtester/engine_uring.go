@@ -157,9 +157,30 @@ func (e *uringEngine) wait(timeout int64) bool {
 	}
 	e.rearm = e.rearm[:0]
 	e.flushSends()
-	e.ring.SubmitAndWaitN(e.expect+1, time.Duration(timeout)) // EINTR, ETIME: the loop turns again
+	e.ring.SubmitAndWaitN(e.waitCount(timeout), time.Duration(timeout)) // EINTR, ETIME: the loop turns again
 	e.expect = 0
 	return false
+}
+
+// lazyWaitCount is the completion count a lazy wait asks for: more than
+// the completion queue holds, so only the timeout ends it (the kernel
+// clamps the count to the queue's size, and a full queue ends it too).
+const lazyWaitCount = 2 * uringEntries
+
+// waitCount is how many completions end the wait: the sends' and
+// cancels' own, which come at once, plus one; or, in the open loop while
+// the next send is near and a connection is free for it (mayDeferReads,
+// the epoll engine's lazy reads), none short of the timeout, so the thread
+// sleeps through the responses to its next send and reaps them in one
+// batch there. With task work deferred to this thread, a completion that
+// does not end the wait does not wake it. Each response is then stamped
+// when it is reaped, up to the wait's length after it came: the price in
+// measured latency of not waking for it (docs/load_tester.md).
+func (e *uringEngine) waitCount(timeout int64) uint32 {
+	if e.t.pace.on() && e.t.mayDeferReads(timeout) {
+		return lazyWaitCount
+	}
+	return e.expect + 1
 }
 
 // flushSends submits a send for each connection with output and none in

@@ -307,3 +307,28 @@ func TestTimeoutLinkedNop(t *testing.T) {
 		})
 	}
 }
+
+// A wait for more completions than will come sleeps to its timeout
+// through the ones that do (the open loop's lazy wait on io_uring: with
+// task work deferred to the waiting thread, a completion short of the
+// count does not wake it), and the completions are all there after.
+func TestWaitForMoreSleepsThroughCompletions(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const timeout = 20 * time.Millisecond
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+	for i := uint64(1); i <= 3; i++ {
+		r.GetSQE().PrepNop(i)
+	}
+	start := time.Now()
+	if _, err := r.SubmitAndWaitN(1<<20, timeout); err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(start)
+	if n := r.Completions(func(*CQE) {}); n != 3 {
+		t.Fatalf("%d completions, want the 3 no-ops", n)
+	}
+	if waited < timeout {
+		t.Fatalf("returned after %v with 3 of %d completions, before its timeout (%v)", waited, 1<<20, timeout)
+	}
+}
