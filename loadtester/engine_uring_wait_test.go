@@ -7,52 +7,78 @@ import (
 	"weaseldb/loadtester/arrival"
 )
 
-// The io_uring engine's wait in the open loop asks for more completions
-// than can come while the next send is near and a connection is free for
-// it, so the thread sleeps through the responses to its next send (the
-// kernel side: internal/uring's TestWaitForMoreSleepsThroughCompletions);
-// otherwise, and always in the closed loop, it ends at the first
-// completion beyond the turn's sends.
-func TestUringWaitSleepsThroughResponsesInTheOpenLoop(t *testing.T) {
-	const ms = int64(time.Millisecond)
+// The io_uring engine's wait in the open loop, while the next send is near
+// and a connection is free for it, asks for a completion per connection a
+// response is due on (beside the turn's sends' own), so the thread wakes
+// once for a pass's responses, or at its next send, not per response (the
+// kernel side: internal/uring's TestWaitForMoreSleepsThroughCompletions).
+// Otherwise, and always in the closed loop, the first completion beyond
+// the turn's sends ends it.
+func TestUringWaitWakesOncePerBatchOfResponses(t *testing.T) {
+	const near = int64(100 * time.Microsecond)
 	tests := []struct {
-		name    string
-		setup   func(th *netThread)
-		timeout int64
-		lazy    bool
+		name     string
+		setup    func(th *netThread)
+		timeout  int64
+		awaiting int    // connections a response is due on
+		sendsNow uint32 // this turn's sends to connections not awaiting one
+		want     uint32 // beside the turn's 3 sends' completions
 	}{
-		{"open loop, next send near, a connection free", nil, ms / 10, true},
-		{"closed loop", func(th *netThread) { th.pace.open = false }, ms / 10, false},
-		{"no wait", nil, 0, false},
-		{"next send too far", nil, maxLazyRead + 1, false},
-		{"no send pending", func(th *netThread) { th.pace.wakeAt = 0 }, ms / 10, false},
-		{"no connection free", func(th *netThread) { th.pace.free = nil }, ms / 10, false},
-		{"window closing", func(th *netThread) { th.win.closing = true }, ms / 10, false},
-		{"a connection owed reads", func(th *netThread) { th.ready = append(th.ready, th.conns[0]) }, ms / 10, false},
+		{"open loop: every due response", nil, near, 5, 2, 7},
+		{"open loop, nothing due: the next send", nil, near, 0, 0, 1},
+		{"closed loop: the first", func(th *netThread) { th.pace.open = false }, near, 5, 2, 1},
+		{"no wait", nil, 0, 5, 2, 1},
+		{"next send beyond the lazy reads' bound", nil, maxLazyRead + 1, 5, 2, 1},
+		{"no send pending", func(th *netThread) { th.pace.wakeAt = 0 }, near, 5, 2, 1},
+		{"no connection free", func(th *netThread) { th.pace.free = nil }, near, 5, 2, 1},
+		{"window closing", func(th *netThread) { th.win.closing = true }, near, 5, 2, 1},
+		{"a connection owed reads", func(th *netThread) { th.ready = append(th.ready, th.conns[0]) }, near, 5, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			th := newRateTestThread(t, 1000, time.Second)
-			th.pace.init(arrival.Constant(1000), arrival.Even, 0, 1, 0, 0, 0)
+			th.pace.init(arrival.Constant(1000), arrival.Even, 0, 1, 0, near, 0)
 			mine, _ := socketPair(t)
 			th.adopt(handoff{fd: mine, connSlot: 0})
 			c := th.conns[0]
 			c.state = connActive
 			th.offerFree(c)
 			th.pace.begin(0)
-			th.pace.wakeAt = ms / 10
+			th.pace.wakeAt = near
 			if tt.setup != nil {
 				tt.setup(th)
 			}
-			e := &uringEngine{t: th, expect: 3}
-			got := e.waitCount(tt.timeout)
-			want := uint32(4) // the turn's 3 sends, plus one
-			if tt.lazy {
-				want = lazyWaitCount
-			}
-			if got != want {
-				t.Errorf("waits for %d completions, want %d", got, want)
+			e := &uringEngine{t: th, expect: 3, awaiting: tt.awaiting, sendsNow: tt.sendsNow}
+			if got := e.waitCount(tt.timeout); got != 3+tt.want {
+				t.Errorf("waits for %d completions, want %d", got, 3+tt.want)
 			}
 		})
+	}
+}
+
+// The count of connections a response is due on follows their sends and
+// input: up when a connection's bytes all went out, down when input (or
+// its end) came or it closed, once per connection whatever the number of
+// sends or receives.
+func TestUringAwaitingFollowsSendsAndInput(t *testing.T) {
+	th := newRateTestThread(t, 1000, time.Second)
+	e := &uringEngine{t: th}
+	a, b := &conn{}, &conn{}
+	steps := []struct {
+		do   func()
+		want int
+	}{
+		{func() { e.sentAll(a) }, 1},
+		{func() { e.sentAll(a) }, 1}, // a second send on a: still one response due
+		{func() { e.sentAll(b) }, 2},
+		{func() { e.answered(a) }, 1},
+		{func() { e.answered(a) }, 1}, // more input on a: nothing more
+		{func() { e.answered(b) }, 0},
+	}
+	for i, st := range steps {
+		st.do()
+		if e.awaiting != st.want {
+			t.Fatalf("step %d: %d awaiting, want %d", i, e.awaiting, st.want)
+		}
 	}
 }
