@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -331,4 +332,102 @@ func TestWaitForMoreSleepsThroughCompletions(t *testing.T) {
 	if waited < timeout {
 		t.Fatalf("returned after %v with 3 of %d completions, before its timeout (%v)", waited, 1<<20, timeout)
 	}
+}
+
+// A multishot recvmsg on a socket that asked for SO_TIMESTAMPNS carries
+// the kernel's receive stamp in each buffer, beside the payload: how the
+// io_uring engine can time a response it reaps later, as epoll's recvmsg
+// does.
+func TestRecvMsgMultishotCarriesStamps(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+	lfd, addr := listen(t)
+	br, err := r.RegisterBufRing(1, 8, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	peer, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	r.GetSQE().PrepAcceptMultishot(lfd, 1)
+	acc := waitFor(t, r, 1)
+	if acc.Res < 0 {
+		t.Fatalf("accept: res %d", acc.Res)
+	}
+	fd := int(acc.Res)
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	const ctrlLen = 64
+	msg := unix.Msghdr{Controllen: ctrlLen}
+	r.GetSQE().PrepRecvMsgMultishot(fd, &msg, br.Group(), 10)
+	for round := range 3 {
+		want := "hello " + strconv.Itoa(round)
+		before := time.Now().UnixNano()
+		peer.Write([]byte(want))
+		c := waitFor(t, r, 10)
+		if c.Res <= 0 || c.Flags&CQEFBuffer == 0 || !c.More() {
+			t.Fatalf("round %d: recvmsg res %d flags %#x", round, c.Res, c.Flags)
+		}
+		control, payload, ok := ParseRecvmsg(br.Buf(c.BufferID(), int(c.Res)), 0, ctrlLen)
+		if !ok || string(payload) != want {
+			t.Fatalf("round %d: payload %q (ok %v), want %q", round, payload, ok, want)
+		}
+		cmsgs, err := unix.ParseSocketControlMessage(control)
+		if err != nil || len(cmsgs) != 1 || cmsgs[0].Header.Type != unix.SCM_TIMESTAMPNS {
+			t.Fatalf("round %d: control %v, %v: want one SCM_TIMESTAMPNS", round, cmsgs, err)
+		}
+		ts := *(*unix.Timespec)(unsafe.Pointer(&cmsgs[0].Data[0]))
+		if at := ts.Nano(); at < before-int64(time.Second) || at > time.Now().UnixNano()+int64(time.Second) {
+			t.Fatalf("round %d: stamp %d, not near the send at %d", round, at, before)
+		}
+		br.Recycle(c.BufferID(), true)
+	}
+}
+
+func TestParseRecvmsgRefusesShortBuffers(t *testing.T) {
+	hdr := func(ctrl, payload uint32) []byte {
+		b := make([]byte, 16)
+		b[4], b[8] = byte(ctrl), byte(payload)
+		return b
+	}
+	tests := []struct {
+		name string
+		buf  []byte
+		ok   bool
+	}{
+		{"shorter than the header", make([]byte, 8), false},
+		{"header, control and payload", append(append(hdr(8, 3), make([]byte, 8)...), "abc"...), true},
+		{"payload cut short", append(append(hdr(8, 9), make([]byte, 8)...), "abc"...), false},
+		{"more control than asked", append(hdr(16, 0), make([]byte, 8)...), false},
+		{"control cut short", append(hdr(0, 0), make([]byte, 4)...), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, payload, ok := ParseRecvmsg(tt.buf, 0, 8)
+			if ok != tt.ok || ok && string(payload) != "abc" {
+				t.Errorf("ok %v payload %q, want ok %v", ok, payload, tt.ok)
+			}
+		})
+	}
+}
+
+// ParseRecvmsg never panics and returns slices of its buffer that fit.
+func FuzzParseRecvmsg(f *testing.F) {
+	f.Add(make([]byte, 16), 0, 0)
+	f.Add(append([]byte{0, 0, 0, 0, 8, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}, "12345678abc"...), 0, 8)
+	f.Fuzz(func(t *testing.T, buf []byte, nameLen, ctrlLen int) {
+		if nameLen < 0 || ctrlLen < 0 || nameLen > 1<<16 || ctrlLen > 1<<16 {
+			return // the engine asks for fixed, small lengths
+		}
+		control, payload, ok := ParseRecvmsg(buf, nameLen, ctrlLen)
+		if ok && (len(control) > ctrlLen || len(payload) > len(buf)) {
+			t.Fatalf("control %d of %d, payload %d of %d", len(control), ctrlLen, len(payload), len(buf))
+		}
+	})
 }
