@@ -54,6 +54,7 @@ const (
 	uringBufs    = 256      // provided buffers per thread
 	uringBufSize = 16 << 10 // bytes each
 	uringBgid    = 1
+	uringCtrlLen = 64 // a recvmsg's control data: one SCM_TIMESTAMPNS
 )
 
 func uringData(op uringOp, slot, gen int32) uint64 {
@@ -104,6 +105,12 @@ type uringEngine struct {
 	// the open loop's lazy wait waits for (waitCount).
 	awaiting int
 	sendsNow uint32
+	// stamps: the open loop's receives are recvmsgs carrying the kernel's
+	// receive stamps (stampsWanted), read through msg; stamping once one
+	// came with a stamp, when the wait may sleep through responses.
+	stamps   bool
+	stamping bool
+	msg      unix.Msghdr
 	at       int64 // when the last wait's completions were reaped
 }
 
@@ -118,7 +125,8 @@ func newUringEngine(t *netThread) (*uringEngine, error) {
 		return nil, err
 	}
 	ring.SetRawEnter(true)
-	e := &uringEngine{t: t, ring: ring, bufs: bufs}
+	e := &uringEngine{t: t, ring: ring, bufs: bufs, stamps: stampsWanted(&t.r.cfg)}
+	e.msg.Controllen = uringCtrlLen
 	e.cqeFn = e.complete
 	return e, nil
 }
@@ -186,11 +194,20 @@ func (e *uringEngine) wait(timeout int64) bool {
 // and not the server.
 func (e *uringEngine) waitCount(timeout int64) uint32 {
 	n := e.expect + 1
-	if e.t.pace.on() && e.t.mayDeferReads(timeout) {
+	switch {
+	case !e.t.pace.on() || !e.t.mayDeferReads(timeout):
+	case e.stamping:
+		n = lazyWaitCount
+	default:
 		n = max(n, e.expect+uint32(e.awaiting)+e.sendsNow)
 	}
 	return n
 }
+
+// lazyWaitCount is the completion count of a wait that sleeps through
+// every response to the next send, which only its timeout ends (the
+// kernel clamps the count to the completion queue's size).
+const lazyWaitCount = 2 * uringEntries
 
 // flushSends submits a send for each connection with output and none in
 // flight.
@@ -219,6 +236,9 @@ func (e *uringEngine) prepSend(c *conn) {
 // read it (onReadable).
 func (e *uringEngine) dispatch() {
 	e.at = e.t.now()
+	if e.stamps {
+		e.t.rx.resync(e.t.base) // the stamps' wall clock on the run's
+	}
 	e.ring.Completions(e.cqeFn)
 	e.serveInput()
 }
@@ -288,6 +308,8 @@ func (e *uringEngine) received(c *conn, cqe *uring.CQE) {
 		e.answered(c) // input or the stream's end: what was due on c came
 	}
 	switch {
+	case res > 0 && hasBuf && e.stamps:
+		e.receivedMsg(c, cqe.BufferID(), int(res))
 	case res > 0 && hasBuf:
 		c.rxq = append(c.rxq, rxBuf{id: cqe.BufferID(), n: int(res), at: e.at})
 		if !c.recvOn {
@@ -346,6 +368,30 @@ func (e *uringEngine) sent(c *conn, res int32) {
 	}
 }
 
+// receivedMsg queues a recvmsg's payload with the kernel's receive stamp
+// (the reap's time where none came); an empty payload is the stream's end.
+func (e *uringEngine) receivedMsg(c *conn, id uint16, res int) {
+	buf := e.bufs.Buf(id, res)
+	control, payload, ok := uring.ParseRecvmsg(buf, 0, uringCtrlLen)
+	if !ok || len(payload) == 0 {
+		e.bufs.Recycle(id, false)
+		c.rxDone = true
+		if !ok {
+			c.rxErr = unix.EPROTO
+		}
+		return
+	}
+	at := e.at
+	if wall, stamped := parseStamp(control); stamped {
+		at = min(wall-e.t.rx.offset, e.at)
+		e.stamping = true
+	}
+	c.rxq = append(c.rxq, rxBuf{id: id, off: len(buf) - len(payload), n: len(payload), at: at})
+	if !c.recvOn {
+		e.rearm = append(e.rearm, c)
+	}
+}
+
 // sentAll notes that c's bytes went out: a response is due on it.
 func (e *uringEngine) sentAll(c *conn) {
 	if !c.awaiting {
@@ -376,13 +422,20 @@ func (e *uringEngine) buried(ud uint64) {
 }
 
 func (e *uringEngine) armRecv(c *conn) {
-	e.sqe().PrepRecvMultishot(c.fd, uringBgid, uringData(uopRecv, c.slot, c.gen))
+	if e.stamps {
+		e.sqe().PrepRecvMsgMultishot(c.fd, &e.msg, uringBgid, uringData(uopRecv, c.slot, c.gen))
+	} else {
+		e.sqe().PrepRecvMultishot(c.fd, uringBgid, uringData(uopRecv, c.slot, c.gen))
+	}
 	c.recvOn = true
 }
 
 // add polls for the end of c's connect (at once for a connected socket);
 // its receive is armed then.
 func (e *uringEngine) add(c *conn) error {
+	if e.stamps { // refused: its reads come unstamped, timed as reaped
+		unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}
 	e.sqe().PrepPollOnce(c.fd, unix.POLLOUT, uringData(uopConnect, c.slot, c.gen))
 	c.polling = true
 	return nil

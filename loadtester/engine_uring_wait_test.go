@@ -12,10 +12,13 @@ import (
 // response is due on (beside the turn's sends' own), so the thread wakes
 // once for a pass's responses, or at its next send, not per response (the
 // kernel side: internal/uring's TestWaitForMoreSleepsThroughCompletions).
+// Once the kernel stamps its responses (multishot recvmsg), it sleeps
+// through them all to its next send, as the epoll engine's lazy reads do.
 // Otherwise, and always in the closed loop, the first completion beyond
 // the turn's sends ends it.
 func TestUringWaitWakesOncePerBatchOfResponses(t *testing.T) {
 	const near = int64(100 * time.Microsecond)
+	var stamping bool // set by a case's setup
 	tests := []struct {
 		name     string
 		setup    func(th *netThread)
@@ -26,6 +29,8 @@ func TestUringWaitWakesOncePerBatchOfResponses(t *testing.T) {
 	}{
 		{"open loop: every due response", nil, near, 5, 2, 7},
 		{"open loop, nothing due: the next send", nil, near, 0, 0, 1},
+		{"open loop, responses stamped by the kernel: the next send", func(th *netThread) { stamping = true }, near, 5, 2, lazyWaitCount - 3},
+		{"closed loop, stamped", func(th *netThread) { stamping, th.pace.open = true, false }, near, 5, 2, 1},
 		{"closed loop: the first", func(th *netThread) { th.pace.open = false }, near, 5, 2, 1},
 		{"no wait", nil, 0, 5, 2, 1},
 		{"next send beyond the lazy reads' bound", nil, maxLazyRead + 1, 5, 2, 1},
@@ -36,6 +41,7 @@ func TestUringWaitWakesOncePerBatchOfResponses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			stamping = false
 			th := newRateTestThread(t, 1000, time.Second)
 			th.pace.init(arrival.Constant(1000), arrival.Even, 0, 1, 0, near, 0)
 			mine, _ := socketPair(t)
@@ -48,7 +54,7 @@ func TestUringWaitWakesOncePerBatchOfResponses(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(th)
 			}
-			e := &uringEngine{t: th, expect: 3, awaiting: tt.awaiting, sendsNow: tt.sendsNow}
+			e := &uringEngine{t: th, expect: 3, awaiting: tt.awaiting, sendsNow: tt.sendsNow, stamping: stamping}
 			if got := e.waitCount(tt.timeout); got != 3+tt.want {
 				t.Errorf("waits for %d completions, want %d", got, 3+tt.want)
 			}
