@@ -17,7 +17,6 @@
 package uring
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -64,17 +63,6 @@ const (
 const (
 	sqeIOLink       = 1 << 2
 	sqeBufferSelect = 1 << 5
-)
-
-// Timeout flags (sqe.timeout_flags of IORING_OP_TIMEOUT).
-const (
-	// TimeoutAbs: the timespec is an absolute CLOCK_MONOTONIC time, not a
-	// delay from submission.
-	TimeoutAbs = 1 << 0
-	// TimeoutETimeSuccess (Linux 5.16): an expired timeout completes as a
-	// success for its link, so the request linked after it runs when it
-	// fires instead of being cancelled; its own Res is still -ETIME.
-	TimeoutETimeSuccess = 1 << 5
 )
 
 // CQE flags.
@@ -470,60 +458,6 @@ func (s *SQE) PrepCancelFd(fd int, userData uint64) {
 	s.Opcode, s.Fd, s.UserData = opAsyncCancel, int32(fd), userData
 	s.OpFlags = cancelAll | cancelFd
 }
-
-// PrepRecvMsgMultishot is PrepRecvMultishot with recvmsg's control data:
-// each completion's buffer holds a RecvmsgOut header, msg.Namelen bytes
-// of address, msg.Controllen bytes of control messages (a receive stamp,
-// with SO_TIMESTAMPNS) and the payload (ParseRecvmsg). The kernel reads
-// msg's lengths when the SQE is submitted.
-func (s *SQE) PrepRecvMsgMultishot(fd int, msg *unix.Msghdr, bgid uint16, userData uint64) {
-	s.Opcode, s.Fd, s.UserData = opRecvmsg, int32(fd), userData
-	s.Addr = uint64(uintptr(unsafe.Pointer(msg)))
-	s.Len = 1
-	s.Ioprio = recvMultishot
-	s.Flags = sqeBufferSelect
-	s.BufIndex = bgid
-}
-
-// recvmsgOutSize is sizeof(struct io_uring_recvmsg_out).
-const recvmsgOutSize = 16
-
-// ParseRecvmsg splits a multishot recvmsg's buffer (the completion's Res
-// bytes) into its control data and payload, given the name and control
-// lengths the request asked for; ok is false for a buffer too short to
-// hold what its header says.
-func ParseRecvmsg(buf []byte, nameLen, ctrlLen int) (control, payload []byte, ok bool) {
-	if len(buf) < recvmsgOutSize {
-		return nil, nil, false
-	}
-	ctrlGot := int(binary.NativeEndian.Uint32(buf[4:]))
-	payloadLen := int(binary.NativeEndian.Uint32(buf[8:]))
-	start := recvmsgOutSize + nameLen
-	end := start + ctrlLen
-	if ctrlGot > ctrlLen || end > len(buf) || payloadLen > len(buf)-end {
-		return nil, nil, false
-	}
-	return buf[start : start+ctrlGot], buf[end : end+payloadLen], true
-}
-
-// PrepTimeout completes when ts passes (relative, or absolute on
-// CLOCK_MONOTONIC with TimeoutAbs: flags), or once count other requests
-// completed (0: only on time): Res -ETIME when it fired, 0 when count
-// completions ended it, -ECANCELED when cancelled. The kernel reads ts
-// when the SQE is submitted: it must stay valid until then, not longer.
-func (s *SQE) PrepTimeout(ts *unix.Timespec, count uint32, flags uint32, userData uint64) {
-	s.Opcode, s.Fd, s.UserData = opTimeout, -1, userData
-	s.Addr = uint64(uintptr(unsafe.Pointer(ts)))
-	s.Len = 1
-	s.Off = uint64(count)
-	s.OpFlags = flags
-}
-
-// Link makes the next SQE handed out run only once this one completed
-// successfully (IOSQE_IO_LINK): after a timeout with TimeoutETimeSuccess,
-// a send that goes when the timeout fires. A failed link cancels what
-// follows it (-ECANCELED).
-func (s *SQE) Link() { s.Flags |= sqeIOLink }
 
 // PrepCancel cancels the request submitted with user data target.
 func (s *SQE) PrepCancel(target uint64, userData uint64) {
