@@ -23,11 +23,13 @@ import (
 // A transport's read copies out of the buffers the receives filled, each
 // given back to the kernel once read whole (never before: the kernel
 // writes only buffers it was given); a write appends to the connection's
-// output, which never refuses bytes. Receive stamps: each completion is
-// stamped with the run's clock as it is reaped (one clock read per wait),
-// in place of the epoll engine's kernel stamps (rxstamp.go), so a
-// response's latency ends when the loop reaped it, not when the kernel
-// queued it; the wait's own wake-up is in it.
+// output, which never refuses bytes. Receive stamps: in the open loop
+// over TCP the receives are multishot recvmsgs carrying the kernel's
+// stamps, as the epoll engine's reads do (rxstamp.go), and the wait sleeps
+// through responses to the next send (engine_uring_open.go); elsewhere
+// each completion is stamped with the run's clock as it is reaped (one
+// clock read per wait), so a response's latency ends when the loop reaped
+// it, the wait's own wake-up in it.
 //
 // Who owns what: the loop's alone, like the rest of a netThread; the ring
 // is never used from another thread. A user data word names the
@@ -54,6 +56,7 @@ const (
 	uringBufs    = 256      // provided buffers per thread
 	uringBufSize = 16 << 10 // bytes each
 	uringBgid    = 1
+	uringCtrlLen = 64 // a recvmsg's control data: one SCM_TIMESTAMPNS
 )
 
 func uringData(op uringOp, slot, gen int32) uint64 {
@@ -85,6 +88,7 @@ type uringConn struct {
 	sendBuf  []byte // the send in flight: the kernel reads it until its completion
 	sendOff  int    // how much of sendBuf the kernel took so far
 	sending  bool
+	awaiting bool // its bytes went out and no input came since: a response is due (uringEngine.awaiting)
 }
 
 // uringEngine is a network thread's ring.
@@ -98,7 +102,18 @@ type uringEngine struct {
 	rearm   []*conn // connections whose receive ended with their stream still open
 	zombies []*conn // closed with a send in flight
 	expect  uint32  // submissions this turn that complete at once (sends, cancels)
-	at      int64   // when the last wait's completions were reaped
+	// awaiting counts the connections whose bytes went out with no input
+	// since, and sendsNow those this turn's sends will add: the responses
+	// the open loop's lazy wait waits for (waitCount).
+	awaiting int
+	sendsNow uint32
+	// stamps: the open loop's receives are recvmsgs carrying the kernel's
+	// receive stamps (stampsWanted), read through msg; stamping once one
+	// came with a stamp, when the wait may sleep through responses.
+	stamps   bool
+	stamping bool
+	msg      unix.Msghdr
+	at       int64 // when the last wait's completions were reaped
 }
 
 func newUringEngine(t *netThread) (*uringEngine, error) {
@@ -112,7 +127,8 @@ func newUringEngine(t *netThread) (*uringEngine, error) {
 		return nil, err
 	}
 	ring.SetRawEnter(true)
-	e := &uringEngine{t: t, ring: ring, bufs: bufs}
+	e := &uringEngine{t: t, ring: ring, bufs: bufs, stamps: stampsWanted(&t.r.cfg)}
+	e.msg.Controllen = uringCtrlLen
 	e.cqeFn = e.complete
 	return e, nil
 }
@@ -157,8 +173,8 @@ func (e *uringEngine) wait(timeout int64) bool {
 	}
 	e.rearm = e.rearm[:0]
 	e.flushSends()
-	e.ring.SubmitAndWaitN(e.expect+1, time.Duration(timeout)) // EINTR, ETIME: the loop turns again
-	e.expect = 0
+	e.ring.SubmitAndWaitN(e.waitCount(timeout), time.Duration(timeout)) // EINTR, ETIME: the loop turns again
+	e.expect, e.sendsNow = 0, 0
 	return false
 }
 
@@ -171,6 +187,9 @@ func (e *uringEngine) flushSends() {
 			c.sendBuf, c.out = c.out, c.sendBuf[:0]
 			c.sendOff, c.sending = 0, true
 			e.prepSend(c)
+			if !c.awaiting {
+				e.sendsNow++
+			}
 		}
 		e.txList[i] = nil
 	}
@@ -186,6 +205,9 @@ func (e *uringEngine) prepSend(c *conn) {
 // read it (onReadable).
 func (e *uringEngine) dispatch() {
 	e.at = e.t.now()
+	if e.stamps {
+		e.t.rx.resync(e.t.base) // the stamps' wall clock on the run's
+	}
 	e.ring.Completions(e.cqeFn)
 	e.serveInput()
 }
@@ -251,7 +273,12 @@ func (e *uringEngine) received(c *conn, cqe *uring.CQE) {
 	if !cqe.More() {
 		c.recvOn = false
 	}
+	if res >= 0 || unix.Errno(-res) != unix.ENOBUFS && unix.Errno(-res) != unix.ECANCELED {
+		e.answered(c) // input or the stream's end: what was due on c came
+	}
 	switch {
+	case res > 0 && hasBuf && e.stamps:
+		e.receivedMsg(c, cqe.BufferID(), int(res))
 	case res > 0 && hasBuf:
 		c.rxq = append(c.rxq, rxBuf{id: cqe.BufferID(), n: int(res), at: e.at})
 		if !c.recvOn {
@@ -303,6 +330,7 @@ func (e *uringEngine) sent(c *conn, res int32) {
 		return
 	}
 	c.sending = false
+	e.sentAll(c)
 	if len(c.out) > 0 && !c.onTxList {
 		c.onTxList = true
 		e.txList = append(e.txList, c)
@@ -323,13 +351,20 @@ func (e *uringEngine) buried(ud uint64) {
 }
 
 func (e *uringEngine) armRecv(c *conn) {
-	e.sqe().PrepRecvMultishot(c.fd, uringBgid, uringData(uopRecv, c.slot, c.gen))
+	if e.stamps {
+		e.sqe().PrepRecvMsgMultishot(c.fd, &e.msg, uringBgid, uringData(uopRecv, c.slot, c.gen))
+	} else {
+		e.sqe().PrepRecvMultishot(c.fd, uringBgid, uringData(uopRecv, c.slot, c.gen))
+	}
 	c.recvOn = true
 }
 
 // add polls for the end of c's connect (at once for a connected socket);
 // its receive is armed then.
 func (e *uringEngine) add(c *conn) error {
+	if e.stamps { // refused: its reads come unstamped, timed as reaped
+		unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}
 	e.sqe().PrepPollOnce(c.fd, unix.POLLOUT, uringData(uopConnect, c.slot, c.gen))
 	c.polling = true
 	return nil
@@ -354,6 +389,7 @@ func (e *uringEngine) remove(c *conn) {
 		e.cancel(uringData(uopSend, c.slot, c.gen))
 		e.zombies = append(e.zombies, c)
 	}
+	e.answered(c)
 	for _, b := range c.rxq[c.rxHead:] {
 		e.bufs.Recycle(b.id, false)
 	}

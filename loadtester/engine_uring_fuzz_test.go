@@ -2,10 +2,12 @@ package loadtester
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -63,16 +65,21 @@ func newUringTestThread(t *testing.T) (*netThread, *uringEngine, *conn) {
 // completing in parts. It checks that the bytes read are the bytes
 // received, in order; that every buffer the kernel handed over is given
 // back exactly once, and only after it was read whole; and that the bytes
-// sent are the bytes written, in order, one send in flight at a time.
+// sent are the bytes written, in order, one send in flight at a time. A
+// program whose first byte is odd runs the open loop's stamped receives
+// (multishot recvmsg: a header, control data with or without a stamp,
+// the payload; the stream's end an empty payload).
 func FuzzUringCompletions(f *testing.F) {
 	f.Add([]byte{0, 10, 0, 20, 2, 15, 3, 7, 4, 5, 3, 2, 9, 2, 40, 1, 6, 7, 0, 5})
 	f.Add([]byte{3, 50, 4, 5, 1, 5, 30, 5, 30, 0, 64, 2, 255})
-	f.Add([]byte{4, 40, 5, 0, 6, 2, 4, 7, 5, 0, 6, 1}) // a partial send, its rest before the next write
+	f.Add([]byte{4, 40, 5, 0, 6, 2, 4, 7, 5, 0, 6, 1})                           // a partial send, its rest before the next write
+	f.Add([]byte{1, 0, 0, 10, 1, 21, 3, 7, 4, 5, 5, 0, 6, 9, 3, 40, 7, 0, 3, 1}) // stamped receives, stamp or none, then the end
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		if len(prog) > 400 {
 			prog = prog[:400]
 		}
 		_, e, c := newUringTestThread(t)
+		e.stamps = len(prog) > 0 && prog[0]%2 == 1
 		var received, read, written, sent []byte
 		var handedOut int
 		given0 := e.bufs.Given()
@@ -104,7 +111,11 @@ func FuzzUringCompletions(f *testing.F) {
 					continue
 				}
 				n := 1 + arg%64
-				buf := e.bufs.Buf(id, n)
+				hdr := 0
+				if e.stamps {
+					hdr = recvmsgHeader(e.bufs.Buf(id, recvmsgHead), n, arg%2 == 0)
+				}
+				buf := e.bufs.Buf(id, hdr+n)[hdr:]
 				for k := range buf {
 					buf[k] = next
 					next++
@@ -115,7 +126,7 @@ func FuzzUringCompletions(f *testing.F) {
 				if op == 0 {
 					flags |= uring.CQEFMore
 				}
-				e.complete(&uring.CQE{UserData: uringData(uopRecv, c.slot, c.gen), Res: int32(n), Flags: flags})
+				e.complete(&uring.CQE{UserData: uringData(uopRecv, c.slot, c.gen), Res: int32(hdr + n), Flags: flags})
 			case 2: // a closed connection's receive hands a buffer back
 				h := held()
 				var id uint16
@@ -157,10 +168,27 @@ func FuzzUringCompletions(f *testing.F) {
 				sent = append(sent, rest[:n]...)
 				e.complete(&uring.CQE{UserData: uringData(uopSend, c.slot, c.gen), Res: int32(n)})
 			case 7: // the peer ends its side
-				if arg%4 == 0 {
-					eof = true
-					e.complete(&uring.CQE{UserData: uringData(uopRecv, c.slot, c.gen), Res: 0})
+				if arg%4 != 0 {
+					continue
 				}
+				eof = true
+				if !e.stamps {
+					e.complete(&uring.CQE{UserData: uringData(uopRecv, c.slot, c.gen), Res: 0})
+					continue
+				}
+				h := held() // a recvmsg's end: a buffer with an empty payload
+				var id uint16
+				for id = 0; h[id]; id++ {
+				}
+				if int(id) >= uringBufs {
+					continue
+				}
+				handedOut++ // and given back at once
+				hdr := recvmsgHeader(e.bufs.Buf(id, recvmsgHead), 0, false)
+				e.complete(&uring.CQE{UserData: uringData(uopRecv, c.slot, c.gen), Res: int32(hdr), Flags: uint32(id)<<16 | uring.CQEFBuffer})
+			}
+			if e.awaiting < 0 || e.awaiting > 1 {
+				t.Fatalf("%d connections awaiting a response, of 1", e.awaiting)
 			}
 			e.rxList = e.rxList[:0] // the loop's onReadable is not the subject here
 			c.onRxList = false
@@ -183,4 +211,26 @@ func FuzzUringCompletions(f *testing.F) {
 			t.Fatalf("sent + in flight + queued (%d bytes) differ from written (%d)", len(owed), len(written))
 		}
 	})
+}
+
+// recvmsgHead is a stamped receive's bytes before its payload: the
+// io_uring_recvmsg_out header and the control data asked for.
+const recvmsgHead = 16 + uringCtrlLen
+
+// recvmsgHeader writes a multishot recvmsg's header and control data (an
+// SCM_TIMESTAMPNS stamp, or none) into buf, for a payload of n bytes, and
+// returns their length.
+func recvmsgHeader(buf []byte, n int, stamped bool) int {
+	clear(buf)
+	ctrl := 0
+	if stamped {
+		ctrl = unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&buf[16]))
+		h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS
+		h.SetLen(unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))))
+		*(*unix.Timespec)(unsafe.Pointer(&buf[16+unix.CmsgLen(0)])) = unix.NsecToTimespec(time.Now().UnixNano())
+	}
+	binary.NativeEndian.PutUint32(buf[4:], uint32(ctrl))
+	binary.NativeEndian.PutUint32(buf[8:], uint32(n))
+	return recvmsgHead
 }

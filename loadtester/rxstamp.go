@@ -147,9 +147,7 @@ func parseStamp(oob []byte) (int64, bool) {
 // thread may (above): the next wait then only collects what arrived. It
 // reports whether it slept.
 func (t *netThread) lazySleep(timeout int64) bool {
-	p := &t.pace
-	if !t.rx.on || timeout <= 0 || timeout > maxLazyRead || p.wakeAt == 0 || p.wakeAt >= t.win.closeAt ||
-		t.win.closing || len(t.ready) > 0 || len(p.free) == 0 || t.rx.full {
+	if !t.rx.on || t.rx.full || !t.mayDeferReads(timeout) {
 		return false
 	}
 	t.rx.sleep = unix.NsecToTimespec(timeout)
@@ -157,6 +155,16 @@ func (t *netThread) lazySleep(timeout int64) bool {
 	// turns once more.
 	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&t.rx.sleep)), 0, 0)
 	return true
+}
+
+// mayDeferReads reports whether the thread may sleep timeout ns through
+// the responses that arrive (either engine's lazy reads): the next send is
+// near (at most maxLazyRead), inside the open window, with a connection
+// free to take it, and no connection is owed a read.
+func (t *netThread) mayDeferReads(timeout int64) bool {
+	p := &t.pace
+	return timeout > 0 && timeout <= maxLazyRead && p.wakeAt != 0 && p.wakeAt < t.win.closeAt &&
+		!t.win.closing && len(t.ready) == 0 && len(p.free) > 0
 }
 
 // stampedIO is the transport of a socket whose reads carry the kernel's

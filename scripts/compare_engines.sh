@@ -5,8 +5,12 @@
 # and 16 deep, and the open loop at RATE, in interleaved rounds (which
 # engine goes first alternates by round). weaseldb runs on the first
 # allowed CPU and the client on the second (taskset; PIN=0: unpinned).
-# Prints each run, then per mode the median CPU ns per request of each
-# engine and io_uring/epoll. With SYSCALLS=1, one more run per engine and
+# Prints each run, then per mode the medians of each engine: CPU ns per
+# request, voluntary context switches per request (from /usr/bin/time,
+# every thread: less sensitive to a busy machine than CPU time), the
+# latency's p99 (the open loop's: from each request's due time) and the
+# open loop's service time p99 (from its actual send), and io_uring/epoll
+# of the CPU. With SYSCALLS=1, one more run per engine and
 # mode under `strace -c -f` gives system calls per answered request
 # (strace slows the run: its CPU figures are not used).
 #
@@ -14,7 +18,7 @@
 #   ROUNDS   interleaved rounds (default 5)
 #   SECONDS  length of each run (default 3)
 #   RATE     the open loop's rate in req/s (default 50000)
-# Needs: go, python3, taskset (strace with SYSCALLS=1).
+# Needs: go, python3, taskset, /usr/bin/time (strace with SYSCALLS=1).
 set -euo pipefail
 
 ROUNDS=${1:-5}
@@ -72,16 +76,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
         for eng in "${engines[@]}"; do
             rm -f "$WORK/r.json"
             # shellcheck disable=SC2046
-            "${CLIENT_ON[@]}" "$WORK/lt" --port "$PORT" --concurrency $CONNS --network-threads 1 --warmup 0.5 \
+            "${CLIENT_ON[@]}" /usr/bin/time -o "$WORK/time" -f '%w' "$WORK/lt" --port "$PORT" --concurrency $CONNS --network-threads 1 --warmup 0.5 \
                 --duration "$SECS" --io-backend "$eng" $(args "$mode") --quiet --json "$WORK/r.json" >"$WORK/out" 2>&1 || true
             [ -s "$WORK/r.json" ] || { echo "round $round $eng $mode: no result: $(tail -1 "$WORK/out")" >&2; continue; }
-            python3 - "$WORK/r.json" "$eng" "$mode" "$round" >>"$RUNS" <<'PY'
+            python3 - "$WORK/r.json" "$eng" "$mode" "$round" "$WORK/time" >>"$RUNS" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+n = r["answered"] + ((r.get("warmup") or {}).get("answered", 0))
+vol = int(open(sys.argv[5]).read().split()[-1])
 row = {"engine": sys.argv[2], "ran": r.get("io_backend"), "mode": sys.argv[3], "round": int(sys.argv[4]),
-       "rps": r["requests_per_sec"], "cpu_ns": r["client_cpu_ns_per_request"], "p99": r["latency_ns"]["p99"]}
+       "rps": r["requests_per_sec"], "cpu_ns": r["client_cpu_ns_per_request"], "p99": r["latency_ns"]["p99"],
+       "svc99": (r.get("service_latency_ns") or {}).get("p99", 0), "cs": vol / max(n, 1)}
 print(json.dumps(row))
-print("round %(round)d %(mode)-7s %(engine)-8s (ran %(ran)s): %(rps)8.0f req/s, %(cpu_ns)6.0f ns CPU/request, p99 %(p99)d ns" % row, file=sys.stderr)
+print("round %(round)d %(mode)-7s %(engine)-8s (ran %(ran)s): %(rps)8.0f req/s, %(cpu_ns)6.0f ns CPU/request, %(cs).3f context switches/request, p99 %(p99)d ns, service p99 %(svc99)d ns" % row, file=sys.stderr)
 PY
         done
     done
@@ -91,12 +98,14 @@ python3 - "$RUNS" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
-print("\nmedians of CPU ns per request")
+print("\nmedians: CPU ns per request, context switches per request, p99 and service p99 (ns)")
 for mode in dict.fromkeys(r["mode"] for r in rows):
     # a run with no answers (the server or the machine stalled) has no CPU per request
-    e = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "epoll" and r["cpu_ns"] > 0])
-    u = med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["engine"] == "io_uring" and r["cpu_ns"] > 0])
-    print("%-8s epoll %6.0f  io_uring %6.0f  io_uring/epoll %.3f" % (mode, e, u, u / e if e else float("nan")))
+    of = lambda eng, key: med([r[key] for r in rows if r["mode"] == mode and r["engine"] == eng and r["cpu_ns"] > 0])
+    e, u = of("epoll", "cpu_ns"), of("io_uring", "cpu_ns")
+    print("%-8s epoll %6.0f (%.3f cs, p99 %.0f, svc %.0f)  io_uring %6.0f (%.3f cs, p99 %.0f, svc %.0f)  io_uring/epoll %.3f" % (
+        mode, e, of("epoll", "cs"), of("epoll", "p99"), of("epoll", "svc99"),
+        u, of("io_uring", "cs"), of("io_uring", "p99"), of("io_uring", "svc99"), u / e if e else float("nan")))
 PY
 
 if [ "${SYSCALLS:-0}" = 1 ]; then

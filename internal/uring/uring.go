@@ -49,6 +49,8 @@ const (
 	opNop         = 0
 	opWritev      = 2
 	opPollAdd     = 6
+	opRecvmsg     = 10
+	opTimeout     = 11
 	opAccept      = 13
 	opAsyncCancel = 14
 	opClose       = 19
@@ -59,6 +61,7 @@ const (
 
 // SQE flags.
 const (
+	sqeIOLink       = 1 << 2
 	sqeBufferSelect = 1 << 5
 )
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -240,4 +241,205 @@ func TestEnableOnAnotherThread(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A timeout linked to a no-op: with TimeoutETimeSuccess the no-op runs
+// when the timeout fires, which is how a send goes at its due time
+// without the thread awake; without it, the expiry severs the link and
+// the no-op is cancelled. Relative and absolute (CLOCK_MONOTONIC) times.
+func TestTimeoutLinkedNop(t *testing.T) {
+	const delay = 3 * time.Millisecond
+	cases := []struct {
+		name    string
+		flags   uint32
+		wantNop int32
+	}{
+		{"relative, expiry a success", TimeoutETimeSuccess, 0},
+		{"absolute, expiry a success", TimeoutAbs | TimeoutETimeSuccess, 0},
+		{"relative, expiry a failure", 0, -int32(unix.ECANCELED)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+			ts := unix.NsecToTimespec(int64(delay))
+			if tc.flags&TimeoutAbs != 0 {
+				var now unix.Timespec
+				if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+					t.Fatal(err)
+				}
+				ts = unix.NsecToTimespec(now.Nano() + int64(delay))
+			}
+			start := time.Now()
+			to := r.GetSQE()
+			to.PrepTimeout(&ts, 0, tc.flags, 1)
+			to.Link()
+			r.GetSQE().PrepNop(2)
+			var timeoutRes, nopRes *int32
+			var nopAfter time.Duration
+			deadline := time.Now().Add(5 * time.Second)
+			for nopRes == nil && time.Now().Before(deadline) {
+				if _, err := r.SubmitAndWait(100 * time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+				r.Completions(func(c *CQE) {
+					res := c.Res
+					switch c.UserData {
+					case 1:
+						timeoutRes = &res
+					case 2:
+						nopRes, nopAfter = &res, time.Since(start)
+					}
+				})
+			}
+			if nopRes == nil || timeoutRes == nil {
+				t.Fatalf("completions: timeout %v, nop %v", timeoutRes, nopRes)
+			}
+			if *timeoutRes != -int32(unix.ETIME) {
+				t.Errorf("timeout: res %d, want -ETIME", *timeoutRes)
+			}
+			if *nopRes != tc.wantNop {
+				t.Errorf("linked nop: res %d, want %d", *nopRes, tc.wantNop)
+			}
+			if nopAfter < delay {
+				t.Errorf("linked nop completed after %v, before its timeout (%v)", nopAfter, delay)
+			}
+		})
+	}
+}
+
+// A wait for more completions than will come sleeps to its timeout
+// through the ones that do (the open loop's lazy wait on io_uring: with
+// task work deferred to the waiting thread, a completion short of the
+// count does not wake it), and the completions are all there after.
+func TestWaitForMoreSleepsThroughCompletions(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const timeout = 20 * time.Millisecond
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+	for i := uint64(1); i <= 3; i++ {
+		r.GetSQE().PrepNop(i)
+	}
+	start := time.Now()
+	if _, err := r.SubmitAndWaitN(1<<20, timeout); err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(start)
+	if n := r.Completions(func(*CQE) {}); n != 3 {
+		t.Fatalf("%d completions, want the 3 no-ops", n)
+	}
+	if waited < timeout {
+		t.Fatalf("returned after %v with 3 of %d completions, before its timeout (%v)", waited, 1<<20, timeout)
+	}
+}
+
+// A multishot recvmsg on a socket that asked for SO_TIMESTAMPNS carries
+// the kernel's receive stamp in each buffer, beside the payload: how the
+// io_uring engine can time a response it reaps later, as epoll's recvmsg
+// does.
+func TestRecvMsgMultishotCarriesStamps(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+	lfd, addr := listen(t)
+	br, err := r.RegisterBufRing(1, 8, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	peer, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	r.GetSQE().PrepAcceptMultishot(lfd, 1)
+	acc := waitFor(t, r, 1)
+	if acc.Res < 0 {
+		t.Fatalf("accept: res %d", acc.Res)
+	}
+	fd := int(acc.Res)
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	const ctrlLen = 64
+	msg := unix.Msghdr{Controllen: ctrlLen}
+	r.GetSQE().PrepRecvMsgMultishot(fd, &msg, br.Group(), 10)
+	// The kernel turns stamping on for the machine from a work queue after
+	// the first socket asks, so the first segments may come unstamped: it
+	// sends until one comes stamped.
+	deadline := time.Now().Add(5 * time.Second)
+	for round := 0; ; round++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no SCM_TIMESTAMPNS in %d receives", round)
+		}
+		want := "hello " + strconv.Itoa(round)
+		before := time.Now().UnixNano()
+		peer.Write([]byte(want))
+		c := waitFor(t, r, 10)
+		if c.Res <= 0 || c.Flags&CQEFBuffer == 0 || !c.More() {
+			t.Fatalf("round %d: recvmsg res %d flags %#x", round, c.Res, c.Flags)
+		}
+		control, payload, ok := ParseRecvmsg(br.Buf(c.BufferID(), int(c.Res)), 0, ctrlLen)
+		if !ok || string(payload) != want {
+			t.Fatalf("round %d: payload %q (ok %v), want %q", round, payload, ok, want)
+		}
+		cmsgs, err := unix.ParseSocketControlMessage(control)
+		br.Recycle(c.BufferID(), true)
+		if err != nil || len(cmsgs) > 1 || len(cmsgs) == 1 && cmsgs[0].Header.Type != unix.SCM_TIMESTAMPNS {
+			t.Fatalf("round %d: control %v, %v: want one SCM_TIMESTAMPNS or none", round, cmsgs, err)
+		}
+		if len(cmsgs) == 0 {
+			time.Sleep(time.Millisecond) // the work queue's turn
+			continue
+		}
+		ts := *(*unix.Timespec)(unsafe.Pointer(&cmsgs[0].Data[0]))
+		if at := ts.Nano(); at < before-int64(time.Second) || at > time.Now().UnixNano()+int64(time.Second) {
+			t.Fatalf("round %d: stamp %d, not near the send at %d", round, at, before)
+		}
+		return
+	}
+}
+
+func TestParseRecvmsgRefusesShortBuffers(t *testing.T) {
+	hdr := func(ctrl, payload uint32) []byte {
+		b := make([]byte, 16)
+		b[4], b[8] = byte(ctrl), byte(payload)
+		return b
+	}
+	tests := []struct {
+		name string
+		buf  []byte
+		ok   bool
+	}{
+		{"shorter than the header", make([]byte, 8), false},
+		{"header, control and payload", append(append(hdr(8, 3), make([]byte, 8)...), "abc"...), true},
+		{"payload cut short", append(append(hdr(8, 9), make([]byte, 8)...), "abc"...), false},
+		{"more control than asked", append(hdr(16, 0), make([]byte, 8)...), false},
+		{"control cut short", append(hdr(0, 0), make([]byte, 4)...), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, payload, ok := ParseRecvmsg(tt.buf, 0, 8)
+			if ok != tt.ok || ok && string(payload) != "abc" {
+				t.Errorf("ok %v payload %q, want ok %v", ok, payload, tt.ok)
+			}
+		})
+	}
+}
+
+// ParseRecvmsg never panics and returns slices of its buffer that fit.
+func FuzzParseRecvmsg(f *testing.F) {
+	f.Add(make([]byte, 16), 0, 0)
+	f.Add(append([]byte{0, 0, 0, 0, 8, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}, "12345678abc"...), 0, 8)
+	f.Fuzz(func(t *testing.T, buf []byte, nameLen, ctrlLen int) {
+		if nameLen < 0 || ctrlLen < 0 || nameLen > 1<<16 || ctrlLen > 1<<16 {
+			return // the engine asks for fixed, small lengths
+		}
+		control, payload, ok := ParseRecvmsg(buf, nameLen, ctrlLen)
+		if ok && (len(control) > ctrlLen || len(payload) > len(buf)) {
+			t.Fatalf("control %d of %d, payload %d of %d", len(control), ctrlLen, len(payload), len(buf))
+		}
+	})
 }
