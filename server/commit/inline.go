@@ -13,18 +13,28 @@
 // again after it lets go (Pipeline.Pending), so no released item is left
 // without a driver. done and kick are safe from any goroutine.
 //
-// Each stage thread keeps its goroutine, parked on kick: it runs the slot
-// when kicked and ends once the slot saw its shutdown entries, so Close
-// still joins one goroutine per stage thread.
+// Each stage thread keeps its goroutine, parked on kick: the fallback. A
+// pushing goroutine takes a stage at most maxHoldsPerPush times in a row
+// (work others pushed keeps coming while it runs); then it kicks the
+// stage's goroutine, which runs that stage and the ones after it for as
+// long as there is work, and the loop goes back to its connections. A
+// goroutine ends once its slot saw its shutdown entries, so Close still
+// joins one goroutine per stage thread.
 
 package commit
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"weaseldb/server/pipeline"
 )
+
+// maxHoldsPerPush bounds how many times in a row a pushing goroutine takes
+// one stage: once for its own batch, a few more for batches other loops
+// pushed meanwhile, then the stage's goroutine takes over.
+const maxHoldsPerPush = 4
 
 // stageSlot is one stage thread driven by whoever pushes.
 type stageSlot[C comparable] struct {
@@ -32,7 +42,8 @@ type stageSlot[C comparable] struct {
 	done atomic.Bool
 	kick chan struct{} // capacity 1: a kick is never lost
 
-	st pipeline.StageThread[Entry[C]]
+	st    pipeline.StageThread[Entry[C]]
+	index int // in Pipeline.slots
 	// Owned by the holder of held.
 	stage, thread int
 	maxBatch      int
@@ -65,7 +76,7 @@ func (cp *Pipeline[C]) startInline(processes []stageFunc[C]) {
 	cp.slots = make([]stageSlot[C], len(processes))
 	for i, process := range processes {
 		s := &cp.slots[i]
-		s.stage, s.thread = min(i, 3), max(0, i-3)
+		s.index, s.stage, s.thread = i, min(i, 3), max(0, i-3)
 		s.want, s.process = cp.opt.ReleaseThreads, process
 		if s.stage == 3 {
 			s.want = 1
@@ -80,20 +91,29 @@ func (cp *Pipeline[C]) startInline(processes []stageFunc[C]) {
 }
 
 // awaitKicks is a stage thread's goroutine: the fallback driver of its
-// slot, parked until kicked, gone once the slot is done.
+// slot and the slots after it, parked until kicked, gone once its slot is
+// done.
 func (cp *Pipeline[C]) awaitKicks(s *stageSlot[C]) {
 	defer cp.wg.Done()
 	for !s.done.Load() {
 		<-s.kick
-		cp.runSlot(s)
+		for i := s.index; i < len(cp.slots); i++ {
+			cp.runSlot(&cp.slots[i], false)
+		}
 	}
 }
 
 // drive runs every stage thread that is free, in stage order, until
-// nothing released to it is left unprocessed.
+// nothing released to it is left unprocessed or its goroutine took over.
 func (cp *Pipeline[C]) drive() {
+	kicked := false
 	for i := range cp.slots {
-		cp.runSlot(&cp.slots[i])
+		kicked = cp.runSlot(&cp.slots[i], true) || kicked
+	}
+	if kicked {
+		// The kicked goroutine waits on this P; a loop about to block
+		// in epoll_wait would strand it there until sysmon retakes the P.
+		runtime.Gosched()
 	}
 }
 
@@ -101,9 +121,10 @@ func (cp *Pipeline[C]) drive() {
 // while upstream released more (checked after letting go, so an item
 // released meanwhile by a goroutine that found s held is not left behind).
 // One acquire per hold: the common case, a batch of one push, costs one
-// look at upstream before and one after.
-func (cp *Pipeline[C]) runSlot(s *stageSlot[C]) {
-	for s.held.CompareAndSwap(false, true) {
+// look at upstream before and one after. bounded: after maxHoldsPerPush
+// holds with more to do, it kicks s's goroutine to go on, and says so.
+func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool) (kicked bool) {
+	for holds := 1; s.held.CompareAndSwap(false, true); holds++ {
 		if s.seen < s.want {
 			if b := s.st.TryAcquire(s.maxBatch); b.Len() != 0 {
 				s.seen += cp.runBatch(s.stage, s.thread, s.process, b)
@@ -115,12 +136,17 @@ func (cp *Pipeline[C]) runSlot(s *stageSlot[C]) {
 			if s.done.CompareAndSwap(false, true) {
 				kick(s) // its goroutine sees done and ends
 			}
-			return
+			return false
 		}
 		if !s.st.Pending() {
-			return
+			return false
+		}
+		if bounded && holds >= maxHoldsPerPush {
+			kick(s)
+			return true
 		}
 	}
+	return false
 }
 
 // runBatch processes one acquired batch, records the stage's batch metric

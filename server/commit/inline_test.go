@@ -1,7 +1,9 @@
 package commit
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,5 +80,54 @@ func TestRunToCompletionOnlyOnSharedParkingStages(t *testing.T) {
 				t.Fatalf("RunsInline = %v, want %v", got, c.inline)
 			}
 		})
+	}
+}
+
+// A goroutine that submits takes a stage only a few times in a row for
+// work others keep pushing meanwhile, then the stage's goroutine takes
+// over: its Submit returns (a loop gets back to its connections) while
+// the feed goes on, and every entry is still released once.
+func TestSubmitHandsAStageOnWhileOthersKeepPushing(t *testing.T) {
+	const maxFed = 10_000
+	var submitted atomic.Bool // the first Submit returned: stop feeding
+	var fed, accepted, released atomic.Int64
+	var cp *Pipeline[*testConn]
+	one := func() []tEntry {
+		return []tEntry{{Kind: KindOK, Route: metrics.RouteOK, Start: time.Now()}}
+	}
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty,
+		ReleaseThreads: 1, RunToCompletion: true, OkResolveIterations: 1,
+		// Resolving an entry, another producer pushes the next (it finds
+		// resolve held and moves on), so resolve always has more to do.
+		spendIterations: func(int) {
+			if submitted.Load() || fed.Add(1) > maxFed {
+				return
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				// The stage's goroutine may still feed as Close begins.
+				if err := cp.Submit(one()); err == nil {
+					accepted.Add(1)
+				} else if !errors.Is(err, ErrClosed) {
+					t.Error(err)
+				}
+			}()
+			<-done
+		},
+		released: func(*tEntry) { released.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Submit(one()); err != nil {
+		t.Fatal(err)
+	}
+	submitted.Store(true)
+	if n := fed.Load(); n >= maxFed {
+		t.Fatalf("Submit returned only once the feed ran dry (%d pushed by others): it never handed resolve on", n)
+	}
+	cp.Close()
+	if want := accepted.Load() + 1; released.Load() != want {
+		t.Fatalf("released %d, want %d", released.Load(), want)
 	}
 }
