@@ -137,9 +137,6 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		s.closeListeners()
 		return nil, err
 	}
-	if s.commit.RunsInline() {
-		s.yield = false // Submit ran the stages: nothing was readied to yield to
-	}
 	lo := loopOptions(cfg, opt)
 	s.connLimit = connectionLimit(cfg, len(s.loopListeners))
 	if s.connLimit.Warning != "" && opt.Logf != nil {
