@@ -53,6 +53,11 @@ type Options struct {
 	// NoYieldAfterPush keeps a loop running after it pushed a batch instead
 	// of yielding its P to the stage goroutines it just woke.
 	NoYieldAfterPush bool
+	// NoRunToCompletion keeps the stage goroutines' park and wake per batch
+	// where the loop that pushes would otherwise run the stages itself
+	// (commit.Options.RunToCompletion: unpinned, unlocked WaitIfStageEmpty
+	// stages), for comparing the two.
+	NoRunToCompletion bool
 	// Loop overrides event-loop options (zero fields: defaults).
 	Loop eventloop.Options
 	// OnLoopError hears about what goes wrong in an event loop or a
@@ -124,6 +129,9 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		},
 		OnPublish: s.notifyPublish,
 		OnError:   opt.OnLoopError,
+		// The loop that pushed runs the stages where they would run on
+		// its P anyway (after its yield), minus the parks and wakes.
+		RunToCompletion: !opt.NoYieldAfterPush && !opt.NoRunToCompletion,
 	})
 	if err != nil {
 		s.closeListeners()

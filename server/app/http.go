@@ -87,11 +87,15 @@ func (h *handler) submit() {
 	clear(h.pending)
 	h.pending = h.pending[:0]
 	if h.s.yield {
-		// The push readied the first stage goroutine on this P. Yielding
-		// lets it (and the stages it readies in turn) run here now, as
-		// goroutine switches on this OS thread, instead of waking another
-		// thread while this one sleeps in epoll_wait: the hop that costs
-		// an OS context switch per batch is the one to avoid.
+		// With stage goroutines, the push readied the first one on this
+		// P: yielding lets the stages run here now, as goroutine switches
+		// on this OS thread, instead of waking another thread while this
+		// one sleeps in epoll_wait. Run to completion (the stages already
+		// ran in Submit), the yield stays: a loop goroutine that does not
+		// pass through the scheduler after each push kept sysmon awake at
+		// its 20 µs tick, waking threads for nothing (26x the nanosleeps,
+		// 34x the futex calls; docs/wait_strategies.md), which cost more
+		// CPU a request than the yield does.
 		runtime.Gosched()
 	}
 }

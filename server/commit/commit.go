@@ -143,6 +143,12 @@ type Options[C comparable] struct {
 	// per item), so the default stays 0 until BenchmarkResolveBatch says
 	// otherwise on a quiet one (docs/api.md).
 	ResolveBatch int
+	// RunToCompletion lets the goroutine that submits a batch run the
+	// stages' work for it itself, in order (inline.go), where the stage
+	// goroutines would share its cores: it takes effect only with
+	// WaitIfStageEmpty and no stage pinned (StageCPUs) or locked
+	// (LockThreads); elsewhere the stages keep their goroutines and waits.
+	RunToCompletion bool
 	// Now is the clock of the sequence and persist stages (retention
 	// ages); nil means time.Now. Tests inject one.
 	Now func() time.Time
@@ -171,9 +177,10 @@ type Pipeline[C comparable] struct {
 	// pushes, Close takes it exclusively to set stopped, so no entry is
 	// ever pushed behind the shutdown entries (where no stage would see it).
 	submitMu sync.RWMutex
-	stopped  bool   // guarded by submitMu
-	body     []byte // persist stage only: scratch for response bodies
-	okBody   []byte // GET /ok's body, built once in New
+	stopped  bool           // guarded by submitMu
+	slots    []stageSlot[C] // run to completion (inline.go); nil: stage goroutines
+	body     []byte         // persist stage only: scratch for response bodies
+	okBody   []byte         // GET /ok's body, built once in New
 	// okResponses holds GET /ok's framed answer without a request id, per
 	// Reply.Framing value: framed by the persist stage the first time it
 	// meets that framing and shared read-only by every connection since.
@@ -227,15 +234,20 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
-	cp.wg.Add(3 + opt.ReleaseThreads)
-	go cp.runStage(0, 0, cp.sequence)
-	go cp.runStage(1, 0, cp.resolve)
-	go cp.runStage(2, 0, cp.persist)
-	for t := 0; t < opt.ReleaseThreads; t++ {
+	processes := []stageFunc[C]{cp.sequence, cp.resolve, cp.persist}
+	for range opt.ReleaseThreads {
 		r := &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
-		go cp.runStage(3, t, func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int {
+		processes = append(processes, func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int {
 			return cp.release(b, thread, start, r)
 		})
+	}
+	cp.wg.Add(len(processes))
+	if runsInline(&opt) {
+		cp.startInline(processes)
+		return cp, nil
+	}
+	for i, process := range processes {
+		go cp.runStage(min(i, 3), max(0, i-3), process)
 	}
 	return cp, nil
 }
@@ -264,6 +276,9 @@ func (cp *Pipeline[C]) push(entries []Entry[C]) {
 		b.Release()
 		cp.opt.Metrics.Push(n)
 		entries = entries[n:]
+		if cp.slots != nil {
+			cp.drive()
+		}
 	}
 }
 
@@ -353,13 +368,7 @@ func (cp *Pipeline[C]) runStage(stage, thread int, process stageFunc[C]) {
 		maxBatch = cp.opt.ResolveBatch
 	}
 	for seen := 0; seen < want; {
-		b := cp.p.Acquire(stage, thread, maxBatch, true)
-		start := time.Now()
-		seen += process(b, thread, start)
-		if stage != 3 || thread == 0 {
-			cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
-		}
-		b.Release()
+		seen += cp.runBatch(stage, thread, process, cp.p.Acquire(stage, thread, maxBatch, true))
 	}
 }
 
@@ -478,19 +487,4 @@ func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int, _ time.Ti
 		}
 	}
 	return shutdowns
-}
-
-// okResponse is GET /ok's answer for r: without a request id, the shared
-// one of r's framing (framed now if this is its first). persist inlines
-// its common case, a framing met before.
-func (cp *Pipeline[C]) okResponse(r *Reply[C]) []byte {
-	if r.RequestID != nil {
-		return cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
-	}
-	resp := cp.okResponses[r.Framing]
-	if resp == nil {
-		resp = cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
-		cp.okResponses[r.Framing] = resp
-	}
-	return resp
 }

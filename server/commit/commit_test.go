@@ -22,42 +22,51 @@ import (
 func TestEveryEntryReleasedOnceAndCloseJoins(t *testing.T) {
 	for _, strategy := range pipeline.Strategies() {
 		for _, threads := range []int{1, 3} {
-			t.Run(fmt.Sprintf("%v/%d", strategy, threads), func(t *testing.T) {
-				m := metrics.New()
-				cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: strategy, ReleaseThreads: threads, LgSlotCount: 4, OkResolveIterations: 10, Metrics: m})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var wg sync.WaitGroup
-				for p := 0; p < 3; p++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						batch := make([]tEntry, 50)
-						for i := range batch {
-							batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
+			for _, inline := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/%d/inline=%v", strategy, threads, inline), func(t *testing.T) {
+					m := metrics.New()
+					cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: strategy, ReleaseThreads: threads, LgSlotCount: 4, OkResolveIterations: 10, Metrics: m, RunToCompletion: inline})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var wg sync.WaitGroup
+					for p := 0; p < 3; p++ {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							batch := make([]tEntry, 50)
+							for i := range batch {
+								batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
+							}
+							for r := 0; r < 10; r++ {
+								cp.Submit(batch)
+							}
+						}()
+					}
+					wg.Wait()
+					done := make(chan struct{})
+					go func() { cp.Close(); close(done) }()
+					select {
+					case <-done:
+					case <-time.After(20 * time.Second):
+						t.Fatal("Close did not return")
+					}
+					out, err := m.Encode()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := `weaseldb_http_requests_total{code="200",route="ok"} 1500`; !strings.Contains(string(out), want) {
+						t.Fatalf("want %s in\n%s", want, grep(string(out), "requests_total"))
+					}
+					for _, stage := range metrics.StageNames {
+						// Every stage saw every request and the shutdown entries.
+						want := fmt.Sprintf(`weaseldb_pipeline_batch_size_sum{stage="%s"} %d`, stage, 1500+threads)
+						if !strings.Contains(string(out), want) {
+							t.Fatalf("want %s in\n%s", want, grep(string(out), "batch_size_sum"))
 						}
-						for r := 0; r < 10; r++ {
-							cp.Submit(batch)
-						}
-					}()
-				}
-				wg.Wait()
-				done := make(chan struct{})
-				go func() { cp.Close(); close(done) }()
-				select {
-				case <-done:
-				case <-time.After(20 * time.Second):
-					t.Fatal("Close did not return")
-				}
-				out, err := m.Encode()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := `weaseldb_http_requests_total{code="200",route="ok"} 1500`; !strings.Contains(string(out), want) {
-					t.Fatalf("want %s in\n%s", want, grep(string(out), "requests_total"))
-				}
-			})
+					}
+				})
+			}
 		}
 	}
 }

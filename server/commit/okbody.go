@@ -31,3 +31,18 @@ func OKBody(n int) ([]byte, error) {
 		return append(b, `"}`...), nil
 	}
 }
+
+// okResponse is GET /ok's answer for r: without a request id, the shared
+// one of r's framing (framed now if this is its first). persist inlines
+// its common case, a framing met before.
+func (cp *Pipeline[C]) okResponse(r *Reply[C]) []byte {
+	if r.RequestID != nil {
+		return cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
+	}
+	resp := cp.okResponses[r.Framing]
+	if resp == nil {
+		resp = cp.opt.Responder.AppendResponse(nil, r, 200, "application/json", cp.okBody)
+		cp.okResponses[r.Framing] = resp
+	}
+	return resp
+}

@@ -332,7 +332,9 @@ func (b StageBatch[T]) Release() {
 // released. When there is none it waits by the pipeline's strategy if
 // mayBlock is true (and then never returns an empty batch), or returns an
 // empty batch if not. Each (stage, thread) pair must be driven by a single
-// goroutine.
+// goroutine at a time: another may take it over only after a
+// synchronising hand-over (a lock, an atomic flag), once the last one
+// released every batch it acquired.
 func (p *Pipeline[T]) Acquire(stage, thread, maxBatch int, mayBlock bool) StageBatch[T] {
 	t := p.thread(stage, thread)
 	n := p.available(t, mayBlock)

@@ -1,0 +1,170 @@
+// Run to completion: where the stages are goroutines sharing the loops'
+// cores (WaitIfStageEmpty, no stage pinned or locked to a thread: the
+// server's defaults unpinned), the goroutine that pushes a batch runs every
+// stage's work for it itself, in stage order, instead of waking four stage
+// goroutines that would each park again after one batch. A batch then costs
+// its stages' work, not a park and a wake per stage.
+//
+// Ownership: a stage thread's pipeline position and its state (the persist
+// stage's scratch, a release thread's releaser, the shutdown entries it
+// saw) belong to whoever holds its slot's held flag, a try-lock: the
+// flag's CompareAndSwap and Store order each holder's work after the last
+// one's. A goroutine that finds a slot held moves on; the holder looks
+// again after it lets go (Pipeline.Pending), so no released item is left
+// without a driver. done and kick are safe from any goroutine.
+//
+// Each stage thread keeps its goroutine, parked on kick: the fallback. A
+// pushing goroutine takes a stage at most maxHoldsPerPush times in a row
+// (work others pushed keeps coming while it runs); then it kicks the
+// stage's goroutine, which runs that stage and the ones after it for as
+// long as there is work, and the loop goes back to its connections. A
+// goroutine ends once its slot saw its shutdown entries, so Close still
+// joins one goroutine per stage thread.
+
+package commit
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"weaseldb/server/pipeline"
+)
+
+// maxHoldsPerPush bounds how many times in a row a pushing goroutine takes
+// one stage: once for its own batch, a few more for batches other loops
+// pushed meanwhile, then the stage's goroutine takes over.
+const maxHoldsPerPush = 4
+
+// stageSlot is one stage thread driven by whoever pushes.
+type stageSlot[C comparable] struct {
+	held atomic.Bool
+	done atomic.Bool
+	kick chan struct{} // capacity 1: a kick is never lost
+
+	st    pipeline.StageThread[Entry[C]]
+	index int // in Pipeline.slots
+	// Owned by the holder of held.
+	stage, thread int
+	maxBatch      int
+	want, seen    int // shutdown entries meant for this thread, and seen
+	process       stageFunc[C]
+}
+
+// runsInline says whether the pushing goroutines drive the stages: asked
+// for, the strategy parks, and no stage goroutine has a thread of its own
+// (pinned or locked stages keep their own goroutines and waits).
+func runsInline[C comparable](opt *Options[C]) bool {
+	if !opt.RunToCompletion || opt.WaitStrategy != pipeline.WaitIfStageEmpty || opt.LockThreads {
+		return false
+	}
+	for _, cpus := range opt.StageCPUs {
+		if len(cpus) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// RunsInline says whether Submit runs the stages on the caller's goroutine
+// (Options.RunToCompletion took effect): then a producer has nothing to
+// yield its P to after a push.
+func (cp *Pipeline[C]) RunsInline() bool { return cp.slots != nil }
+
+// startInline makes the slots, in stage order, and their goroutines.
+func (cp *Pipeline[C]) startInline(processes []stageFunc[C]) {
+	cp.slots = make([]stageSlot[C], len(processes))
+	for i, process := range processes {
+		s := &cp.slots[i]
+		s.index, s.stage, s.thread = i, min(i, 3), max(0, i-3)
+		s.want, s.process = cp.opt.ReleaseThreads, process
+		if s.stage == 3 {
+			s.want = 1
+		}
+		if s.stage == 1 {
+			s.maxBatch = cp.opt.ResolveBatch
+		}
+		s.st = cp.p.StageThread(s.stage, s.thread)
+		s.kick = make(chan struct{}, 1)
+		go cp.awaitKicks(s)
+	}
+}
+
+// awaitKicks is a stage thread's goroutine: the fallback driver of its
+// slot and the slots after it, parked until kicked, gone once its slot is
+// done.
+func (cp *Pipeline[C]) awaitKicks(s *stageSlot[C]) {
+	defer cp.wg.Done()
+	for !s.done.Load() {
+		<-s.kick
+		for i := s.index; i < len(cp.slots); i++ {
+			cp.runSlot(&cp.slots[i], false)
+		}
+	}
+}
+
+// drive runs every stage thread that is free, in stage order, until
+// nothing released to it is left unprocessed or its goroutine took over.
+func (cp *Pipeline[C]) drive() {
+	kicked := false
+	for i := range cp.slots {
+		kicked = cp.runSlot(&cp.slots[i], true) || kicked
+	}
+	if kicked {
+		// The kicked goroutine waits on this P; a loop about to block
+		// in epoll_wait would strand it there until sysmon retakes the P.
+		runtime.Gosched()
+	}
+}
+
+// runSlot runs s's next batch if no one else is running s, and goes on
+// while upstream released more (checked after letting go, so an item
+// released meanwhile by a goroutine that found s held is not left behind).
+// One acquire per hold: the common case, a batch of one push, costs one
+// look at upstream before and one after. bounded: after maxHoldsPerPush
+// holds with more to do, it kicks s's goroutine to go on, and says so.
+func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool) (kicked bool) {
+	for holds := 1; s.held.CompareAndSwap(false, true); holds++ {
+		if s.seen < s.want {
+			if b := s.st.TryAcquire(s.maxBatch); b.Len() != 0 {
+				s.seen += cp.runBatch(s.stage, s.thread, s.process, b)
+			}
+		}
+		finished := s.seen >= s.want
+		s.held.Store(false)
+		if finished {
+			if s.done.CompareAndSwap(false, true) {
+				kick(s) // its goroutine sees done and ends
+			}
+			return false
+		}
+		if !s.st.Pending() {
+			return false
+		}
+		if bounded && holds >= maxHoldsPerPush {
+			kick(s)
+			return true
+		}
+	}
+	return false
+}
+
+// runBatch processes one acquired batch, records the stage's batch metric
+// and hands the batch on; it returns the shutdown entries seen.
+func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]]) int {
+	start := time.Now()
+	seen := process(b, thread, start)
+	if stage != 3 || thread == 0 {
+		cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
+	}
+	b.Release()
+	return seen
+}
+
+// kick wakes s's goroutine; a kick already pending does as well.
+func kick[C comparable](s *stageSlot[C]) {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
