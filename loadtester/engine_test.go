@@ -13,7 +13,10 @@ import (
 // every test's that builds its Config from DefaultConfig or testConfig),
 // as WEASELDB_TEST_IO_BACKEND does for the server's suites (make race
 // runs both). Tests that drive a thread's epoll events by hand build their
-// threads without a runner's engine choice and stay on epoll.
+// threads without a runner's engine choice and stay on epoll. go test's
+// cache keys a result on the variables a test reads while it runs, not in
+// init: testConfig reads it again for that, and a run that builds its
+// Config otherwise wants -count=1 (as make race has).
 const testIOBackendEnv = "LOADTESTER_TEST_IO_BACKEND"
 
 func init() {

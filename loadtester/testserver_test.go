@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,6 +251,7 @@ func readRequestLine(r *bufio.Reader) (requestLine, body string, err error) {
 
 // testConfig is a short closed-loop run against s.
 func testConfig(s *testServer) Config {
+	_ = os.Getenv(testIOBackendEnv) // read while a test runs, so the test cache keys on it (engine_test.go)
 	cfg := DefaultConfig()
 	if ua, ok := s.ln.Addr().(*net.UnixAddr); ok {
 		cfg.UnixSocket = ua.Name
