@@ -108,30 +108,10 @@ func newUringBackend(l *Loop) (*uringBackend, error) {
 	return u, nil
 }
 
-// ProbeIOUring reports why io_uring cannot serve here (nil: it can): the
-// kernel must be 6.1 or later (multishot receive into a buffer ring came in
-// 6.0, deferred task work in 6.1), and a ring and a buffer ring are set up
-// and torn down.
-func ProbeIOUring() error {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err == nil {
-		release := unix.ByteSliceToString(u.Release[:])
-		var major, minor int
-		if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err == nil && (major < 6 || major == 6 && minor < 1) {
-			return fmt.Errorf("%w: kernel %s, the backend needs 6.1 or later", uring.ErrUnsupported, release)
-		}
-	}
-	ring, err := uring.New(8, 0)
-	if err != nil {
-		return err
-	}
-	defer ring.Close()
-	b, err := ring.RegisterBufRing(1, 2, 4096)
-	if err != nil {
-		return err
-	}
-	return b.Close()
-}
+// ProbeIOUring reports why io_uring cannot serve here (nil: it can):
+// internal/uring's probe, which the load tester's engine shares (kernel
+// 6.1 or later; a ring and a buffer ring set up and torn down).
+func ProbeIOUring() error { return uring.Probe() }
 
 func (u *uringBackend) traits() backendTraits {
 	return backendTraits{lockThread: true, asyncSends: true}

@@ -336,7 +336,12 @@ func (b StageBatch[T]) Release() {
 // synchronising hand-over (a lock, an atomic flag), once the last one
 // released every batch it acquired.
 func (p *Pipeline[T]) Acquire(stage, thread, maxBatch int, mayBlock bool) StageBatch[T] {
-	t := p.thread(stage, thread)
+	return p.take(p.thread(stage, thread), maxBatch, mayBlock)
+}
+
+// take is Acquire on a thread already looked up (StageThread.TryAcquire
+// shares it).
+func (p *Pipeline[T]) take(t *threadState, maxBatch int, mayBlock bool) StageBatch[T] {
 	n := p.available(t, mayBlock)
 	if n == 0 {
 		return StageBatch[T]{}

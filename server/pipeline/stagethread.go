@@ -21,17 +21,7 @@ func (p *Pipeline[T]) StageThread(stage, thread int) StageThread[T] {
 // TryAcquire is Acquire without a wait: the next batch of at most maxBatch
 // items (0: no limit), or an empty batch when upstream released nothing new.
 func (s StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
-	t, p := s.t, s.p
-	n := p.available(t, false)
-	if n == 0 {
-		return StageBatch[T]{}
-	}
-	if maxBatch > 0 && n > uint64(maxBatch) {
-		n = uint64(maxBatch)
-	}
-	begin := t.localPops
-	t.localPops += n
-	return StageBatch[T]{ring: p.ring, mask: p.mask, t: t, begin: begin, end: begin + n}
+	return s.p.take(s.t, maxBatch, false)
 }
 
 // Pending reports whether every upstream thread has released items that
