@@ -9,7 +9,7 @@ import (
 )
 
 // testIOBackendEnv runs the package's tests on another engine:
-// LOADTESTER_TEST_IO_BACKEND=io_uring makes it DefaultConfig's (and so
+// LOADTESTER_TEST_IO_BACKEND=epoll makes it DefaultConfig's (and so
 // every test's that builds its Config from DefaultConfig or testConfig),
 // as WEASELDB_TEST_IO_BACKEND does for the server's suites (make race
 // runs both). Tests that drive a thread's epoll events by hand build their

@@ -167,7 +167,7 @@ func newFlagSet(o *options, sf *stringFlags) *flag.FlagSet {
 	if testIOBackend != "" {
 		cfg.IOBackend = testIOBackend
 	}
-	fs.StringVar(&cfg.IOBackend, "io-backend", cfg.IOBackend, "the network threads' kernel interface: epoll or io_uring (io_uring where the kernel refuses it runs on epoll, saying why)")
+	fs.StringVar(&cfg.IOBackend, "io-backend", cfg.IOBackend, "the network threads' kernel interface: io_uring or epoll (io_uring where the kernel refuses it runs on epoll, saying why in one line)")
 	fs.BoolVar(&cfg.HTTP2, "http2", false, "speak HTTP/2: h2 by ALPN with an https:// URL, h2c by prior knowledge with http://")
 	fs.IntVar(&cfg.Streams, "streams", 0, "with --http2: up to `N` requests in flight per connection, one a stream (default 1)")
 	fs.IntVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "up to `D` requests in flight per connection, refilled in one write once D/2 are answered")
@@ -222,7 +222,7 @@ func defaults() options {
 
 // parseArgs parses the command line. help is true for --help.
 // testIOBackend, set by the tests only (LOADTESTER_TEST_IO_BACKEND), is
-// --io-backend's default in place of epoll.
+// --io-backend's default in place of the library's (io_uring).
 var testIOBackend string
 
 func parseArgs(args []string) (o options, help bool, err error) {
