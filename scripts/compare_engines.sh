@@ -41,21 +41,13 @@ trap cleanup EXIT INT TERM
 . "$ROOT/scripts/lib/cpus.sh"
 pin_server_and_client weaseldb
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 - "$ROOT/testdata/default.toml" "$PORT" >"$WORK/server.toml" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-text = re.sub(r'(?ms)^interfaces\s*=\s*\[.*?^\]\n', '', text)
-text = text.replace('[server]\n', '[server]\ninterfaces = [ { type = "tcp", address = "127.0.0.1", port = %s } ]\n' % sys.argv[2], 1)
-sys.stdout.write(text)
-PY
-"${SERVER_ON[@]}" "$WORK/weaseldb" --config "$WORK/server.toml" >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do
-    grep -q 'weaseldb: ready' "$WORK/server.log" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
-    sleep 0.1
-done
+# shellcheck source=lib/proc.sh
+. "$ROOT/scripts/lib/proc.sh"
+# shellcheck source=lib/weaseldb.sh
+. "$ROOT/scripts/lib/weaseldb.sh"
+PORT=$(free_port)
+weaseldb_config "$ROOT/testdata/default.toml" "{ type = \"tcp\", address = \"127.0.0.1\", port = $PORT }" >"$WORK/server.toml"
+start_weaseldb "$WORK/weaseldb" "$WORK/server.toml" "$WORK/server.log"
 echo "weaseldb on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # args MODE: the load_tester flags of a mode (1, 16: closed loop depth; rN: open loop at N req/s)

@@ -58,28 +58,14 @@ echo "after:  the working tree$(git -C "$ROOT" diff --quiet HEAD -- loadtester c
 
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
-read -r FIRST SECOND < <(first_two_cpus) || true
-SERVER_ON=(); CLIENT_ON=()
-if [ "${PIN:-1}" = 1 ] && [ -n "${SECOND:-}" ]; then
-    SERVER_ON=(taskset -c "$FIRST"); CLIENT_ON=(taskset -c "$SECOND")
-    echo "weaseldb on CPU $FIRST, the clients on CPU $SECOND"
-fi
+pin_server_and_client weaseldb
+[ "$PINNED" = unpinned ] || echo "$PINNED"
 
+# shellcheck source=lib/weaseldb.sh
+. "$ROOT/scripts/lib/weaseldb.sh"
 PORT=$(free_port)
-python3 - "$ROOT/testdata/default.toml" "$PORT" >"$WORK/server.toml" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-text = re.sub(r'(?ms)^interfaces\s*=\s*\[.*?^\]\n', '', text)
-text = text.replace('[server]\n', '[server]\ninterfaces = [ { type = "tcp", address = "127.0.0.1", port = %s } ]\n' % sys.argv[2], 1)
-sys.stdout.write(text)
-PY
-"${SERVER_ON[@]}" "$WORK/weaseldb" --config "$WORK/server.toml" >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do
-    grep -q 'weaseldb: ready' "$WORK/server.log" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
-    sleep 0.1
-done
+weaseldb_config "$ROOT/testdata/default.toml" "{ type = \"tcp\", address = \"127.0.0.1\", port = $PORT }" >"$WORK/server.toml"
+start_weaseldb "$WORK/weaseldb" "$WORK/server.toml" "$WORK/server.log"
 
 RUNS=$WORK/runs.jsonl
 : >"$RUNS"

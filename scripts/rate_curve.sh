@@ -52,6 +52,8 @@ die() { printf 'rate_curve: %s\n' "$*" >&2; exit 1; }
 log() { printf '=== rate_curve: %s\n' "$*" >&2; }
 # shellcheck source=lib/tools.sh
 . "$ROOT/scripts/lib/tools.sh"
+# shellcheck source=lib/weaseldb.sh
+. "$ROOT/scripts/lib/weaseldb.sh"
 need_tool python3
 BIN=$(cd "$BUILD_DIR" && pwd) || die "no $BUILD_DIR"
 for b in weaseldb load_tester; do
@@ -64,18 +66,9 @@ SERVER_CONFIG=$RUN_DIR/rate_curve_server.toml
 
 # The seed's config in the fitted setup's shape: one I/O loop, one release
 # thread, WaitIfStageEmpty (never spins on shared cores), only a unix socket.
-python3 - "$CONFIG" "$SOCK" >"$SERVER_CONFIG" <<'PY' || die "cannot write $SERVER_CONFIG"
-import re, sys
-text = open(sys.argv[1]).read()
-text = re.sub(r'(?ms)^interfaces\s*=\s*\[.*?^\]\n', '', text)
-text = re.sub(r'(?m)^interfaces\s*=.*\n', '', text)
-text = text.replace('[server]\n', '[server]\ninterfaces = [ { type = "unix", path = "%s" } ]\n' % sys.argv[2], 1)
-for key, value in (('io_threads', '1'), ('pipeline_wait_strategy', '"WaitIfStageEmpty"'), ('pipeline_release_threads', '1')):
-    text, n = re.subn(r'(?m)^%s\s*=.*$' % key, '%s = %s' % (key, value), text)
-    if n == 0:
-        sys.exit('no %s in the config' % key)
-sys.stdout.write(text)
-PY
+weaseldb_config "$CONFIG" "{ type = \"unix\", path = \"$SOCK\" }" io_threads=1 \
+    pipeline_wait_strategy='"WaitIfStageEmpty"' pipeline_release_threads=1 >"$SERVER_CONFIG" ||
+    die "cannot write $SERVER_CONFIG"
 
 SERVER_PID=""
 stop_server() {
