@@ -211,6 +211,9 @@ func (w *writer) seedComparison() error {
 	})
 	row("load tester: network threads", w.cite(seedNetworkThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.LoadThreads) })
 	row("load tester: connect threads", w.cite(seedConnectThreads()), func(n *setupNumbers) string { return fmt.Sprint(n.view.Setup.ConnectThreads) })
+	// The engine moves the client's CPU per request (docs/load_tester.md,
+	// "The default engine"), so a reader comparing runs needs to see it.
+	row("load tester: I/O engine", "not stated", func(n *setupNumbers) string { return loadEngine(n.median) })
 	row("load per run", w.cite(seedRunSeconds()), func(n *setupNumbers) string {
 		if r := n.median; r != nil {
 			return w.cite(fieldOf(fmt.Sprintf("%s: load duration, round %d", n.view.Setup.Title, r.Number), r.Load.DurationS, 1, "s", 1, r.LoadName, "duration_s"))
@@ -256,4 +259,19 @@ func (w *writer) seedComparison() error {
 	w.p("Each range above is the spread of this run's rounds, and each interval for another run assumes the machine stays as steady as it was over them: on a shared machine runs minutes apart can differ by more (docs/report.md, \"How steady this machine is\"; scripts/machine_drift.sh measures it), so compare the setups within one report, and builds with the gate's interleaved A/B, not reports by their absolute req/s.\n\n")
 	w.historicalNote()
 	return nil
+}
+
+// loadEngine names the engine a round's load tester ran on, and why it
+// fell back where io_uring was refused; results from before the load
+// tester recorded it say so.
+func loadEngine(r *Round) string {
+	switch {
+	case r == nil || r.Load == nil:
+		return "not measured"
+	case r.Load.IOBackend == "":
+		return "not recorded"
+	case r.Load.IOBackendFallback != "":
+		return fmt.Sprintf("`%s` (io_uring refused: %s)", r.Load.IOBackend, r.Load.IOBackendFallback)
+	}
+	return "`" + r.Load.IOBackend + "`"
 }
