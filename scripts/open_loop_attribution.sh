@@ -62,16 +62,10 @@ trap cleanup EXIT INT TERM
 pin_server_and_client weaseldb
 
 PORT=$(free_port)
-python3 - "$ROOT/testdata/default.toml" "$PORT" >"$WORK/server.toml" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-text = re.sub(r'(?ms)^interfaces\s*=\s*\[.*?^\]\n', '', text)
-text = text.replace('[server]\n', '[server]\ninterfaces = [ { type = "tcp", address = "127.0.0.1", port = %s } ]\n' % sys.argv[2], 1)
-sys.stdout.write(text)
-PY
-"${SERVER_ON[@]}" "$WORK/weaseldb" --config "$WORK/server.toml" >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-wait_port "$PORT" "$SERVER_PID" || { cat "$WORK/server.log" >&2; exit 1; }
+# shellcheck source=lib/weaseldb.sh
+. "$ROOT/scripts/lib/weaseldb.sh"
+weaseldb_config "$ROOT/testdata/default.toml" "{ type = \"tcp\", address = \"127.0.0.1\", port = $PORT }" >"$WORK/server.toml"
+start_weaseldb "$WORK/weaseldb" "$WORK/server.toml" "$WORK/server.log"
 echo "weaseldb on 127.0.0.1:$PORT; $ROUNDS rounds of ${SECS}s; $(nproc) CPUs, $PINNED; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2), kernel $(uname -r)"
 
