@@ -97,8 +97,9 @@ func (cp *Pipeline[C]) awaitKicks(s *stageSlot[C]) {
 	defer cp.wg.Done()
 	for !s.done.Load() {
 		<-s.kick
+		var clock batchClock
 		for i := s.index; i < len(cp.slots); i++ {
-			cp.runSlot(&cp.slots[i], false)
+			cp.runSlot(&cp.slots[i], false, &clock)
 		}
 	}
 }
@@ -107,8 +108,9 @@ func (cp *Pipeline[C]) awaitKicks(s *stageSlot[C]) {
 // nothing released to it is left unprocessed or its goroutine took over.
 func (cp *Pipeline[C]) drive() {
 	kicked := false
+	var clock batchClock
 	for i := range cp.slots {
-		kicked = cp.runSlot(&cp.slots[i], true) || kicked
+		kicked = cp.runSlot(&cp.slots[i], true, &clock) || kicked
 	}
 	if kicked {
 		// The kicked goroutine waits on this P; a loop about to block
@@ -123,11 +125,11 @@ func (cp *Pipeline[C]) drive() {
 // One acquire per hold: the common case, a batch of one push, costs one
 // look at upstream before and one after. bounded: after maxHoldsPerPush
 // holds with more to do, it kicks s's goroutine to go on, and says so.
-func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool) (kicked bool) {
+func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool, clock *batchClock) (kicked bool) {
 	for holds := 1; s.held.CompareAndSwap(false, true); holds++ {
 		if s.seen < s.want {
 			if b := s.st.TryAcquire(s.maxBatch); b.Len() != 0 {
-				s.seen += cp.runBatch(s.stage, s.thread, s.process, b)
+				s.seen += cp.runTimedBatch(s.stage, s.thread, s.process, b, clock)
 			}
 		}
 		finished := s.seen >= s.want
@@ -156,6 +158,41 @@ func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipel
 	seen := process(b, thread, start)
 	if stage != 3 || thread == 0 {
 		cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
+	}
+	b.Release()
+	return seen
+}
+
+// batchClock chains the batches one driver runs back to back: the clock
+// read that ends one batch starts the next, so a batch of one through the
+// four stages reads the clock five times, not eight. The zero value reads
+// the clock at its first batch; a driver that waited (a kicked goroutine)
+// starts a new one.
+type batchClock struct{ last time.Time }
+
+// start is when the next batch starts: where the last one ended.
+func (c *batchClock) start() time.Time {
+	if c.last.IsZero() {
+		c.last = time.Now()
+	}
+	return c.last
+}
+
+// stop ends the batch begun at start and returns its duration: one
+// monotonic clock read, its end kept as the next batch's start.
+func (c *batchClock) stop(start time.Time) time.Duration {
+	busy := time.Since(start)
+	c.last = start.Add(busy)
+	return busy
+}
+
+// runTimedBatch is runBatch on a driver's chained clock.
+func (cp *Pipeline[C]) runTimedBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
+	start := clock.start()
+	seen := process(b, thread, start)
+	busy := clock.stop(start)
+	if stage != 3 || thread == 0 {
+		cp.opt.Metrics.StageBatch(stage, b.Len(), busy)
 	}
 	b.Release()
 	return seen

@@ -131,3 +131,29 @@ func TestSubmitHandsAStageOnWhileOthersKeepPushing(t *testing.T) {
 		t.Fatalf("released %d, want %d", released.Load(), want)
 	}
 }
+
+// A driver's batches share their boundaries: each batch starts where the
+// one before it ended (one clock read between two stages, not two), and
+// its duration is the time between the two.
+func TestBatchClockChainsBatches(t *testing.T) {
+	var c batchClock
+	first := c.start()
+	if first.IsZero() {
+		t.Fatal("the first batch's start is the zero time")
+	}
+	if again := c.start(); !again.Equal(first) {
+		t.Fatalf("start read the clock again before a stop: %v then %v", first, again)
+	}
+	prev := first
+	for i := range 3 {
+		busy := c.stop(prev)
+		if busy < 0 {
+			t.Fatalf("batch %d: negative duration %v", i, busy)
+		}
+		next := c.start()
+		if got := next.Sub(prev); got != busy {
+			t.Fatalf("batch %d: the next batch starts %v after this one's start, want its duration %v", i, got, busy)
+		}
+		prev = next
+	}
+}
