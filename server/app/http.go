@@ -118,9 +118,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) (int, eventloop.Action) {
 	if st.streaming {
 		return len(in), eventloop.Continue // a subscriber's connection carries no more requests
 	}
-	// The loop's turn clock, read once after its wait, is the requests'
-	// start: a read reads no clock of its own.
-	now := c.Loop().Now()
+	now := time.Now() // one clock read per read call, shared by its requests
 	off := 0
 	for off < len(in) && !c.Overloaded() {
 		n, err := st.parser.Parse(in[off:], &h.req)

@@ -55,7 +55,7 @@ type request struct {
 	seq   uint64
 	http  *http1.Request
 	route *route
-	now   time.Time // the turn clock of the loop turn that read it (Loop.Now)
+	now   time.Time // when the read that carried it returned
 	head  bool      // HEAD: the GET's answer without its body
 	// framing is the answer's, as the request asked (a route that then
 	// closes the connection clears KeepAlive in http, which wins).

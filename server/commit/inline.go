@@ -165,32 +165,42 @@ func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipel
 
 // batchClock chains the batches one driver runs back to back: the clock
 // read that ends one batch starts the next, so a batch of one through the
-// four stages reads the clock five times, not eight. The zero value reads
-// the clock at its first batch; a driver that waited (a kicked goroutine)
-// starts a new one.
-type batchClock struct{ last time.Time }
+// four stages reads the clock five times, not eight. Its readings are
+// offsets from the first (time.Since, one monotonic read each; a time.Time
+// is made only for the release stage, whose answers' latencies end at its
+// start). The zero value reads the clock at its first batch; a driver that
+// waited (a kicked goroutine) starts a new one.
+type batchClock struct {
+	base time.Time
+	at   time.Duration // the last batch's end, from base
+}
 
-// start is when the next batch starts: where the last one ended.
-func (c *batchClock) start() time.Time {
-	if c.last.IsZero() {
-		c.last = time.Now()
+// start is when the next batch starts, from base: where the last one ended.
+func (c *batchClock) start() time.Duration {
+	if c.base.IsZero() {
+		c.base = time.Now()
 	}
-	return c.last
+	return c.at
 }
 
-// stop ends the batch begun at start and returns its duration: one
-// monotonic clock read, its end kept as the next batch's start.
-func (c *batchClock) stop(start time.Time) time.Duration {
-	busy := time.Since(start)
-	c.last = start.Add(busy)
-	return busy
+// stop ends the batch begun at from and returns its duration; its end is
+// the next batch's start.
+func (c *batchClock) stop(from time.Duration) time.Duration {
+	c.at = time.Since(c.base)
+	return c.at - from
 }
 
-// runTimedBatch is runBatch on a driver's chained clock.
+// runTimedBatch is runBatch on a driver's chained clock. Only the release
+// stage reads the start it is given (the end of its answers' latencies);
+// the others get the clock's base.
 func (cp *Pipeline[C]) runTimedBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
-	start := clock.start()
+	from := clock.start()
+	start := clock.base
+	if stage == 3 && from != 0 {
+		start = start.Add(from)
+	}
 	seen := process(b, thread, start)
-	busy := clock.stop(start)
+	busy := clock.stop(from)
 	if stage != 3 || thread == 0 {
 		cp.opt.Metrics.StageBatch(stage, b.Len(), busy)
 	}

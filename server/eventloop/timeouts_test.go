@@ -557,23 +557,3 @@ func TestIdleConnectionsCostNoCPU(t *testing.T) {
 
 var _ = strings.Contains
 var _ = bytes.Equal
-
-// Loop.Now is the turn's clock, read once after the wait, as a time: a
-// handler that stamps its requests with it measures from the turn's read
-// of the clock, on the monotonic clock time.Since uses.
-func TestLoopNowIsTheTurnClock(t *testing.T) {
-	cl := newClockLoop(t, Options{})
-	for _, d := range []time.Duration{0, time.Millisecond, 3 * time.Second} {
-		cl.l.now = clockBase + int64(d)
-		got := cl.l.Now()
-		if want := monoBase.Add(time.Duration(clockBase) + d); !got.Equal(want) {
-			t.Fatalf("turn clock at +%v: Now() = %v, want %v", d, got, want)
-		}
-		if again := cl.l.Now(); !again.Equal(got) {
-			t.Fatalf("turn clock at +%v: Now() moved within the turn (%v, then %v)", d, got, again)
-		}
-	}
-	if since := time.Since(cl.l.Now()); since < 0 {
-		t.Fatalf("time.Since(Now()) = %v: not on the monotonic clock time.Now reads", since)
-	}
-}

@@ -21,13 +21,6 @@ func (l *Loop) SetTimer(at time.Time) {
 
 func monoNow() int64 { return int64(time.Since(monoBase)) }
 
-// Now is the turn's clock as a time.Time (loop goroutine only): when the
-// wait of this turn returned, read once for every connection the turn
-// serves, so a handler that stamps its requests reads no clock of its own.
-// Its monotonic reading is exact (Sub and Since against time.Now use it);
-// its wall reading is monoBase's advanced by as much.
-func (l *Loop) Now() time.Time { return monoBase.Add(time.Duration(l.now)) }
-
 var monoBase = time.Now()
 
 // waitTimeout is -1 (sleep until an event) unless work is queued or a
