@@ -325,7 +325,8 @@ func (cp *Pipeline[C]) stageError(stage, thread int, err error) {
 // stageFunc processes one batch of a stage thread and returns the shutdown
 // entries it saw. start is when the batch was acquired (the clock read of
 // the stage time metric), which release reuses as the moment its answers
-// are queued.
+// are queued (run to completion reads it for release alone: the other
+// stages get the zero time, which they do not read).
 type stageFunc[C comparable] func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int
 
 // runStage drives one (stage, thread): acquire, process, release, until it

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/pipeline"
 )
 
@@ -165,39 +166,38 @@ func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipel
 
 // batchClock chains the batches one driver runs back to back: the clock
 // read that ends one batch starts the next, so a batch of one through the
-// four stages reads the clock five times, not eight. Its readings are
-// offsets from the first (time.Since, one monotonic read each; a time.Time
-// is made only for the release stage, whose answers' latencies end at its
-// start). The zero value reads the clock at its first batch; a driver that
-// waited (a kicked goroutine) starts a new one.
+// four stages reads the monotonic clock five times (internal/monoclock,
+// integer nanoseconds), not eight, and makes one time.Time, for the
+// release stage, whose answers' latencies end at its start. The zero value
+// reads the clock at its first batch; a driver that waited (a kicked
+// goroutine) starts a new one.
 type batchClock struct {
-	base time.Time
-	at   time.Duration // the last batch's end, from base
+	at int64 // the last batch's end (monoclock); 0: none yet
 }
 
-// start is when the next batch starts, from base: where the last one ended.
-func (c *batchClock) start() time.Duration {
-	if c.base.IsZero() {
-		c.base = time.Now()
+// start is when the next batch starts: where the last one ended.
+func (c *batchClock) start() int64 {
+	if c.at == 0 {
+		c.at = monoclock.Now()
 	}
 	return c.at
 }
 
 // stop ends the batch begun at from and returns its duration; its end is
 // the next batch's start.
-func (c *batchClock) stop(from time.Duration) time.Duration {
-	c.at = time.Since(c.base)
-	return c.at - from
+func (c *batchClock) stop(from int64) time.Duration {
+	c.at = monoclock.Now()
+	return time.Duration(c.at - from)
 }
 
 // runTimedBatch is runBatch on a driver's chained clock. Only the release
 // stage reads the start it is given (the end of its answers' latencies);
-// the others get the clock's base.
+// the others get the zero time.
 func (cp *Pipeline[C]) runTimedBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
 	from := clock.start()
-	start := clock.base
-	if stage == 3 && from != 0 {
-		start = start.Add(from)
+	var start time.Time
+	if stage == 3 {
+		start = time.Now()
 	}
 	seen := process(b, thread, start)
 	busy := clock.stop(from)

@@ -137,22 +137,23 @@ func TestSubmitHandsAStageOnWhileOthersKeepPushing(t *testing.T) {
 // its duration is the time between the two.
 func TestBatchClockChainsBatches(t *testing.T) {
 	var c batchClock
-	if from := c.start(); from != 0 || c.base.IsZero() {
-		t.Fatalf("first batch: start %v from base %v, want 0 from a clock read", from, c.base)
+	first := c.start()
+	if first == 0 {
+		t.Fatal("the first batch's start read no clock")
 	}
-	var total time.Duration
+	if again := c.start(); again != first {
+		t.Fatalf("start read the clock again before a stop: %d then %d", first, again)
+	}
+	at := first
 	for i := range 3 {
-		from := c.start()
-		if from != total {
-			t.Fatalf("batch %d starts at %v, want the last one's end %v", i, from, total)
-		}
-		busy := c.stop(from)
+		busy := c.stop(at)
 		if busy < 0 {
 			t.Fatalf("batch %d: negative duration %v", i, busy)
 		}
-		total += busy
-	}
-	if since := time.Since(c.base); since < total {
-		t.Fatalf("the batches' durations add up to %v, more than the %v since the first began", total, since)
+		next := c.start()
+		if time.Duration(next-at) != busy {
+			t.Fatalf("batch %d: the next batch starts %v after this one, want its duration %v", i, time.Duration(next-at), busy)
+		}
+		at = next
 	}
 }
