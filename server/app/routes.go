@@ -174,12 +174,14 @@ func (h *handler) replyTyped(q *request, metric metrics.Route, status int, conte
 // /ok and /v1/version); the release stage answers it.
 func (h *handler) enqueue(q *request, kind commit.Kind, d *commit.Data) {
 	r := q.http
-	e := entry{Kind: kind, Reply: reply{Conn: q.c, Seq: q.seq, Framing: uint8(q.framing), Close: !r.KeepAlive},
-		Route: q.route.metric, Start: q.now, Data: d}
+	// Filled in place: an entry built aside would be copied into pending.
+	h.pending = append(h.pending, entry{})
+	e := &h.pending[len(h.pending)-1]
+	e.Kind, e.Route, e.Start, e.Data = kind, q.route.metric, q.now, d
+	e.Reply.Conn, e.Reply.Seq, e.Reply.Framing, e.Reply.Close = q.c, q.seq, uint8(q.framing), !r.KeepAlive
 	if r.RequestID != nil {
 		e.Reply.RequestID = append([]byte(nil), r.RequestID...) // the read buffer is reused
 	}
-	h.pending = append(h.pending, e)
 }
 
 func (h *handler) okRequest(q *request)      { h.enqueue(q, commit.KindOK, nil) }
