@@ -270,8 +270,11 @@ func (cp *Pipeline[C]) push(entries []Entry[C]) {
 	for len(entries) > 0 {
 		b := cp.p.Push(len(entries), true)
 		n := b.Len()
-		for i := 0; i < n; i++ {
-			*b.At(i) = entries[i]
+		if n == 1 {
+			*b.At(0) = entries[0] // a batch of one: a copy call costs more
+		} else {
+			first, second := b.Slices() // two copies, not an indexed store per entry
+			copy(second, entries[copy(first, entries[:n]):n])
 		}
 		b.Release()
 		cp.opt.Metrics.Push(n)
