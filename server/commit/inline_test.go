@@ -131,3 +131,29 @@ func TestSubmitHandsAStageOnWhileOthersKeepPushing(t *testing.T) {
 		t.Fatalf("released %d, want %d", released.Load(), want)
 	}
 }
+
+// A driver's batches share their boundaries: each batch starts where the
+// one before it ended (one clock read between two stages, not two), and
+// its duration is the time between the two.
+func TestBatchClockChainsBatches(t *testing.T) {
+	var c batchClock
+	first := c.start()
+	if first == 0 {
+		t.Fatal("the first batch's start read no clock")
+	}
+	if again := c.start(); again != first {
+		t.Fatalf("start read the clock again before a stop: %d then %d", first, again)
+	}
+	at := first
+	for i := range 3 {
+		busy := c.stop(at)
+		if busy < 0 {
+			t.Fatalf("batch %d: negative duration %v", i, busy)
+		}
+		next := c.start()
+		if time.Duration(next-at) != busy {
+			t.Fatalf("batch %d: the next batch starts %v after this one, want its duration %v", i, time.Duration(next-at), busy)
+		}
+		at = next
+	}
+}

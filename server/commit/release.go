@@ -38,8 +38,9 @@ type startedSub[C comparable] struct {
 func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, now time.Time, r *releaser[C]) (shutdowns int) {
 	s := r.s
 	var none, last C
+	split := cp.opt.ReleaseThreads > 1 // one release thread owns every entry
 	for i := 0; i < b.Len(); i++ {
-		if !cp.owns(b.Index(i), thread) {
+		if split && !cp.owns(b.Index(i), thread) {
 			continue
 		}
 		e := b.At(i)

@@ -5,7 +5,11 @@
 
 package eventloop
 
-import "time"
+import (
+	"time"
+
+	"weaseldb/internal/monoclock"
+)
 
 // SetTimer makes the loop run a turn at or soon after at (loop goroutine
 // only; it replaces the previous timer; the zero time clears it). The
@@ -19,9 +23,18 @@ func (l *Loop) SetTimer(at time.Time) {
 	l.timerAt = max(1, int64(at.Sub(monoBase)))
 }
 
-func monoNow() int64 { return int64(time.Since(monoBase)) }
+// monoNow is the loop's clock: monotonic nanoseconds since monoBase, read
+// once a turn and once a response a Sender writes, so one plain reading
+// of the runtime's clock (internal/monoclock) rather than a time.Since.
+func monoNow() int64 { return monoclock.Now() - monoOrigin }
 
-var monoBase = time.Now()
+// monoBase is the loop clock's zero as a time (SetTimer converts with it);
+// monoOrigin is the same instant on monoclock's scale, to within the few
+// nanoseconds between the two reads that find it.
+var (
+	monoBase   = time.Now()
+	monoOrigin = monoclock.Now() - int64(time.Since(monoBase))
+)
 
 // waitTimeout is -1 (sleep until an event) unless work is queued or a
 // deadline (connection timeouts, linger, accept back-off, shutdown, the

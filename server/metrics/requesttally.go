@@ -12,6 +12,9 @@ import (
 
 // RequestTally counts a batch's answered requests, as Metrics.Request
 // would, until Flush adds them to the Metrics it came from.
+// Flush visits only what Add touched (the set bits of routes, and of each
+// route's statuses and buckets): a batch of one /ok flushes one count and
+// one bucket, not every slot of the route.
 type RequestTally struct {
 	m      *Metrics
 	routes uint16 // bit r: route r has counts to flush
@@ -20,9 +23,17 @@ type RequestTally struct {
 }
 
 type latencyTally struct {
-	buckets [maxBounds + 1]uint32
-	sum     int64
+	statuses uint32 // bit s: count[r][s] is not zero
+	used     uint32 // bit b: buckets[b] is not zero
+	buckets  [maxBounds + 1]uint32
+	sum      int64
 }
+
+// The bit sets above hold every status slot and bucket.
+var (
+	_ [32 - numStatusSlots]struct{}
+	_ [32 - (maxBounds + 1)]struct{}
+)
 
 // NewRequestTally returns an empty tally for one goroutine.
 func (m *Metrics) NewRequestTally() *RequestTally { return &RequestTally{m: m} }
@@ -30,9 +41,13 @@ func (m *Metrics) NewRequestTally() *RequestTally { return &RequestTally{m: m} }
 // Add counts one answered request.
 func (t *RequestTally) Add(r Route, status int, latency time.Duration) {
 	t.routes |= 1 << r
-	t.count[r][statusIndex(status)]++
+	si := statusIndex(status)
+	t.count[r][si]++
 	l := &t.lat[r]
-	l.buckets[latencyBounds.index(int64(latency))]++
+	l.statuses |= 1 << si
+	b := latencyBounds.index(int64(latency))
+	l.buckets[b]++
+	l.used |= 1 << b
 	l.sum += int64(latency)
 }
 
@@ -41,21 +56,19 @@ func (t *RequestTally) Add(r Route, status int, latency time.Duration) {
 func (t *RequestTally) Flush() {
 	for routes := t.routes; routes != 0; routes &= routes - 1 {
 		r := bits.TrailingZeros16(routes)
-		for s, n := range t.count[r] {
-			if n != 0 {
-				t.m.requests[r][s].Add(float64(n))
-				t.count[r][s] = 0
-			}
-		}
 		l, c := &t.lat[r], &t.m.latency.children[r]
-		for b, n := range l.buckets {
-			if n != 0 {
-				c.buckets[b].Add(uint64(n))
-				l.buckets[b] = 0
-			}
+		for set := l.statuses; set != 0; set &= set - 1 {
+			s := bits.TrailingZeros32(set)
+			t.m.requests[r][s].Add(float64(t.count[r][s]))
+			t.count[r][s] = 0
+		}
+		for set := l.used; set != 0; set &= set - 1 {
+			b := bits.TrailingZeros32(set)
+			c.buckets[b].Add(uint64(l.buckets[b]))
+			l.buckets[b] = 0
 		}
 		c.sum.Add(l.sum)
-		l.sum = 0
+		l.statuses, l.used, l.sum = 0, 0, 0
 	}
 	t.routes = 0
 }
