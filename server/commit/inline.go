@@ -149,13 +149,19 @@ func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool) (kicked bool) {
 	return false
 }
 
-// runBatch processes one acquired batch, records the stage's batch metric
-// and hands the batch on; it returns the shutdown entries seen.
+// runBatch processes one acquired batch, records the stage's batch and
+// wait metrics and hands the batch on, stamped (wait.go); it returns the
+// shutdown entries seen.
 func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]]) int {
 	start := time.Now()
 	seen := process(b, thread, start)
+	end := time.Now()
 	if stage != 3 || thread == 0 {
-		cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
+		cp.opt.Metrics.StageBatch(stage, b.Len(), end.Sub(start))
+		cp.opt.Metrics.StageWait(stage, cp.waitOf(stage, b, start))
+	}
+	if stage < 3 {
+		handOn(b, int64(end.Sub(cp.epoch)))
 	}
 	b.Release()
 	return seen
