@@ -72,7 +72,20 @@ stop() { kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null ||
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # the whole process, user+system
 TICK=$(getconf CLK_TCK)
 
-# run VARIANT TOOL PIPELINE: prints "rps ns_per_request"
+# answered LT_JSON [FIELD]: the requests load_tester's run answered, its
+# warm-up's included (a run with --warmup 0 has no "warmup"), and FIELD.
+answered() {
+    python3 - "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+out = [r["requests"] + (r.get("warmup") or {}).get("answered", 0)]
+print(*(out + [r[f] for f in sys.argv[2:]]))
+PY
+}
+
+# run VARIANT TOOL PIPELINE: prints "rps ns_per_request". Called in this
+# shell, never in a subshell: SERVER_PID must be this shell's, so that the
+# exit trap stops a server whatever ends the script.
 run() {
     local variant=$1 tool=$2 depth=$3
     start "$variant"
@@ -90,7 +103,7 @@ run() {
         taskset -c "$CLIENT_CPU" "$BIN/load_tester" --host 127.0.0.1 --port "$PORT" --path /ok --concurrency 100 \
             --pipeline "$depth" --duration "$DURATION" --warmup "$WARMUP" --quiet --json "$TMP/lt.json" >/dev/null
         t1=$(cpu_ticks "$pid")
-        read -r reqs rps < <(python3 -c "import json;r=json.load(open('$TMP/lt.json'));print(r['requests']+r['warmup']['answered'], r['requests_per_sec'])")
+        read -r reqs rps < <(answered "$TMP/lt.json" requests_per_sec)
     fi
     stop
     python3 -c "print('%.0f %.0f' % ($rps, ($t1-$t0)/$TICK*1e9/max(1,$reqs)))"
@@ -106,7 +119,8 @@ for shape in "${shapes[@]}"; do
         n=${#VARIANTS[@]}
         for ((k = 0; k < n; k++)); do # the order rotates from round to round
             b=${VARIANTS[$(((i + k) % n))]}
-            read -r rps ns < <(run "$b" "$tool" "$depth")
+            run "$b" "$tool" "$depth" >"$TMP/run.out"
+            read -r rps ns <"$TMP/run.out"
             echo "$tool depth=$depth round=$i $b: $rps req/s, $ns ns server CPU per request"
             RPS[$tool.$depth.$b]+="$rps "
             NS[$tool.$depth.$b]+="$ns "
@@ -139,7 +153,7 @@ if [[ ${SKIP_STRACE:-0} == 0 ]] && have_tool strace; then
     for b in "${VARIANTS[@]}"; do
         start "$b" strace -f -c -o "$TMP/strace.$b"
         "$BIN/load_tester" --host 127.0.0.1 --port "$PORT" --path /ok --concurrency 100 --duration 3 --warmup 0.5 --quiet --json "$TMP/lt.json" >/dev/null
-        reqs=$(python3 -c "import json;r=json.load(open('$TMP/lt.json'));print(r['requests']+r['warmup']['answered'])")
+        reqs=$(answered "$TMP/lt.json")
         pkill -TERM -f "weaseldb --config $TMP/$b.toml" || true
         wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
         awk -v n="$reqs" -v b="$b" 'NR>2 && $NF!="total" && $4 ~ /^[0-9]+$/ && $4/n >= 0.01 {printf "%s: %-16s %.3f per request\n", b, $NF, $4/n}' "$TMP/strace.$b" | sort -t' ' -k3 -rn
