@@ -53,6 +53,8 @@ type intKey struct {
 var intKeys = []intKey{
 	{"server", "io_threads", 1, 1024, func(c Config) int64 { return int64(c.Server.IOThreads) }},
 	{"server", "event_batch_size", 1, 65536, func(c Config) int64 { return int64(c.Server.EventBatchSize) }},
+	{"server", "io_uring_peek_ns", 0, 1_000_000, func(c Config) int64 { return int64(c.Server.IOUringPeekNs) }},
+	{"server", "io_uring_round_budget", 0, 65536, func(c Config) int64 { return int64(c.Server.IOUringRoundBudget) }},
 	{"server", "read_buffer_size", 1024, 16 << 20, func(c Config) int64 { return int64(c.Server.ReadBufferSize) }},
 	{"server", "max_connections", 0, 1 << 24, func(c Config) int64 { return int64(c.Server.MaxConnections) }},
 	{"server", "max_request_size_bytes", 1024, 1 << 30, func(c Config) int64 { return c.Server.MaxRequestSizeBytes }},

@@ -67,6 +67,8 @@ var schema = []section{
 		{"write_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.WriteTimeoutSeconds })},
 		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
 		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
+		{"io_uring_peek_ns", intSetter(func(c *Config) *int { return &c.Server.IOUringPeekNs })},
+		{"io_uring_round_budget", intSetter(func(c *Config) *int { return &c.Server.IOUringRoundBudget })},
 		{"admin_address", stringSetter(func(c *Config) *string { return &c.Server.AdminAddress })},
 		{"listener", stringSetter(func(c *Config) *string { return &c.Server.Listener })},
 		{"thread_names", setThreadNames},
