@@ -19,6 +19,9 @@
 #   SKIP_STRACE [0]  SKIP_IDLE [0]  SERVER_CPU [0]  CLIENT_CPU [1]
 #   THREAD_NAMES [unset: the server's "auto", the epoll loop unlocked, as
 #   measured in docs/io_uring.md; io_uring loops are locked either way]
+#   URING_PEEK_NS, URING_BUDGET [unset]: add the variants io_uring_peek
+#   (server.io_uring_peek_ns) and io_uring_budget
+#   (server.io_uring_round_budget), each also given as its ratio to io_uring
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -60,13 +63,22 @@ if [[ $SERVER_CPU =~ ^[0-9]+$ ]]; then
     config epoll_pinned epoll "io_cpus = [$SERVER_CPU]"
     VARIANTS=(epoll epoll_pinned io_uring)
 fi
+if [[ -n ${URING_PEEK_NS:-} ]]; then
+    config io_uring_peek io_uring "io_uring_peek_ns = $URING_PEEK_NS"
+    VARIANTS+=(io_uring_peek)
+fi
+if [[ -n ${URING_BUDGET:-} ]]; then
+    config io_uring_budget io_uring "io_uring_round_budget = $URING_BUDGET"
+    VARIANTS+=(io_uring_budget)
+fi
+backend_of() { case $1 in epoll*) echo epoll ;; *) echo io_uring ;; esac; }
 
 start() { # variant [wrapper...]
     local variant=$1; shift
     "$@" taskset -c "$SERVER_CPU" "$BIN/weaseldb" --config "$TMP/$variant.toml" >"$TMP/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do grep -q 'weaseldb: ready' "$TMP/server.log" 2>/dev/null && break; sleep 0.05; done
-    grep -q "io_backend ${variant%_pinned}" "$TMP/server.log" || { echo "compare_io_backends: $variant did not start:" >&2; cat "$TMP/server.log" >&2; exit 1; }
+    grep -q "io_backend $(backend_of "$variant")" "$TMP/server.log" || { echo "compare_io_backends: $variant did not start:" >&2; cat "$TMP/server.log" >&2; exit 1; }
 }
 stop() { kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=; }
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # the whole process, user+system
@@ -138,13 +150,17 @@ name, rest = sys.argv[1], sys.argv[2:]
 runs = {rest[i]: ([float(x) for x in rest[i + 1].split()], [float(x) for x in rest[i + 2].split()]) for i in range(0, len(rest), 3)}
 parts = [f"{b} {statistics.median(r):.0f} req/s, {statistics.median(n):.0f} ns/req" for b, (r, n) in runs.items()]
 print(f"{name}: " + "; ".join(parts))
-ur, un = runs["io_uring"]
-for b, (r, n) in runs.items():
-    if b == "io_uring":
-        continue
-    pr = statistics.median([u / e for e, u in zip(r, ur)])
-    pn = statistics.median([u / e for e, u in zip(n, un)])
-    print(f"  io_uring / {b}: req/s {pr:.3f}, server CPU per request {pn:.3f}")
+def ratio(top, base):
+    (br, bn), (tr, tn) = runs[base], runs[top]
+    pr = statistics.median([t / b for b, t in zip(br, tr)])
+    pn = statistics.median([t / b for b, t in zip(bn, tn)])
+    print(f"  {top} / {base}: req/s {pr:.3f}, server CPU per request {pn:.3f}")
+for b in runs:
+    if b.startswith("epoll"):
+        ratio("io_uring", b)
+for b in runs:
+    if b.startswith("io_uring_"):
+        ratio(b, "io_uring")
 PY
 done
 

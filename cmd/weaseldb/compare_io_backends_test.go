@@ -35,7 +35,8 @@ else echo '{"requests":1000,"requests_per_sec":1000,"warmup":{"answered":10}}' >
 
 // With WARMUP=0 the script measures and ends cleanly, and no server it
 // started outlives it (it used to stop at a KeyError on the result's
-// missing "warmup", with its server left running).
+// missing "warmup", with its server left running); the io_uring peek and
+// budget variants are measured beside io_uring.
 func TestCompareIOBackendsWithoutWarmup(t *testing.T) {
 	for _, tool := range []string{"bash", "python3", "taskset", "sed", "awk", "pgrep"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -57,15 +58,18 @@ func TestCompareIOBackendsWithoutWarmup(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "../../scripts/compare_io_backends.sh")
 	cmd.Env = append(os.Environ(), "BUILD_DIR="+bin, "PATH="+bin+":"+os.Getenv("PATH"), "STUB_PIDS="+pids,
-		"WARMUP=0", "PAIRS=1", "DURATION=1", "SKIP_STRACE=1", "SKIP_IDLE=1", "SERVER_CPU=0", "CLIENT_CPU=0")
+		"WARMUP=0", "PAIRS=1", "DURATION=1", "SKIP_STRACE=1", "SKIP_IDLE=1", "SERVER_CPU=0", "CLIENT_CPU=0",
+		"URING_PEEK_NS=1000", "URING_BUDGET=8")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("compare_io_backends.sh with WARMUP=0: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "io_uring / epoll: req/s") {
-		t.Errorf("no io_uring/epoll ratio in\n%s", out)
+	for _, want := range []string{"io_uring / epoll: req/s", "io_uring_peek / io_uring: req/s", "io_uring_budget / io_uring: req/s"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
 	}
 	started, err := os.ReadFile(pids)
 	if err != nil {
