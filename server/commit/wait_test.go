@@ -16,7 +16,8 @@ import (
 // wait: the resolve stage is held inside its first batch while the
 // sequence stage hands it a second; once resolve goes on, the second
 // batch's wait is at least the stall. Every stage records one wait per
-// batch it records, with stage goroutines and run to completion alike.
+// batch it records (a later stage may take both requests in one batch),
+// with stage goroutines and run to completion alike.
 func TestStalledStageShowsAWait(t *testing.T) {
 	const stall = 20 * time.Millisecond
 	for _, inline := range []bool{false, true} {
@@ -65,8 +66,8 @@ func TestStalledStageShowsAWait(t *testing.T) {
 			for _, stage := range metrics.StageNames {
 				waits := sampleValue(t, out, `weaseldb_pipeline_stage_wait_seconds_count{stage="`+stage+`"}`)
 				batches := sampleValue(t, out, `weaseldb_pipeline_batch_size_count{stage="`+stage+`"}`)
-				if waits != batches || waits < 2 {
-					t.Errorf("stage %s: %g waits for %g batches, want one per batch (at least 2)", stage, waits, batches)
+				if waits != batches || waits < 1 {
+					t.Errorf("stage %s: %g waits for %g batches, want one per batch", stage, waits, batches)
 				}
 			}
 		})
