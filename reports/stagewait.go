@@ -85,6 +85,8 @@ func mergedStageWaits(rounds []*Round) map[string]artifacts.StageWait {
 func fmtWait(s float64) string {
 	ns := s * 1e9
 	switch {
+	case math.Abs(ns) >= 1e9:
+		return numfmt.Format(ns/1e9, 2) + " s"
 	case math.Abs(ns) >= 1e6:
 		return numfmt.Format(ns/1e6, 2) + " ms"
 	case math.Abs(ns) >= 1e3:
