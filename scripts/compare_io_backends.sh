@@ -75,6 +75,7 @@ backend_of() { case $1 in epoll*) echo epoll ;; *) echo io_uring ;; esac; }
 
 start() { # variant [wrapper...]
     local variant=$1; shift
+    rm -f "$TMP/server.log" # the last server's "ready" must not pass for this one's
     "$@" taskset -c "$SERVER_CPU" "$BIN/weaseldb" --config "$TMP/$variant.toml" >"$TMP/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do grep -q 'weaseldb: ready' "$TMP/server.log" 2>/dev/null && break; sleep 0.05; done
@@ -152,8 +153,8 @@ parts = [f"{b} {statistics.median(r):.0f} req/s, {statistics.median(n):.0f} ns/r
 print(f"{name}: " + "; ".join(parts))
 def ratio(top, base):
     (br, bn), (tr, tn) = runs[base], runs[top]
-    pr = statistics.median([t / b for b, t in zip(br, tr)])
-    pn = statistics.median([t / b for b, t in zip(bn, tn)])
+    over = lambda bs, ts: statistics.median([t / b if b else float("nan") for b, t in zip(bs, ts)])
+    pr, pn = over(br, tr), over(bn, tn)
     print(f"  {top} / {base}: req/s {pr:.3f}, server CPU per request {pn:.3f}")
 for b in runs:
     if b.startswith("epoll"):

@@ -67,8 +67,9 @@ var (
 	sizeBounds      = newBounds(prometheus.ExponentialBuckets(1, 2, 14), itemsFloat, 1)           // 1 .. 8192
 	stageTimeBounds = newBounds(prometheus.ExponentialBuckets(1e-7, 4, 12), durationSeconds, 1e9) // 100 ns .. 0.4 s
 	// A wait's tail is what it explains, so its buckets are finer (×3)
-	// over about the same span: 100 ns .. 1.4 s.
-	stageWaitBounds = newBounds(prometheus.ExponentialBuckets(1e-7, 3, 16), durationSeconds, 1e9)
+	// over about the same span: 100 ns .. 0.48 s (15: the most a search
+	// here tells apart).
+	stageWaitBounds = newBounds(prometheus.ExponentialBuckets(1e-7, 3, 15), durationSeconds, 1e9)
 )
 
 // New builds and registers every metric.

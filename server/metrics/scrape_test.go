@@ -58,7 +58,7 @@ var knownStageBatches = []struct {
 var knownStageWaits = func() []time.Duration {
 	w := []time.Duration{0, -5, 1, 99}
 	bound := 100.0
-	for range 16 {
+	for range 15 {
 		w = append(w, time.Duration(bound), time.Duration(bound)+1)
 		bound *= 3
 	}
@@ -104,7 +104,7 @@ func TestStageWaitIsClientGolangsHistogram(t *testing.T) {
 	m := New()
 	ref := &Metrics{Registry: prometheus.NewRegistry()}
 	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weaseldb_pipeline_stage_wait_seconds",
-		Buckets: prometheus.ExponentialBuckets(1e-7, 3, 16)}, []string{"stage"})
+		Buckets: prometheus.ExponentialBuckets(1e-7, 3, 15)}, []string{"stage"})
 	ref.Registry.MustRegister(vec)
 	for i, w := range knownStageWaits {
 		m.StageWait(i%len(StageNames), w)
