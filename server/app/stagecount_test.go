@@ -34,6 +34,7 @@ func testEveryOKPassesEveryStage(t *testing.T, names config.ThreadNames, release
 	ts := startServer(t, func(c *config.Config) {
 		c.Commit.PipelineReleaseThreads = releaseThreads
 		c.Server.ThreadNames = names
+		c.Commit.PipelineStageWaits = true
 	})
 	if inline := names == config.ThreadNamesAuto; ts.srv.commit.RunsInline() != inline {
 		t.Fatalf("thread_names %s: the loops run the stages: %v, want %v", names, !inline, inline)

@@ -153,6 +153,10 @@ type Options[C comparable] struct {
 	// WaitIfStageEmpty and no stage pinned (StageCPUs) or locked
 	// (LockThreads); elsewhere the stages keep their goroutines and waits.
 	RunToCompletion bool
+	// StageWaits records each batch's wait before each stage
+	// (weaseldb_pipeline_stage_wait_seconds, wait.go); off: the histogram
+	// stays at zero and the stages stamp nothing.
+	StageWaits bool
 	// Now is the clock of the sequence and persist stages (retention
 	// ages); nil means time.Now. Tests inject one.
 	Now func() time.Time

@@ -158,10 +158,9 @@ func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipel
 	end := time.Now()
 	if stage != 3 || thread == 0 {
 		cp.opt.Metrics.StageBatch(stage, b.Len(), end.Sub(start))
-		cp.opt.Metrics.StageWait(stage, cp.waitOf(stage, b, start))
 	}
-	if stage < 3 {
-		handOn(b, int64(end.Sub(cp.epoch)))
+	if cp.opt.StageWaits {
+		cp.recordWait(stage, thread, b, start, end)
 	}
 	b.Release()
 	return seen

@@ -26,6 +26,17 @@ import (
 	"weaseldb/server/pipeline"
 )
 
+// recordWait records b's wait for stage (as the batch metric does: every
+// stage, and release thread 0 for its stage) and stamps it for the next.
+func (cp *Pipeline[C]) recordWait(stage, thread int, b pipeline.StageBatch[Entry[C]], start, end time.Time) {
+	if stage != 3 || thread == 0 {
+		cp.opt.Metrics.StageWait(stage, cp.waitOf(stage, b, start))
+	}
+	if stage < 3 {
+		handOn(b, int64(end.Sub(cp.epoch)))
+	}
+}
+
 // waitOf is how long b waited for stage before start, the moment the
 // stage took it.
 func (cp *Pipeline[C]) waitOf(stage int, b pipeline.StageBatch[Entry[C]], start time.Time) time.Duration {

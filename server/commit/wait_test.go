@@ -27,7 +27,7 @@ func TestStalledStageShowsAWait(t *testing.T) {
 			var spins atomic.Int32
 			released := make(chan struct{}, 2)
 			cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty,
-				ReleaseThreads: 1, RunToCompletion: inline, OkResolveSpin: time.Nanosecond, Metrics: m,
+				ReleaseThreads: 1, RunToCompletion: inline, OkResolveSpin: time.Nanosecond, Metrics: m, StageWaits: true,
 				spinFor: func(time.Duration) {
 					if spins.Add(1) == 1 {
 						close(entered)

@@ -528,3 +528,18 @@ func FuzzParse(f *testing.F) {
 		_ = cfg.Summary()
 	})
 }
+
+// commit.pipeline_stage_waits takes a boolean, off by default; anything
+// else is refused with the key named.
+func TestPipelineStageWaits(t *testing.T) {
+	if Default().Commit.PipelineStageWaits {
+		t.Error("pipeline_stage_waits is on by default")
+	}
+	c, err := Parse([]byte("[commit]\npipeline_stage_waits = true\n"))
+	if err != nil || !c.Commit.PipelineStageWaits {
+		t.Errorf("true: %v, %v", c.Commit.PipelineStageWaits, err)
+	}
+	if _, err := Parse([]byte("[commit]\npipeline_stage_waits = 1\n")); err == nil || !strings.Contains(err.Error(), "commit.pipeline_stage_waits") {
+		t.Errorf("1: %v, want an error naming commit.pipeline_stage_waits", err)
+	}
+}

@@ -55,6 +55,7 @@ func (c Config) Summary() string {
 	}
 	line("  pipeline_release_threads      = %d", c.Commit.PipelineReleaseThreads)
 	line("  pipeline_cpus                 = %s", stageCPUList(c.Commit.PipelineCPUs))
+	line("  pipeline_stage_waits          = %t", c.Commit.PipelineStageWaits)
 	line("[subscription]")
 	line("  max_buffer_size_bytes         = %d bytes", c.Subscription.MaxBufferSizeBytes)
 	line("  keepalive_interval_seconds    = %d", c.Subscription.KeepaliveIntervalSeconds)
