@@ -134,6 +134,9 @@ func (r *setupsRunner) writeConfig(s *artifacts.Setup, seedDoc map[string]any, s
 	if err != nil {
 		return fmt.Errorf("setups: %s config: %w", s.Name, err)
 	}
+	if r.o.StageWaits {
+		withStageWaits(doc)
+	}
 	s.Config = "setup_" + s.Name + ".toml"
 	head := fmt.Sprintf("# written by report setups: %s (%s)\n", s.Title, s.Why)
 	if err := writeServerConfig(r.t.Path(s.Config), head, doc); err != nil {

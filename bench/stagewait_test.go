@@ -52,3 +52,21 @@ func TestWaitDeltasFromTwoScrapes(t *testing.T) {
 		t.Error("a scrape without the histogram gave waits")
 	}
 }
+
+// --stage-waits turns the histogram on in a setup's config, with or
+// without a [commit] table already there, and leaves the rest as it was.
+func TestWithStageWaits(t *testing.T) {
+	for _, doc := range []map[string]any{
+		{"server": map[string]any{"io_threads": 1}},
+		{"commit": map[string]any{"pipeline_release_threads": 2}},
+	} {
+		withStageWaits(doc)
+		commit, _ := doc["commit"].(map[string]any)
+		if commit["pipeline_stage_waits"] != true {
+			t.Errorf("%v: pipeline_stage_waits not on", doc)
+		}
+		if len(doc) == 2 && doc["server"] == nil || len(commit) == 2 && commit["pipeline_release_threads"] != 2 {
+			t.Errorf("%v: the rest changed", doc)
+		}
+	}
+}

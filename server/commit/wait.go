@@ -28,26 +28,21 @@ import (
 
 // recordWait records b's wait for stage (as the batch metric does: every
 // stage, and release thread 0 for its stage) and stamps it for the next.
-func (cp *Pipeline[C]) recordWait(stage, thread int, b pipeline.StageBatch[Entry[C]], start, end time.Time) {
-	if stage != 3 || thread == 0 {
-		cp.opt.Metrics.StageWait(stage, cp.waitOf(stage, b, start))
+// The batch ended busy after start: that end is when it is handed on.
+func (cp *Pipeline[C]) recordWait(stage, thread int, b pipeline.StageBatch[Entry[C]], start time.Time, busy time.Duration) {
+	if b.Len() == 0 || stage == 3 && thread != 0 {
+		return
 	}
-	if stage < 3 {
-		handOn(b, int64(end.Sub(cp.epoch)))
-	}
-}
-
-// waitOf is how long b waited for stage before start, the moment the
-// stage took it.
-func (cp *Pipeline[C]) waitOf(stage int, b pipeline.StageBatch[Entry[C]], start time.Time) time.Duration {
-	if b.Len() == 0 {
-		return 0
-	}
+	since := int64(start.Sub(cp.epoch))
 	first := b.At(0)
+	wait := time.Duration(since - first.handed)
 	if stage == 0 {
-		return start.Sub(first.Start)
+		wait = start.Sub(first.Start)
 	}
-	return time.Duration(int64(start.Sub(cp.epoch)) - first.handed)
+	cp.opt.Metrics.StageWait(stage, wait)
+	if stage < 3 {
+		handOn(b, since+int64(busy))
+	}
 }
 
 // handOn stamps every entry of b with at, the moment its stage released
