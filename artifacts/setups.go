@@ -106,7 +106,11 @@ type ServerSample struct {
 	// time. Busy is wall time spent processing, preemption included.
 	StageBusy        map[string]float64 `json:"stage_busy,omitempty"`
 	StageBusyWindowS float64            `json:"stage_busy_window_s,omitempty"`
-	MetricsError     string             `json:"metrics_error,omitempty"` // why StageBusy is missing
+	// StageWait is each commit stage's wait histogram over the same
+	// window, by stage name (absent from a server without
+	// weaseldb_pipeline_stage_wait_seconds).
+	StageWait    map[string]StageWait `json:"stage_wait,omitempty"`
+	MetricsError string               `json:"metrics_error,omitempty"` // why StageBusy is missing
 	// Idle is the server's CPU with IdleConns keep-alive connections open
 	// after the load (the last round of each setup only).
 	Idle       *CPUSample `json:"idle,omitempty"`

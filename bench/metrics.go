@@ -27,12 +27,17 @@ const (
 	loopRequestsMetric = "weaseldb_loop_requests_total"
 )
 
+// stageWaitMetric is the server's histogram of how long a batch waited
+// before each commit stage took it (server/metrics).
+const stageWaitMetric = "weaseldb_pipeline_stage_wait_seconds"
+
 // serverMetrics is what one scrape of /metrics gives the runner.
 type serverMetrics struct {
-	stageBusy map[string]float64     // busy seconds so far, by stage name
-	loops     []artifacts.LoopServed // by loop index
-	loopsErr  error                  // why loops is missing
-	gc        gcSummary              // Go's go_gc_duration_seconds (ok false without it)
+	stageBusy map[string]float64        // busy seconds so far, by stage name
+	stageWait map[string]*dto.Histogram // waits so far, by stage name (nil: not exported)
+	loops     []artifacts.LoopServed    // by loop index
+	loopsErr  error                     // why loops is missing
+	gc        gcSummary                 // Go's go_gc_duration_seconds (ok false without it)
 }
 
 // gcMetric is the Go runtime's summary of its stop-the-world pauses, which
@@ -71,9 +76,18 @@ func (m *serverMetrics) requestsServed() float64 {
 	return n
 }
 
-// scrapeStageBusy reads the server's /metrics over its unix socket and
-// returns each stage's busy seconds so far, by stage name.
+// scrapeStageBusy returns each stage's busy seconds so far, by stage name.
 func scrapeStageBusy(ctx context.Context, socket string) (map[string]float64, error) {
+	m, err := scrapeStageMetrics(ctx, socket)
+	if err != nil {
+		return nil, err
+	}
+	return m.stageBusy, nil
+}
+
+// scrapeStageMetrics reads the server's /metrics over its unix socket,
+// an error when it lacks the stages' busy seconds.
+func scrapeStageMetrics(ctx context.Context, socket string) (*serverMetrics, error) {
 	m, err := scrapeMetrics(ctx, socket)
 	if err != nil {
 		return nil, err
@@ -81,7 +95,7 @@ func scrapeStageBusy(ctx context.Context, socket string) (map[string]float64, er
 	if m.stageBusy == nil {
 		return nil, fmt.Errorf("GET /metrics: no %s", stageBusyMetric)
 	}
-	return m.stageBusy, nil
+	return m, nil
 }
 
 // scrapeLoops reads each event loop's accepted connections and routed
@@ -139,6 +153,7 @@ func scrapeMetrics(ctx context.Context, socket string) (*serverMetrics, error) {
 	m := &serverMetrics{}
 	m.stageBusy, _ = byLabel(stageBusyMetric, "stage")
 	m.gc = readGC(families)
+	m.stageWait = readHistograms(families, stageWaitMetric, "stage")
 	acc, ok1 := byLabel(loopAcceptedMetric, "loop")
 	reqs, ok2 := byLabel(loopRequestsMetric, "loop")
 	if ok1 && ok2 {

@@ -26,6 +26,11 @@ type SetupsOptions struct {
 	// SustainS > 0: after the rounds, each setup once more for SustainS s
 	// without a break, the server sampled every SustainWindowS s.
 	SustainS, SustainWindowS float64
+	// StageWaits turns the servers' stage wait histogram on
+	// (commit.pipeline_stage_waits), so the report shows where a request
+	// waits; it costs the server instructions (docs/weaseldb.md "Metrics"),
+	// so the rounds' throughput is then not comparable with a run without.
+	StageWaits bool
 	// RequireDedicated: fail before any run when the fitted setup gets
 	// shared cores here, its plan and what it needs printed.
 	RequireDedicated bool
@@ -86,6 +91,16 @@ func (o *SetupsOptions) seedSetup() (artifacts.Setup, map[string]any, error) {
 		s.CPUPlan = "as pinned by " + o.Config
 	}
 	return s, doc, nil
+}
+
+// withStageWaits turns commit.pipeline_stage_waits on in a config document.
+func withStageWaits(doc map[string]any) {
+	commit, ok := doc["commit"].(map[string]any)
+	if !ok {
+		commit = map[string]any{}
+		doc["commit"] = commit
+	}
+	commit["pipeline_stage_waits"] = true
 }
 
 // setupConfig is the config document a setup's servers read: the seed's

@@ -134,6 +134,9 @@ func (r *setupsRunner) writeConfig(s *artifacts.Setup, seedDoc map[string]any, s
 	if err != nil {
 		return fmt.Errorf("setups: %s config: %w", s.Name, err)
 	}
+	if r.o.StageWaits {
+		withStageWaits(doc)
+	}
 	s.Config = "setup_" + s.Name + ".toml"
 	head := fmt.Sprintf("# written by report setups: %s (%s)\n", s.Title, s.Why)
 	if err := writeServerConfig(r.t.Path(s.Config), head, doc); err != nil {
@@ -300,12 +303,11 @@ func (r *setupsRunner) loadTimeout() time.Duration {
 func (r *setupsRunner) measureServer(pid int, socket string, sample *artifacts.ServerSample, pl *artifacts.Threads) func(context.Context, func() int) error {
 	win := measuredWindow(r.o.WarmupS, r.o.DurationS)
 	return func(ctx context.Context, client func() int) error {
-		var before map[string]float64
-		var after *serverMetrics
+		var before, after *serverMetrics
 		var errBefore, errAfter error
 		var t0, t1 time.Time
 		s, err := SampleCPU(ctx, SampleOptions{Pid: pid, Phase: "loaded", Delay: win.delay, Window: win.length,
-			AtStart: func() { before, errBefore = scrapeStageBusy(ctx, socket); t0 = time.Now() },
+			AtStart: func() { before, errBefore = scrapeStageMetrics(ctx, socket); t0 = time.Now() },
 			AtEnd:   func() { t1 = time.Now(); after, errAfter = scrapeMetrics(ctx, socket) }})
 		switch {
 		case errAfter != nil:
@@ -329,7 +331,8 @@ func (r *setupsRunner) measureServer(pid int, socket string, sample *artifacts.S
 			return nil
 		}
 		sample.StageBusyWindowS = t1.Sub(t0).Seconds()
-		sample.StageBusy = busyShares(before, after.stageBusy, sample.StageBusyWindowS)
+		sample.StageBusy = busyShares(before.stageBusy, after.stageBusy, sample.StageBusyWindowS)
+		sample.StageWait = waitDeltas(before.stageWait, after.stageWait)
 		return nil
 	}
 }

@@ -100,7 +100,7 @@ func (w *writer) render() error {
 	w.collect()
 	sections := []func() error{
 		w.header, w.summary, w.roundsSection, w.calibrationSection, w.performance, w.architecture, w.dedicatedSection,
-		w.healthCheck, w.idleCPU, w.pipelineBench, w.waitStrategiesSection, w.rateCurveSection, w.sustainedSection, w.seedComparison,
+		w.healthCheck, w.idleCPU, w.pipelineBench, w.waitStrategiesSection, w.rateCurveSection, w.stageWaitSection, w.sustainedSection, w.seedComparison,
 		w.testConfiguration, w.sources,
 	}
 	for _, s := range sections {

@@ -19,6 +19,9 @@
 #   SKIP_STRACE [0]  SKIP_IDLE [0]  SERVER_CPU [0]  CLIENT_CPU [1]
 #   THREAD_NAMES [unset: the server's "auto", the epoll loop unlocked, as
 #   measured in docs/io_uring.md; io_uring loops are locked either way]
+#   URING_PEEK_NS, URING_BUDGET [unset]: add the variants io_uring_peek
+#   (server.io_uring_peek_ns) and io_uring_budget
+#   (server.io_uring_round_budget), each also given as its ratio to io_uring
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -60,19 +63,42 @@ if [[ $SERVER_CPU =~ ^[0-9]+$ ]]; then
     config epoll_pinned epoll "io_cpus = [$SERVER_CPU]"
     VARIANTS=(epoll epoll_pinned io_uring)
 fi
+if [[ -n ${URING_PEEK_NS:-} ]]; then
+    config io_uring_peek io_uring "io_uring_peek_ns = $URING_PEEK_NS"
+    VARIANTS+=(io_uring_peek)
+fi
+if [[ -n ${URING_BUDGET:-} ]]; then
+    config io_uring_budget io_uring "io_uring_round_budget = $URING_BUDGET"
+    VARIANTS+=(io_uring_budget)
+fi
+backend_of() { case $1 in epoll*) echo epoll ;; *) echo io_uring ;; esac; }
 
 start() { # variant [wrapper...]
     local variant=$1; shift
+    rm -f "$TMP/server.log" # the last server's "ready" must not pass for this one's
     "$@" taskset -c "$SERVER_CPU" "$BIN/weaseldb" --config "$TMP/$variant.toml" >"$TMP/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do grep -q 'weaseldb: ready' "$TMP/server.log" 2>/dev/null && break; sleep 0.05; done
-    grep -q "io_backend ${variant%_pinned}" "$TMP/server.log" || { echo "compare_io_backends: $variant did not start:" >&2; cat "$TMP/server.log" >&2; exit 1; }
+    grep -q "io_backend $(backend_of "$variant")" "$TMP/server.log" || { echo "compare_io_backends: $variant did not start:" >&2; cat "$TMP/server.log" >&2; exit 1; }
 }
 stop() { kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=; }
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # the whole process, user+system
 TICK=$(getconf CLK_TCK)
 
-# run VARIANT TOOL PIPELINE: prints "rps ns_per_request"
+# answered LT_JSON [FIELD]: the requests load_tester's run answered, its
+# warm-up's included (a run with --warmup 0 has no "warmup"), and FIELD.
+answered() {
+    python3 - "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+out = [r["requests"] + (r.get("warmup") or {}).get("answered", 0)]
+print(*(out + [r[f] for f in sys.argv[2:]]))
+PY
+}
+
+# run VARIANT TOOL PIPELINE: prints "rps ns_per_request". Called in this
+# shell, never in a subshell: SERVER_PID must be this shell's, so that the
+# exit trap stops a server whatever ends the script.
 run() {
     local variant=$1 tool=$2 depth=$3
     start "$variant"
@@ -90,7 +116,7 @@ run() {
         taskset -c "$CLIENT_CPU" "$BIN/load_tester" --host 127.0.0.1 --port "$PORT" --path /ok --concurrency 100 \
             --pipeline "$depth" --duration "$DURATION" --warmup "$WARMUP" --quiet --json "$TMP/lt.json" >/dev/null
         t1=$(cpu_ticks "$pid")
-        read -r reqs rps < <(python3 -c "import json;r=json.load(open('$TMP/lt.json'));print(r['requests']+r['warmup']['answered'], r['requests_per_sec'])")
+        read -r reqs rps < <(answered "$TMP/lt.json" requests_per_sec)
     fi
     stop
     python3 -c "print('%.0f %.0f' % ($rps, ($t1-$t0)/$TICK*1e9/max(1,$reqs)))"
@@ -106,7 +132,8 @@ for shape in "${shapes[@]}"; do
         n=${#VARIANTS[@]}
         for ((k = 0; k < n; k++)); do # the order rotates from round to round
             b=${VARIANTS[$(((i + k) % n))]}
-            read -r rps ns < <(run "$b" "$tool" "$depth")
+            run "$b" "$tool" "$depth" >"$TMP/run.out"
+            read -r rps ns <"$TMP/run.out"
             echo "$tool depth=$depth round=$i $b: $rps req/s, $ns ns server CPU per request"
             RPS[$tool.$depth.$b]+="$rps "
             NS[$tool.$depth.$b]+="$ns "
@@ -124,13 +151,17 @@ name, rest = sys.argv[1], sys.argv[2:]
 runs = {rest[i]: ([float(x) for x in rest[i + 1].split()], [float(x) for x in rest[i + 2].split()]) for i in range(0, len(rest), 3)}
 parts = [f"{b} {statistics.median(r):.0f} req/s, {statistics.median(n):.0f} ns/req" for b, (r, n) in runs.items()]
 print(f"{name}: " + "; ".join(parts))
-ur, un = runs["io_uring"]
-for b, (r, n) in runs.items():
-    if b == "io_uring":
-        continue
-    pr = statistics.median([u / e for e, u in zip(r, ur)])
-    pn = statistics.median([u / e for e, u in zip(n, un)])
-    print(f"  io_uring / {b}: req/s {pr:.3f}, server CPU per request {pn:.3f}")
+def ratio(top, base):
+    (br, bn), (tr, tn) = runs[base], runs[top]
+    over = lambda bs, ts: statistics.median([t / b if b else float("nan") for b, t in zip(bs, ts)])
+    pr, pn = over(br, tr), over(bn, tn)
+    print(f"  {top} / {base}: req/s {pr:.3f}, server CPU per request {pn:.3f}")
+for b in runs:
+    if b.startswith("epoll"):
+        ratio("io_uring", b)
+for b in runs:
+    if b.startswith("io_uring_"):
+        ratio(b, "io_uring")
 PY
 done
 
@@ -139,7 +170,7 @@ if [[ ${SKIP_STRACE:-0} == 0 ]] && have_tool strace; then
     for b in "${VARIANTS[@]}"; do
         start "$b" strace -f -c -o "$TMP/strace.$b"
         "$BIN/load_tester" --host 127.0.0.1 --port "$PORT" --path /ok --concurrency 100 --duration 3 --warmup 0.5 --quiet --json "$TMP/lt.json" >/dev/null
-        reqs=$(python3 -c "import json;r=json.load(open('$TMP/lt.json'));print(r['requests']+r['warmup']['answered'])")
+        reqs=$(answered "$TMP/lt.json")
         pkill -TERM -f "weaseldb --config $TMP/$b.toml" || true
         wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
         awk -v n="$reqs" -v b="$b" 'NR>2 && $NF!="total" && $4 ~ /^[0-9]+$/ && $4/n >= 0.01 {printf "%s: %-16s %.3f per request\n", b, $NF, $4/n}' "$TMP/strace.$b" | sort -t' ' -k3 -rn

@@ -39,6 +39,10 @@
 #                             long without a break, the server sampled every SUSTAIN_WINDOW
 #                             s (requests, GC pauses, RSS): the report's "Sustained run"
 #   SUSTAIN_WINDOW [10]       seconds per sample of the sustained run
+#   STAGE_WAITS [0]           1: the servers record how long a batch waits before each
+#                             commit stage (commit.pipeline_stage_waits), for the report's
+#                             "Where a request waits in the server"; it costs the server
+#                             instructions per request, so the rounds' req/s is lower
 #   DEDICATED [0]             1: the dedicated-core throughput is what this run is for: stop
 #                             before measuring, with the plan and the CPUs it needs, when
 #                             this machine cannot give the fitted setup dedicated cores
@@ -237,6 +241,7 @@ if [[ $DEDICATED == 1 ]]; then
     SETUPS_EXTRA+=(--require-dedicated)
 fi
 ((SUSTAIN > 0)) && SETUPS_EXTRA+=(--sustain "$SUSTAIN" --sustain-window "$SUSTAIN_WINDOW")
+[[ ${STAGE_WAITS:-0} == 1 ]] && SETUPS_EXTRA+=(--stage-waits)
 
 # Both setups, ROUNDS rounds of RUN_SECONDS each, calibration once a round:
 # setups.json and rounds/ (docs/report.md). A failed run is recorded there and

@@ -26,7 +26,7 @@ const usage = `usage:
   report setups --run DIR --config FILE [--bin build] [--rounds 5] [--duration 4] [--warmup 1]
                 [--idle 5] [--concurrency 2000] [--requests-per-conn 500] [--connect-threads 2]
                 [--network-threads 10] [--work-iterations 4000] [--work-target 740ns]
-                [--sustain 0] [--sustain-window 10] [--require-dedicated]
+                [--sustain 0] [--sustain-window 10] [--stage-waits] [--require-dedicated]
                 [--plan] [--allowed-cpus LIST]
   report wait-strategies --run DIR [--bin build] [--duration 5] [--warmup 1] [--idle 3]
                 [--cores shared,dedicated] [--strategies LIST] [--plan] [--allowed-cpus LIST]

@@ -27,6 +27,7 @@ func setups(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&o.WorkTarget, "work-target", 740*time.Nanosecond, "cost bench_cpu_work --target calibrates each round")
 	fs.Float64Var(&o.SustainS, "sustain", 0, "after the rounds, load each setup once more for this many seconds without a break, the server sampled every --sustain-window (0: no sustained run)")
 	fs.Float64Var(&o.SustainWindowS, "sustain-window", 10, "seconds per window of the sustained run: requests served, GC pauses, RSS")
+	fs.BoolVar(&o.StageWaits, "stage-waits", false, "turn the servers' stage wait histogram on (commit.pipeline_stage_waits), for the report's section on where a request waits; it costs the server instructions per request")
 	fs.BoolVar(&o.RequireDedicated, "require-dedicated", false, "fail before running anything when the fitted setup cannot have dedicated cores here (the plan and what it needs printed)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err

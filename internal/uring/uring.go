@@ -382,6 +382,29 @@ func (r *Ring) Completions(f func(*CQE)) int {
 	return n
 }
 
+// CompletionsUpTo is Completions for at most max completions (max <= 0:
+// every one); the rest stay in the queue for the next call.
+func (r *Ring) CompletionsUpTo(max int, f func(*CQE)) int {
+	if max <= 0 {
+		return r.Completions(f)
+	}
+	head := atomic.LoadUint32(r.cqHead)
+	tail := atomic.LoadUint32(r.cqTail) // acquire: the CQEs up to tail are written
+	if tail-head > uint32(max) {
+		tail = head + uint32(max)
+	}
+	n := 0
+	for ; head != tail; head++ {
+		f(&r.cqes[head&r.cqMask])
+		n++
+	}
+	atomic.StoreUint32(r.cqHead, head) // release: the slots may be reused
+	return n
+}
+
+// Ready is the number of completions in the queue, not yet seen.
+func (r *Ring) Ready() uint32 { return atomic.LoadUint32(r.cqTail) - atomic.LoadUint32(r.cqHead) }
+
 // PrepNop prepares a no-op.
 func (s *SQE) PrepNop(userData uint64) {
 	s.Opcode, s.UserData = opNop, userData

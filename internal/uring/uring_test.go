@@ -443,3 +443,30 @@ func FuzzParseRecvmsg(f *testing.F) {
 		}
 	})
 }
+
+// CompletionsUpTo takes at most its budget, in order, and leaves the rest
+// ready (Ready counts them) for the next call.
+func TestCompletionsUpToLeavesTheRest(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := newRing(t, SetupSingleIssuer|SetupDeferTaskrun)
+	for i := uint64(1); i <= 5; i++ {
+		r.GetSQE().PrepNop(i)
+	}
+	if _, err := r.SubmitAndWaitN(5, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var seen []uint64
+	take := func(c *CQE) { seen = append(seen, c.UserData) }
+	if n := r.CompletionsUpTo(2, take); n != 2 || r.Ready() != 3 {
+		t.Fatalf("took %d, %d left; want 2 and 3", n, r.Ready())
+	}
+	if n := r.CompletionsUpTo(0, take); n != 3 || r.Ready() != 0 {
+		t.Fatalf("then took %d, %d left; want 3 and 0", n, r.Ready())
+	}
+	for i, ud := range seen {
+		if ud != uint64(i+1) {
+			t.Fatalf("seen in the order %v", seen)
+		}
+	}
+}

@@ -121,6 +121,7 @@ func New(cfg config.Config, opt Options) (*Server, error) {
 		Metrics:                 s.Metrics,
 		SpinBeforePark:          spin,
 		StageCPUs:               cfg.Commit.PipelineCPUs,
+		StageWaits:              cfg.Commit.PipelineStageWaits,
 		LockThreads:             cfg.Server.ThreadNames.LockAll(),
 		Unnamed:                 cfg.Server.ThreadNames.Unnamed(),
 		Store:                   s.store,

@@ -18,6 +18,8 @@ func loopOptions(cfg config.Config, opt Options) eventloop.Options {
 	lo.EventBatchSize = cfg.Server.EventBatchSize
 	lo.ReadBufferSize = cfg.Server.ReadBufferSize
 	lo.IOCPUs = cfg.Server.IOCPUs
+	lo.UringPeek = time.Duration(cfg.Server.IOUringPeekNs)
+	lo.UringRoundBudget = cfg.Server.IOUringRoundBudget
 	lo.LockThreads = cfg.Server.ThreadNames.LockAll()
 	lo.Unnamed = cfg.Server.ThreadNames.Unnamed()
 	if lo.Logf == nil {

@@ -34,6 +34,7 @@ func testEveryOKPassesEveryStage(t *testing.T, names config.ThreadNames, release
 	ts := startServer(t, func(c *config.Config) {
 		c.Commit.PipelineReleaseThreads = releaseThreads
 		c.Server.ThreadNames = names
+		c.Commit.PipelineStageWaits = true
 	})
 	if inline := names == config.ThreadNamesAuto; ts.srv.commit.RunsInline() != inline {
 		t.Fatalf("thread_names %s: the loops run the stages: %v, want %v", names, !inline, inline)
@@ -82,11 +83,32 @@ func testEveryOKPassesEveryStage(t *testing.T, names config.ThreadNames, release
 	var body string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		body = scrape()
-		if strings.Count(body, "_batch_size_sum{stage=") == 4 && allStagesAt(body, want) {
+		if strings.Count(body, "_batch_size_sum{stage=") == 4 && allStagesAt(body, want) && waitPerBatch(body) {
 			return
 		}
 	}
-	t.Fatalf("answered %d /ok, but not every stage's batch size sum says so:\n%s", sent, grepLines([]byte(body), "batch_size_sum"))
+	t.Fatalf("answered %d /ok, but not every stage's batch size sum (and wait count, one per batch) says so:\n%s\n%s", sent,
+		grepLines([]byte(body), "batch_size_sum"), grepLines([]byte(body), "_count{stage="))
+}
+
+// waitPerBatch says whether every stage recorded one wait
+// (weaseldb_pipeline_stage_wait_seconds) per batch it recorded.
+func waitPerBatch(body string) bool {
+	for _, stage := range []string{"sequence", "resolve", "persist", "release"} {
+		batches, waits := "", ""
+		for _, l := range strings.Split(body, "\n") {
+			if v, ok := strings.CutPrefix(l, `weaseldb_pipeline_batch_size_count{stage="`+stage+`"} `); ok {
+				batches = v
+			}
+			if v, ok := strings.CutPrefix(l, `weaseldb_pipeline_stage_wait_seconds_count{stage="`+stage+`"} `); ok {
+				waits = v
+			}
+		}
+		if batches == "" || waits != batches {
+			return false
+		}
+	}
+	return true
 }
 
 func allStagesAt(body, want string) bool {

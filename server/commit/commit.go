@@ -76,6 +76,10 @@ type Entry[C comparable] struct {
 
 	// Data is the request of the data routes (nil for /ok and /v1/version).
 	Data *Data
+
+	// handed is when the last stage to process the entry released it, in
+	// nanoseconds since Pipeline.epoch (wait.go).
+	handed int64
 }
 
 // Options configure the pipeline.
@@ -149,6 +153,10 @@ type Options[C comparable] struct {
 	// WaitIfStageEmpty and no stage pinned (StageCPUs) or locked
 	// (LockThreads); elsewhere the stages keep their goroutines and waits.
 	RunToCompletion bool
+	// StageWaits records each batch's wait before each stage
+	// (weaseldb_pipeline_stage_wait_seconds, wait.go); off: the histogram
+	// stays at zero and the stages stamp nothing.
+	StageWaits bool
 	// Now is the clock of the sequence and persist stages (retention
 	// ages); nil means time.Now. Tests inject one.
 	Now func() time.Time
@@ -180,6 +188,7 @@ type Pipeline[C comparable] struct {
 	stopped  bool           // guarded by submitMu
 	slots    []stageSlot[C] // run to completion (inline.go); nil: stage goroutines
 	body     []byte         // persist stage only: scratch for response bodies
+	epoch    time.Time      // the origin of Entry.handed (wait.go)
 	okBody   []byte         // GET /ok's body, built once in New
 	// okResponses holds GET /ok's framed answer without a request id, per
 	// Reply.Framing value: framed by the persist stage the first time it
@@ -230,7 +239,7 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	if st == nil {
 		st = store.New(store.Options{})
 	}
-	cp := &Pipeline[C]{opt: opt, st: st, p: p, okBody: okBody}
+	cp := &Pipeline[C]{opt: opt, st: st, p: p, okBody: okBody, epoch: time.Now()}
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
@@ -296,8 +305,9 @@ func (cp *Pipeline[C]) Close() {
 	cp.stopped = true
 	// Pushed under the lock: no Submit is between its check and its push.
 	stops := make([]Entry[C], cp.opt.ReleaseThreads)
+	now := time.Now() // their Start: the sequence stage's wait counts from it
 	for i := range stops {
-		stops[i].Kind = KindShutdown
+		stops[i].Kind, stops[i].Start = KindShutdown, now
 	}
 	cp.push(stops)
 	cp.submitMu.Unlock()

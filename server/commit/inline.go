@@ -152,13 +152,18 @@ func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool, clock *batchClock)
 	return false
 }
 
-// runBatch processes one acquired batch, records the stage's batch metric
-// and hands the batch on; it returns the shutdown entries seen.
+// runBatch processes one acquired batch, records the stage's batch and
+// wait metrics and hands the batch on, stamped (wait.go); it returns the
+// shutdown entries seen.
 func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]]) int {
 	start := time.Now()
 	seen := process(b, thread, start)
+	busy := time.Since(start) // the monotonic clock alone: cheaper than a time.Now
 	if stage != 3 || thread == 0 {
-		cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
+		cp.opt.Metrics.StageBatch(stage, b.Len(), busy)
+	}
+	if cp.opt.StageWaits {
+		cp.recordWait(stage, thread, b, start, busy)
 	}
 	b.Release()
 	return seen

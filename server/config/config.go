@@ -111,6 +111,15 @@ type ServerConfig struct {
 	// io_uring (where unavailable the server says why and uses epoll;
 	// docs/io_uring.md has what was measured).
 	IOBackend string
+	// IOUringPeekNs is how long an io_uring loop with nothing to do looks
+	// for completions (non-blocking io_uring_enter) before it blocks in
+	// one; 0 (the default): it blocks at once. IOUringRoundBudget is the
+	// most completions an io_uring loop handles per turn before it serves
+	// its timers and hands its requests on; 0 (the default): every
+	// completion ready. Both off by default: docs/io_uring.md has what
+	// they were measured to cost and gain.
+	IOUringPeekNs      int
+	IOUringRoundBudget int
 	// AdminAddress, "HOST:PORT", is a listener of its own (plain net/http)
 	// serving net/http/pprof under /debug/pprof/ and a copy of /metrics,
 	// for looking at a server under load. "" (the default): none. It has
@@ -159,6 +168,11 @@ type CommitConfig struct {
 	// PipelineCPUs holds one CPU list per stage; the list of stage s has one
 	// CPU per thread of that stage. Empty means unpinned.
 	PipelineCPUs [][]int
+	// PipelineStageWaits records weaseldb_pipeline_stage_wait_seconds (how
+	// long a batch waits before each stage takes it). Off by default: it
+	// cost GET /ok 19% more instructions per request (docs/weaseldb.md
+	// "Metrics"); off, the histogram is exported at zero.
+	PipelineStageWaits bool
 	// MaxRequestIDs caps the request ids (and ids banned by a not_found
 	// status) remembered within retention, to bound memory. 0 (the
 	// default): no cap, the retention limits alone decide, as the seed

@@ -53,6 +53,8 @@ type intKey struct {
 var intKeys = []intKey{
 	{"server", "io_threads", 1, 1024, func(c Config) int64 { return int64(c.Server.IOThreads) }},
 	{"server", "event_batch_size", 1, 65536, func(c Config) int64 { return int64(c.Server.EventBatchSize) }},
+	{"server", "io_uring_peek_ns", 0, 1_000_000, func(c Config) int64 { return int64(c.Server.IOUringPeekNs) }},
+	{"server", "io_uring_round_budget", 0, 65536, func(c Config) int64 { return int64(c.Server.IOUringRoundBudget) }},
 	{"server", "read_buffer_size", 1024, 16 << 20, func(c Config) int64 { return int64(c.Server.ReadBufferSize) }},
 	{"server", "max_connections", 0, 1 << 24, func(c Config) int64 { return int64(c.Server.MaxConnections) }},
 	{"server", "max_request_size_bytes", 1024, 1 << 30, func(c Config) int64 { return c.Server.MaxRequestSizeBytes }},
@@ -525,4 +527,19 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = cfg.Summary()
 	})
+}
+
+// commit.pipeline_stage_waits takes a boolean, off by default; anything
+// else is refused with the key named.
+func TestPipelineStageWaits(t *testing.T) {
+	if Default().Commit.PipelineStageWaits {
+		t.Error("pipeline_stage_waits is on by default")
+	}
+	c, err := Parse([]byte("[commit]\npipeline_stage_waits = true\n"))
+	if err != nil || !c.Commit.PipelineStageWaits {
+		t.Errorf("true: %v, %v", c.Commit.PipelineStageWaits, err)
+	}
+	if _, err := Parse([]byte("[commit]\npipeline_stage_waits = 1\n")); err == nil || !strings.Contains(err.Error(), "commit.pipeline_stage_waits") {
+		t.Errorf("1: %v, want an error naming commit.pipeline_stage_waits", err)
+	}
 }

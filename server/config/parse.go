@@ -67,6 +67,8 @@ var schema = []section{
 		{"write_timeout_seconds", secondsSetter(func(c *Config) *float64 { return &c.Server.WriteTimeoutSeconds })},
 		{"max_connections", intSetter(func(c *Config) *int { return &c.Server.MaxConnections })},
 		{"io_backend", stringSetter(func(c *Config) *string { return &c.Server.IOBackend })},
+		{"io_uring_peek_ns", intSetter(func(c *Config) *int { return &c.Server.IOUringPeekNs })},
+		{"io_uring_round_budget", intSetter(func(c *Config) *int { return &c.Server.IOUringRoundBudget })},
 		{"admin_address", stringSetter(func(c *Config) *string { return &c.Server.AdminAddress })},
 		{"listener", stringSetter(func(c *Config) *string { return &c.Server.Listener })},
 		{"thread_names", setThreadNames},
@@ -79,6 +81,7 @@ var schema = []section{
 		{"pipeline_wait_strategy", stringSetter(func(c *Config) *string { return &c.Commit.PipelineWaitStrategy })},
 		{"pipeline_release_threads", intSetter(func(c *Config) *int { return &c.Commit.PipelineReleaseThreads })},
 		{"pipeline_cpus", func(c *Config, k string, v any, l *errorList) { setIntLists(&c.Commit.PipelineCPUs, k, v, l) }},
+		{"pipeline_stage_waits", boolSetter(func(c *Config) *bool { return &c.Commit.PipelineStageWaits })},
 	}},
 	{"subscription", []field{
 		{"max_buffer_size_bytes", int64Setter(func(c *Config) *int64 { return &c.Subscription.MaxBufferSizeBytes })},
@@ -189,6 +192,17 @@ func intSetter(dst func(*Config) *int) setter {
 		if n, ok := asInt64(key, v, l); ok {
 			*dst(c) = int(n)
 		}
+	}
+}
+
+func boolSetter(dst func(*Config) *bool) setter {
+	return func(c *Config, key string, v any, l *errorList) {
+		b, ok := v.(bool)
+		if !ok {
+			l.add(key, "must be a boolean (true or false), got %s", typeName(v))
+			return
+		}
+		*dst(c) = b
 	}
 }
 

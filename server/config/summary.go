@@ -21,6 +21,8 @@ func (c Config) Summary() string {
 	line("  max_request_size_bytes        = %d bytes", c.Server.MaxRequestSizeBytes)
 	line("  io_cpus                       = %s", cpuList(c.Server.IOCPUs))
 	line("  io_backend                    = %s", c.Server.IOBackend)
+	line("  io_uring_peek_ns              = %d", c.Server.IOUringPeekNs)
+	line("  io_uring_round_budget         = %d", c.Server.IOUringRoundBudget)
 	line("  listener                      = %s", c.Server.Listener)
 	line("  thread_names                  = %s", c.Server.ThreadNames)
 	if c.Server.AdminAddress == "" {
@@ -53,6 +55,7 @@ func (c Config) Summary() string {
 	}
 	line("  pipeline_release_threads      = %d", c.Commit.PipelineReleaseThreads)
 	line("  pipeline_cpus                 = %s", stageCPUList(c.Commit.PipelineCPUs))
+	line("  pipeline_stage_waits          = %t", c.Commit.PipelineStageWaits)
 	line("[subscription]")
 	line("  max_buffer_size_bytes         = %d bytes", c.Subscription.MaxBufferSizeBytes)
 	line("  keepalive_interval_seconds    = %d", c.Subscription.KeepaliveIntervalSeconds)

@@ -12,6 +12,8 @@ import (
 const (
 	MinIOThreads, MaxIOThreads                     = 1, 1024
 	MinEventBatchSize, MaxEventBatchSize           = 1, 65536
+	MinIOUringPeekNs, MaxIOUringPeekNs             = 0, 1_000_000
+	MinIOUringRoundBudget, MaxIOUringRoundBudget   = 0, 65536
 	MinReadBufferSize, MaxReadBufferSize           = 1024, 16 << 20
 	MinMaxRequestSizeBytes, MaxMaxRequestSizeBytes = 1024, 1 << 30
 	MinMinRequestIDLength, MaxMinRequestIDLength   = 8, 256
@@ -53,6 +55,8 @@ func (c *Config) validate(l *errorList) {
 	validateInterfaces(l, c.Server.Interfaces)
 	checkRange(l, "server.io_threads", int64(c.Server.IOThreads), MinIOThreads, MaxIOThreads)
 	checkRange(l, "server.event_batch_size", int64(c.Server.EventBatchSize), MinEventBatchSize, MaxEventBatchSize)
+	checkRange(l, "server.io_uring_peek_ns", int64(c.Server.IOUringPeekNs), MinIOUringPeekNs, MaxIOUringPeekNs)
+	checkRange(l, "server.io_uring_round_budget", int64(c.Server.IOUringRoundBudget), MinIOUringRoundBudget, MaxIOUringRoundBudget)
 	checkRange(l, "server.read_buffer_size", int64(c.Server.ReadBufferSize), MinReadBufferSize, MaxReadBufferSize)
 	checkRange(l, "server.max_request_size_bytes", c.Server.MaxRequestSizeBytes, MinMaxRequestSizeBytes, MaxMaxRequestSizeBytes)
 	validateIOCPUs(l, c.Server.IOCPUs, c.Server.IOThreads)

@@ -89,6 +89,9 @@ type uringBackend struct {
 	sends  map[uint64]*Conn
 	cqeFn  func(*uring.CQE)
 	closed bool
+	// backlog: the last turn's budget left completions in the queue
+	// (uring_round.go), so the next turn does not block.
+	backlog bool
 }
 
 // newUringBackend creates the loop's ring, disabled until the loop's thread
@@ -148,11 +151,12 @@ func (u *uringBackend) wait(timeoutMs int) {
 	if timeoutMs >= 0 {
 		timeout = time.Duration(timeoutMs) * time.Millisecond
 	}
-	if _, err := u.ring.SubmitAndWait(timeout); err != nil {
+	if _, err := u.ring.SubmitAndWait(u.roundTimeout(timeout)); err != nil {
 		panic(fmt.Sprintf("io_uring_enter: %v", err))
 	}
 	u.l.now = monoNow()
-	u.ring.Completions(u.cqeFn)
+	u.ring.CompletionsUpTo(u.l.opt.UringRoundBudget, u.cqeFn)
+	u.backlog = u.l.opt.UringRoundBudget > 0 && u.ring.Ready() > 0
 	u.bufs.Publish()
 	if len(u.rearm) > 0 {
 		for i, c := range u.rearm {

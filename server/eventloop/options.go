@@ -22,6 +22,12 @@ type Options struct {
 	// default) or BackendIOUring, which NewServer replaces with epoll,
 	// saying why, where io_uring is unavailable.
 	Backend Backend
+	// UringPeek is how long an io_uring loop with nothing to do looks for
+	// completions before it blocks (uring_round.go); 0: it blocks at once.
+	UringPeek time.Duration
+	// UringRoundBudget is the most completions an io_uring loop handles
+	// per turn (uring_round.go); 0: every completion ready.
+	UringRoundBudget int
 	// LockThreads locks every loop's goroutine to an OS thread of its own,
 	// named io-N (internal/threadname). A pinned or io_uring loop is locked, and
 	// named, whatever this says; an unpinned epoll loop costs an OS thread

@@ -23,8 +23,9 @@ import (
 )
 
 // maxBounds is the most upper bounds a histogram here may have: the
-// search below looks at 16 thresholds.
-const maxBounds = 16
+// search below looks at 15 thresholds (thr[0..14]), so it tells 16
+// buckets apart, +Inf included.
+const maxBounds = 15
 
 // bounds are a histogram's upper bounds and, for each, the largest int64
 // value whose exported float is at most the bound.

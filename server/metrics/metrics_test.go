@@ -15,6 +15,7 @@ func TestEncodeHasEveryFamily(t *testing.T) {
 	m.Request(RouteInvalid, 418, time.Microsecond)
 	m.ConnOpened()
 	m.StageBatch(0, 16, time.Microsecond)
+	m.StageWait(1, time.Microsecond)
 	m.Push(16)
 	out, err := m.Encode()
 	if err != nil {
@@ -27,6 +28,7 @@ func TestEncodeHasEveryFamily(t *testing.T) {
 		`weaseldb_pipeline_batch_size_count{stage="sequence"} 1`,
 		`weaseldb_http_request_duration_seconds_bucket{route="ok",le=`,
 		`weaseldb_pipeline_stage_busy_seconds_total{stage="sequence"}`,
+		`weaseldb_pipeline_stage_wait_seconds_count{stage="resolve"} 1`,
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("missing %q", want)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/scrape_golden.txt from the current code")
@@ -50,6 +52,19 @@ var knownStageBatches = []struct {
 	{1, 104_857_600}, {1, 419_430_400}, {1, 419_430_401}, {1, 2 * time.Second},
 }
 
+// knownStageWaits cover every bucket of the stage wait histogram: each
+// bound (100 ns × 3^k) exactly and a nanosecond past it, zero, a negative
+// wait (two threads' clock reads) and one past the last bound.
+var knownStageWaits = func() []time.Duration {
+	w := []time.Duration{0, -5, 1, 99}
+	bound := 100.0
+	for range 15 {
+		w = append(w, time.Duration(bound), time.Duration(bound)+1)
+		bound *= 3
+	}
+	return append(w, 2*time.Second)
+}()
+
 // scrapeOf is the lines of a scrape that the request path records (the
 // request, stage and push metrics), in the scrape's order.
 func scrapeOf(t *testing.T, m *Metrics) string {
@@ -75,6 +90,41 @@ func recordKnownStages(m *Metrics) {
 	for i, sb := range knownStageBatches {
 		m.StageBatch(i%len(StageNames), sb.size, sb.busy)
 		m.Push(sb.size)
+	}
+	for i, w := range knownStageWaits {
+		m.StageWait(i%len(StageNames), w)
+	}
+}
+
+// The stage wait histogram is client_golang's, bucket for bucket: the
+// known waits recorded here and observed by a client_golang histogram with
+// the same buckets scrape the same (the golden file's wait lines are
+// written by this package's code, so this is what pins them).
+func TestStageWaitIsClientGolangsHistogram(t *testing.T) {
+	m := New()
+	ref := &Metrics{Registry: prometheus.NewRegistry()}
+	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weaseldb_pipeline_stage_wait_seconds",
+		Buckets: prometheus.ExponentialBuckets(1e-7, 3, 15)}, []string{"stage"})
+	ref.Registry.MustRegister(vec)
+	for i, w := range knownStageWaits {
+		m.StageWait(i%len(StageNames), w)
+		vec.WithLabelValues(StageNames[i%len(StageNames)]).Observe(w.Seconds())
+	}
+	samples := func(m *Metrics) string {
+		var b strings.Builder
+		for _, l := range strings.Split(scrapeOf(t, m), "\n") {
+			if strings.HasPrefix(l, "weaseldb_pipeline_stage_wait_seconds") {
+				b.WriteString(l + "\n")
+			}
+		}
+		return b.String()
+	}
+	want, got := samples(ref), samples(m)
+	if want == "" {
+		t.Fatal("the reference histogram scraped nothing")
+	}
+	if diff := sameScrape(want, got); diff != "" {
+		t.Errorf("the stage wait histogram differs from client_golang's:\n%s", diff)
 	}
 }
 
