@@ -203,13 +203,19 @@ func (c *batchClock) stop(from int64) time.Duration {
 func (cp *Pipeline[C]) runTimedBatch(s *stageSlot[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
 	from := clock.start()
 	var start time.Time
-	if s.stage == 3 {
+	if s.stage == 3 || cp.opt.StageWaits {
+		// The stage waits (wait.go, off by default) need the batch's
+		// start on the wall clock's base, where the chained clock has its
+		// own: one more read a batch, only when they are on.
 		start = time.Now()
 	}
 	seen := s.process(b, s.thread, start)
 	busy := clock.stop(from)
 	if s.stage != 3 || s.thread == 0 {
 		cp.opt.Metrics.StageBatch(s.stage, b.Len(), busy)
+	}
+	if cp.opt.StageWaits {
+		cp.recordWait(s.stage, s.thread, b, start, busy)
 	}
 	b.Release()
 	return seen
