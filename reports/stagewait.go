@@ -26,7 +26,9 @@ func (w *writer) stageWaitSection() error {
 		"For sequence the wait runs from the read that carried the batch's first request, so it includes the event loop's turn; "+
 		"for the other stages, from the stage before releasing the batch. A batch's wait is its oldest request's. "+
 		"p50 and p99 are interpolated within the histogram's buckets (×3 apart) as Prometheus's `histogram_quantile` does. "+
-		"Rows: `stage_wait.<stage>` of each round's sample (`rounds/<setup>-r<k>.sample.json`, named in %s).\n\n", artifacts.SetupsFile)
+		"Rows: `stage_wait.<stage>` of each round's sample (`rounds/<setup>-r<k>.sample.json`, named in %s). "+
+		"The histogram is off by default; this run's servers had it on (`commit.pipeline_stage_waits`, `STAGE_WAITS=1`), "+
+		"which costs them CPU (docs/weaseldb.md, Metrics), so every figure of this report was measured with it.\n\n", artifacts.SetupsFile)
 	w.p("| setup | stage | batches | mean | p50 | p99 |\n|---|---|---|---|---|---|\n")
 	for _, n := range w.setups {
 		waits := mergedStageWaits(n.used)
