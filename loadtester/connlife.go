@@ -47,8 +47,7 @@ func (t *netThread) adopt(h handoff) {
 			break
 		}
 	}
-	c.parser.headOnly = t.r.cfg.Method == "HEAD"
-	c.parser.keepHead, c.parser.keepBody = t.r.checkNeeds.Header, t.r.checkNeeds.Body
+	c.quota = t.r.cfg.RequestsPerConn
 	c.proto = t.chooseProtocol(c, ring)
 	c.io = t.chooseTransport(c, h)
 	if h.tls != nil { // the handshake, done on the connect thread, is booked here
@@ -118,18 +117,10 @@ func (t *netThread) retire(c *conn, now int64) {
 	t.closeConn(c, false)
 }
 
+// onEOF closes a connection at its stream's end, once its protocol has
+// completed a response the close delimits (or reported it cut).
 func (t *netThread) onEOF(c *conn, now int64) {
-	truncated := false
-	if c.parser.finishAtEOF() && c.inflight > 0 { // a body delimited by the close
-		// Over TLS such a body is complete only after the server's
-		// close_notify (RFC 9112 §9.8): a bare close may have cut it, and
-		// counting it answered would hide a broken server.
-		if truncated = c.io.cut(); truncated {
-			t.loseHead(c, now, errTruncated)
-		} else {
-			t.complete(c, now)
-		}
-	}
+	truncated := c.proto.eof(t, c, now)
 	t.lose(c, now, errEOF)
 	t.closeConn(c, truncated)
 }

@@ -140,7 +140,7 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		off := copy(t.rbuf, c.partial)
-		n, stamp, errno := c.io.read(t, c, t.rbuf[off:])
+		n, stamp, errno := c.io.read(t.eng, c, t.rbuf[off:])
 		if errno == unix.EAGAIN {
 			return
 		}
@@ -176,4 +176,10 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 	}
+}
+
+// consume hands data to c's protocol as a read would (a test feeds a
+// connection through it); false means the connection closed.
+func (t *netThread) consume(c *conn, data []byte, now int64) bool {
+	return c.proto.consume(t, c, data, now)
 }

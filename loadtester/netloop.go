@@ -77,7 +77,6 @@ type conn struct {
 	connSlot int   // which of the --concurrency connections this is
 	failures int   // consecutive failed attempts of its slot before it (back-off: retryFailures)
 	state    connState
-	parser   respParser
 	io       transport // how its bytes move, chosen at adopt (seam.go)
 	proto    protocol  // what they mean, chosen at adopt (seam.go)
 	// h2: proto when it is HTTP/2 (nil otherwise), kept for the tests
@@ -86,6 +85,10 @@ type conn struct {
 	// refused: the server's limits refuse the request (h2Settings), so
 	// its replacement would meet the same (retryFailures).
 	refused bool
+	// noNew: its protocol sends no new request on it (HTTP/1.1: the
+	// response being read ends the connection; h2: GOAWAY).
+	noNew bool
+	quota int // --requests-per-conn (0: none)
 
 	// Rings over the requests in flight, oldest at head. sendTimes: when
 	// each was due (open loop: its intended send time; closed loop: its
@@ -112,6 +115,28 @@ type conn struct {
 	uringConn // its state under the io_uring engine (engine_uring.go)
 }
 
+// popHead moves c's head past its oldest request in flight, whose ring
+// entry it returns.
+func (c *conn) popHead() int {
+	i := c.head
+	c.head = (i + 1) & c.mask
+	c.inflight--
+	return i
+}
+
+// quotaDone reports whether c has had its --requests-per-conn responses.
+func (c *conn) quotaDone() bool { return c.quota > 0 && c.received >= c.quota }
+
+// setKind notes the kind and {{seq}} of the request in ring entry i.
+func (c *conn) setKind(i int, kind uint8, seq uint64) {
+	if c.kinds != nil {
+		c.kinds[i] = kind
+	}
+	if c.seqs != nil {
+		c.seqs[i] = seq
+	}
+}
+
 // handoff carries a connection (or a failed attempt) from a connect thread.
 type handoff struct {
 	fd       int
@@ -130,23 +155,17 @@ type handoff struct {
 // owns. Every field is the loop's alone unless its comment or its type's
 // says otherwise (ownership: above).
 type netThread struct {
-	id    int
-	r     *runner
-	epfd  int
-	evfd  int
-	conns []*conn
-	gens  []int32
-	free  []int32
-	rbuf  []byte
-	wbuf  []byte // dynamic requests rendered for one write
-	batch []byte // static request repeated --pipeline times
-	rend  *renderer
-	// fast: one kind, the same bytes every time: the closed loop writes
-	// --pipeline copies of it from batch, no rendering.
-	fast     bool
+	id       int
+	r        *runner
+	epfd     int
+	evfd     int
+	conns    []*conn
+	gens     []int32
+	free     []int32
+	rbuf     []byte
+	requests              // what its protocols frame (requests.go)
 	kb       []groupBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
 	sb       []groupBooks // --stages: each stage's measured counts (stagebooks.go; the loop's until it exits)
-	kindNext uint64       // closed loop: this thread's sends so far, which pick the next kind
 	base     time.Time    // the run's clock origin: times are ns since base
 	eng      engine       // the kernel interface, chosen once (engine.go)
 	evs      []unix.EpollEvent
@@ -244,18 +263,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.books.svc = newHistogram()
 		t.books.lateHist = newHistogram()
 	}
-	dynamic := false
-	for _, k := range r.kinds {
-		dynamic = dynamic || k.tmpl.dynamic()
-	}
-	if dynamic {
-		t.rend = newRenderer(id, r.cfg.NetworkThreads, len(r.kinds), uint64(r.seed), r.feeds)
-	}
-	if t.fast = len(r.kinds) == 1 && !dynamic; t.fast {
-		for range r.cfg.Pipeline {
-			t.batch = append(t.batch, r.tmpl.static...)
-		}
-	}
+	t.requests = newRequests(r, id)
 	if r.cfg.Workload != nil {
 		t.kb = make([]groupBooks, len(r.kinds))
 		for i := range t.kb {

@@ -132,7 +132,7 @@ func (p *pacer) arm(due, now int64) {
 
 // hasRoom reports whether c can take another request now.
 func (t *netThread) hasRoom(c *conn) bool {
-	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline || c.parser.close {
+	if c.state != connActive || c.inflight >= t.r.cfg.Pipeline || c.noNew {
 		return false
 	}
 	if c.proto.room() <= 0 {
@@ -234,7 +234,7 @@ func (t *netThread) enqueue(c *conn, k uint64, due, now int64) bool {
 	before := len(c.pending)
 	i := (c.head + c.inflight) & c.mask
 	var ok bool
-	if c.pending, ok = c.proto.appendScheduled(t, c, c.pending, k); !ok {
+	if c.pending, ok = c.proto.appendScheduled(&t.requests, c, c.pending, k); !ok {
 		return false
 	}
 	t.books.measured.bytesOut += int64(len(c.pending) - before)

@@ -7,19 +7,23 @@ package loadtester
 // Who owns what: loop thread only; the books are written under
 // netThread.mu, which the loop holds for a batch of events.
 
-// complete records the response at the head of the connection's pipeline,
-// in the warm-up's books or the measured window's by when it was due.
-func (t *netThread) complete(c *conn, now int64) {
-	if t.r.checks != nil && !t.passChecks(c) {
+// complete books the response at the head of the connection's pipeline
+// (HTTP/1.1's, in order) and moves the head past it.
+func (t *netThread) complete(c *conn, now int64) { t.answer(c, c.popHead(), now) }
+
+// answer books ring entry i's response, in the warm-up's books or the
+// measured window's by when it was due; when a check refuses it, as
+// failed (errCheck) with its latency kept, and reports false.
+func (t *netThread) answer(c *conn, i int, now int64) bool {
+	status, head, body := c.proto.response(i)
+	if t.r.checks != nil && !t.judge(c, i, status, head, body) {
 		c.received++ // a response all the same (--requests-per-conn)
-		t.recordFailedLatency(c, c.head, now)
-		t.loseHead(c, now, errCheck)
-		return
+		t.recordFailedLatency(c, i, now)
+		t.failEntry(c, i, now, errCheck)
+		return false
 	}
-	head := c.head
-	c.head = (head + 1) & c.mask
-	c.inflight--
-	t.record(c, head, now, c.parser.status)
+	t.record(c, i, now, status)
+	return true
 }
 
 // record books ring entry i's response (status) at now.
@@ -101,9 +105,11 @@ func (t *netThread) phase(due int64) *phaseStats {
 	return &t.books.measured
 }
 
-func (t *netThread) quotaDone(c *conn) bool {
-	q := t.r.cfg.RequestsPerConn
-	return q > 0 && c.received >= q
+// connError books a failure of a connection itself that does not close
+// it, with no request to charge.
+func (t *netThread) connError(now int64, kind errorKind) {
+	t.books.measured.errors[kind]++
+	t.sampleError(now, 0, kind)
 }
 
 // sampleError keeps a failure of a connection itself, with no request in

@@ -20,7 +20,7 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if now >= t.win.closeAt { // the window has closed: nothing new is sent
 		return
 	}
-	if c.parser.close { // the response being read ends the connection: never reused
+	if c.noNew { // its protocol sends nothing new on it (the response being read ends it, a GOAWAY)
 		return
 	}
 	if t.unwanted(c) { // the ramp went below its slot: it closes once nothing is in flight
@@ -43,7 +43,7 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if refillAt := max(1, depth/2); c.inflight > 0 && want < refillAt && quotaLeft >= refillAt || want <= 0 {
 		return
 	}
-	out, n := c.proto.batch(t, c, want)
+	out, n := c.proto.batch(&t.requests, c, want)
 	for range n {
 		c.sendTimes[(c.head+c.inflight)&c.mask] = now
 		c.inflight++
@@ -62,8 +62,14 @@ func (t *netThread) topUp(c *conn, now int64) {
 // not take for EPOLLOUT.
 func (t *netThread) write(c *conn, out []byte) {
 	t.books.measured.bytesOut += int64(len(out))
-	c.io.write(t, c, out)
+	if kind, failed := c.io.write(t.eng, c, out); failed {
+		t.failConn(c, t.now(), kind)
+	}
 }
 
 // flush writes owed bytes after EPOLLOUT or for an open-loop turn.
-func (t *netThread) flush(c *conn) { c.io.flush(t, c) }
+func (t *netThread) flush(c *conn) {
+	if kind, failed := c.io.flush(t.eng, c); failed {
+		t.failConn(c, t.now(), kind)
+	}
+}

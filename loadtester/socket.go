@@ -49,8 +49,8 @@ func errnoKind(errno unix.Errno) errorKind {
 // plainIO is the transport of a plain socket, HTTP/1.1's or h2c's.
 type plainIO struct{}
 
-func (plainIO) read(t *netThread, c *conn, p []byte) (int, int64, unix.Errno) {
-	return t.eng.read(c, p)
+func (plainIO) read(eng engine, c *conn, p []byte) (int, int64, unix.Errno) {
+	return eng.read(c, p)
 }
 
 func (plainIO) shortReadDrains() bool              { return true }
@@ -60,34 +60,34 @@ func (plainIO) buffered() bool                     { return false }
 func (plainIO) cut() bool                          { return false }
 
 // write keeps what the socket does not take in c.pending for EPOLLOUT.
-func (plainIO) write(t *netThread, c *conn, out []byte) {
+func (plainIO) write(eng engine, c *conn, out []byte) (errorKind, bool) {
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, out...)
-		return
+		return 0, false
 	}
-	n, errno := t.eng.write(c, out)
+	n, errno := eng.write(c, out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
 	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
-		return
+		return errnoKind(errno), true
 	}
 	if n < len(out) {
 		c.pending = append(c.pending[:0], out[n:]...)
 	}
+	return 0, false
 }
 
 // flush writes c.pending after EPOLLOUT or for an open-loop turn.
-func (plainIO) flush(t *netThread, c *conn) {
-	n, errno := t.eng.write(c, c.pending)
+func (plainIO) flush(eng engine, c *conn) (errorKind, bool) {
+	n, errno := eng.write(c, c.pending)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
-		return
+		return 0, false
 	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
-		return
+		return errnoKind(errno), true
 	}
 	rest := copy(c.pending, c.pending[n:])
 	c.pending = c.pending[:rest]
+	return 0, false
 }
