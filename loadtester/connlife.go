@@ -35,7 +35,7 @@ func (t *netThread) adopt(h handoff) {
 	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, failures: h.failures, state: connConnecting,
 		sendTimes: make([]int64, ring), mask: ring - 1,
 		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
-	if t.pace.on() {
+	if t.mode.paced() {
 		c.sentAt = make([]int64, ring)
 	}
 	if t.kb != nil {
@@ -95,19 +95,7 @@ func (t *netThread) finishConnect(c *conn) {
 			return
 		}
 	}
-	if t.pace.on() {
-		// The schedule starts with the first connection, so connect time is
-		// not charged as latency; but not once the window has closed: a
-		// schedule started then would have nothing due in the window, and
-		// the thread's share of it would vanish from every count instead
-		// of being dropped (countDropped).
-		if !t.pace.scheduling && !t.win.closing && now < t.win.closeAt {
-			t.pace.begin(now)
-		}
-		t.offerFree(c)
-		return
-	}
-	t.topUp(c, now)
+	t.mode.connUp(c, now)
 }
 
 // retire closes a connection that finished normally (its quota, or the

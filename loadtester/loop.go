@@ -25,7 +25,7 @@ import (
 func (t *netThread) loop() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if t.pace.on() {
+	if t.mode.paced() {
 		// Linux stretches a sleeping thread's timeouts (epoll_pwait2's, the
 		// lazy reads' nanosleep) by its timer slack, 50 µs by default, to
 		// coalesce wake-ups; the pacer chooses its own slack
@@ -58,9 +58,7 @@ func (t *netThread) loop() {
 		t.eng.dispatch()
 		t.serveReady()
 		now := t.now()
-		if t.pace.scheduling { // closing too: requests due in the window may still wait for a connection
-			t.schedule(now)
-		}
+		t.mode.turn(now)
 		if now >= nextSweep {
 			t.sweep(now)
 			nextSweep = now + t.sweepEvery
@@ -165,11 +163,7 @@ func (t *netThread) onReadable(c *conn) {
 		if !c.proto.consume(t, c, t.rbuf[:off+n], at) {
 			return
 		}
-		if t.pace.on() {
-			t.offerFree(c)
-		} else {
-			t.topUp(c, now)
-		}
+		t.mode.served(c, now)
 		// A short read drained the socket (a TLS read returns one record:
 		// it reads on until the transport finds the socket empty).
 		if off+n < len(t.rbuf) && !c.peerClosed && c.io.shortReadDrains() {

@@ -173,8 +173,10 @@ type netThread struct {
 	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
 	books books      // guarded by mu (books.go)
 
-	win        window // the measured window and its drain (window.go)
-	pace       pacer  // the open-loop schedule (openloop.go); pace.on() is false in the closed loop
+	win        window   // the measured window and its drain (window.go)
+	mode       loadMode // what sends the requests (mode.go): &closedLoop, &openLoop or a ramp
+	closedLoop          // the closed loop's sends (mode_closed.go)
+	openLoop            // the open loop's pacer and sends (mode_open.go); pace.on() is false in the closed loop
 	sweepEvery int64
 	pwait2     bool          // the kernel has epoll_pwait2: waits time out in ns (else ms, and a timerfd paces)
 	rx         rxStamps      // open loop over TCP: responses stamped by the kernel, read on the loop's wakes (rxstamp.go)
@@ -246,7 +248,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		rbuf:       make([]byte, readBufSize),
 		books:      books{measured: newPhaseStats(), warm: newPhaseStats()},
 		win:        window{start: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain())},
-		pace:       pacer{tfd: -1},
+		openLoop:   openLoop{pace: pacer{tfd: -1}},
 		sweepEvery: int64(r.cfg.sweepEvery())}
 	var err error
 	if t.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
@@ -264,6 +266,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.books.lateHist = newHistogram()
 	}
 	t.requests = newRequests(r, id)
+	t.mode = newLoadMode(t)
 	if r.cfg.Workload != nil {
 		t.kb = make([]groupBooks, len(r.kinds))
 		for i := range t.kb {
