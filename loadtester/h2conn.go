@@ -95,7 +95,7 @@ func (h *h2Conn) writePreface() {
 // room is how many more streams the server allows now.
 func (h *h2Conn) room() int { return h.max - h.open }
 
-// HTTP/2 behind the protocol seam (seam.go): an h2Conn is its
+// HTTP/2 behind the protocol seam (protocol.go): an h2Conn is its
 // connection's protocol.
 
 // start writes the preface on a connection that just came up.

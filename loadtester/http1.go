@@ -2,7 +2,7 @@ package loadtester
 
 import "math"
 
-// HTTP/1.1, the protocol behind the seam (seam.go) for a connection
+// HTTP/1.1, the protocol behind the seam (protocol.go) for a connection
 // without --http2, on a plain socket or over TLS alike: responses come
 // back in order, parsed by its respParser (response.go), which no other
 // protocol reads. Requests are pre-formatted bytes, in one of two variants

@@ -8,15 +8,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A network thread's loop (netloop.go has the thread and its ownership):
+// A network thread's loop (thread.go has the thread and its ownership):
 // each turn waits on the thread's engine (engine.go: epoll or io_uring),
 // which dispatches what came; then the wake-ups from the connect threads,
 // and the read cycle of a readable connection, which reads through the
 // connection's transport and hands what it read to the connection's
-// protocol (seam.go).
+// protocol (protocol.go).
 //
 // Who owns what: everything here runs on the loop's locked OS thread and
-// touches only what netloop.go says is the loop's; the books are written
+// touches only what thread.go says is the loop's; the books are written
 // under netThread.mu, which loop holds for one batch of events.
 
 // loop runs the thread until stop. It locks its OS thread so the loop

@@ -9,7 +9,7 @@ package loadtester
 // and the knee search run whole runs, one a step, above the modes
 // (steps.go, search.go).
 //
-// Who owns what: a thread's mode is its loop's alone (netloop.go); the
+// Who owns what: a thread's mode is its loop's alone (thread.go); the
 // closed and open loops are kept inside the thread (netThread embeds
 // them), so what they hold is the thread's.
 

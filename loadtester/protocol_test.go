@@ -11,7 +11,7 @@ import (
 )
 
 // protocolFiles are the files of the protocols and transports behind the
-// seam (seam.go): TLS, HTTP/2, HTTP/1.1 and the plain socket.
+// seam (protocol.go): TLS, HTTP/2, HTTP/1.1 and the plain socket.
 func protocolFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string

@@ -1,6 +1,6 @@
 package loadtester
 
-// The request source behind the protocol seam (seam.go): what a protocol
+// The request source behind the protocol seam (protocol.go): what a protocol
 // asks of its thread for the requests it frames. The closed loop's kinds
 // are picked in turn from the thread's count of sends, the open loop's by
 // the schedule's index; a kind's bytes are its template's, rendered where
@@ -8,7 +8,7 @@ package loadtester
 // blocks).
 //
 // Who owns what: a network thread's requests are its loop's alone
-// (netloop.go); what a call returns is valid until the next call.
+// (thread.go); what a call returns is valid until the next call.
 
 // requestSource is what a protocol asks for the requests it frames.
 type requestSource interface {

@@ -7,7 +7,7 @@ import (
 )
 
 // The plain socket: raw reads and writes (the epoll engine's), what their
-// errnos mean, and the transport (seam.go) that moves bytes through the
+// errnos mean, and the transport (protocol.go) that moves bytes through the
 // thread's engine alone.
 //
 // Who owns what: a plainIO holds nothing; its connection is its loop's.

@@ -22,7 +22,7 @@ import (
 // over an fdTransport that never blocks. Everything else (the rings of send
 // times, the books, the window, the drain, the sweep, the open-loop pacer)
 // is the plaintext path's: a TLS connection is a conn whose transport
-// (seam.go) is its tlsConn, chosen when its thread adopts it, so the
+// (protocol.go) is its tlsConn, chosen when its thread adopts it, so the
 // plaintext path never asks whether a connection is TLS.
 //
 // Who owns what: a tlsConn and its transport belong to the connect thread
@@ -355,7 +355,7 @@ func (c *tlsConn) encrypt(p []byte) (errno unix.Errno, tlsErr bool) {
 	return 0, false
 }
 
-// The transport (seam.go) of a TLS connection.
+// The transport (protocol.go) of a TLS connection.
 
 // read decrypts into p; a TLS failure reads as EIO, which failure names.
 func (c *tlsConn) read(_ engine, cn *conn, p []byte) (int, int64, unix.Errno) {

@@ -15,7 +15,7 @@ import (
 // engine's; the io_uring engine's are in engine_uring.go.
 //
 // Who owns what: a netThread's connections, pacer (openloop.go) and window
-// (window.go) are its loop's alone; its books (books.go) are shared with the
+// (window.go) are its loop's alone; its books (counts.go) are shared with the
 // collector under netThread.mu, which the loop holds for one batch of events
 // at a time; its inbox is filled by the connect threads (connect.go) under
 // the inbox's lock and drained by the loop; wakePending and stopping are
@@ -25,10 +25,10 @@ import (
 // exited.
 //
 // Where the rest is: the loop (loop.go), a connection's life (connlife.go),
-// its protocol seam (seam.go: transport and protocol, chosen once at
+// its protocol seam (protocol.go: transport and protocol, chosen once at
 // adopt), HTTP/1.1 (http1.go), HTTP/2 (h2conn.go, h2send.go, h2headers.go),
 // the plain socket (socket.go), receive stamps (rxstamp.go), TLS
-// (tlsconn.go), sending (send.go, openloop.go), booking (record.go).
+// (tlsconn.go), sending (write.go, openloop.go), booking (record.go).
 //
 // Hazards handled (numbered as in docs/epoll_hazards.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
@@ -61,96 +61,6 @@ const (
 	connInterest      = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
-type connState uint8
-
-const (
-	connConnecting connState = iota
-	connActive
-	connClosed
-)
-
-// conn is one connection, owned by one network thread (loop thread only).
-type conn struct {
-	fd       int
-	slot     int32 // index in the thread's table
-	gen      int32 // generation of the slot when this conn took it
-	connSlot int   // which of the --concurrency connections this is
-	failures int   // consecutive failed attempts of its slot before it (back-off: retryFailures)
-	state    connState
-	io       transport // how its bytes move, chosen at adopt (seam.go)
-	proto    protocol  // what they mean, chosen at adopt (seam.go)
-	// h2: proto when it is HTTP/2 (nil otherwise), kept for the tests
-	// that look inside a connection's streams; the engine never tests it.
-	h2 *h2Conn
-	// refused: the server's limits refuse the request (h2Settings), so
-	// its replacement would meet the same (retryFailures).
-	refused bool
-	// noNew: its protocol sends no new request on it (HTTP/1.1: the
-	// response being read ends the connection; h2: GOAWAY).
-	noNew bool
-	quota int // --requests-per-conn (0: none)
-
-	// Rings over the requests in flight, oldest at head. sendTimes: when
-	// each was due (open loop: its intended send time; closed loop: its
-	// send). sentAt, open loop only: when it was written, for the service
-	// time and --timeout.
-	sendTimes []int64
-	sentAt    []int64
-	kinds     []uint8  // workload: each request's kind (kinds.go)
-	seqs      []uint64 // a kind is referred to by {{answered:...}}: each request's {{seq}}
-	mask      int
-	head      int
-	inflight  int
-	sent      int
-	received  int
-
-	pending         []byte // request bytes the socket has not taken yet
-	partial         []byte // an incomplete response head, kept between reads
-	connectDeadline int64
-	inFreeList      bool // open loop: on the thread's list of connections with room
-	onReadyList     bool // used its read budget with bytes maybe left (hazard #5)
-	peerClosed      bool // RDHUP/HUP seen: read on to EOF, short reads included
-	dirty           bool // open loop: has requests to flush this turn
-
-	uringConn // its state under the io_uring engine (engine_uring.go)
-}
-
-// popHead moves c's head past its oldest request in flight, whose ring
-// entry it returns.
-func (c *conn) popHead() int {
-	i := c.head
-	c.head = (i + 1) & c.mask
-	c.inflight--
-	return i
-}
-
-// quotaDone reports whether c has had its --requests-per-conn responses.
-func (c *conn) quotaDone() bool { return c.quota > 0 && c.received >= c.quota }
-
-// setKind notes the kind and {{seq}} of the request in ring entry i.
-func (c *conn) setKind(i int, kind uint8, seq uint64) {
-	if c.kinds != nil {
-		c.kinds[i] = kind
-	}
-	if c.seqs != nil {
-		c.seqs[i] = seq
-	}
-}
-
-// handoff carries a connection (or a failed attempt) from a connect thread.
-type handoff struct {
-	fd       int
-	connSlot int
-	failures int           // consecutive failed attempts for this slot, for back-off
-	backoff  time.Duration // how long the slot backed off before this attempt (connect.go)
-	err      error         // the attempt failed before reaching the loop
-	// https: the connection's TLS state, its handshake's length and
-	// whether it resumed a session.
-	tls       *tlsConn
-	handshake time.Duration
-	resumed   bool
-}
-
 // netThread is one network thread: its loop and the connections it
 // owns. Every field is the loop's alone unless its comment or its type's
 // says otherwise (ownership: above).
@@ -165,13 +75,13 @@ type netThread struct {
 	rbuf     []byte
 	requests              // what its protocols frame (requests.go)
 	kb       []groupBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
-	sb       []groupBooks // --stages: each stage's measured counts (stagebooks.go; the loop's until it exits)
+	sb       []groupBooks // --stages: each stage's measured counts (stages.go; the loop's until it exits)
 	base     time.Time    // the run's clock origin: times are ns since base
 	eng      engine       // the kernel interface, chosen once (engine.go)
 	evs      []unix.EpollEvent
 
 	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
-	books books      // guarded by mu (books.go)
+	books books      // guarded by mu (counts.go)
 
 	win        window   // the measured window and its drain (window.go)
 	mode       loadMode // what sends the requests (mode.go): &closedLoop, &openLoop or a ramp

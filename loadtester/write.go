@@ -1,7 +1,7 @@
 package loadtester
 
 // The write path: a connection's bytes go out through its transport
-// (seam.go). What is sent is the load mode's (mode.go).
+// (protocol.go). What is sent is the load mode's (mode.go).
 //
 // Who owns what: loop thread only, like the rest of a conn.
 

@@ -23,12 +23,12 @@ import "golang.org/x/sys/unix"
 // through the transport and hands the bytes to the protocol; the protocol
 // reports what completed and what failed (connEvents), which the thread
 // books (record.go, connlife.go), and says what to write, which goes out
-// through the transport (send.go). Each
+// through the transport (write.go). Each
 // call is per event or per batch of requests, never per byte: an
 // interface call where a nil check was.
 //
 // Who owns what: a transport and a protocol are their connection's, so
-// their network thread's loop's alone (netloop.go).
+// their network thread's loop's alone (thread.go).
 
 // transport moves a connection's bytes through the thread's engine. A
 // write or flush that fails reports the failure's kind (failed), and the
