@@ -48,7 +48,7 @@ func (t *netThread) adopt(h handoff) {
 		}
 	}
 	c.quota = t.r.cfg.RequestsPerConn
-	c.proto = t.chooseProtocol(c, ring)
+	c.proto = t.protocolFor(c, ring)
 	c.io = t.chooseTransport(c, h)
 	if h.tls != nil { // the handshake, done on the connect thread, is booked here
 		tb := t.books.tls

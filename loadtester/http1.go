@@ -1,6 +1,10 @@
 package loadtester
 
-import "math"
+import (
+	"math"
+
+	"weaseldb/loadtester/check"
+)
 
 // HTTP/1.1, the protocol behind the seam (protocol.go) for a connection
 // without --http2, on a plain socket or over TLS alike: responses come
@@ -17,6 +21,15 @@ import "math"
 // flight but --pipeline, responses in order.
 type http1 struct {
 	parser respParser
+}
+
+// newHTTP1 is a connection's HTTP/1.1 state: its responses have no body
+// (headOnly: HEAD requests), and it keeps what the checks read (needs).
+func newHTTP1(headOnly bool, needs check.Needs) *http1 {
+	h := &http1{}
+	h.parser.headOnly = headOnly
+	h.parser.keepHead, h.parser.keepBody = needs.Header, needs.Body
+	return h
 }
 
 func (*http1) start(connEvents, *conn) {}

@@ -5,7 +5,7 @@ import "golang.org/x/sys/unix"
 // The protocol seam: what a network thread's loop asks of a connection,
 // modelled on the server's I/O backends (server/eventloop/backend.go). A
 // connection has two parts, each chosen once, when its thread adopts it
-// (chooseTransport, chooseProtocol), and never tested again on the hot
+// (chooseTransport, requests.protocolFor), and never tested again on the hot
 // path:
 //
 //   - its transport: how bytes move. A plain socket (socket.go), a socket
@@ -136,23 +136,4 @@ func (t *netThread) chooseTransport(c *conn, h handoff) transport {
 	}
 	t.stopStamps() // the kernel refuses to stamp: none of the thread's reads are
 	return plainIO{}
-}
-
-// chooseProtocol is a new connection's protocol, with ring entries.
-func (t *netThread) chooseProtocol(c *conn, ring int) protocol {
-	if t.r.h2req != nil {
-		c.h2 = newH2Conn(ring, t.r.checkNeeds) // for the tests that look inside its streams
-		c.h2.listSize = t.r.h2req.listSize
-		if t.fast {
-			return h2Static{c.h2}
-		}
-		return h2Rendered{c.h2}
-	}
-	h := &http1{}
-	h.parser.headOnly = t.r.cfg.Method == "HEAD"
-	h.parser.keepHead, h.parser.keepBody = t.r.checkNeeds.Header, t.r.checkNeeds.Body
-	if t.fast {
-		return http1Static{h}
-	}
-	return http1Rendered{h}
 }

@@ -95,3 +95,21 @@ func (q *requests) h2Request(kind uint8) (block, body []byte, scratch bool, seq 
 	}
 	return r.h2Block(k, &v, len(body)), body, k.bodySegs != nil, v.seq, true
 }
+
+// protocolFor is a new connection's protocol, with ring entries: the
+// run's, framing its requests as they come (static or rendered).
+func (q *requests) protocolFor(c *conn, ring int) protocol {
+	if q.run.h2req != nil {
+		c.h2 = newH2Conn(ring, q.run.checkNeeds) // for the tests that look inside its streams
+		c.h2.listSize = q.run.h2req.listSize
+		if q.fast {
+			return h2Static{c.h2}
+		}
+		return h2Rendered{c.h2}
+	}
+	h := newHTTP1(q.run.cfg.Method == "HEAD", q.run.checkNeeds)
+	if q.fast {
+		return http1Static{h}
+	}
+	return http1Rendered{h}
+}
