@@ -156,7 +156,7 @@ func (h *h2Conn) h2End(ev connEvents, c *conn, i int, now int64) {
 	if h.bodyLeft(i) {
 		h.fr.WriteRSTStream(h.send.ids[i], http2.ErrCodeCancel)
 	}
-	ev.answer(c, i, now)
+	ev.answer(c, i, now, int(h.final[i]))
 	h.h2Close(c, i)
 }
 

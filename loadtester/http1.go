@@ -56,7 +56,7 @@ func (h *http1) consume(ev connEvents, c *conn, data []byte, now int64) bool {
 				ev.failConn(c, now, errParse)
 				return false
 			}
-			ev.answer(c, c.popHead(), now)
+			ev.answer(c, c.popHead(), now, h.parser.status)
 			if h.parser.close || c.quotaDone() {
 				ev.retire(c, now)
 				return false
@@ -88,7 +88,7 @@ func (h *http1) eof(ev connEvents, c *conn, now int64) bool {
 		ev.loseHead(c, now, errTruncated)
 		return true
 	}
-	ev.answer(c, c.popHead(), now)
+	ev.answer(c, c.popHead(), now, h.parser.status)
 	return false
 }
 

@@ -101,10 +101,11 @@ type protocol interface {
 // through. A protocol that wants no new request sent on c (HTTP/1.1's
 // Connection: close, h2's GOAWAY) sets c.noNew.
 type connEvents interface {
-	// answer books ring entry i's response (protocol.response) at now:
-	// answered, or failed when a check refuses it (false). The protocol
-	// moves its ring past the entry.
-	answer(c *conn, i int, now int64) bool
+	// answer books ring entry i's response, status, at now: answered, or
+	// failed when a check refuses it (false; the checks read the response
+	// through protocol.response). The protocol moves its ring past the
+	// entry.
+	answer(c *conn, i int, now int64, status int) bool
 	// failEntry books ring entry i as failed with kind (a stream's
 	// reset); failHead the oldest in flight, and moves the head past it.
 	failEntry(c *conn, i int, now int64, kind errorKind)

@@ -9,18 +9,24 @@ package loadtester
 
 // complete books the response at the head of the connection's pipeline
 // (HTTP/1.1's, in order) and moves the head past it.
-func (t *netThread) complete(c *conn, now int64) { t.answer(c, c.popHead(), now) }
+func (t *netThread) complete(c *conn, now int64) {
+	status, _, _ := c.proto.response(c.head)
+	t.answer(c, c.popHead(), now, status)
+}
 
-// answer books ring entry i's response, in the warm-up's books or the
-// measured window's by when it was due; when a check refuses it, as
-// failed (errCheck) with its latency kept, and reports false.
-func (t *netThread) answer(c *conn, i int, now int64) bool {
-	status, head, body := c.proto.response(i)
-	if t.r.checks != nil && !t.judge(c, i, status, head, body) {
-		c.received++ // a response all the same (--requests-per-conn)
-		t.recordFailedLatency(c, i, now)
-		t.failEntry(c, i, now, errCheck)
-		return false
+// answer books ring entry i's response, status, in the warm-up's books or
+// the measured window's by when it was due; when a check refuses it (the
+// checks read the rest of it through protocol.response), as failed
+// (errCheck) with its latency kept, and reports false.
+func (t *netThread) answer(c *conn, i int, now int64, status int) bool {
+	if t.r.checks != nil {
+		st, head, body := c.proto.response(i)
+		if !t.judge(c, i, st, head, body) {
+			c.received++ // a response all the same (--requests-per-conn)
+			t.recordFailedLatency(c, i, now)
+			t.failEntry(c, i, now, errCheck)
+			return false
+		}
 	}
 	t.record(c, i, now, status)
 	return true
