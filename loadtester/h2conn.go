@@ -56,6 +56,12 @@ type h2Conn struct {
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
 	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
+	// ev: the connection's thread, as a protocol sees it, kept from the
+	// last start or consume for the frames' handlers (one load where a
+	// parameter went through every call).
+	ev connEvents
+	// staticBlock, staticBody: h2Static's one request (protocolFor).
+	staticBlock, staticBody []byte
 	// listSize bounds our requests' header lists (h2Requests.listSize),
 	// for the server's SETTINGS_MAX_HEADER_LIST_SIZE.
 	listSize uint32
@@ -100,8 +106,9 @@ func (h *h2Conn) room() int { return h.max - h.open }
 
 // start writes the preface on a connection that just came up.
 func (h *h2Conn) start(ev connEvents, c *conn) {
+	h.ev = ev
 	h.writePreface()
-	ev.write(c, h.out.Bytes())
+	h.ev.write(c, h.out.Bytes())
 	h.out.Reset()
 }
 
@@ -152,11 +159,11 @@ func (h *h2Conn) h2Entry(c *conn, id uint32) (int, streamState) {
 // check when its response fails a check (the thread's answer). A
 // response may end before its request's body is all sent (§8.1): the
 // rest is not sent, and RST_STREAM tells the server so.
-func (h *h2Conn) h2End(ev connEvents, c *conn, i int, now int64) {
+func (h *h2Conn) h2End(c *conn, i int, now int64) {
 	if h.bodyLeft(i) {
 		h.fr.WriteRSTStream(h.send.ids[i], http2.ErrCodeCancel)
 	}
-	ev.answer(c, i, now, int(h.final[i]))
+	h.ev.answer(c, i, now, int(h.final[i]))
 	h.h2Close(c, i)
 }
 
@@ -179,8 +186,8 @@ func (h *h2Conn) keepData(i int, data []byte) {
 // h2Fail counts stream entry i as failed with kind (RST_STREAM, a GOAWAY
 // that did not process it, a check), in the books of the phase it was
 // due in and of its kind.
-func (h *h2Conn) h2Fail(ev connEvents, c *conn, i int, now int64, kind errorKind) {
-	ev.failEntry(c, i, now, kind)
+func (h *h2Conn) h2Fail(c *conn, i int, now int64, kind errorKind) {
+	h.ev.failEntry(c, i, now, kind)
 	h.h2Close(c, i)
 }
 
@@ -203,10 +210,11 @@ func (h *h2Conn) h2Close(c *conn, i int) {
 // consume handles the whole frames in data and keeps a partial one;
 // false means the connection closed.
 func (h *h2Conn) consume(ev connEvents, c *conn, data []byte, now int64) bool {
+	h.ev = ev
 	for {
 		total, ok := h2FrameSpan(data)
 		if total < 0 {
-			ev.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		if !ok {
@@ -215,30 +223,30 @@ func (h *h2Conn) consume(ev connEvents, c *conn, data []byte, now int64) bool {
 		h.rd.Reset(data[:total])
 		f, err := h.fr.ReadFrame()
 		if err != nil {
-			ev.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		data = data[total:]
-		if !h.h2Frame(ev, c, f, now) {
+		if !h.h2Frame(c, f, now) {
 			return false
 		}
 	}
 	if len(data) > 0 {
 		if len(data) > h2MaxPartial {
-			ev.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		c.partial = append(c.partial, data...)
 	}
 	if h.out.Len() > 0 { // acknowledgements and window updates
-		ev.write(c, h.out.Bytes())
+		h.ev.write(c, h.out.Bytes())
 		h.out.Reset()
 		if c.state != connActive {
 			return false
 		}
 	}
 	if h.open == 0 && (c.noNew || c.quota > 0 && c.sent >= c.quota) { // GOAWAY, or the quota sent and answered
-		ev.retire(c, now)
+		h.ev.retire(c, now)
 		return false
 	}
 	return true
@@ -262,12 +270,12 @@ func h2FrameSpan(data []byte) (total int, ok bool) {
 
 // h2Frame handles one frame from the server; false means the connection
 // closed.
-func (h *h2Conn) h2Frame(ev connEvents, c *conn, f http2.Frame, now int64) bool {
+func (h *h2Conn) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	switch f := f.(type) {
 	case *http2.HeadersFrame:
-		return h.h2HeadersFrame(ev, c, f, now)
+		return h.h2HeadersFrame(c, f, now)
 	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
-		return h.h2Fragment(ev, c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+		return h.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 	case *http2.DataFrame:
 		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
 			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
@@ -276,27 +284,27 @@ func (h *h2Conn) h2Frame(ev connEvents, c *conn, f http2.Frame, now int64) bool 
 		i, st := h.h2Entry(c, f.StreamID)
 		switch st {
 		case streamIdle:
-			ev.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		case streamOpen:
 			if h.keepBody {
 				h.keepData(i, f.Data())
 			}
 			if f.StreamEnded() {
-				h.h2End(ev, c, i, now)
+				h.h2End(c, i, now)
 			}
 		}
 	case *http2.RSTStreamFrame:
 		if i, st := h.h2Entry(c, f.StreamID); st == streamOpen {
-			h.h2Fail(ev, c, i, now, errReset)
+			h.h2Fail(c, i, now, errReset)
 		}
 	case *http2.SettingsFrame:
 		if f.IsAck() {
 			return true
 		}
-		return h.h2Settings(ev, c, f, now)
+		return h.h2Settings(c, f, now)
 	case *http2.WindowUpdateFrame:
-		return h.h2WindowUpdate(ev, c, f, now)
+		return h.h2WindowUpdate(c, f, now)
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			h.fr.WritePing(true, f.Data)
@@ -308,12 +316,12 @@ func (h *h2Conn) h2Frame(ev connEvents, c *conn, f http2.Frame, now int64) bool 
 		for n := c.sent - 1; n >= c.sent-c.inflight; n-- {
 			if id := uint32(2*n + 1); id > f.LastStreamID {
 				if i := n & c.mask; !h.done[i] {
-					h.h2Fail(ev, c, i, now, errEOF) // never processed: the server says so
+					h.h2Fail(c, i, now, errEOF) // never processed: the server says so
 				}
 			}
 		}
 	case *http2.PushPromiseFrame:
-		ev.failConn(c, now, errParse) // push is off (our SETTINGS)
+		h.ev.failConn(c, now, errParse) // push is off (our SETTINGS)
 		return false
 	}
 	return true

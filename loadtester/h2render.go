@@ -302,10 +302,9 @@ type h2Static struct{ *h2Conn }
 
 // batch writes want requests into the source's scratch, one stream each.
 func (h h2Static) batch(src requestSource, c *conn, want int) ([]byte, int) {
-	block, body, _, _, _ := src.h2Request(0)
 	for j := range want {
 		n := c.sent + j
-		h.writeRequest(n&c.mask, uint32(2*n+1), block, body)
+		h.writeRequest(n&c.mask, uint32(2*n+1), h.staticBlock, h.staticBody)
 	}
 	h.open += want
 	buf := src.scratch()
@@ -314,9 +313,8 @@ func (h h2Static) batch(src requestSource, c *conn, want int) ([]byte, int) {
 }
 
 // appendScheduled appends one request, on the next stream, to dst.
-func (h h2Static) appendScheduled(src requestSource, c *conn, dst []byte, _ uint64) ([]byte, bool) {
-	block, body, _, _, _ := src.h2Request(0)
-	h.writeRequest(c.sent&c.mask, uint32(2*c.sent+1), block, body)
+func (h h2Static) appendScheduled(_ requestSource, c *conn, dst []byte, _ uint64) ([]byte, bool) {
+	h.writeRequest(c.sent&c.mask, uint32(2*c.sent+1), h.staticBlock, h.staticBody)
 	h.open++
 	return h.take(dst), true
 }

@@ -131,12 +131,12 @@ func (h *h2Conn) h2WriteWaiting(c *conn) {
 // h2WindowUpdate adds a server's WINDOW_UPDATE to its window; false means
 // the connection closed. A window past 2^31-1 is a flow-control error:
 // the connection's fails the connection, a stream's the stream.
-func (h *h2Conn) h2WindowUpdate(ev connEvents, c *conn, f *http2.WindowUpdateFrame, now int64) bool {
+func (h *h2Conn) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) bool {
 	s := &h.send
 	inc := int64(f.Increment)
 	if f.StreamID == 0 {
 		if s.connWin += inc; s.connWin > h2MaxWindow {
-			ev.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		h.h2WriteWaiting(c)
@@ -145,14 +145,14 @@ func (h *h2Conn) h2WindowUpdate(ev connEvents, c *conn, f *http2.WindowUpdateFra
 	i, st := h.h2Entry(c, f.StreamID)
 	switch st {
 	case streamIdle:
-		ev.failConn(c, now, errParse)
+		h.ev.failConn(c, now, errParse)
 		return false
 	case streamClosed:
 		return true
 	}
 	if s.win[i] += inc; s.win[i] > h2MaxWindow {
 		h.fr.WriteRSTStream(f.StreamID, http2.ErrCodeFlowControl)
-		h.h2Fail(ev, c, i, now, errParse)
+		h.h2Fail(c, i, now, errParse)
 		return true
 	}
 	if h.bodyLeft(i) {
@@ -163,7 +163,7 @@ func (h *h2Conn) h2WindowUpdate(ev connEvents, c *conn, f *http2.WindowUpdateFra
 
 // h2Settings applies the server's SETTINGS and acknowledges them before
 // any DATA they allow; false means the connection closed.
-func (h *h2Conn) h2Settings(ev connEvents, c *conn, f *http2.SettingsFrame, now int64) bool {
+func (h *h2Conn) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool {
 	if h.max == 0 {
 		h.max = h.ring
 	}
@@ -186,7 +186,7 @@ func (h *h2Conn) h2Settings(ev connEvents, c *conn, f *http2.SettingsFrame, now 
 		return nil
 	})
 	if !ok {
-		ev.failConn(c, now, errParse)
+		h.ev.failConn(c, now, errParse)
 		return false
 	}
 	h.fr.WriteSettingsAck()
@@ -194,7 +194,7 @@ func (h *h2Conn) h2Settings(ev connEvents, c *conn, f *http2.SettingsFrame, now 
 		// The bound holds for every request: none can be sent on this
 		// connection without risking one over the limit.
 		c.noNew, c.refused = true, true
-		ev.connError(now, errHeaderTooLarge)
+		h.ev.connError(now, errHeaderTooLarge)
 	}
 	h.h2WriteWaiting(c)
 	return true

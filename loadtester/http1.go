@@ -21,6 +21,9 @@ import (
 // flight but --pipeline, responses in order.
 type http1 struct {
 	parser respParser
+	// repeated: http1Static's request --pipeline times, one's bytes each.
+	repeated []byte
+	one      int
 }
 
 // newHTTP1 is a connection's HTTP/1.1 state: its responses have no body
@@ -95,9 +98,10 @@ func (h *http1) eof(ev connEvents, c *conn, now int64) bool {
 // http1Static is HTTP/1.1 with one kind whose bytes never change.
 type http1Static struct{ *http1 }
 
-// batch is want copies of the request.
-func (http1Static) batch(src requestSource, _ *conn, want int) ([]byte, int) {
-	return src.repeated(want), want
+// batch is want copies of the request (kept from the source's first
+// --pipeline copies: protocolFor).
+func (h http1Static) batch(_ requestSource, _ *conn, want int) ([]byte, int) {
+	return h.repeated[:want*h.one], want
 }
 
 func (http1Static) appendScheduled(src requestSource, _ *conn, dst []byte, _ uint64) ([]byte, bool) {

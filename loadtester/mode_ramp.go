@@ -26,7 +26,7 @@ func (l *rampedLoop) fill(c *conn, now int64) {
 		}
 		return
 	}
-	l.topUp(c, now)
+	l.closedLoop.served(c, now)
 }
 
 // unwanted reports whether c's slot is past the connections wanted now:

@@ -31,8 +31,8 @@ import "golang.org/x/sys/unix"
 // their network thread's loop's alone (thread.go).
 
 // transport moves a connection's bytes through the thread's engine. A
-// write or flush that fails reports the failure's kind (failed), and the
-// thread fails the connection.
+// write or flush that fails reports it to ev (writeFailed), which fails
+// the connection.
 type transport interface {
 	// read reads into p: n > 0 bytes, with the kernel's arrival stamp on
 	// the run's clock (0: none); or EAGAIN (nothing until the next edge)
@@ -45,9 +45,9 @@ type transport interface {
 	// failure is the error kind of a read's errno.
 	failure(errno unix.Errno) errorKind
 	// write sends out; what the socket does not take waits for EPOLLOUT.
-	write(eng engine, c *conn, out []byte) (kind errorKind, failed bool)
+	write(eng engine, ev connEvents, c *conn, out []byte)
 	// flush writes what is owed (c.pending, and the transport's own).
-	flush(eng engine, c *conn) (kind errorKind, failed bool)
+	flush(eng engine, ev connEvents, c *conn)
 	// owes reports bytes of its own waiting for the socket, past c.pending.
 	owes() bool
 	// buffered reports whether input may already wait in the transport,
@@ -118,8 +118,10 @@ type connEvents interface {
 	// connError books a failure of the connection itself that does not
 	// close it (h2: SETTINGS that refuse every request).
 	connError(now int64, kind errorKind)
-	// write sends out through c's transport.
+	// write sends out through c's transport; writeFailed is the
+	// transport's report that a write failed with kind.
 	write(c *conn, out []byte)
+	writeFailed(c *conn, kind errorKind)
 }
 
 // chooseTransport is h's connection's transport: its TLS state, or the

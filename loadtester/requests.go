@@ -103,12 +103,14 @@ func (q *requests) protocolFor(c *conn, ring int) protocol {
 		c.h2 = newH2Conn(ring, q.run.checkNeeds) // for the tests that look inside its streams
 		c.h2.listSize = q.run.h2req.listSize
 		if q.fast {
+			c.h2.staticBlock, c.h2.staticBody, _, _, _ = q.h2Request(0)
 			return h2Static{c.h2}
 		}
 		return h2Rendered{c.h2}
 	}
 	h := newHTTP1(q.run.cfg.Method == "HEAD", q.run.checkNeeds)
 	if q.fast {
+		h.repeated, h.one = q.batch, len(q.run.tmpl.static)
 		return http1Static{h}
 	}
 	return http1Rendered{h}

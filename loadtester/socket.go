@@ -60,34 +60,34 @@ func (plainIO) buffered() bool                     { return false }
 func (plainIO) cut() bool                          { return false }
 
 // write keeps what the socket does not take in c.pending for EPOLLOUT.
-func (plainIO) write(eng engine, c *conn, out []byte) (errorKind, bool) {
+func (plainIO) write(eng engine, ev connEvents, c *conn, out []byte) {
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, out...)
-		return 0, false
+		return
 	}
 	n, errno := eng.write(c, out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
 	case errno != 0:
-		return errnoKind(errno), true
+		ev.writeFailed(c, errnoKind(errno))
+		return
 	}
 	if n < len(out) {
 		c.pending = append(c.pending[:0], out[n:]...)
 	}
-	return 0, false
 }
 
 // flush writes c.pending after EPOLLOUT or for an open-loop turn.
-func (plainIO) flush(eng engine, c *conn) (errorKind, bool) {
+func (plainIO) flush(eng engine, ev connEvents, c *conn) {
 	n, errno := eng.write(c, c.pending)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
-		return 0, false
+		return
 	case errno != 0:
-		return errnoKind(errno), true
+		ev.writeFailed(c, errnoKind(errno))
+		return
 	}
 	rest := copy(c.pending, c.pending[n:])
 	c.pending = c.pending[:rest]
-	return 0, false
 }

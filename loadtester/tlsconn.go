@@ -387,24 +387,26 @@ func (c *tlsConn) cut() bool { return c.cutShort }
 func (c *tlsConn) owes() bool { return len(c.tr.out) > 0 }
 
 // write encrypts out and sends it.
-func (c *tlsConn) write(_ engine, _ *conn, out []byte) (errorKind, bool) {
-	return encryptFailure(c.encrypt(out))
+func (c *tlsConn) write(_ engine, ev connEvents, cn *conn, out []byte) {
+	if kind, failed := encryptFailure(c.encrypt(out)); failed {
+		ev.writeFailed(cn, kind)
+	}
 }
 
 // flush encrypts the requests the open loop queued in cn.pending, then
 // writes what ciphertext the socket will take.
-func (c *tlsConn) flush(_ engine, cn *conn) (errorKind, bool) {
+func (c *tlsConn) flush(_ engine, ev connEvents, cn *conn) {
 	if len(cn.pending) > 0 {
 		kind, failed := encryptFailure(c.encrypt(cn.pending))
 		cn.pending = cn.pending[:0]
 		if failed {
-			return kind, true
+			ev.writeFailed(cn, kind)
+			return
 		}
 	}
 	if errno := c.tr.flush(); errno != 0 {
-		return errnoKind(errno), true
+		ev.writeFailed(cn, errnoKind(errno))
 	}
-	return 0, false
 }
 
 // encryptFailure is the kind of an encrypt's failure, if it failed.

@@ -9,14 +9,11 @@ package loadtester
 // not take for EPOLLOUT.
 func (t *netThread) write(c *conn, out []byte) {
 	t.books.measured.bytesOut += int64(len(out))
-	if kind, failed := c.io.write(t.eng, c, out); failed {
-		t.failConn(c, t.now(), kind)
-	}
+	c.io.write(t.eng, t, c, out)
 }
 
+// writeFailed fails c, whose transport could not write.
+func (t *netThread) writeFailed(c *conn, kind errorKind) { t.failConn(c, t.now(), kind) }
+
 // flush writes owed bytes after EPOLLOUT or for an open-loop turn.
-func (t *netThread) flush(c *conn) {
-	if kind, failed := c.io.flush(t.eng, c); failed {
-		t.failConn(c, t.now(), kind)
-	}
-}
+func (t *netThread) flush(c *conn) { c.io.flush(t.eng, t, c) }
