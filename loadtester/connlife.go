@@ -14,8 +14,7 @@ import "golang.org/x/sys/unix"
 func (t *netThread) adopt(h handoff) {
 	t.books.measured.bookBackoff(h.backoff)
 	if h.err != nil {
-		t.books.measured.errors[connectErrorKind(h.err)]++
-		t.sampleError(t.now(), 0, connectErrorKind(h.err))
+		t.connError(t.now(), connectErrorKind(h.err))
 		t.r.requestConn(h.connSlot, h.failures+1)
 		return
 	}
@@ -73,8 +72,7 @@ func (t *netThread) finishConnect(c *conn) {
 	}
 	if err != nil {
 		kind := connectErrorKind(err)
-		t.books.measured.errors[kind]++
-		t.sampleError(t.now(), 0, kind)
+		t.connError(t.now(), kind)
 		t.closeConn(c, true)
 		return
 	}
@@ -117,8 +115,7 @@ func (t *netThread) onEOF(c *conn, now int64) {
 // least one error, so a failure is never silent).
 func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 	if c.inflight == 0 {
-		t.books.measured.errors[kind]++
-		t.sampleError(now, 0, kind)
+		t.connError(now, kind)
 	}
 	t.lose(c, now, kind)
 	t.closeConn(c, true)
@@ -211,8 +208,7 @@ func (t *netThread) sweep(now int64) {
 		switch {
 		case c == nil:
 		case c.state == connConnecting && now > c.connectDeadline:
-			t.books.measured.errors[errConnectTimeout]++
-			t.sampleError(now, 0, errConnectTimeout)
+			t.connError(now, errConnectTimeout)
 			t.closeConn(c, true)
 		case c.state == connActive && c.inflight > 0 && now-c.sentAtOf(c.head) > timeout:
 			t.lose(c, now, errTimeout)

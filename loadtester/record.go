@@ -111,17 +111,13 @@ func (t *netThread) phase(due int64) *phaseStats {
 	return &t.books.measured
 }
 
-// connError books a failure of a connection itself that does not close
-// it, with no request to charge.
+// connError books a failure of a connection itself, with no request to
+// charge (a refused connect, a timeout, a broken connection with nothing
+// in flight, h2 SETTINGS that refuse every request), and keeps it for
+// --vegeta.
 func (t *netThread) connError(now int64, kind errorKind) {
 	t.books.measured.errors[kind]++
-	t.sampleError(now, 0, kind)
-}
-
-// sampleError keeps a failure of a connection itself, with no request in
-// flight, for --vegeta (only what belongs to the measured window).
-func (t *netThread) sampleError(now, start int64, kind errorKind) {
-	t.sampleRequestError(now, start, kind, 0)
+	t.sampleRequestError(now, 0, kind, 0)
 }
 
 // sampleRequestError keeps a failed request of kind reqKind (start: when
