@@ -101,11 +101,6 @@ func (r *runner) checkKinds(i int) []string {
 	return names
 }
 
-// passChecks judges the HTTP/1.1 response just read, the ring head's.
-func (t *netThread) passChecks(c *conn) bool {
-	return t.judge(c, c.head, c.parser.status, c.parser.head, c.parser.body)
-}
-
 // judge judges the response to ring entry i of c (its status, header
 // lines and kept body) against its kind's checks (every --check and the
 // kind's own), counting each check's outcome when the request belongs to

@@ -50,7 +50,7 @@ type collector struct {
 	lowerBounds                 int64        // values recorded as lower bounds
 	amended                     bool         // lower bounds landed in intervals already reported
 	kinds                       []groupTally // workload: each kind's sums (kinds.go)
-	stages                      []groupTally // --stages: each stage's sums (stagebooks.go)
+	stages                      []groupTally // --stages: each stage's sums (stages.go)
 }
 
 // intervalRecord keeps one measured interval's histogram, compressed.

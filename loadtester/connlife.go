@@ -14,8 +14,7 @@ import "golang.org/x/sys/unix"
 func (t *netThread) adopt(h handoff) {
 	t.books.measured.bookBackoff(h.backoff)
 	if h.err != nil {
-		t.books.measured.errors[connectErrorKind(h.err)]++
-		t.sampleError(t.now(), 0, connectErrorKind(h.err))
+		t.connError(t.now(), connectErrorKind(h.err))
 		t.r.requestConn(h.connSlot, h.failures+1)
 		return
 	}
@@ -35,7 +34,7 @@ func (t *netThread) adopt(h handoff) {
 	c := &conn{fd: h.fd, slot: slot, gen: t.gens[slot], connSlot: h.connSlot, failures: h.failures, state: connConnecting,
 		sendTimes: make([]int64, ring), mask: ring - 1,
 		connectDeadline: t.now() + int64(t.r.cfg.ConnectTimeout)}
-	if t.pace.on() {
+	if t.mode.paced() {
 		c.sentAt = make([]int64, ring)
 	}
 	if t.kb != nil {
@@ -47,9 +46,8 @@ func (t *netThread) adopt(h handoff) {
 			break
 		}
 	}
-	c.parser.headOnly = t.r.cfg.Method == "HEAD"
-	c.parser.keepHead, c.parser.keepBody = t.r.checkNeeds.Header, t.r.checkNeeds.Body
-	c.proto = t.chooseProtocol(c, ring)
+	c.quota = t.r.cfg.RequestsPerConn
+	c.proto = t.protocolFor(c, ring)
 	c.io = t.chooseTransport(c, h)
 	if h.tls != nil { // the handshake, done on the connect thread, is booked here
 		tb := t.books.tls
@@ -74,8 +72,7 @@ func (t *netThread) finishConnect(c *conn) {
 	}
 	if err != nil {
 		kind := connectErrorKind(err)
-		t.books.measured.errors[kind]++
-		t.sampleError(t.now(), 0, kind)
+		t.connError(t.now(), kind)
 		t.closeConn(c, true)
 		return
 	}
@@ -96,19 +93,7 @@ func (t *netThread) finishConnect(c *conn) {
 			return
 		}
 	}
-	if t.pace.on() {
-		// The schedule starts with the first connection, so connect time is
-		// not charged as latency; but not once the window has closed: a
-		// schedule started then would have nothing due in the window, and
-		// the thread's share of it would vanish from every count instead
-		// of being dropped (countDropped).
-		if !t.pace.scheduling && !t.win.closing && now < t.win.closeAt {
-			t.pace.begin(now)
-		}
-		t.offerFree(c)
-		return
-	}
-	t.topUp(c, now)
+	t.mode.connUp(c, now)
 }
 
 // retire closes a connection that finished normally (its quota, or the
@@ -118,18 +103,10 @@ func (t *netThread) retire(c *conn, now int64) {
 	t.closeConn(c, false)
 }
 
+// onEOF closes a connection at its stream's end, once its protocol has
+// completed a response the close delimits (or reported it cut).
 func (t *netThread) onEOF(c *conn, now int64) {
-	truncated := false
-	if c.parser.finishAtEOF() && c.inflight > 0 { // a body delimited by the close
-		// Over TLS such a body is complete only after the server's
-		// close_notify (RFC 9112 §9.8): a bare close may have cut it, and
-		// counting it answered would hide a broken server.
-		if truncated = c.io.cut(); truncated {
-			t.loseHead(c, now, errTruncated)
-		} else {
-			t.complete(c, now)
-		}
-	}
+	truncated := c.proto.eof(t, c, now)
 	t.lose(c, now, errEOF)
 	t.closeConn(c, truncated)
 }
@@ -138,8 +115,7 @@ func (t *netThread) onEOF(c *conn, now int64) {
 // least one error, so a failure is never silent).
 func (t *netThread) failConn(c *conn, now int64, kind errorKind) {
 	if c.inflight == 0 {
-		t.books.measured.errors[kind]++
-		t.sampleError(now, 0, kind)
+		t.connError(now, kind)
 	}
 	t.lose(c, now, kind)
 	t.closeConn(c, true)
@@ -232,8 +208,7 @@ func (t *netThread) sweep(now int64) {
 		switch {
 		case c == nil:
 		case c.state == connConnecting && now > c.connectDeadline:
-			t.books.measured.errors[errConnectTimeout]++
-			t.sampleError(now, 0, errConnectTimeout)
+			t.connError(now, errConnectTimeout)
 			t.closeConn(c, true)
 		case c.state == connActive && c.inflight > 0 && now-c.sentAtOf(c.head) > timeout:
 			t.lose(c, now, errTimeout)

@@ -167,7 +167,3 @@ func (r *runner) reconnect(slot, failures int) {
 	}
 	p.parked[slot] = true
 }
-
-// unwanted reports whether c's slot is past the connections wanted now:
-// it sends nothing more, and closes once nothing is in flight.
-func (t *netThread) unwanted(c *conn) bool { return int64(c.connSlot) >= t.r.wanted() }

@@ -19,14 +19,25 @@
 // instances exactly.
 //
 // Where things are: run.go (Run and the runner), collector.go (intervals and
-// the result), netloop.go (a network thread's loop: the hot path), books.go
-// (its warm-up and measured counters), openloop.go (the open-loop pacer),
-// rxstamp.go (responses stamped by the kernel, read on the pacer's wakes),
-// window.go and tailaccount.go (the window's close and what never
-// finished), connect.go (connect threads), request.go and response.go (the
-// bytes on the wire), tlsconn.go (https: the handshake on the connect
-// threads, TLS on the loop), h2conn.go (HTTP/2 frames and streams),
-// threshold.go (--threshold), workload.go and kinds.go (request kinds), steps.go and
+// the result), thread.go (a network thread and who owns what), loop.go (its
+// loop: the hot path), conn.go and connlife.go (a connection and its life),
+// protocol.go (the seam a connection's transport and protocol sit behind:
+// http1.go, h2conn.go, tlsconn.go, socket.go; their requests from
+// requests.go), mode.go (the load modes: mode_closed.go, mode_ramp.go,
+// mode_open.go with openloop.go's pacer), rxstamp.go (responses stamped by
+// the kernel, read on the pacer's wakes), record.go and counts.go (booking
+// and the counts), window.go and unfinished.go (the window's close and what
+// never finished), stages.go (per stage), connect.go (connect threads),
+// request.go and response.go (the bytes on the wire), threshold.go
+// (--threshold), workload.go and kinds.go (request kinds), steps.go and
 // search.go (rate steps and the knee), result.go, verdict.go, hdrlog.go,
 // vegeta.go and merge.go (results).
+//
+// House words: a thread's "books" are its counts (counts.go: the books
+// type, the warm-up's and the measured window's phaseStats, per kind and
+// per stage groupBooks), kept by the loop and taken by the collector;
+// to "book" a response or a failure is to count it there (record.go). A
+// thread's "tail" is what its window left unfinished (requests in flight,
+// or due and never sent) once it closed, which the collector counts and
+// bounds (unfinished.go).
 package loadtester

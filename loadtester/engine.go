@@ -14,11 +14,11 @@ import (
 // receives and sends its ring did, and a read or write is a copy from or
 // into memory the ring owns. Either way the engine hands each connection
 // with input to the shared loop (onReadable, finishConnect, onWake), and
-// the transports (seam.go) move their bytes through read and write. The
+// the transports (protocol.go) move their bytes through read and write. The
 // accounting, pacer, window, stages, checks and protocols never see which
 // engine runs.
 //
-// Who owns what: an engine is its thread's loop's alone (netloop.go).
+// Who owns what: an engine is its thread's loop's alone (thread.go).
 
 // IO backends (Config.IOBackend).
 const (

@@ -56,6 +56,15 @@ type h2Conn struct {
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
 	maxList uint32 // the server's SETTINGS_MAX_HEADER_LIST_SIZE (0: none)
+	// ev: the connection's thread, as a protocol sees it, kept from the
+	// last start or consume for the frames' handlers (one load where a
+	// parameter went through every call).
+	ev connEvents
+	// staticBlock, staticBody: h2Static's one request (protocolFor).
+	staticBlock, staticBody []byte
+	// listSize bounds our requests' header lists (h2Requests.listSize),
+	// for the server's SETTINGS_MAX_HEADER_LIST_SIZE.
+	listSize uint32
 	// What --check reads of each stream's response, kept only when a
 	// check reads it (keepHead, keepBody), and judged at the stream's end
 	// (h2End): rings of the final response's header lines ("name:
@@ -92,13 +101,14 @@ func (h *h2Conn) writePreface() {
 // room is how many more streams the server allows now.
 func (h *h2Conn) room() int { return h.max - h.open }
 
-// HTTP/2 behind the protocol seam (seam.go): an h2Conn is its
+// HTTP/2 behind the protocol seam (protocol.go): an h2Conn is its
 // connection's protocol.
 
 // start writes the preface on a connection that just came up.
-func (h *h2Conn) start(t *netThread, c *conn) {
+func (h *h2Conn) start(ev connEvents, c *conn) {
+	h.ev = ev
 	h.writePreface()
-	t.write(c, h.out.Bytes())
+	h.ev.write(c, h.out.Bytes())
 	h.out.Reset()
 }
 
@@ -127,7 +137,7 @@ const (
 
 // h2Entry is the ring entry of stream id and the stream's state; the
 // entry means something only for an open stream.
-func (h *h2Conn) h2Entry(t *netThread, c *conn, id uint32) (int, streamState) {
+func (h *h2Conn) h2Entry(c *conn, id uint32) (int, streamState) {
 	if id == 0 || id%2 == 0 {
 		return 0, streamIdle
 	}
@@ -145,23 +155,25 @@ func (h *h2Conn) h2Entry(t *netThread, c *conn, id uint32) (int, streamState) {
 	return i, streamOpen
 }
 
-// h2End records stream entry i as answered at now, or as failed with
-// kind check when its response fails a check. A response may end before
-// its request's body is all sent (§8.1): the rest is not sent, and
-// RST_STREAM tells the server so.
-func (h *h2Conn) h2End(t *netThread, c *conn, i int, now int64) {
+// h2End books stream entry i as answered at now, or as failed with kind
+// check when its response fails a check (the thread's answer). A
+// response may end before its request's body is all sent (§8.1): the
+// rest is not sent, and RST_STREAM tells the server so.
+func (h *h2Conn) h2End(c *conn, i int, now int64) {
 	if h.bodyLeft(i) {
 		h.fr.WriteRSTStream(h.send.ids[i], http2.ErrCodeCancel)
 	}
-	if t.r.checks != nil && !t.judge(c, i, int(h.final[i]), h.heads[i], h.bodies[i]) {
-		c.received++ // a response all the same (--requests-per-conn)
-		t.recordFailedLatency(c, i, now)
-		h.h2Fail(t, c, i, now, errCheck)
-		return
-	}
-	t.record(c, i, now, int(h.final[i]))
-	h.h2Close(t, c, i)
+	h.ev.answer(c, i, now, int(h.final[i]))
+	h.h2Close(c, i)
 }
+
+// response is what the checks read of stream entry i's final response.
+func (h *h2Conn) response(i int) (int, []byte, []byte) {
+	return int(h.final[i]), h.heads[i], h.bodies[i]
+}
+
+// eof: a stream's end delimits no response (each ends with its stream).
+func (h *h2Conn) eof(connEvents, *conn, int64) bool { return false }
 
 // keepData keeps a DATA frame's bytes for the checks, up to
 // maxCheckedBody of ring entry i's body (the rest is not kept).
@@ -174,16 +186,16 @@ func (h *h2Conn) keepData(i int, data []byte) {
 // h2Fail counts stream entry i as failed with kind (RST_STREAM, a GOAWAY
 // that did not process it, a check), in the books of the phase it was
 // due in and of its kind.
-func (h *h2Conn) h2Fail(t *netThread, c *conn, i int, now int64, kind errorKind) {
-	t.failEntry(c, i, now, kind)
-	h.h2Close(t, c, i)
+func (h *h2Conn) h2Fail(c *conn, i int, now int64, kind errorKind) {
+	h.ev.failEntry(c, i, now, kind)
+	h.h2Close(c, i)
 }
 
 // h2Close marks entry i done and moves the head past the done entries.
 // The entry's response is forgotten: the next stream on it has no status,
 // header lines or body until its own arrive (a check or the books must
 // never read this one's).
-func (h *h2Conn) h2Close(t *netThread, c *conn, i int) {
+func (h *h2Conn) h2Close(c *conn, i int) {
 	h.dropBody(i)
 	h.final[i], h.heads[i], h.bodies[i] = 0, h.heads[i][:0], h.bodies[i][:0]
 	h.done[i] = true
@@ -197,11 +209,12 @@ func (h *h2Conn) h2Close(t *netThread, c *conn, i int) {
 
 // consume handles the whole frames in data and keeps a partial one;
 // false means the connection closed.
-func (h *h2Conn) consume(t *netThread, c *conn, data []byte, now int64) bool {
+func (h *h2Conn) consume(ev connEvents, c *conn, data []byte, now int64) bool {
+	h.ev = ev
 	for {
 		total, ok := h2FrameSpan(data)
 		if total < 0 {
-			t.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		if !ok {
@@ -210,31 +223,30 @@ func (h *h2Conn) consume(t *netThread, c *conn, data []byte, now int64) bool {
 		h.rd.Reset(data[:total])
 		f, err := h.fr.ReadFrame()
 		if err != nil {
-			t.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		data = data[total:]
-		if !h.h2Frame(t, c, f, now) {
+		if !h.h2Frame(c, f, now) {
 			return false
 		}
 	}
 	if len(data) > 0 {
 		if len(data) > h2MaxPartial {
-			t.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		c.partial = append(c.partial, data...)
 	}
 	if h.out.Len() > 0 { // acknowledgements and window updates
-		t.write(c, h.out.Bytes())
+		h.ev.write(c, h.out.Bytes())
 		h.out.Reset()
 		if c.state != connActive {
 			return false
 		}
 	}
-	q := t.r.cfg.RequestsPerConn
-	if h.open == 0 && (c.parser.close || q > 0 && c.sent >= q) { // GOAWAY, or the quota sent and answered
-		t.retire(c, now)
+	if h.open == 0 && (c.noNew || c.quota > 0 && c.sent >= c.quota) { // GOAWAY, or the quota sent and answered
+		h.ev.retire(c, now)
 		return false
 	}
 	return true
@@ -258,58 +270,58 @@ func h2FrameSpan(data []byte) (total int, ok bool) {
 
 // h2Frame handles one frame from the server; false means the connection
 // closed.
-func (h *h2Conn) h2Frame(t *netThread, c *conn, f http2.Frame, now int64) bool {
+func (h *h2Conn) h2Frame(c *conn, f http2.Frame, now int64) bool {
 	switch f := f.(type) {
 	case *http2.HeadersFrame:
-		return h.h2HeadersFrame(t, c, f, now)
+		return h.h2HeadersFrame(c, f, now)
 	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
-		return h.h2Fragment(t, c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+		return h.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 	case *http2.DataFrame:
 		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
 			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
 			h.unacked = 0
 		}
-		i, st := h.h2Entry(t, c, f.StreamID)
+		i, st := h.h2Entry(c, f.StreamID)
 		switch st {
 		case streamIdle:
-			t.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		case streamOpen:
 			if h.keepBody {
 				h.keepData(i, f.Data())
 			}
 			if f.StreamEnded() {
-				h.h2End(t, c, i, now)
+				h.h2End(c, i, now)
 			}
 		}
 	case *http2.RSTStreamFrame:
-		if i, st := h.h2Entry(t, c, f.StreamID); st == streamOpen {
-			h.h2Fail(t, c, i, now, errReset)
+		if i, st := h.h2Entry(c, f.StreamID); st == streamOpen {
+			h.h2Fail(c, i, now, errReset)
 		}
 	case *http2.SettingsFrame:
 		if f.IsAck() {
 			return true
 		}
-		return h.h2Settings(t, c, f, now)
+		return h.h2Settings(c, f, now)
 	case *http2.WindowUpdateFrame:
-		return h.h2WindowUpdate(t, c, f, now)
+		return h.h2WindowUpdate(c, f, now)
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			h.fr.WritePing(true, f.Data)
 		}
 	case *http2.GoAwayFrame:
-		c.parser.close = true // no new stream on this connection (topUp, hasRoom)
+		c.noNew = true // no new stream on this connection (topUp, hasRoom)
 		// From the newest down: failing the head moves it past the done
 		// entries above, which must all be done by then.
 		for n := c.sent - 1; n >= c.sent-c.inflight; n-- {
 			if id := uint32(2*n + 1); id > f.LastStreamID {
 				if i := n & c.mask; !h.done[i] {
-					h.h2Fail(t, c, i, now, errEOF) // never processed: the server says so
+					h.h2Fail(c, i, now, errEOF) // never processed: the server says so
 				}
 			}
 		}
 	case *http2.PushPromiseFrame:
-		t.failConn(c, now, errParse) // push is off (our SETTINGS)
+		h.ev.failConn(c, now, errParse) // push is off (our SETTINGS)
 		return false
 	}
 	return true

@@ -71,23 +71,23 @@ func newH2Decoder(hb *headerBlock, keepHead bool) *hpack.Decoder {
 }
 
 // h2HeadersFrame starts a header block.
-func (h *h2Conn) h2HeadersFrame(t *netThread, c *conn, f *http2.HeadersFrame, now int64) bool {
+func (h *h2Conn) h2HeadersFrame(c *conn, f *http2.HeadersFrame, now int64) bool {
 	h.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded(), lines: h.hb.lines[:0]}
-	return h.h2Fragment(t, c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+	return h.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
 }
 
 // h2Fragment decodes one fragment of the block; end: the block is whole.
 // False means the connection closed.
-func (h *h2Conn) h2Fragment(t *netThread, c *conn, frag []byte, end bool, now int64) bool {
+func (h *h2Conn) h2Fragment(c *conn, frag []byte, end bool, now int64) bool {
 	if h.hb.bytes += len(frag); h.hb.bytes > h2MaxHeaderBlock {
-		t.failConn(c, now, errHeaderTooLarge)
+		h.ev.failConn(c, now, errHeaderTooLarge)
 		return false
 	}
 	if h.hb.size > h2MaxHeaderList {
 		h.dec.SetEmitEnabled(false) // over the limit: decoded for the table's sake alone
 	}
 	if _, err := h.dec.Write(frag); err != nil {
-		t.failConn(c, now, decodeErrorKind(err))
+		h.ev.failConn(c, now, decodeErrorKind(err))
 		return false
 	}
 	if !end {
@@ -95,10 +95,10 @@ func (h *h2Conn) h2Fragment(t *netThread, c *conn, frag []byte, end bool, now in
 	}
 	h.dec.SetEmitEnabled(true)
 	if err := h.dec.Close(); err != nil {
-		t.failConn(c, now, decodeErrorKind(err))
+		h.ev.failConn(c, now, decodeErrorKind(err))
 		return false
 	}
-	return h.h2Headers(t, c, now)
+	return h.h2Headers(c, now)
 }
 
 // decodeErrorKind names an HPACK decoding failure: a string too long to
@@ -113,12 +113,12 @@ func decodeErrorKind(err error) errorKind {
 // h2Headers handles a header block just decoded: its :status for the
 // stream, and the stream's end if the block ends it. A block over the
 // limit fails its stream (and asks the server to stop sending on it).
-func (h *h2Conn) h2Headers(t *netThread, c *conn, now int64) bool {
+func (h *h2Conn) h2Headers(c *conn, now int64) bool {
 	hb := &h.hb
-	i, st := h.h2Entry(t, c, hb.stream)
+	i, st := h.h2Entry(c, hb.stream)
 	switch st {
 	case streamIdle:
-		t.failConn(c, now, errParse)
+		h.ev.failConn(c, now, errParse)
 		return false
 	case streamClosed: // reset by us, or a server's late frame: ignored (decoded all the same)
 		return true
@@ -127,13 +127,13 @@ func (h *h2Conn) h2Headers(t *netThread, c *conn, now int64) bool {
 		if !hb.ends || h.bodyLeft(i) { // the server would go on sending, or wait for the body
 			h.fr.WriteRSTStream(hb.stream, http2.ErrCodeCancel)
 		}
-		h.h2Fail(t, c, i, now, errHeaderTooLarge)
+		h.h2Fail(c, i, now, errHeaderTooLarge)
 		return true
 	}
 	if hb.status != "" {
 		code, err := strconv.Atoi(hb.status)
 		if err != nil || code < 100 || code > 999 {
-			t.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		if code < 200 && !hb.ends { // interim: the final response follows
@@ -143,7 +143,7 @@ func (h *h2Conn) h2Headers(t *netThread, c *conn, now int64) bool {
 		h.heads[i] = append(h.heads[i][:0], hb.lines...) // the final response's, for the checks
 	}
 	if hb.ends {
-		h.h2End(t, c, i, now)
+		h.h2End(c, i, now)
 	}
 	return true
 }

@@ -300,22 +300,21 @@ func lowerBytes(b []byte) []byte {
 // stream sends its block and body as they are.
 type h2Static struct{ *h2Conn }
 
-// batch writes want requests into the thread's wbuf, one stream each.
-func (h h2Static) batch(t *netThread, c *conn, want int) ([]byte, int) {
-	k := &t.r.h2req.kinds[0]
+// batch writes want requests into the source's scratch, one stream each.
+func (h h2Static) batch(src requestSource, c *conn, want int) ([]byte, int) {
 	for j := range want {
 		n := c.sent + j
-		h.writeRequest(n&c.mask, uint32(2*n+1), k.block, k.body)
+		h.writeRequest(n&c.mask, uint32(2*n+1), h.staticBlock, h.staticBody)
 	}
 	h.open += want
-	t.wbuf = h.take(t.wbuf[:0])
-	return t.wbuf, want
+	buf := src.scratch()
+	*buf = h.take((*buf)[:0])
+	return *buf, want
 }
 
 // appendScheduled appends one request, on the next stream, to dst.
-func (h h2Static) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) ([]byte, bool) {
-	k := &t.r.h2req.kinds[0]
-	h.writeRequest(c.sent&c.mask, uint32(2*c.sent+1), k.block, k.body)
+func (h h2Static) appendScheduled(_ requestSource, c *conn, dst []byte, _ uint64) ([]byte, bool) {
+	h.writeRequest(c.sent&c.mask, uint32(2*c.sent+1), h.staticBlock, h.staticBody)
 	h.open++
 	return h.take(dst), true
 }
@@ -324,28 +323,29 @@ func (h h2Static) appendScheduled(t *netThread, c *conn, dst []byte, _ uint64) (
 // requests rendered per request (placeholders).
 type h2Rendered struct{ *h2Conn }
 
-// batch writes up to want requests into the thread's wbuf, the closed
-// loop's kinds picked in turn from the thread's count of sends; fewer
-// when the run's data file has no row left.
-func (h h2Rendered) batch(t *netThread, c *conn, want int) ([]byte, int) {
+// batch writes up to want requests into the source's scratch, the closed
+// loop's kinds picked in turn; fewer when the run's data file has no row
+// left.
+func (h h2Rendered) batch(src requestSource, c *conn, want int) ([]byte, int) {
 	n := want
 	for j := range want {
-		if !h.writeKind(t, c, c.sent+j, t.r.kindOf(t.kindNext)) {
+		if !h.writeKind(src, c, c.sent+j, src.closedKind(j)) {
 			n = j
 			break
 		}
-		t.kindNext++
 	}
+	src.tookClosed(n)
 	h.open += n
-	t.wbuf = h.take(t.wbuf[:0])
-	return t.wbuf, n
+	buf := src.scratch()
+	*buf = h.take((*buf)[:0])
+	return *buf, n
 }
 
 // appendScheduled appends the schedule's k-th request, of the kind k
 // picks, on the next stream; false, and dst as it was, when its data
 // file has no row left.
-func (h h2Rendered) appendScheduled(t *netThread, c *conn, dst []byte, k uint64) ([]byte, bool) {
-	if !h.writeKind(t, c, c.sent, t.r.kindOf(k)) {
+func (h h2Rendered) appendScheduled(src requestSource, c *conn, dst []byte, k uint64) ([]byte, bool) {
+	if !h.writeKind(src, c, c.sent, src.scheduledKind(k)) {
 		return dst, false
 	}
 	h.open++
@@ -356,28 +356,16 @@ func (h h2Rendered) appendScheduled(t *netThread, c *conn, dst []byte, k uint64)
 // kind and {{seq}} in the ring; false, with nothing written, when its
 // data file has no row left. Its variables are drawn before anything is
 // written, so a request that cannot be rendered takes no stream.
-func (h *h2Conn) writeKind(t *netThread, c *conn, n int, kind uint8) bool {
+func (h *h2Conn) writeKind(src requestSource, c *conn, n int, kind uint8) bool {
 	i, id := n&c.mask, uint32(2*n+1)
-	k := &t.r.h2req.kinds[kind]
-	if !k.dynamic {
-		h.writeRequest(i, id, k.block, k.body)
-		c.setKind(i, kind, 0)
-		return true
-	}
-	r := t.rend
-	var v reqVars
-	if !r.next(t.r.kinds[kind].tmpl, &v) {
+	block, body, scratch, seq, ok := src.h2Request(kind)
+	if !ok {
 		return false
 	}
-	body := k.body
-	if k.bodySegs != nil {
-		r.body = r.appendSegs(r.body[:0], k.bodySegs, &v)
-		body = r.body
-	}
-	if h.writeRequest(i, id, r.h2Block(k, &v, len(body)), body) && k.bodySegs != nil {
+	if h.writeRequest(i, id, block, body) && scratch {
 		h.keepWaiting(i) // the scratch is the next request's: what waits for a window is copied
 	}
-	c.setKind(i, kind, v.seq)
+	c.setKind(i, kind, seq)
 	return true
 }
 

@@ -119,7 +119,7 @@ func (h *h2Conn) dropBody(i int) {
 
 // h2WriteWaiting writes what the windows now allow of the bodies
 // waiting, oldest stream first.
-func (h *h2Conn) h2WriteWaiting(t *netThread, c *conn) {
+func (h *h2Conn) h2WriteWaiting(c *conn) {
 	for j := 0; j < c.inflight && h.send.waiting > 0 && h.send.connWin > 0; j++ {
 		i := (c.head + j) & c.mask
 		if !h.done[i] && h.bodyLeft(i) {
@@ -131,28 +131,28 @@ func (h *h2Conn) h2WriteWaiting(t *netThread, c *conn) {
 // h2WindowUpdate adds a server's WINDOW_UPDATE to its window; false means
 // the connection closed. A window past 2^31-1 is a flow-control error:
 // the connection's fails the connection, a stream's the stream.
-func (h *h2Conn) h2WindowUpdate(t *netThread, c *conn, f *http2.WindowUpdateFrame, now int64) bool {
+func (h *h2Conn) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) bool {
 	s := &h.send
 	inc := int64(f.Increment)
 	if f.StreamID == 0 {
 		if s.connWin += inc; s.connWin > h2MaxWindow {
-			t.failConn(c, now, errParse)
+			h.ev.failConn(c, now, errParse)
 			return false
 		}
-		h.h2WriteWaiting(t, c)
+		h.h2WriteWaiting(c)
 		return true
 	}
-	i, st := h.h2Entry(t, c, f.StreamID)
+	i, st := h.h2Entry(c, f.StreamID)
 	switch st {
 	case streamIdle:
-		t.failConn(c, now, errParse)
+		h.ev.failConn(c, now, errParse)
 		return false
 	case streamClosed:
 		return true
 	}
 	if s.win[i] += inc; s.win[i] > h2MaxWindow {
 		h.fr.WriteRSTStream(f.StreamID, http2.ErrCodeFlowControl)
-		h.h2Fail(t, c, i, now, errParse)
+		h.h2Fail(c, i, now, errParse)
 		return true
 	}
 	if h.bodyLeft(i) {
@@ -163,7 +163,7 @@ func (h *h2Conn) h2WindowUpdate(t *netThread, c *conn, f *http2.WindowUpdateFram
 
 // h2Settings applies the server's SETTINGS and acknowledges them before
 // any DATA they allow; false means the connection closed.
-func (h *h2Conn) h2Settings(t *netThread, c *conn, f *http2.SettingsFrame, now int64) bool {
+func (h *h2Conn) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool {
 	if h.max == 0 {
 		h.max = h.ring
 	}
@@ -179,25 +179,24 @@ func (h *h2Conn) h2Settings(t *netThread, c *conn, f *http2.SettingsFrame, now i
 		case http2.SettingMaxFrameSize:
 			h.send.maxFrame = int(st.Val)
 		case http2.SettingInitialWindowSize:
-			ok = ok && h.h2InitialWindow(t, c, int64(st.Val))
+			ok = ok && h.h2InitialWindow(c, int64(st.Val))
 		case http2.SettingMaxHeaderListSize:
 			h.maxList = st.Val
 		}
 		return nil
 	})
 	if !ok {
-		t.failConn(c, now, errParse)
+		h.ev.failConn(c, now, errParse)
 		return false
 	}
 	h.fr.WriteSettingsAck()
-	if h.maxList != 0 && t.r.h2req.listSize > h.maxList && !c.parser.close {
+	if h.maxList != 0 && h.listSize > h.maxList && !c.noNew {
 		// The bound holds for every request: none can be sent on this
 		// connection without risking one over the limit.
-		c.parser.close, c.refused = true, true
-		t.books.measured.errors[errHeaderTooLarge]++
-		t.sampleError(now, 0, errHeaderTooLarge)
+		c.noNew, c.refused = true, true
+		h.ev.connError(now, errHeaderTooLarge)
 	}
-	h.h2WriteWaiting(t, c)
+	h.h2WriteWaiting(c)
 	return true
 }
 
@@ -214,7 +213,7 @@ func h2SettingsAllow(f *http2.SettingsFrame, req *h2Requests) error {
 
 // h2InitialWindow applies a new SETTINGS_INITIAL_WINDOW_SIZE to every open
 // stream (§6.9.2); false when a window would pass 2^31-1.
-func (h *h2Conn) h2InitialWindow(t *netThread, c *conn, v int64) bool {
+func (h *h2Conn) h2InitialWindow(c *conn, v int64) bool {
 	delta := v - h.send.initWin
 	h.send.initWin = v
 	for j := range c.inflight {

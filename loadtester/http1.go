@@ -1,13 +1,17 @@
 package loadtester
 
-import "math"
+import (
+	"math"
 
-// HTTP/1.1, the protocol behind the seam (seam.go) for a connection
+	"weaseldb/loadtester/check"
+)
+
+// HTTP/1.1, the protocol behind the seam (protocol.go) for a connection
 // without --http2, on a plain socket or over TLS alike: responses come
-// back in order, parsed by respParser (response.go). Requests are
-// pre-formatted bytes, in one of two variants chosen with the protocol:
-// http1Static when the run has one kind whose bytes never change (the
-// closed loop writes --pipeline copies of it from netThread.batch, no
+// back in order, parsed by its respParser (response.go), which no other
+// protocol reads. Requests are pre-formatted bytes, in one of two variants
+// chosen with the protocol: http1Static when the run has one kind whose
+// bytes never change (the closed loop writes --pipeline copies of it, no
 // rendering), http1Rendered otherwise (each request's kind picked and,
 // where it has placeholders, rendered).
 //
@@ -15,112 +19,126 @@ import "math"
 
 // http1 is what both variants share: no start, no limit on requests in
 // flight but --pipeline, responses in order.
-type http1 struct{}
+type http1 struct {
+	parser respParser
+	// repeated: http1Static's request --pipeline times, one's bytes each.
+	repeated []byte
+	one      int
+}
 
-func (http1) start(*netThread, *conn) {}
-func (http1) room() int               { return math.MaxInt }
-func (http1) ended(*conn, int) bool   { return false }
-func (http1) passEnded(*conn) bool    { return false }
+// newHTTP1 is a connection's HTTP/1.1 state: its responses have no body
+// (headOnly: HEAD requests), and it keeps what the checks read (needs).
+func newHTTP1(headOnly bool, needs check.Needs) *http1 {
+	h := &http1{}
+	h.parser.headOnly = headOnly
+	h.parser.keepHead, h.parser.keepBody = needs.Header, needs.Body
+	return h
+}
+
+func (*http1) start(connEvents, *conn) {}
+func (*http1) room() int               { return math.MaxInt }
+func (*http1) ended(*conn, int) bool   { return false }
+func (*http1) passEnded(*conn) bool    { return false }
+
+// response is the response just read, whichever entry asks.
+func (h *http1) response(int) (int, []byte, []byte) {
+	return h.parser.status, h.parser.head, h.parser.body
+}
 
 // consume parses responses from data; false means the connection closed.
-func (http1) consume(t *netThread, c *conn, data []byte, now int64) bool {
+func (h *http1) consume(ev connEvents, c *conn, data []byte, now int64) bool {
 	for len(data) > 0 {
-		n, done, err := c.parser.feed(data)
+		n, done, err := h.parser.feed(data)
 		if err != nil {
-			t.failConn(c, now, errParse)
+			ev.failConn(c, now, errParse)
 			return false
 		}
 		data = data[n:]
 		if done {
 			if c.inflight == 0 { // a response nobody asked for
-				t.failConn(c, now, errParse)
+				ev.failConn(c, now, errParse)
 				return false
 			}
-			t.complete(c, now)
-			if c.parser.close || t.quotaDone(c) {
-				t.retire(c, now)
+			ev.answer(c, c.popHead(), now, h.parser.status)
+			if h.parser.close || c.quotaDone() {
+				ev.retire(c, now)
 				return false
 			}
 			continue
 		}
 		if n == 0 {
 			if len(data) >= maxHeaderBytes {
-				t.failConn(c, now, errParse)
+				ev.failConn(c, now, errParse)
 				return false
 			}
 			c.partial = append(c.partial, data...)
 			break
 		}
 	}
+	c.noNew = h.parser.close // the response being read ends the connection: never reused
 	return true
 }
 
-// appendOne appends one request of kind to dst, with its {{seq}} (0 for
-// a kind whose bytes never change); false when its data file has no row
-// left.
-func (t *netThread) appendOne(dst []byte, kind uint8) ([]byte, uint64, bool) {
-	tm := t.r.kinds[kind].tmpl
-	if !tm.dynamic() {
-		return append(dst, tm.static...), 0, true
+// eof completes a response whose body the close delimits. Over TLS such a
+// body is complete only after the server's close_notify (RFC 9112 §9.8):
+// a bare close may have cut it, and counting it answered would hide a
+// broken server.
+func (h *http1) eof(ev connEvents, c *conn, now int64) bool {
+	if !h.parser.finishAtEOF() || c.inflight == 0 {
+		return false
 	}
-	return t.rend.appendRequest(dst, tm)
-}
-
-// setKind notes the kind and {{seq}} of the request in ring entry i.
-func (c *conn) setKind(i int, kind uint8, seq uint64) {
-	if c.kinds != nil {
-		c.kinds[i] = kind
+	if c.io.cut() {
+		ev.loseHead(c, now, errTruncated)
+		return true
 	}
-	if c.seqs != nil {
-		c.seqs[i] = seq
-	}
+	ev.answer(c, c.popHead(), now, h.parser.status)
+	return false
 }
 
 // http1Static is HTTP/1.1 with one kind whose bytes never change.
-type http1Static struct{ http1 }
+type http1Static struct{ *http1 }
 
-// batch is want copies of the request, sliced from the thread's batch.
-func (http1Static) batch(t *netThread, _ *conn, want int) ([]byte, int) {
-	return t.batch[:want*len(t.r.tmpl.static)], want
+// batch is want copies of the request (kept from the source's first
+// --pipeline copies: protocolFor).
+func (h http1Static) batch(_ requestSource, _ *conn, want int) ([]byte, int) {
+	return h.repeated[:want*h.one], want
 }
 
-func (http1Static) appendScheduled(t *netThread, _ *conn, dst []byte, _ uint64) ([]byte, bool) {
-	return append(dst, t.r.tmpl.static...), true
+func (http1Static) appendScheduled(src requestSource, _ *conn, dst []byte, _ uint64) ([]byte, bool) {
+	return append(dst, src.repeated(1)...), true
 }
 
 // http1Rendered is HTTP/1.1 with kinds picked per request (a workload)
 // or bytes rendered per request (placeholders).
-type http1Rendered struct{ http1 }
+type http1Rendered struct{ *http1 }
 
-// batch renders up to want requests into the thread's wbuf, the closed
-// loop's kinds picked in turn from the thread's count of sends.
-func (http1Rendered) batch(t *netThread, c *conn, want int) ([]byte, int) {
-	t.wbuf = t.wbuf[:0]
+// batch renders up to want requests into the source's scratch, the
+// closed loop's kinds picked in turn.
+func (http1Rendered) batch(src requestSource, c *conn, want int) ([]byte, int) {
+	buf := src.scratch()
+	out := (*buf)[:0]
+	n := want
 	for j := range want {
-		kind := t.r.kindOf(t.kindNext)
+		kind := src.closedKind(j)
 		var seq uint64
 		var ok bool
-		if t.wbuf, seq, ok = t.appendOne(t.wbuf, kind); !ok {
-			return t.wbuf, j
+		if out, seq, ok = src.appendRequest(out, kind); !ok {
+			n = j
+			break
 		}
-		t.kindNext++
 		c.setKind((c.head+c.inflight+j)&c.mask, kind, seq)
 	}
-	return t.wbuf, want
+	src.tookClosed(n)
+	*buf = out
+	return out, n
 }
 
 // appendScheduled renders the schedule's k-th request, of the kind k picks.
-func (http1Rendered) appendScheduled(t *netThread, c *conn, dst []byte, k uint64) ([]byte, bool) {
-	kind := t.r.kindOf(k)
-	dst, seq, ok := t.appendOne(dst, kind)
+func (http1Rendered) appendScheduled(src requestSource, c *conn, dst []byte, k uint64) ([]byte, bool) {
+	kind := src.scheduledKind(k)
+	dst, seq, ok := src.appendRequest(dst, kind)
 	if ok {
 		c.setKind((c.head+c.inflight)&c.mask, kind, seq)
 	}
 	return dst, ok
-}
-
-// consume parses responses from data (the protocol's consume; a test
-// feeds a connection through it); false means the connection closed.
-func (t *netThread) consume(c *conn, data []byte, now int64) bool {
-	return c.proto.consume(t, c, data, now)
 }

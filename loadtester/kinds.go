@@ -35,7 +35,7 @@ type kindSpec struct {
 }
 
 // groupBooks is one group's measured-window counts on one network thread:
-// a kind's (kinds.go) or a stage's (stagebooks.go).
+// a kind's (kinds.go) or a stage's (stages.go).
 type groupBooks struct {
 	hist *hdrhistogram.Histogram // latency (from the due time), lower bounds added by the collector
 	svc  *hdrhistogram.Histogram // rate mode: service time

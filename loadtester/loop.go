@@ -8,15 +8,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A network thread's loop (netloop.go has the thread and its ownership):
+// A network thread's loop (thread.go has the thread and its ownership):
 // each turn waits on the thread's engine (engine.go: epoll or io_uring),
 // which dispatches what came; then the wake-ups from the connect threads,
 // and the read cycle of a readable connection, which reads through the
 // connection's transport and hands what it read to the connection's
-// protocol (seam.go).
+// protocol (protocol.go).
 //
 // Who owns what: everything here runs on the loop's locked OS thread and
-// touches only what netloop.go says is the loop's; the books are written
+// touches only what thread.go says is the loop's; the books are written
 // under netThread.mu, which loop holds for one batch of events.
 
 // loop runs the thread until stop. It locks its OS thread so the loop
@@ -25,7 +25,7 @@ import (
 func (t *netThread) loop() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if t.pace.on() {
+	if t.mode.paced() {
 		// Linux stretches a sleeping thread's timeouts (epoll_pwait2's, the
 		// lazy reads' nanosleep) by its timer slack, 50 µs by default, to
 		// coalesce wake-ups; the pacer chooses its own slack
@@ -58,9 +58,7 @@ func (t *netThread) loop() {
 		t.eng.dispatch()
 		t.serveReady()
 		now := t.now()
-		if t.pace.scheduling { // closing too: requests due in the window may still wait for a connection
-			t.schedule(now)
-		}
+		t.mode.turn(now)
 		if now >= nextSweep {
 			t.sweep(now)
 			nextSweep = now + t.sweepEvery
@@ -140,7 +138,7 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		off := copy(t.rbuf, c.partial)
-		n, stamp, errno := c.io.read(t, c, t.rbuf[off:])
+		n, stamp, errno := c.io.read(t.eng, c, t.rbuf[off:])
 		if errno == unix.EAGAIN {
 			return
 		}
@@ -165,15 +163,17 @@ func (t *netThread) onReadable(c *conn) {
 		if !c.proto.consume(t, c, t.rbuf[:off+n], at) {
 			return
 		}
-		if t.pace.on() {
-			t.offerFree(c)
-		} else {
-			t.topUp(c, now)
-		}
+		t.mode.served(c, now)
 		// A short read drained the socket (a TLS read returns one record:
 		// it reads on until the transport finds the socket empty).
 		if off+n < len(t.rbuf) && !c.peerClosed && c.io.shortReadDrains() {
 			return
 		}
 	}
+}
+
+// consume hands data to c's protocol as a read would (a test feeds a
+// connection through it); false means the connection closed.
+func (t *netThread) consume(c *conn, data []byte, now int64) bool {
+	return c.proto.consume(t, c, data, now)
 }

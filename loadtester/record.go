@@ -7,19 +7,29 @@ package loadtester
 // Who owns what: loop thread only; the books are written under
 // netThread.mu, which the loop holds for a batch of events.
 
-// complete records the response at the head of the connection's pipeline,
-// in the warm-up's books or the measured window's by when it was due.
+// complete books the response at the head of the connection's pipeline
+// (HTTP/1.1's, in order) and moves the head past it.
 func (t *netThread) complete(c *conn, now int64) {
-	if t.r.checks != nil && !t.passChecks(c) {
-		c.received++ // a response all the same (--requests-per-conn)
-		t.recordFailedLatency(c, c.head, now)
-		t.loseHead(c, now, errCheck)
-		return
+	status, _, _ := c.proto.response(c.head)
+	t.answer(c, c.popHead(), now, status)
+}
+
+// answer books ring entry i's response, status, in the warm-up's books or
+// the measured window's by when it was due; when a check refuses it (the
+// checks read the rest of it through protocol.response), as failed
+// (errCheck) with its latency kept, and reports false.
+func (t *netThread) answer(c *conn, i int, now int64, status int) bool {
+	if t.r.checks != nil {
+		st, head, body := c.proto.response(i)
+		if !t.judge(c, i, st, head, body) {
+			c.received++ // a response all the same (--requests-per-conn)
+			t.recordFailedLatency(c, i, now)
+			t.failEntry(c, i, now, errCheck)
+			return false
+		}
 	}
-	head := c.head
-	c.head = (head + 1) & c.mask
-	c.inflight--
-	t.record(c, head, now, c.parser.status)
+	t.record(c, i, now, status)
+	return true
 }
 
 // record books ring entry i's response (status) at now.
@@ -101,15 +111,13 @@ func (t *netThread) phase(due int64) *phaseStats {
 	return &t.books.measured
 }
 
-func (t *netThread) quotaDone(c *conn) bool {
-	q := t.r.cfg.RequestsPerConn
-	return q > 0 && c.received >= q
-}
-
-// sampleError keeps a failure of a connection itself, with no request in
-// flight, for --vegeta (only what belongs to the measured window).
-func (t *netThread) sampleError(now, start int64, kind errorKind) {
-	t.sampleRequestError(now, start, kind, 0)
+// connError books a failure of a connection itself, with no request to
+// charge (a refused connect, a timeout, a broken connection with nothing
+// in flight, h2 SETTINGS that refuse every request), and keeps it for
+// --vegeta.
+func (t *netThread) connError(now int64, kind errorKind) {
+	t.books.measured.errors[kind]++
+	t.sampleRequestError(now, 0, kind, 0)
 }
 
 // sampleRequestError keeps a failed request of kind reqKind (start: when

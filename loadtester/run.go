@@ -24,7 +24,7 @@ import (
 
 // Run's goroutine owns the runner and the collector (collector.go); the
 // network threads, each on its own locked OS thread, own their loops
-// (netloop.go) and share their books with the collector under their lock;
+// (thread.go) and share their books with the collector under their lock;
 // the connect threads share only the runner's connReqs channel and each
 // thread's inbox. What the runner holds is set before any thread starts
 // and read-only after, except windowEnd (atomic).
@@ -92,7 +92,7 @@ type runner struct {
 	// (--data-policy once): rowsOut, and endEarly, which wakes the
 	// collector to end the window there (datarun.go).
 	feeds []*datafeed.Feed
-	// --stages: the ramp's stages for the per-stage books (stagebooks.go;
+	// --stages: the ramp's stages for the per-stage books (stages.go;
 	// nil without stages, or with too many: stagesSkipped says so).
 	stagePlan     *stagePlan
 	stagesSkipped string

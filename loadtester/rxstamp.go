@@ -171,11 +171,15 @@ func (t *netThread) mayDeferReads(timeout int64) bool {
 // receive stamps (recvmsg); chosen at adopt while the thread takes stamps
 // (chooseTransport), so a plain socket never pays for recvmsg or asks
 // whether stamps are on.
-type stampedIO struct{ plainIO }
+type stampedIO struct {
+	plainIO
+	t *netThread // its stamps' state
+}
 
 // read reads with recvmsg. Data without a stamp is timed by the loop's
 // clock; a kernel that stamps nothing turns stamps off (noStamp).
-func (stampedIO) read(t *netThread, c *conn, p []byte) (int, int64, unix.Errno) {
+func (s stampedIO) read(_ engine, c *conn, p []byte) (int, int64, unix.Errno) {
+	t := s.t
 	n, stamp, errno := t.rx.read(c.fd, p)
 	switch {
 	case n == 0:

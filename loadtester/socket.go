@@ -7,7 +7,7 @@ import (
 )
 
 // The plain socket: raw reads and writes (the epoll engine's), what their
-// errnos mean, and the transport (seam.go) that moves bytes through the
+// errnos mean, and the transport (protocol.go) that moves bytes through the
 // thread's engine alone.
 //
 // Who owns what: a plainIO holds nothing; its connection is its loop's.
@@ -49,8 +49,8 @@ func errnoKind(errno unix.Errno) errorKind {
 // plainIO is the transport of a plain socket, HTTP/1.1's or h2c's.
 type plainIO struct{}
 
-func (plainIO) read(t *netThread, c *conn, p []byte) (int, int64, unix.Errno) {
-	return t.eng.read(c, p)
+func (plainIO) read(eng engine, c *conn, p []byte) (int, int64, unix.Errno) {
+	return eng.read(c, p)
 }
 
 func (plainIO) shortReadDrains() bool              { return true }
@@ -60,17 +60,17 @@ func (plainIO) buffered() bool                     { return false }
 func (plainIO) cut() bool                          { return false }
 
 // write keeps what the socket does not take in c.pending for EPOLLOUT.
-func (plainIO) write(t *netThread, c *conn, out []byte) {
+func (plainIO) write(eng engine, ev connEvents, c *conn, out []byte) {
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, out...)
 		return
 	}
-	n, errno := t.eng.write(c, out)
+	n, errno := eng.write(c, out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
 	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
+		ev.writeFailed(c, errnoKind(errno))
 		return
 	}
 	if n < len(out) {
@@ -79,13 +79,13 @@ func (plainIO) write(t *netThread, c *conn, out []byte) {
 }
 
 // flush writes c.pending after EPOLLOUT or for an open-loop turn.
-func (plainIO) flush(t *netThread, c *conn) {
-	n, errno := t.eng.write(c, c.pending)
+func (plainIO) flush(eng engine, ev connEvents, c *conn) {
+	n, errno := eng.write(c, c.pending)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return
 	case errno != 0:
-		t.failConn(c, t.now(), errnoKind(errno))
+		ev.writeFailed(c, errnoKind(errno))
 		return
 	}
 	rest := copy(c.pending, c.pending[n:])

@@ -22,7 +22,7 @@ import (
 // over an fdTransport that never blocks. Everything else (the rings of send
 // times, the books, the window, the drain, the sweep, the open-loop pacer)
 // is the plaintext path's: a TLS connection is a conn whose transport
-// (seam.go) is its tlsConn, chosen when its thread adopts it, so the
+// (protocol.go) is its tlsConn, chosen when its thread adopts it, so the
 // plaintext path never asks whether a connection is TLS.
 //
 // Who owns what: a tlsConn and its transport belong to the connect thread
@@ -125,14 +125,14 @@ type fdTransport struct {
 	fin     bool   // a read found the socket's end
 }
 
-func (t *fdTransport) Read(p []byte) (int, error) {
-	if t.nc != nil {
-		return t.nc.Read(p)
+func (f *fdTransport) Read(p []byte) (int, error) {
+	if f.nc != nil {
+		return f.nc.Read(p)
 	}
-	if t.drained && !t.closed {
+	if f.drained && !f.closed {
 		return 0, errWouldBlock
 	}
-	n, _, errno := t.eng.read(t.c, p)
+	n, _, errno := f.eng.read(f.c, p)
 	switch {
 	case errno == unix.EAGAIN:
 		return 0, errWouldBlock
@@ -141,22 +141,22 @@ func (t *fdTransport) Read(p []byte) (int, error) {
 	case errno != 0:
 		return 0, errno
 	case n == 0:
-		t.fin = true
+		f.fin = true
 		return 0, io.EOF
 	}
-	t.drained = n < len(p)
+	f.drained = n < len(p)
 	return n, nil
 }
 
-func (t *fdTransport) Write(p []byte) (int, error) {
-	if t.nc != nil {
-		return t.nc.Write(p)
+func (f *fdTransport) Write(p []byte) (int, error) {
+	if f.nc != nil {
+		return f.nc.Write(p)
 	}
-	if len(t.out) > 0 {
-		t.out = append(t.out, p...)
+	if len(f.out) > 0 {
+		f.out = append(f.out, p...)
 		return len(p), nil
 	}
-	n, errno := t.eng.write(t.c, p)
+	n, errno := f.eng.write(f.c, p)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
@@ -164,66 +164,66 @@ func (t *fdTransport) Write(p []byte) (int, error) {
 		return 0, errno
 	}
 	if n < len(p) {
-		t.out = append(t.out, p[n:]...)
+		f.out = append(f.out, p[n:]...)
 	}
 	return len(p), nil
 }
 
 // flush writes owed ciphertext (EPOLLOUT).
-func (t *fdTransport) flush() unix.Errno {
-	if len(t.out) == 0 {
+func (f *fdTransport) flush() unix.Errno {
+	if len(f.out) == 0 {
 		return 0
 	}
-	n, errno := t.eng.write(t.c, t.out)
+	n, errno := f.eng.write(f.c, f.out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return 0
 	case errno != 0:
 		return errno
 	}
-	rest := copy(t.out, t.out[n:])
-	t.out = t.out[:rest]
+	rest := copy(f.out, f.out[n:])
+	f.out = f.out[:rest]
 	return 0
 }
 
-func (t *fdTransport) Close() error {
-	if t.nc != nil {
-		return t.nc.Close()
+func (f *fdTransport) Close() error {
+	if f.nc != nil {
+		return f.nc.Close()
 	}
 	return nil // the loop closes the fd with the conn
 }
 
-func (t *fdTransport) LocalAddr() net.Addr {
-	if t.nc != nil {
-		return t.nc.LocalAddr()
+func (f *fdTransport) LocalAddr() net.Addr {
+	if f.nc != nil {
+		return f.nc.LocalAddr()
 	}
 	return nil
 }
 
-func (t *fdTransport) RemoteAddr() net.Addr {
-	if t.nc != nil {
-		return t.nc.RemoteAddr()
+func (f *fdTransport) RemoteAddr() net.Addr {
+	if f.nc != nil {
+		return f.nc.RemoteAddr()
 	}
 	return nil
 }
 
-func (t *fdTransport) SetDeadline(d time.Time) error {
-	if t.nc != nil {
-		return t.nc.SetDeadline(d)
+func (f *fdTransport) SetDeadline(d time.Time) error {
+	if f.nc != nil {
+		return f.nc.SetDeadline(d)
 	}
 	return nil
 }
 
-func (t *fdTransport) SetReadDeadline(d time.Time) error {
-	if t.nc != nil {
-		return t.nc.SetReadDeadline(d)
+func (f *fdTransport) SetReadDeadline(d time.Time) error {
+	if f.nc != nil {
+		return f.nc.SetReadDeadline(d)
 	}
 	return nil
 }
 
-func (t *fdTransport) SetWriteDeadline(d time.Time) error {
-	if t.nc != nil {
-		return t.nc.SetWriteDeadline(d)
+func (f *fdTransport) SetWriteDeadline(d time.Time) error {
+	if f.nc != nil {
+		return f.nc.SetWriteDeadline(d)
 	}
 	return nil
 }
@@ -355,10 +355,10 @@ func (c *tlsConn) encrypt(p []byte) (errno unix.Errno, tlsErr bool) {
 	return 0, false
 }
 
-// The transport (seam.go) of a TLS connection.
+// The transport (protocol.go) of a TLS connection.
 
 // read decrypts into p; a TLS failure reads as EIO, which failure names.
-func (c *tlsConn) read(_ *netThread, cn *conn, p []byte) (int, int64, unix.Errno) {
+func (c *tlsConn) read(_ engine, cn *conn, p []byte) (int, int64, unix.Errno) {
 	n, errno, tlsErr := c.decrypt(p, cn.peerClosed)
 	if tlsErr {
 		c.broken = true
@@ -387,32 +387,35 @@ func (c *tlsConn) cut() bool { return c.cutShort }
 func (c *tlsConn) owes() bool { return len(c.tr.out) > 0 }
 
 // write encrypts out and sends it.
-func (c *tlsConn) write(t *netThread, cn *conn, out []byte) {
-	errno, tlsErr := c.encrypt(out)
-	switch {
-	case tlsErr:
-		t.failConn(cn, t.now(), errTLS)
-	case errno != 0:
-		t.failConn(cn, t.now(), errnoKind(errno))
+func (c *tlsConn) write(_ engine, ev connEvents, cn *conn, out []byte) {
+	if kind, failed := encryptFailure(c.encrypt(out)); failed {
+		ev.writeFailed(cn, kind)
 	}
 }
 
 // flush encrypts the requests the open loop queued in cn.pending, then
 // writes what ciphertext the socket will take.
-func (c *tlsConn) flush(t *netThread, cn *conn) {
+func (c *tlsConn) flush(_ engine, ev connEvents, cn *conn) {
 	if len(cn.pending) > 0 {
-		errno, tlsErr := c.encrypt(cn.pending)
+		kind, failed := encryptFailure(c.encrypt(cn.pending))
 		cn.pending = cn.pending[:0]
-		switch {
-		case tlsErr:
-			t.failConn(cn, t.now(), errTLS)
-			return
-		case errno != 0:
-			t.failConn(cn, t.now(), errnoKind(errno))
+		if failed {
+			ev.writeFailed(cn, kind)
 			return
 		}
 	}
 	if errno := c.tr.flush(); errno != 0 {
-		t.failConn(cn, t.now(), errnoKind(errno))
+		ev.writeFailed(cn, errnoKind(errno))
 	}
+}
+
+// encryptFailure is the kind of an encrypt's failure, if it failed.
+func encryptFailure(errno unix.Errno, tlsErr bool) (errorKind, bool) {
+	switch {
+	case tlsErr:
+		return errTLS, true
+	case errno != 0:
+		return errnoKind(errno), true
+	}
+	return 0, false
 }

@@ -65,14 +65,6 @@ func (t *netThread) closeWindow(now int64) {
 	}
 }
 
-// backlog reports whether requests of the open-loop schedule due before the
-// window's end are still waiting for a connection: the drain owes them a
-// send. A thread whose schedule never started (no connection before the
-// window closed) has none to send; its share is dropped (countDropped).
-func (t *netThread) backlog() bool {
-	return t.pace.on() && t.pace.scheduling && t.pace.dueAt(t.pace.k) < t.win.closeAt
-}
-
 func (t *netThread) anyInFlight() bool {
 	for _, c := range t.conns {
 		if c != nil && c.inflight > 0 {
@@ -112,24 +104,4 @@ func (t *netThread) finish(now int64) {
 		t.countDropped()
 	}
 	w.finished = true
-}
-
-// countDropped finds the open-loop requests due before the window's end
-// that were never sent: the schedule's next index up to the first one due
-// at or after the end.
-func (t *netThread) countDropped() {
-	p, w := &t.pace, &t.win
-	if !p.scheduling { // never had a connection: its whole share of the window went unsent
-		p.begin(w.start)
-	}
-	warmEnd, end := p.firstDueAtOrAfter(w.start), p.firstDueAtOrAfter(w.closeAt)
-	tl := &w.tail
-	if end > warmEnd {
-		tl.scheduled = int64(end - warmEnd)
-	}
-	if p.k < warmEnd {
-		tl.warmDropped = int64(min(warmEnd, end) - p.k)
-	}
-	tl.dropFrom = max(p.k, warmEnd)
-	tl.dropTo = max(end, tl.dropFrom)
 }

@@ -15,7 +15,7 @@ import (
 // engine's; the io_uring engine's are in engine_uring.go.
 //
 // Who owns what: a netThread's connections, pacer (openloop.go) and window
-// (window.go) are its loop's alone; its books (books.go) are shared with the
+// (window.go) are its loop's alone; its books (counts.go) are shared with the
 // collector under netThread.mu, which the loop holds for one batch of events
 // at a time; its inbox is filled by the connect threads (connect.go) under
 // the inbox's lock and drained by the loop; wakePending and stopping are
@@ -25,10 +25,10 @@ import (
 // exited.
 //
 // Where the rest is: the loop (loop.go), a connection's life (connlife.go),
-// its protocol seam (seam.go: transport and protocol, chosen once at
+// its protocol seam (protocol.go: transport and protocol, chosen once at
 // adopt), HTTP/1.1 (http1.go), HTTP/2 (h2conn.go, h2send.go, h2headers.go),
 // the plain socket (socket.go), receive stamps (rxstamp.go), TLS
-// (tlsconn.go), sending (send.go, openloop.go), booking (record.go).
+// (tlsconn.go), sending (write.go, openloop.go), booking (record.go).
 //
 // Hazards handled (numbered as in docs/epoll_hazards.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
@@ -61,101 +61,32 @@ const (
 	connInterest      = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
-type connState uint8
-
-const (
-	connConnecting connState = iota
-	connActive
-	connClosed
-)
-
-// conn is one connection, owned by one network thread (loop thread only).
-type conn struct {
-	fd       int
-	slot     int32 // index in the thread's table
-	gen      int32 // generation of the slot when this conn took it
-	connSlot int   // which of the --concurrency connections this is
-	failures int   // consecutive failed attempts of its slot before it (back-off: retryFailures)
-	state    connState
-	parser   respParser
-	io       transport // how its bytes move, chosen at adopt (seam.go)
-	proto    protocol  // what they mean, chosen at adopt (seam.go)
-	// h2: proto when it is HTTP/2 (nil otherwise), kept for the tests
-	// that look inside a connection's streams; the engine never tests it.
-	h2 *h2Conn
-	// refused: the server's limits refuse the request (h2Settings), so
-	// its replacement would meet the same (retryFailures).
-	refused bool
-
-	// Rings over the requests in flight, oldest at head. sendTimes: when
-	// each was due (open loop: its intended send time; closed loop: its
-	// send). sentAt, open loop only: when it was written, for the service
-	// time and --timeout.
-	sendTimes []int64
-	sentAt    []int64
-	kinds     []uint8  // workload: each request's kind (kinds.go)
-	seqs      []uint64 // a kind is referred to by {{answered:...}}: each request's {{seq}}
-	mask      int
-	head      int
-	inflight  int
-	sent      int
-	received  int
-
-	pending         []byte // request bytes the socket has not taken yet
-	partial         []byte // an incomplete response head, kept between reads
-	connectDeadline int64
-	inFreeList      bool // open loop: on the thread's list of connections with room
-	onReadyList     bool // used its read budget with bytes maybe left (hazard #5)
-	peerClosed      bool // RDHUP/HUP seen: read on to EOF, short reads included
-	dirty           bool // open loop: has requests to flush this turn
-
-	uringConn // its state under the io_uring engine (engine_uring.go)
-}
-
-// handoff carries a connection (or a failed attempt) from a connect thread.
-type handoff struct {
-	fd       int
-	connSlot int
-	failures int           // consecutive failed attempts for this slot, for back-off
-	backoff  time.Duration // how long the slot backed off before this attempt (connect.go)
-	err      error         // the attempt failed before reaching the loop
-	// https: the connection's TLS state, its handshake's length and
-	// whether it resumed a session.
-	tls       *tlsConn
-	handshake time.Duration
-	resumed   bool
-}
-
 // netThread is one network thread: its loop and the connections it
 // owns. Every field is the loop's alone unless its comment or its type's
 // says otherwise (ownership: above).
 type netThread struct {
-	id    int
-	r     *runner
-	epfd  int
-	evfd  int
-	conns []*conn
-	gens  []int32
-	free  []int32
-	rbuf  []byte
-	wbuf  []byte // dynamic requests rendered for one write
-	batch []byte // static request repeated --pipeline times
-	rend  *renderer
-	// fast: one kind, the same bytes every time: the closed loop writes
-	// --pipeline copies of it from batch, no rendering.
-	fast     bool
+	id       int
+	r        *runner
+	epfd     int
+	evfd     int
+	conns    []*conn
+	gens     []int32
+	free     []int32
+	rbuf     []byte
+	requests              // what its protocols frame (requests.go)
 	kb       []groupBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
-	sb       []groupBooks // --stages: each stage's measured counts (stagebooks.go; the loop's until it exits)
-	kindNext uint64       // closed loop: this thread's sends so far, which pick the next kind
+	sb       []groupBooks // --stages: each stage's measured counts (stages.go; the loop's until it exits)
 	base     time.Time    // the run's clock origin: times are ns since base
 	eng      engine       // the kernel interface, chosen once (engine.go)
 	evs      []unix.EpollEvent
 
 	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
-	books books      // guarded by mu (books.go)
+	books books      // guarded by mu (counts.go)
 
-	win        window // the measured window and its drain (window.go)
-	pace       pacer  // the open-loop schedule (openloop.go); pace.on() is false in the closed loop
+	win        window   // the measured window and its drain (window.go)
+	mode       loadMode // what sends the requests (mode.go): &closedLoop, &openLoop or a ramp
+	closedLoop          // the closed loop's sends (mode_closed.go)
+	openLoop            // the open loop's pacer and sends (mode_open.go); pace.on() is false in the closed loop
 	sweepEvery int64
 	pwait2     bool          // the kernel has epoll_pwait2: waits time out in ns (else ms, and a timerfd paces)
 	rx         rxStamps      // open loop over TCP: responses stamped by the kernel, read on the loop's wakes (rxstamp.go)
@@ -227,7 +158,7 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		rbuf:       make([]byte, readBufSize),
 		books:      books{measured: newPhaseStats(), warm: newPhaseStats()},
 		win:        window{start: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain())},
-		pace:       pacer{tfd: -1},
+		openLoop:   openLoop{pace: pacer{tfd: -1}},
 		sweepEvery: int64(r.cfg.sweepEvery())}
 	var err error
 	if t.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
@@ -244,18 +175,8 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		t.books.svc = newHistogram()
 		t.books.lateHist = newHistogram()
 	}
-	dynamic := false
-	for _, k := range r.kinds {
-		dynamic = dynamic || k.tmpl.dynamic()
-	}
-	if dynamic {
-		t.rend = newRenderer(id, r.cfg.NetworkThreads, len(r.kinds), uint64(r.seed), r.feeds)
-	}
-	if t.fast = len(r.kinds) == 1 && !dynamic; t.fast {
-		for range r.cfg.Pipeline {
-			t.batch = append(t.batch, r.tmpl.static...)
-		}
-	}
+	t.requests = newRequests(r, id)
+	t.mode = newLoadMode(t)
 	if r.cfg.Workload != nil {
 		t.kb = make([]groupBooks, len(r.kinds))
 		for i := range t.kb {

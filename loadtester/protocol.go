@@ -5,7 +5,7 @@ import "golang.org/x/sys/unix"
 // The protocol seam: what a network thread's loop asks of a connection,
 // modelled on the server's I/O backends (server/eventloop/backend.go). A
 // connection has two parts, each chosen once, when its thread adopts it
-// (chooseTransport, chooseProtocol), and never tested again on the hot
+// (chooseTransport, requests.protocolFor), and never tested again on the hot
 // path:
 //
 //   - its transport: how bytes move. A plain socket (socket.go), a socket
@@ -21,31 +21,33 @@ import "golang.org/x/sys/unix"
 // transport (h2 over TLS and h2c, HTTP/1.1 over both): one interface over
 // the pairs would repeat each half in each pair. The loop (loop.go) reads
 // through the transport and hands the bytes to the protocol; the protocol
-// books what completed and what failed (record.go, connlife.go) and says
-// what to write, which goes out through the transport (send.go). Each
+// reports what completed and what failed (connEvents), which the thread
+// books (record.go, connlife.go), and says what to write, which goes out
+// through the transport (write.go). Each
 // call is per event or per batch of requests, never per byte: an
 // interface call where a nil check was.
 //
 // Who owns what: a transport and a protocol are their connection's, so
-// their network thread's loop's alone (netloop.go).
+// their network thread's loop's alone (thread.go).
 
-// transport moves a connection's bytes.
+// transport moves a connection's bytes through the thread's engine. A
+// write or flush that fails reports it to ev (writeFailed), which fails
+// the connection.
 type transport interface {
 	// read reads into p: n > 0 bytes, with the kernel's arrival stamp on
 	// the run's clock (0: none); or EAGAIN (nothing until the next edge)
 	// or EINTR; or n == 0 and no errno at the end of the stream; or
 	// another errno, which failure names.
-	read(t *netThread, c *conn, p []byte) (n int, stamp int64, errno unix.Errno)
+	read(eng engine, c *conn, p []byte) (n int, stamp int64, errno unix.Errno)
 	// shortReadDrains reports whether a read shorter than its buffer
 	// found the socket empty (a TLS read returns one record and does not).
 	shortReadDrains() bool
 	// failure is the error kind of a read's errno.
 	failure(errno unix.Errno) errorKind
 	// write sends out; what the socket does not take waits for EPOLLOUT.
-	// A failure fails the connection.
-	write(t *netThread, c *conn, out []byte)
+	write(eng engine, ev connEvents, c *conn, out []byte)
 	// flush writes what is owed (c.pending, and the transport's own).
-	flush(t *netThread, c *conn)
+	flush(eng engine, ev connEvents, c *conn)
 	// owes reports bytes of its own waiting for the socket, past c.pending.
 	owes() bool
 	// buffered reports whether input may already wait in the transport,
@@ -57,30 +59,69 @@ type transport interface {
 	cut() bool
 }
 
-// protocol frames a connection's requests and responses.
+// protocol frames a connection's requests and responses. It reports what
+// happened to them to its thread through connEvents and takes the
+// requests it frames from a requestSource (requests.go); it never sees
+// the thread itself, so a new protocol is one file behind these three
+// interfaces (protocol_test.go holds the protocol files to that).
 type protocol interface {
 	// start runs when the connection comes up (h2: the preface).
-	start(t *netThread, c *conn)
-	// consume handles the response bytes in data, read at now: it books
+	start(ev connEvents, c *conn)
+	// consume handles the response bytes in data, read at now: it reports
 	// each response that completed and fails the connection on bad
 	// input. False means the connection closed.
-	consume(t *netThread, c *conn, data []byte, now int64) bool
+	consume(ev connEvents, c *conn, data []byte, now int64) bool
+	// eof handles the stream's end before the thread closes c: a
+	// response delimited by the close completes, or is reported cut
+	// (truncated, when the transport says the end may have cut it).
+	eof(ev connEvents, c *conn, now int64) (truncated bool)
+	// response is what the checks read of ring entry i's response: its
+	// status, header lines and kept body (HTTP/1.1: the one just read).
+	response(i int) (status int, head, body []byte)
 	// room is how many more requests the server allows at once now.
 	room() int
 	// batch returns up to want closed-loop requests for c, the next n
 	// ring entries' kinds noted; valid until the next call. n < want only
 	// when the run's data file has no row left (t.rowsOut).
-	batch(t *netThread, c *conn, want int) (out []byte, n int)
+	batch(src requestSource, c *conn, want int) (out []byte, n int)
 	// appendScheduled appends the open-loop schedule's k-th request for
 	// c's next ring entry to dst; false, and dst as it was, when the run's
 	// data file has no row left for it.
-	appendScheduled(t *netThread, c *conn, dst []byte, k uint64) ([]byte, bool)
+	appendScheduled(src requestSource, c *conn, dst []byte, k uint64) ([]byte, bool)
 	// ended reports whether ring entry i ended out of order and is
 	// already booked (h2: a stream that ended behind an open one).
 	ended(c *conn, i int) bool
 	// passEnded moves c's head past its entry if ended says so, and
 	// reports whether it did.
 	passEnded(c *conn) bool
+}
+
+// connEvents is what a protocol reports to its connection's thread,
+// which books it (record.go, connlife.go), and the write path it sends
+// through. A protocol that wants no new request sent on c (HTTP/1.1's
+// Connection: close, h2's GOAWAY) sets c.noNew.
+type connEvents interface {
+	// answer books ring entry i's response, status, at now: answered, or
+	// failed when a check refuses it (false; the checks read the response
+	// through protocol.response). The protocol moves its ring past the
+	// entry.
+	answer(c *conn, i int, now int64, status int) bool
+	// failEntry books ring entry i as failed with kind (a stream's
+	// reset); failHead the oldest in flight, and moves the head past it.
+	failEntry(c *conn, i int, now int64, kind errorKind)
+	loseHead(c *conn, now int64, kind errorKind)
+	// failConn closes a broken connection, failing what is in flight;
+	// retire closes one that ended normally (its quota, the server's
+	// close).
+	failConn(c *conn, now int64, kind errorKind)
+	retire(c *conn, now int64)
+	// connError books a failure of the connection itself that does not
+	// close it (h2: SETTINGS that refuse every request).
+	connError(now int64, kind errorKind)
+	// write sends out through c's transport; writeFailed is the
+	// transport's report that a write failed with kind.
+	write(c *conn, out []byte)
+	writeFailed(c *conn, kind errorKind)
 }
 
 // chooseTransport is h's connection's transport: its TLS state, or the
@@ -94,23 +135,8 @@ func (t *netThread) chooseTransport(c *conn, h handoff) transport {
 	case !t.rx.on:
 		return plainIO{}
 	case t.rx.enable(h.fd):
-		return stampedIO{}
+		return stampedIO{t: t}
 	}
 	t.stopStamps() // the kernel refuses to stamp: none of the thread's reads are
 	return plainIO{}
-}
-
-// chooseProtocol is a new connection's protocol, with ring entries.
-func (t *netThread) chooseProtocol(c *conn, ring int) protocol {
-	switch {
-	case t.r.h2req != nil && t.fast:
-		c.h2 = newH2Conn(ring, t.r.checkNeeds) // for the tests that look inside its streams
-		return h2Static{c.h2}
-	case t.r.h2req != nil:
-		c.h2 = newH2Conn(ring, t.r.checkNeeds)
-		return h2Rendered{c.h2}
-	case t.fast:
-		return http1Static{}
-	}
-	return http1Rendered{}
 }

@@ -1,32 +1,35 @@
 package loadtester
 
-import (
-	"math"
-)
+import "math"
 
-// What the loop sends: the closed loop's pipeline top-up and the write and
-// flush of a connection's bytes, which go through its transport
-// (seam.go). The open loop's sends are openloop.go's.
+// The closed loop, the load mode (mode.go) without --rate: each
+// connection keeps up to --pipeline requests in flight, refilled as
+// responses come back, so the server's pace sets the client's.
 //
-// Who owns what: loop thread only, like the rest of a conn.
+// Who owns what: loop thread only, like the rest of a netThread.
 
-// topUp keeps up to --pipeline requests in flight (closed loop). A
+// closedLoop is the closed loop of its thread.
+type closedLoop struct{ t *netThread }
+
+func (l *closedLoop) paced() bool               { return false }
+func (l *closedLoop) connUp(c *conn, now int64) { l.served(c, now) }
+func (l *closedLoop) turn(int64)                {}
+
+// topUp is served, for a test that fills a pipeline.
+func (l *closedLoop) topUp(c *conn, now int64) { l.served(c, now) }
+
+// served keeps up to --pipeline requests in flight (closed loop). A
 // pipelined connection is refilled once at least half its depth is free, in
 // one write: measured against nginx at depth 16, that cut the client's CPU
 // per request by about a sixth and raised req/s, since fewer, larger writes
 // mean fewer segments for both ends to process (wrk's Lua pipelining refills
 // only when all 16 are answered).
-func (t *netThread) topUp(c *conn, now int64) {
+func (l *closedLoop) served(c *conn, now int64) {
+	t := l.t
 	if now >= t.win.closeAt { // the window has closed: nothing new is sent
 		return
 	}
-	if c.parser.close { // the response being read ends the connection: never reused
-		return
-	}
-	if t.unwanted(c) { // the ramp went below its slot: it closes once nothing is in flight
-		if c.inflight == 0 {
-			t.closeConn(c, false)
-		}
+	if c.noNew { // its protocol sends nothing new on it (the response being read ends it, a GOAWAY)
 		return
 	}
 	depth := t.r.cfg.Pipeline
@@ -43,7 +46,7 @@ func (t *netThread) topUp(c *conn, now int64) {
 	if refillAt := max(1, depth/2); c.inflight > 0 && want < refillAt && quotaLeft >= refillAt || want <= 0 {
 		return
 	}
-	out, n := c.proto.batch(t, c, want)
+	out, n := c.proto.batch(&t.requests, c, want)
 	for range n {
 		c.sendTimes[(c.head+c.inflight)&c.mask] = now
 		c.inflight++
@@ -57,13 +60,3 @@ func (t *netThread) topUp(c *conn, now int64) {
 		t.rowsOut(now)
 	}
 }
-
-// write sends out through c's transport, which keeps what the socket does
-// not take for EPOLLOUT.
-func (t *netThread) write(c *conn, out []byte) {
-	t.books.measured.bytesOut += int64(len(out))
-	c.io.write(t, c, out)
-}
-
-// flush writes owed bytes after EPOLLOUT or for an open-loop turn.
-func (t *netThread) flush(c *conn) { c.io.flush(t, c) }
