@@ -234,17 +234,20 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
+	releasers := make([]*releaser[C], opt.ReleaseThreads)
+	for i := range releasers {
+		releasers[i] = &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
+	}
+	cp.wg.Add(3 + len(releasers))
+	if runsInline(&opt) {
+		cp.startInline(releasers)
+		return cp, nil
+	}
 	processes := []stageFunc[C]{cp.sequence, cp.resolve, cp.persist}
-	for range opt.ReleaseThreads {
-		r := &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
+	for _, r := range releasers {
 		processes = append(processes, func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int {
 			return cp.release(b, thread, start, r)
 		})
-	}
-	cp.wg.Add(len(processes))
-	if runsInline(&opt) {
-		cp.startInline(processes)
-		return cp, nil
 	}
 	for i, process := range processes {
 		go cp.runStage(min(i, 3), max(0, i-3), process)

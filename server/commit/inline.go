@@ -48,8 +48,8 @@ type stageSlot[C comparable] struct {
 	// Owned by the holder of held.
 	stage, thread int
 	maxBatch      int
-	want, seen    int // shutdown entries meant for this thread, and seen
-	process       stageFunc[C]
+	want, seen    int          // shutdown entries meant for this thread, and seen
+	rel           *releaser[C] // a release thread's; nil for the first three stages
 }
 
 // runsInline says whether the pushing goroutines drive the stages: asked
@@ -72,15 +72,16 @@ func runsInline[C comparable](opt *Options[C]) bool {
 // yield its P to after a push.
 func (cp *Pipeline[C]) RunsInline() bool { return cp.slots != nil }
 
-// startInline makes the slots, in stage order, and their goroutines.
-func (cp *Pipeline[C]) startInline(processes []stageFunc[C]) {
-	cp.slots = make([]stageSlot[C], len(processes))
-	for i, process := range processes {
+// startInline makes the slots, in stage order (the first three stages,
+// then one per release thread), and their goroutines.
+func (cp *Pipeline[C]) startInline(releasers []*releaser[C]) {
+	cp.slots = make([]stageSlot[C], 3+len(releasers))
+	for i := range cp.slots {
 		s := &cp.slots[i]
 		s.index, s.stage, s.thread = i, min(i, 3), max(0, i-3)
-		s.want, s.process = cp.opt.ReleaseThreads, process
+		s.want = cp.opt.ReleaseThreads
 		if s.stage == 3 {
-			s.want = 1
+			s.want, s.rel = 1, releasers[s.thread]
 		}
 		if s.stage == 1 {
 			s.maxBatch = cp.opt.ResolveBatch
@@ -194,14 +195,22 @@ func (c *batchClock) stop(from int64) time.Duration {
 // stage reads the start it is given (the end of its answers' latencies);
 // the others get the zero time.
 // It takes the slot (its holder's) rather than its fields one by one:
-// fewer arguments to pass on every batch.
+// fewer arguments to pass on every batch; and it calls each stage's
+// method itself rather than through a func value (a method value's
+// wrapper is one more call, its arguments moved once more, per stage).
 func (cp *Pipeline[C]) runTimedBatch(s *stageSlot[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
 	from := clock.start()
-	var start time.Time
-	if s.stage == 3 {
-		start = time.Now()
+	var seen int
+	switch s.stage {
+	case 0:
+		seen = cp.sequence(b, s.thread, time.Time{})
+	case 1:
+		seen = cp.resolve(b, s.thread, time.Time{})
+	case 2:
+		seen = cp.persist(b, s.thread, time.Time{})
+	default:
+		seen = cp.release(b, s.thread, time.Now(), s.rel)
 	}
-	seen := s.process(b, s.thread, start)
 	busy := clock.stop(from)
 	if s.stage != 3 || s.thread == 0 {
 		cp.opt.Metrics.StageBatch(s.stage, b.Len(), busy)
