@@ -37,7 +37,9 @@ func (p *Pipeline[T]) StageThread(stage, thread int) StageThread[T] {
 // A thread with one upstream (the common case) skips take's loop over
 // its upstream counters: this runs once per stage for every batch that
 // goes through a pipeline driven to completion.
-func (s StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
+// A pointer receiver: the handle is seven words, copied on every call by
+// a value receiver.
+func (s *StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
 	if s.up == nil {
 		return s.p.take(s.t, maxBatch, false)
 	}
@@ -63,7 +65,7 @@ func (s StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
 // that just stopped driving the thread (after releasing every batch it
 // acquired), to see whether items came in while it was finishing, which
 // no one else may have taken on.
-func (s StageThread[T]) Pending() bool {
+func (s *StageThread[T]) Pending() bool {
 	pops := s.t.pops.v.Load()
 	for _, up := range s.t.upstream {
 		if up.v.Load() == pops {

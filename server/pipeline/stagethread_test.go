@@ -73,7 +73,8 @@ func TestStageThreadTryAcquireTakesWhatUpstreamReleased(t *testing.T) {
 			}
 			p.Push(5, true).Release()
 			for th := range c.topology[0] {
-				p.StageThread(0, th).TryAcquire(0).Release()
+				first := p.StageThread(0, th)
+				first.TryAcquire(0).Release()
 			}
 			for i, want := range c.want {
 				b := last.TryAcquire(c.maxBatch)
