@@ -67,7 +67,7 @@ type Entry[C comparable] struct {
 	Kind  Kind
 	Reply Reply[C] // where its answer goes, and how it is framed there
 	Route metrics.Route
-	Start time.Time // when the request was parsed (for the latency metric)
+	Start int64 // when the request was parsed, monoclock.Now() (for the latency metric)
 
 	// Set by the stages.
 	Version int64
@@ -245,7 +245,7 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	}
 	processes := []stageFunc[C]{cp.sequence, cp.resolve, cp.persist}
 	for _, r := range releasers {
-		processes = append(processes, func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int {
+		processes = append(processes, func(b pipeline.StageBatch[Entry[C]], thread int, start int64) int {
 			return cp.release(b, thread, start, r)
 		})
 	}
@@ -329,11 +329,12 @@ func (cp *Pipeline[C]) stageError(stage, thread int, err error) {
 }
 
 // stageFunc processes one batch of a stage thread and returns the shutdown
-// entries it saw. start is when the batch was acquired (the clock read of
-// the stage time metric), which release reuses as the moment its answers
-// are queued (run to completion reads it for release alone: the other
-// stages get the zero time, which they do not read).
-type stageFunc[C comparable] func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int
+// entries it saw. start is when the batch was acquired (monoclock: the
+// clock read of the stage time metric), which release reuses as the
+// moment its answers are queued, the end of their latencies against
+// Entry.Start (run to completion passes it to release alone: the other
+// stages get 0, which they do not read).
+type stageFunc[C comparable] func(b pipeline.StageBatch[Entry[C]], thread int, start int64) int
 
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
@@ -385,7 +386,7 @@ func (cp *Pipeline[C]) owns(index uint64, thread int) bool {
 
 // sequence assigns versions to commits and looks status requests up. The
 // clock is read once per batch, and only when the batch has a data route.
-func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
+func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ int64) (shutdowns int) {
 	var now time.Time
 	sq := cp.st.Sequencer
 	for i := 0; i < b.Len(); i++ {
@@ -420,7 +421,7 @@ func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ time.T
 // set (duplicates and commits refused by the sequence stage included: the
 // knob is a cost per request of the route), and every status lookup when
 // benchmark.status_resolve_spin_ns is. It must never block.
-func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
+func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ int64) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -458,7 +459,7 @@ func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ time.Ti
 // persist applies commits and builds each response. After a batch with
 // commits it publishes the log once (waking the subscribers' loops through
 // OnPublish): subscribers cost this stage nothing per subscriber.
-func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
+func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int, _ int64) (shutdowns int) {
 	var now time.Time
 	committed, appended := false, false
 	for i := 0; i < b.Len(); i++ {

@@ -156,10 +156,10 @@ func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool, clock *batchClock)
 // runBatch processes one acquired batch, records the stage's batch metric
 // and hands the batch on; it returns the shutdown entries seen.
 func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]]) int {
-	start := time.Now()
+	start := monoclock.Now()
 	seen := process(b, thread, start)
 	if stage != 3 || thread == 0 {
-		cp.opt.Metrics.StageBatch(stage, b.Len(), time.Since(start))
+		cp.opt.Metrics.StageBatch(stage, b.Len(), time.Duration(monoclock.Now()-start))
 	}
 	b.Release()
 	return seen
@@ -168,8 +168,9 @@ func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipel
 // batchClock chains the batches one driver runs back to back: the clock
 // read that ends one batch starts the next, so a batch of one through the
 // four stages reads the monotonic clock five times (internal/monoclock,
-// integer nanoseconds), not eight, and makes one time.Time, for the
-// release stage, whose answers' latencies end at its start. The zero value
+// integer nanoseconds), not eight, and its release batch's start is the
+// end of that batch's answers' latencies (Entry.Start is a monoclock
+// reading too, so no time.Time is made on the way). The zero value
 // reads the clock at its first batch; a driver that waited (a kicked
 // goroutine) starts a new one.
 type batchClock struct {
@@ -193,7 +194,8 @@ func (c *batchClock) stop(from int64) time.Duration {
 
 // runTimedBatch is runBatch on a driver's chained clock. Only the release
 // stage reads the start it is given (the end of its answers' latencies);
-// the others get the zero time.
+// the others get 0. That start is the batch clock's, read when the last
+// batch ended: no clock read of its own.
 // It takes the slot (its holder's) rather than its fields one by one:
 // fewer arguments to pass on every batch; and it calls each stage's
 // method itself rather than through a func value (a method value's
@@ -203,13 +205,13 @@ func (cp *Pipeline[C]) runTimedBatch(s *stageSlot[C], b pipeline.StageBatch[Entr
 	var seen int
 	switch s.stage {
 	case 0:
-		seen = cp.sequence(b, s.thread, time.Time{})
+		seen = cp.sequence(b, s.thread, 0)
 	case 1:
-		seen = cp.resolve(b, s.thread, time.Time{})
+		seen = cp.resolve(b, s.thread, 0)
 	case 2:
-		seen = cp.persist(b, s.thread, time.Time{})
+		seen = cp.persist(b, s.thread, 0)
 	default:
-		seen = cp.release(b, s.thread, time.Now(), s.rel)
+		seen = cp.release(b, s.thread, from, s.rel)
 	}
 	busy := clock.stop(from)
 	if s.stage != 3 || s.thread == 0 {
