@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/api"
 	"weaseldb/server/commit"
 	"weaseldb/server/http1"
@@ -59,7 +60,7 @@ func (h *handler) subscribeRequest(q *request) {
 	}
 	if q.head {
 		q.c.Reply(q.seq, http1.AppendChunkedHeader(nil, 200, api.ContentTypeNDJSON, r.RequestID), !r.KeepAlive)
-		h.s.Metrics.Request(metrics.RouteSubscribe, 200, time.Since(q.now))
+		h.s.Metrics.Request(metrics.RouteSubscribe, 200, time.Duration(monoclock.Now()-q.now))
 		return
 	}
 	q.c.Ctx.(*connState).streaming = true

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/eventloop"
 	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
@@ -107,7 +108,7 @@ func (h *handler) submit() {
 func (h *handler) dropAll() {
 	for i := range h.pending {
 		e := &h.pending[i]
-		h.s.Metrics.Request(e.Route, 503, time.Since(e.Start))
+		h.s.Metrics.Request(e.Route, 503, time.Duration(monoclock.Now()-e.Start))
 		e.Reply.Conn.Abort()
 	}
 }
@@ -118,7 +119,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) (int, eventloop.Action) {
 	if st.streaming {
 		return len(in), eventloop.Continue // a subscriber's connection carries no more requests
 	}
-	now := time.Now() // one clock read per read call, shared by its requests
+	now := monoclock.Now() // one clock read per read call, shared by its requests
 	off := 0
 	for off < len(in) && !c.Overloaded() {
 		n, err := st.parser.Parse(in[off:], &h.req)
@@ -158,7 +159,7 @@ func (h *handler) OnData(c *eventloop.Conn, in []byte) (int, eventloop.Action) {
 // 505), after the earlier responses; OnData then stops the input (the
 // framing is lost), so the connection closes once the answers are out. A
 // refused HEAD gets the head alone, as every HEAD does.
-func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.Time) {
+func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now int64) {
 	status, reason := 400, "bad request"
 	var perr *http1.Error
 	if errors.As(err, &perr) {
@@ -170,7 +171,7 @@ func (h *handler) refuse(c *eventloop.Conn, st *connState, err error, now time.T
 	}
 	resp := http1.AppendFramed(nil, f, status, "application/json", errorBody(reason), nil, "")
 	c.Reply(c.NextSeq(), resp, true)
-	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Since(now))
+	h.s.Metrics.Request(metrics.RouteInvalid, status, time.Duration(monoclock.Now()-now))
 }
 
 // OnRequestTimeout answers a request whose head or body did not arrive in

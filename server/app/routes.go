@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/commit"
 	"weaseldb/server/eventloop"
 	"weaseldb/server/http1"
@@ -55,8 +56,8 @@ type request struct {
 	seq   uint64
 	http  *http1.Request
 	route *route
-	now   time.Time // when the read that carried it returned
-	head  bool      // HEAD: the GET's answer without its body
+	now   int64 // when the read that carried it returned (monoclock)
+	head  bool  // HEAD: the GET's answer without its body
 	// framing is the answer's, as the request asked (a route that then
 	// closes the connection clears KeepAlive in http, which wins).
 	framing http1.Framing
@@ -125,7 +126,7 @@ func lookup(path []byte) (*route, []byte) {
 }
 
 // dispatch routes one parsed request.
-func (h *handler) dispatch(c *eventloop.Conn, r *http1.Request, now time.Time) {
+func (h *handler) dispatch(c *eventloop.Conn, r *http1.Request, now int64) {
 	q := &h.q
 	// Field by field: a composite literal is built aside and copied.
 	q.c, q.seq, q.http, q.now = c, c.NextSeq(), r, now
@@ -172,7 +173,7 @@ func (h *handler) replyTyped(q *request, metric metrics.Route, status int, conte
 	}
 	resp := http1.AppendFramed(nil, f, status, contentType, body, r.RequestID, extra)
 	q.c.Reply(q.seq, resp, !r.KeepAlive)
-	h.s.Metrics.Request(metric, status, time.Since(q.now))
+	h.s.Metrics.Request(metric, status, time.Duration(monoclock.Now()-q.now))
 }
 
 // enqueue hands q to the commit pipeline with its parsed data (nil for

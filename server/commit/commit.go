@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weaseldb/internal/affinity"
+	"weaseldb/internal/monoclock"
 	"weaseldb/internal/threadname"
 	"weaseldb/server/api"
 	"weaseldb/server/cpuwork"
@@ -67,7 +68,7 @@ type Entry[C comparable] struct {
 	Kind  Kind
 	Reply Reply[C] // where its answer goes, and how it is framed there
 	Route metrics.Route
-	Start time.Time // when the request was parsed (for the latency metric)
+	Start int64 // when the request was parsed, monoclock.Now() (for the latency metric)
 
 	// Set by the stages.
 	Version int64
@@ -78,7 +79,7 @@ type Entry[C comparable] struct {
 	Data *Data
 
 	// handed is when the last stage to process the entry released it, in
-	// nanoseconds since Pipeline.epoch (wait.go).
+	// a monoclock reading, as Start (wait.go).
 	handed int64
 }
 
@@ -188,7 +189,6 @@ type Pipeline[C comparable] struct {
 	stopped  bool           // guarded by submitMu
 	slots    []stageSlot[C] // run to completion (inline.go); nil: stage goroutines
 	body     []byte         // persist stage only: scratch for response bodies
-	epoch    time.Time      // the origin of Entry.handed (wait.go)
 	okBody   []byte         // GET /ok's body, built once in New
 	// okResponses holds GET /ok's framed answer without a request id, per
 	// Reply.Framing value: framed by the persist stage the first time it
@@ -239,21 +239,24 @@ func New[C comparable](opt Options[C]) (*Pipeline[C], error) {
 	if st == nil {
 		st = store.New(store.Options{})
 	}
-	cp := &Pipeline[C]{opt: opt, st: st, p: p, okBody: okBody, epoch: time.Now()}
+	cp := &Pipeline[C]{opt: opt, st: st, p: p, okBody: okBody}
 	if err := registerStoreMetrics(opt.Metrics, st); err != nil {
 		return nil, err
 	}
+	releasers := make([]*releaser[C], opt.ReleaseThreads)
+	for i := range releasers {
+		releasers[i] = &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
+	}
+	cp.wg.Add(3 + len(releasers))
+	if runsInline(&opt) {
+		cp.startInline(releasers)
+		return cp, nil
+	}
 	processes := []stageFunc[C]{cp.sequence, cp.resolve, cp.persist}
-	for range opt.ReleaseThreads {
-		r := &releaser[C]{s: opt.Responder.NewSender(), tally: opt.Metrics.NewRequestTally()}
-		processes = append(processes, func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int {
+	for _, r := range releasers {
+		processes = append(processes, func(b pipeline.StageBatch[Entry[C]], thread int, start int64) int {
 			return cp.release(b, thread, start, r)
 		})
-	}
-	cp.wg.Add(len(processes))
-	if runsInline(&opt) {
-		cp.startInline(processes)
-		return cp, nil
 	}
 	for i, process := range processes {
 		go cp.runStage(min(i, 3), max(0, i-3), process)
@@ -305,7 +308,7 @@ func (cp *Pipeline[C]) Close() {
 	cp.stopped = true
 	// Pushed under the lock: no Submit is between its check and its push.
 	stops := make([]Entry[C], cp.opt.ReleaseThreads)
-	now := time.Now() // their Start: the sequence stage's wait counts from it
+	now := monoclock.Now() // their Start: the sequence stage's wait counts from it
 	for i := range stops {
 		stops[i].Kind, stops[i].Start = KindShutdown, now
 	}
@@ -336,11 +339,12 @@ func (cp *Pipeline[C]) stageError(stage, thread int, err error) {
 }
 
 // stageFunc processes one batch of a stage thread and returns the shutdown
-// entries it saw. start is when the batch was acquired (the clock read of
-// the stage time metric), which release reuses as the moment its answers
-// are queued (run to completion reads it for release alone: the other
-// stages get the zero time, which they do not read).
-type stageFunc[C comparable] func(b pipeline.StageBatch[Entry[C]], thread int, start time.Time) int
+// entries it saw. start is when the batch was acquired (monoclock: the
+// clock read of the stage time metric), which release reuses as the
+// moment its answers are queued, the end of their latencies against
+// Entry.Start (run to completion passes it to release alone: the other
+// stages get 0, which they do not read).
+type stageFunc[C comparable] func(b pipeline.StageBatch[Entry[C]], thread int, start int64) int
 
 // runStage drives one (stage, thread): acquire, process, release, until it
 // saw the shutdown entries meant for it (every one for the first three
@@ -392,7 +396,7 @@ func (cp *Pipeline[C]) owns(index uint64, thread int) bool {
 
 // sequence assigns versions to commits and looks status requests up. The
 // clock is read once per batch, and only when the batch has a data route.
-func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
+func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ int64) (shutdowns int) {
 	var now time.Time
 	sq := cp.st.Sequencer
 	for i := 0; i < b.Len(); i++ {
@@ -427,7 +431,7 @@ func (cp *Pipeline[C]) sequence(b pipeline.StageBatch[Entry[C]], _ int, _ time.T
 // set (duplicates and commits refused by the sequence stage included: the
 // knob is a cost per request of the route), and every status lookup when
 // benchmark.status_resolve_spin_ns is. It must never block.
-func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
+func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ int64) (shutdowns int) {
 	for i := 0; i < b.Len(); i++ {
 		e := b.At(i)
 		switch e.Kind {
@@ -465,7 +469,7 @@ func (cp *Pipeline[C]) resolve(b pipeline.StageBatch[Entry[C]], _ int, _ time.Ti
 // persist applies commits and builds each response. After a batch with
 // commits it publishes the log once (waking the subscribers' loops through
 // OnPublish): subscribers cost this stage nothing per subscriber.
-func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int, _ time.Time) (shutdowns int) {
+func (cp *Pipeline[C]) persist(b pipeline.StageBatch[Entry[C]], _ int, _ int64) (shutdowns int) {
 	var now time.Time
 	committed, appended := false, false
 	for i := 0; i < b.Len(); i++ {

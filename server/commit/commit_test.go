@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/api"
 	"weaseldb/server/http1"
 	"weaseldb/server/metrics"
@@ -36,7 +37,7 @@ func TestEveryEntryReleasedOnceAndCloseJoins(t *testing.T) {
 							defer wg.Done()
 							batch := make([]tEntry, 50)
 							for i := range batch {
-								batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
+								batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: monoclock.Now()}
 							}
 							for r := 0; r < 10; r++ {
 								cp.Submit(batch)
@@ -123,7 +124,7 @@ func TestCommitStagesApplyInOrder(t *testing.T) {
 	}
 	commit := func(id string, readVersion int64, pre []api.Precondition, ops ...api.Operation) tEntry {
 		d := &Data{Commit: api.CommitRequest{RequestID: id, ReadVersion: readVersion, Preconditions: pre, Operations: ops}}
-		return tEntry{Kind: KindCommit, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteCommit, Start: time.Now(), Data: d}
+		return tEntry{Kind: KindCommit, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteCommit, Start: monoclock.Now(), Data: d}
 	}
 	write := api.Operation{Type: api.Write, Key: []byte("k"), Value: []byte("v1")}
 	cp.Submit([]tEntry{
@@ -163,7 +164,7 @@ func TestOkResolveSpinIsPerRequest(t *testing.T) {
 	}
 	batch := make([]tEntry, n)
 	for i := range batch {
-		batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: time.Now()}
+		batch[i] = tEntry{Kind: KindOK, Reply: Reply[*testConn]{Framing: keepAlive}, Route: metrics.RouteOK, Start: monoclock.Now()}
 	}
 	start := time.Now()
 	cp.Submit(batch)

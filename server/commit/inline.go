@@ -48,8 +48,8 @@ type stageSlot[C comparable] struct {
 	// Owned by the holder of held.
 	stage, thread int
 	maxBatch      int
-	want, seen    int // shutdown entries meant for this thread, and seen
-	process       stageFunc[C]
+	want, seen    int          // shutdown entries meant for this thread, and seen
+	rel           *releaser[C] // a release thread's; nil for the first three stages
 }
 
 // runsInline says whether the pushing goroutines drive the stages: asked
@@ -72,15 +72,16 @@ func runsInline[C comparable](opt *Options[C]) bool {
 // yield its P to after a push.
 func (cp *Pipeline[C]) RunsInline() bool { return cp.slots != nil }
 
-// startInline makes the slots, in stage order, and their goroutines.
-func (cp *Pipeline[C]) startInline(processes []stageFunc[C]) {
-	cp.slots = make([]stageSlot[C], len(processes))
-	for i, process := range processes {
+// startInline makes the slots, in stage order (the first three stages,
+// then one per release thread), and their goroutines.
+func (cp *Pipeline[C]) startInline(releasers []*releaser[C]) {
+	cp.slots = make([]stageSlot[C], 3+len(releasers))
+	for i := range cp.slots {
 		s := &cp.slots[i]
 		s.index, s.stage, s.thread = i, min(i, 3), max(0, i-3)
-		s.want, s.process = cp.opt.ReleaseThreads, process
+		s.want = cp.opt.ReleaseThreads
 		if s.stage == 3 {
-			s.want = 1
+			s.want, s.rel = 1, releasers[s.thread]
 		}
 		if s.stage == 1 {
 			s.maxBatch = cp.opt.ResolveBatch
@@ -156,9 +157,9 @@ func (cp *Pipeline[C]) runSlot(s *stageSlot[C], bounded bool, clock *batchClock)
 // wait metrics and hands the batch on, stamped (wait.go); it returns the
 // shutdown entries seen.
 func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipeline.StageBatch[Entry[C]]) int {
-	start := time.Now()
+	start := monoclock.Now()
 	seen := process(b, thread, start)
-	busy := time.Since(start) // the monotonic clock alone: cheaper than a time.Now
+	busy := time.Duration(monoclock.Now() - start)
 	if stage != 3 || thread == 0 {
 		cp.opt.Metrics.StageBatch(stage, b.Len(), busy)
 	}
@@ -172,8 +173,9 @@ func (cp *Pipeline[C]) runBatch(stage, thread int, process stageFunc[C], b pipel
 // batchClock chains the batches one driver runs back to back: the clock
 // read that ends one batch starts the next, so a batch of one through the
 // four stages reads the monotonic clock five times (internal/monoclock,
-// integer nanoseconds), not eight, and makes one time.Time, for the
-// release stage, whose answers' latencies end at its start. The zero value
+// integer nanoseconds), not eight, and its release batch's start is the
+// end of that batch's answers' latencies (Entry.Start is a monoclock
+// reading too, so no time.Time is made on the way). The zero value
 // reads the clock at its first batch; a driver that waited (a kicked
 // goroutine) starts a new one.
 type batchClock struct {
@@ -197,25 +199,31 @@ func (c *batchClock) stop(from int64) time.Duration {
 
 // runTimedBatch is runBatch on a driver's chained clock. Only the release
 // stage reads the start it is given (the end of its answers' latencies);
-// the others get the zero time.
+// the others get 0. That start is the batch clock's, read when the last
+// batch ended: no clock read of its own.
 // It takes the slot (its holder's) rather than its fields one by one:
-// fewer arguments to pass on every batch.
+// fewer arguments to pass on every batch; and it calls each stage's
+// method itself rather than through a func value (a method value's
+// wrapper is one more call, its arguments moved once more, per stage).
 func (cp *Pipeline[C]) runTimedBatch(s *stageSlot[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
 	from := clock.start()
-	var start time.Time
-	if s.stage == 3 || cp.opt.StageWaits {
-		// The stage waits (wait.go, off by default) need the batch's
-		// start on the wall clock's base, where the chained clock has its
-		// own: one more read a batch, only when they are on.
-		start = time.Now()
+	var seen int
+	switch s.stage {
+	case 0:
+		seen = cp.sequence(b, s.thread, 0)
+	case 1:
+		seen = cp.resolve(b, s.thread, 0)
+	case 2:
+		seen = cp.persist(b, s.thread, 0)
+	default:
+		seen = cp.release(b, s.thread, from, s.rel)
 	}
-	seen := s.process(b, s.thread, start)
 	busy := clock.stop(from)
 	if s.stage != 3 || s.thread == 0 {
 		cp.opt.Metrics.StageBatch(s.stage, b.Len(), busy)
 	}
 	if cp.opt.StageWaits {
-		cp.recordWait(s.stage, s.thread, b, start, busy)
+		cp.recordWait(s.stage, s.thread, b, from, busy)
 	}
 	b.Release()
 	return seen

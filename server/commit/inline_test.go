@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 )
@@ -34,7 +35,7 @@ func TestSubmitRunsTheStagesToCompletion(t *testing.T) {
 			for round := range 3 {
 				batch := make([]tEntry, 5)
 				for i := range batch {
-					batch[i] = tEntry{Kind: KindOK, Route: metrics.RouteOK, Start: time.Now(), Version: int64(round*5 + i)}
+					batch[i] = tEntry{Kind: KindOK, Route: metrics.RouteOK, Start: monoclock.Now(), Version: int64(round*5 + i)}
 				}
 				if err := cp.Submit(batch); err != nil {
 					t.Fatal(err)
@@ -93,7 +94,7 @@ func TestSubmitHandsAStageOnWhileOthersKeepPushing(t *testing.T) {
 	var fed, accepted, released atomic.Int64
 	var cp *Pipeline[*testConn]
 	one := func() []tEntry {
-		return []tEntry{{Kind: KindOK, Route: metrics.RouteOK, Start: time.Now()}}
+		return []tEntry{{Kind: KindOK, Route: metrics.RouteOK, Start: monoclock.Now()}}
 	}
 	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty,
 		ReleaseThreads: 1, RunToCompletion: true, OkResolveIterations: 1,

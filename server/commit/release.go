@@ -28,14 +28,14 @@ type startedSub[C comparable] struct {
 // threads) through its Sender, which may group them per connection; a
 // connection closed in the meantime drops them safely. Subscriptions go to
 // their streamer once their response head is sent. now is when the batch
-// was acquired: the end of each request's latency.
+// was acquired (monoclock): the end of each request's latency.
 //
 // The request metrics are tallied per batch and added before the Sender
 // delivers any answer counted in them (it delivers a connection's answers
 // when the next Send is for another connection, or at Flush): a client
 // that scrapes once its answer came finds its request counted, as when
 // each request was recorded before its own send.
-func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, now time.Time, r *releaser[C]) (shutdowns int) {
+func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, now int64, r *releaser[C]) (shutdowns int) {
 	s := r.s
 	var none, last C
 	split := cp.opt.ReleaseThreads > 1 // one release thread owns every entry
@@ -51,7 +51,7 @@ func (cp *Pipeline[C]) release(b pipeline.StageBatch[Entry[C]], thread int, now 
 		case kindNone:
 			continue
 		}
-		r.tally.Add(e.Route, e.Status, now.Sub(e.Start))
+		r.tally.Add(e.Route, e.Status, time.Duration(now-e.Start))
 		if cp.opt.released != nil {
 			cp.opt.released(e)
 		}

@@ -29,24 +29,23 @@ import (
 // recordWait records b's wait for stage (as the batch metric does: every
 // stage, and release thread 0 for its stage) and stamps it for the next.
 // The batch ended busy after start: that end is when it is handed on.
-func (cp *Pipeline[C]) recordWait(stage, thread int, b pipeline.StageBatch[Entry[C]], start time.Time, busy time.Duration) {
+func (cp *Pipeline[C]) recordWait(stage, thread int, b pipeline.StageBatch[Entry[C]], start int64, busy time.Duration) {
 	if b.Len() == 0 || stage == 3 && thread != 0 {
 		return
 	}
-	since := int64(start.Sub(cp.epoch))
 	first := b.At(0)
-	wait := time.Duration(since - first.handed)
+	wait := time.Duration(start - first.handed)
 	if stage == 0 {
-		wait = start.Sub(first.Start)
+		wait = time.Duration(start - first.Start)
 	}
 	cp.opt.Metrics.StageWait(stage, wait)
 	if stage < 3 {
-		handOn(b, since+int64(busy))
+		handOn(b, start+int64(busy))
 	}
 }
 
 // handOn stamps every entry of b with at, the moment its stage released
-// it (nanoseconds since cp.epoch).
+// it (a monoclock reading, as Entry.Start and the stages' clocks).
 func handOn[C comparable](b pipeline.StageBatch[Entry[C]], at int64) {
 	for i := 0; i < b.Len(); i++ {
 		b.At(i).handed = at

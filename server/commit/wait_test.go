@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"weaseldb/internal/monoclock"
 	"weaseldb/server/metrics"
 	"weaseldb/server/pipeline"
 )
@@ -44,7 +45,7 @@ func TestStalledStageShowsAWait(t *testing.T) {
 			}
 			submitted := make(chan error, 2)
 			submit := func() {
-				submitted <- cp.Submit([]tEntry{{Kind: KindOK, Route: metrics.RouteOK, Start: time.Now()}})
+				submitted <- cp.Submit([]tEntry{{Kind: KindOK, Route: metrics.RouteOK, Start: monoclock.Now()}})
 			}
 			go submit()
 			<-entered // resolve holds the first batch

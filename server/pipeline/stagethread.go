@@ -11,17 +11,53 @@ package pipeline
 type StageThread[T any] struct {
 	p *Pipeline[T]
 	t *threadState
+	// The ring and its mask, copied (they never change) so TryAcquire
+	// builds its batch without going through p.
+	ring []T
+	mask uint64
+	// up is the one upstream counter of a thread that has one (every
+	// thread after a single-thread stage, and the first stage), nil
+	// otherwise: TryAcquire's fast path reads it without Acquire's loop.
+	up *counter
 }
 
 // StageThread returns the handle of thread `thread` of stage `stage`.
 func (p *Pipeline[T]) StageThread(stage, thread int) StageThread[T] {
-	return StageThread[T]{p: p, t: p.thread(stage, thread)}
+	t := p.thread(stage, thread)
+	s := StageThread[T]{p: p, t: t, ring: p.ring, mask: p.mask}
+	if len(t.upstream) == 1 {
+		s.up = t.upstream[0]
+	}
+	return s
 }
 
 // TryAcquire is Acquire without a wait: the next batch of at most maxBatch
 // items (0: no limit), or an empty batch when upstream released nothing new.
-func (s StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
-	return s.p.take(s.t, maxBatch, false)
+//
+// A thread with one upstream (the common case) skips take's loop over
+// its upstream counters: this runs once per stage for every batch that
+// goes through a pipeline driven to completion.
+// A pointer receiver: the handle is seven words, copied on every call by
+// a value receiver.
+func (s *StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
+	if s.up == nil {
+		return s.p.take(s.t, maxBatch, false)
+	}
+	t := s.t
+	begin := t.localPops
+	last := t.lastRead[0]
+	if last == begin {
+		if last = s.up.v.Load(); last == begin {
+			return StageBatch[T]{}
+		}
+		t.lastRead[0] = last
+	}
+	n := last - begin
+	if maxBatch > 0 && n > uint64(maxBatch) {
+		n = uint64(maxBatch)
+	}
+	t.localPops = begin + n
+	return StageBatch[T]{ring: s.ring, mask: s.mask, t: t, begin: begin, end: begin + n}
 }
 
 // Pending reports whether every upstream thread has released items that
@@ -29,7 +65,7 @@ func (s StageThread[T]) TryAcquire(maxBatch int) StageBatch[T] {
 // that just stopped driving the thread (after releasing every batch it
 // acquired), to see whether items came in while it was finishing, which
 // no one else may have taken on.
-func (s StageThread[T]) Pending() bool {
+func (s *StageThread[T]) Pending() bool {
 	pops := s.t.pops.v.Load()
 	for _, up := range s.t.upstream {
 		if up.v.Load() == pops {
