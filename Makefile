@@ -79,7 +79,7 @@ lint:
 # and the fitted one, 5 interleaved rounds of 4 s each (20 s of load per
 # setup), then the rate curve (RATE_CURVE=0 skips it): about 3 minutes in all.
 report: build
-	DURATION=$${DURATION:-20} ROUNDS=$${ROUNDS:-5} SKIP_BUILD=1 scripts/reproduce_threading_report.sh
+	DURATION=$${DURATION:-20} ROUNDS=$${ROUNDS:-5} SKIP_BUILD=1 BUILT_BY="make build BUILD_DIR=$(BUILD_DIR) (make report's prerequisite)" scripts/reproduce_threading_report.sh
 
 gate: build
 	$(BUILD_DIR)/gate $(GATE_ARGS)

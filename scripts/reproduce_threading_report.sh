@@ -32,6 +32,7 @@
 #   BUILD_DIR [build]  RUN_DIR [reports/runs/<UTC time>, git-ignored]
 #   REPORT_OUT [reports/threading_performance_report.md]
 #   SKIP_BUILD [0]            1: use the binaries already in BUILD_DIR
+#   BUILT_BY                  with SKIP_BUILD=1: what built them, recorded in the manifest (make report sets it)
 #   WAIT_STRATEGIES [1]       0: skip the wait-strategy comparison
 #                             (scripts/compare_wait_strategies.sh; its WS_* knobs apply)
 #   RATE_CURVE [1]            0: skip the throughput-latency curve (scripts/rate_curve.sh)
@@ -202,7 +203,8 @@ if [[ $SKIP_BUILD != 1 ]]; then
     BUILD_COMMAND="make build BUILD_DIR=$BUILD_DIR"
     step build make build BUILD_DIR="$BUILD_DIR" || exit 1
 else
-    BUILD_COMMAND="none (SKIP_BUILD=1: the binaries already in $BUILD_DIR)"
+    # BUILT_BY: what built them, where a caller knows (make report's build).
+    BUILD_COMMAND=${BUILT_BY:-"none (SKIP_BUILD=1: the binaries already in $BUILD_DIR)"}
 fi
 # The source the binaries were built from, for the manifest (none outside git).
 REVISION=$(git rev-parse HEAD 2>/dev/null) || REVISION=""
