@@ -52,7 +52,10 @@ func (g Goal) String() string {
 // figure prints x as the goal measures it: a ratio with its ×, or a
 // figure of its own.
 func (g Goal) figure(x float64) string {
-	if g.Absolute() {
+	switch {
+	case g.Absolute() && g.Metric == MetricInstructions:
+		return fmt.Sprintf("%.0f", x) // a count: "≤ 3750", not "≤ 3750.00"
+	case g.Absolute():
 		return fmt.Sprintf("%.2f", x)
 	}
 	return fmt.Sprintf("%.2f×", x)
