@@ -190,6 +190,12 @@ func (c *batchClock) start() int64 {
 	return c.at
 }
 
+// restart reads the clock anew: the next batch starts now.
+func (c *batchClock) restart() int64 {
+	c.at = monoclock.Now()
+	return c.at
+}
+
 // stop ends the batch begun at from and returns its duration; its end is
 // the next batch's start.
 func (c *batchClock) stop(from int64) time.Duration {
@@ -200,13 +206,20 @@ func (c *batchClock) stop(from int64) time.Duration {
 // runTimedBatch is runBatch on a driver's chained clock. Only the release
 // stage reads the start it is given (the end of its answers' latencies);
 // the others get 0. That start is the batch clock's, read when the last
-// batch ended: no clock read of its own.
+// batch ended: no clock read of its own, unless stage waits are recorded
+// (a wait is measured from when the batch was taken).
 // It takes the slot (its holder's) rather than its fields one by one:
 // fewer arguments to pass on every batch; and it calls each stage's
 // method itself rather than through a func value (a method value's
 // wrapper is one more call, its arguments moved once more, per stage).
 func (cp *Pipeline[C]) runTimedBatch(s *stageSlot[C], b pipeline.StageBatch[Entry[C]], clock *batchClock) int {
 	from := clock.start()
+	if cp.opt.StageWaits {
+		// The chained start may predate what this batch holds (pushed or
+		// handed on by another driver since): a wait needs the clock read
+		// after the batch was taken.
+		from = clock.restart()
+	}
 	var seen int
 	switch s.stage {
 	case 0:

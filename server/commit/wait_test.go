@@ -111,3 +111,40 @@ func sampleValue(t *testing.T, out, name string) float64 {
 	t.Fatalf("no sample %s in\n%s", name, out)
 	return 0
 }
+
+// Under run to completion a driver chains its clock from batch to batch,
+// so the clock it last read can be older than a request pushed since by
+// another goroutine. The wait recorded is then read afresh when the batch
+// is taken: never negative. Here the sequence stage is held while a
+// request is pushed, then driven with a clock read before that push.
+func TestRunToCompletionWaitsAreNeverNegative(t *testing.T) {
+	m := metrics.New()
+	cp, err := New(Options[*testConn]{Responder: testResponder{}, WaitStrategy: pipeline.WaitIfStageEmpty,
+		ReleaseThreads: 1, RunToCompletion: true, OkResolveIterations: 1, spendIterations: func(int) {},
+		Metrics: m, StageWaits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	stale := batchClock{at: monoclock.Now()}
+	for monoclock.Now() == stale.at {
+	}
+	seq := &cp.slots[0]
+	seq.held.Store(true) // another driver holds the sequence stage: the push leaves the request queued
+	if err := cp.Submit([]tEntry{{Kind: KindOK, Route: metrics.RouteOK, Start: monoclock.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	seq.held.Store(false)
+	for i := range cp.slots {
+		cp.runSlot(&cp.slots[i], false, &stale)
+	}
+	out := scrape(t, m)
+	for _, stage := range metrics.StageNames {
+		if n := sampleValue(t, out, `weaseldb_pipeline_stage_wait_seconds_count{stage="`+stage+`"}`); n != 1 {
+			t.Fatalf("stage %s recorded %g waits, want 1\n%s", stage, n, grep(out, "wait_seconds"))
+		}
+		if sum := sampleValue(t, out, `weaseldb_pipeline_stage_wait_seconds_sum{stage="`+stage+`"}`); sum < 0 {
+			t.Errorf("stage %s waited %gs: a wait is never negative\n%s", stage, sum, grep(out, "wait_seconds"))
+		}
+	}
+}
