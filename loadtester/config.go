@@ -135,6 +135,12 @@ type Config struct {
 	// exporter's feed, e.g. livemetrics). Like OnInterval, a slow callback
 	// delays collection, not the load.
 	OnSnapshot func(result.Snapshot) `json:"-"`
+
+	// warnedAtStart: the run's start-of-run warnings (an unknown
+	// placeholder) were said already, by the first of a StepRunner's
+	// steps: the later steps keep them in their results but do not print
+	// them again.
+	warnedAtStart bool
 }
 
 // DefaultSendSlack is Config.SendSlack's default (docs/load_tester.md,

@@ -306,7 +306,7 @@ func (r *runner) drive(ctx context.Context) *result.Result {
 		connectors.Go(func() { r.runRamp(connCtx) })
 	}
 	c := newCollector(r, out)
-	if r.unknownPlaceholders != "" {
+	if r.unknownPlaceholders != "" && !cfg.warnedAtStart {
 		fmt.Fprintf(out, "warning: %s\n", r.unknownPlaceholders)
 	}
 	result.IntervalHeader(out)

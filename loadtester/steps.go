@@ -42,6 +42,7 @@ func (s *StepRunner) Run(ctx context.Context, rate float64) (*result.Step, error
 	cfg := s.Config
 	cfg.Rate = rate
 	n := len(s.steps) + 1
+	cfg.warnedAtStart = n > 1 // the first step said them; the document keeps them (result)
 	if s.Before != nil {
 		s.Before(n, rate, &cfg)
 	}
@@ -161,8 +162,12 @@ func (s *StepRunner) result() *result.StepsResult {
 	cfg := s.Config.effective()
 	rec := cfg.resultRecord()
 	delete(rec, "rate")
-	return &result.StepsResult{Kind: result.StepsKind, Version: result.StepsVersion, Target: cfg.targetName(),
+	out := &result.StepsResult{Kind: result.StepsKind, Version: result.StepsVersion, Target: cfg.targetName(),
 		Objectives: s.Objectives, Steps: []result.Step{}, Config: rec}
+	if w := cfg.unknownPlaceholderWarning(); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	return out
 }
 
 // RateStepsSpec parses --rate-steps: a list ("10000,20000,40000") or a
