@@ -270,6 +270,36 @@ func ReadSteps(path string) (*StepsResult, error) {
 	return &sr, nil
 }
 
+// anyFailed: some step had failed requests (the table then shows how many
+// and their latency; without, the columns would be zeros and dashes).
+func (sr *StepsResult) anyFailed() bool {
+	for _, st := range sr.Steps {
+		if st.Failed > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// verdict is the step's last column: its objectives' verdict and what
+// may make it the client's.
+func (st *Step) verdict() string {
+	verdict := ""
+	if st.Pass != nil {
+		verdict = "pass"
+		if !*st.Pass {
+			verdict = "FAIL: " + strings.Join(st.FailReasons, "; ")
+		}
+	}
+	if st.ClientBound {
+		verdict += " (client-bound)"
+	}
+	if st.BehindSchedule {
+		verdict += " (behind schedule)"
+	}
+	return verdict + st.thresholdsNote()
+}
+
 // PrintSteps writes the steps' table and, for a search, its answer.
 func PrintSteps(w io.Writer, sr *StepsResult) {
 	fmt.Fprintf(w, "\n%s: %d steps", sr.Target, len(sr.Steps))
@@ -280,26 +310,25 @@ func PrintSteps(w io.Writer, sr *StepsResult) {
 	if sr.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
 	}
-	fmt.Fprintf(w, "\n%5s %9s %9s %9s %9s %9s %9s %9s %10s %8s %8s  %s\n", "step", "asked/s", "achieved", "p50", "p99",
-		"p99.9", "svc p50", "svc p99", "unfinished", "dropped", "cpu/req", "verdict")
+	failed := sr.anyFailed()
+	fmt.Fprintf(w, "\n%5s %9s %9s %9s %9s %9s %9s %9s %10s %8s", "step", "asked/s", "achieved", "p50", "p99",
+		"p99.9", "svc p50", "svc p99", "unfinished", "dropped")
+	if failed {
+		fmt.Fprintf(w, " %8s %9s", "failed", "fail p99")
+	}
+	fmt.Fprintf(w, " %8s  %s\n", "cpu/req", "verdict")
 	for _, st := range sr.Steps {
-		verdict := ""
-		if st.Pass != nil {
-			verdict = "pass"
-			if !*st.Pass {
-				verdict = "FAIL: " + strings.Join(st.FailReasons, "; ")
-			}
-		}
-		if st.ClientBound {
-			verdict += " (client-bound)"
-		}
-		if st.BehindSchedule {
-			verdict += " (behind schedule)"
-		}
-		verdict += st.thresholdsNote()
-		fmt.Fprintf(w, "%5d %9s %9.0f %9s %9s %9s %9s %9s %10d %8d %6.0fns  %s\n", st.N, FormatRate(st.RateAsked), st.RateAchieved,
+		fmt.Fprintf(w, "%5d %9s %9.0f %9s %9s %9s %9s %9s %10d %8d", st.N, FormatRate(st.RateAsked), st.RateAchieved,
 			numfmt.Latency(st.Latency.P50), numfmt.Latency(st.Latency.P99), numfmt.Latency(st.Latency.P999), numfmt.Latency(st.ServiceLatency.P50),
-			numfmt.Latency(st.ServiceLatency.P99), st.Unfinished, st.Dropped, st.ClientCPUNsReq, verdict)
+			numfmt.Latency(st.ServiceLatency.P99), st.Unfinished, st.Dropped)
+		if failed {
+			failP99 := "-" // no failed request got a response
+			if st.FailedLatency != nil {
+				failP99 = numfmt.Latency(st.FailedLatency.P99)
+			}
+			fmt.Fprintf(w, " %8d %9s", st.Failed, failP99)
+		}
+		fmt.Fprintf(w, " %6.0fns  %s\n", st.ClientCPUNsReq, st.verdict())
 	}
 	if s := sr.Search; s != nil {
 		answer := "no rate met the objective"

@@ -74,3 +74,40 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// The steps table shows the failed requests and their p99 when a step had
+// any (a dash where none of them got a response), and leaves the columns
+// out when no step failed.
+func TestPrintStepsFailedColumns(t *testing.T) {
+	p99 := Latency{P99: 2_500_000}
+	cases := []struct {
+		name  string
+		steps []Step
+		want  []string // substrings of the output, in order
+		not   []string
+	}{
+		{"none failed", []Step{{N: 1, RateAsked: 100, RateAchieved: 100}}, []string{"dropped  cpu/req"}, []string{"fail p99"}},
+		{"a check refused some", []Step{{N: 1, RateAsked: 100}, {N: 2, RateAsked: 200, Failed: 7, FailedLatency: &p99}},
+			[]string{"failed  fail p99", "0         -", "7    2.50ms"}, nil},
+		{"failed without a response", []Step{{N: 1, RateAsked: 100, Failed: 3}}, []string{"3         -"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			PrintSteps(&b, &StepsResult{Target: "t", Steps: c.steps})
+			out, rest := b.String(), b.String()
+			for _, w := range c.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("no %q (in order) in\n%s", w, out)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, n := range c.not {
+				if strings.Contains(out, n) {
+					t.Errorf("%q in\n%s", n, out)
+				}
+			}
+		})
+	}
+}
