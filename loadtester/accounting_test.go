@@ -361,7 +361,7 @@ func TestSweepTimesOutFromEachRequestsOwnSend(t *testing.T) {
 	th.adopt(handoff{fd: mine})
 	c := th.conns[0]
 	c.state = connActive
-	th.books.open++
+	th.acct.books.open++
 	const t0 = int64(time.Hour) // any time after the window opened
 	for i, at := range []int64{t0, t0 + int64(100*time.Millisecond), t0 + int64(900*time.Millisecond)} {
 		c.sendTimes[i] = at
@@ -369,7 +369,7 @@ func TestSweepTimesOutFromEachRequestsOwnSend(t *testing.T) {
 	}
 	// The first response comes late, 950 ms after its send: progress, but
 	// the next request's clock has been running since t0+100ms.
-	th.complete(c, t0+int64(950*time.Millisecond))
+	completeHead(th, c, t0+int64(950*time.Millisecond))
 	th.sweep(t0 + int64(1100*time.Millisecond))
 	if c.state != connActive {
 		t.Fatalf("timed out at exactly the deadline of the oldest request")
@@ -378,7 +378,7 @@ func TestSweepTimesOutFromEachRequestsOwnSend(t *testing.T) {
 	if c.state != connClosed {
 		t.Fatalf("the oldest request in flight is past its own deadline but its connection is still open")
 	}
-	if got := th.books.measured.failedBy[errTimeout]; got != 2 {
+	if got := th.acct.books.measured.failedBy[errTimeout]; got != 2 {
 		t.Errorf("%d requests failed as timeout, want the 2 in flight", got)
 	}
 }
@@ -465,36 +465,36 @@ func TestDrainSendsRequestsWaitingForAConnection(t *testing.T) {
 				th.finishConnect(c) // the thread's clock is an hour past the window
 			}
 			th.closeWindow(closeAt) // the turn that finds the window closed
-			if th.win.finished != tc.finishesAtClose {
-				t.Fatalf("finished %v on the turn that closed the window, want %v", th.win.finished, tc.finishesAtClose)
+			if th.acct.win.finished != tc.finishesAtClose {
+				t.Fatalf("finished %v on the turn that closed the window, want %v", th.acct.win.finished, tc.finishesAtClose)
 			}
-			m := &th.books.measured
+			m := &th.acct.books.measured
 			switch {
-			case th.win.finished:
+			case th.acct.win.finished:
 			case tc.freeConn:
 				now := closeAt + ms
 				c.state = connActive
-				th.books.open++
+				th.acct.books.open++
 				th.offerFree(c)
 				th.schedule(now)
 				if th.pace.k != share || c.inflight != 10 {
 					t.Fatalf("k %d, %d in flight: want the 10 waiting requests sent and nothing due after the window", th.pace.k, c.inflight)
 				}
 				th.closeWindow(now)
-				if th.win.finished {
+				if th.acct.win.finished {
 					t.Fatalf("the drain ended with requests in flight")
 				}
 				answered := now + ms
 				for c.inflight > 0 {
-					th.complete(c, answered)
+					completeHead(th, c, answered)
 				}
 				th.closeWindow(answered)
-				if !th.win.finished {
+				if !th.acct.win.finished {
 					t.Fatalf("the drain went on with nothing in flight or waiting")
 				}
 				// Latency from when due (2 to 11 ms), the service time from
 				// the send (1 ms).
-				if lo, svc := time.Duration(m.hist.Min()), time.Duration(th.books.svc.Max()); m.hist.TotalCount() != 10 || lo < 1900*time.Microsecond || svc > 1100*time.Microsecond {
+				if lo, svc := time.Duration(m.hist.Min()), time.Duration(th.acct.books.svc.Max()); m.hist.TotalCount() != 10 || lo < 1900*time.Microsecond || svc > 1100*time.Microsecond {
 					t.Errorf("%d latencies, least %v, service time at most %v: want 10 latencies from their due times (>= 2 ms), service 1 ms",
 						m.hist.TotalCount(), lo, svc)
 				}
@@ -502,16 +502,16 @@ func TestDrainSendsRequestsWaitingForAConnection(t *testing.T) {
 					t.Errorf("waited_for_connection %d, want 10", m.waitedForConn)
 				}
 			default:
-				th.closeWindow(th.win.drainEnd - 1)
-				if th.win.finished {
+				th.closeWindow(th.acct.win.drainEnd - 1)
+				if th.acct.win.finished {
 					t.Fatalf("the drain ended before its end with requests waiting")
 				}
-				th.closeWindow(th.win.drainEnd)
-				if !th.win.finished {
+				th.closeWindow(th.acct.win.drainEnd)
+				if !th.acct.win.finished {
 					t.Fatalf("the drain outlasted --drain")
 				}
 			}
-			tl := &th.win.tail
+			tl := &th.acct.win.tail
 			if got := int64(tl.dropTo - tl.dropFrom); got != tc.dropped || m.sent != tc.sent || tl.scheduled != share || len(tl.unfinished) != 0 {
 				t.Errorf("dropped %d, sent %d, scheduled %d, unfinished %d; want dropped %d, sent %d, scheduled %d, unfinished 0",
 					got, m.sent, tl.scheduled, len(tl.unfinished), tc.dropped, tc.sent, share)
@@ -538,11 +538,11 @@ func TestDrainReplacesConnectionsOnlyForWaitingRequests(t *testing.T) {
 			th.adopt(handoff{fd: mine, connSlot: 3})
 			c := th.conns[0]
 			c.state = connActive
-			th.books.open++
+			th.acct.books.open++
 			c.sendTimes[0], c.sentAt[0] = int64(time.Second)-1, int64(time.Second)-1
 			c.inflight = 1 // the drain waits for it
 			th.closeWindow(int64(time.Second))
-			if th.win.finished {
+			if th.acct.win.finished {
 				t.Fatalf("the drain ended with a request in flight")
 			}
 			th.failConn(c, int64(time.Second)+1, errReset)

@@ -77,9 +77,9 @@ func (c *collector) checkResults() []result.CheckResult {
 		out[i].Expr = ch.Expr
 		out[i].Kinds = r.checkKinds(i)
 		for _, t := range r.threads {
-			if t.books.checkPass != nil {
-				out[i].Passed += t.books.checkPass[i]
-				out[i].Failed += t.books.checkFail[i]
+			if t.acct.books.checkPass != nil {
+				out[i].Passed += t.acct.books.checkPass[i]
+				out[i].Failed += t.acct.books.checkFail[i]
 			}
 		}
 	}
@@ -105,25 +105,25 @@ func (r *runner) checkKinds(i int) []string {
 // lines and kept body) against its kind's checks (every --check and the
 // kind's own), counting each check's outcome when the request belongs to
 // the measured window (loop thread only).
-func (t *netThread) judge(c *conn, i int, status int, head, body []byte) bool {
+func (a *accounts) judge(c *conn, i int, status int, head, body []byte) bool {
 	var kind uint8
 	if c.kinds != nil {
 		kind = c.kinds[i]
 	}
-	checks := t.r.kinds[kind].checks
+	checks := a.r.kinds[kind].checks
 	if len(checks) == 0 {
 		return true
 	}
-	b := &t.books
+	b := &a.books
 	resp := &b.checkResp
 	resp.Status, resp.Header, resp.Body = status, head, body
-	measured := c.sendTimes[i] >= t.win.start
+	measured := c.sendTimes[i] >= a.win.start
 	if measured && b.checkPass == nil {
-		b.checkPass, b.checkFail = make([]int64, len(t.r.checks)), make([]int64, len(t.r.checks))
+		b.checkPass, b.checkFail = make([]int64, len(a.r.checks)), make([]int64, len(a.r.checks))
 	}
 	ok := true
 	for _, i := range checks {
-		ch := t.r.checks[i]
+		ch := a.r.checks[i]
 		pass := ch.Pass(resp)
 		ok = ok && pass
 		switch {

@@ -73,12 +73,12 @@ func (c *collector) take(warmInto *hdrhistogram.Histogram) (measured, warm count
 	c.interval.Reset()
 	open := 0
 	for _, t := range c.r.threads {
-		b := &t.books
-		t.mu.Lock()
+		b := &t.acct.books
+		t.acct.mu.Lock()
 		st, h := b.measured.take()
 		ws, wh := b.warm.take()
 		open += b.open
-		t.mu.Unlock()
+		t.acct.mu.Unlock()
 		c.interval.Merge(h)
 		if warmInto != nil {
 			warmInto.Merge(wh)
@@ -304,13 +304,13 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 	if cfg.OpenLoop() {
 		svc := newHistogram()
 		for _, t := range r.threads {
-			svc.Merge(t.books.svc)
+			svc.Merge(t.acct.books.svc)
 		}
 		l := latencyOf(svc)
 		res.ServiceLatency = &l
 		late := newHistogram()
 		for _, t := range r.threads {
-			late.Merge(t.books.lateHist)
+			late.Merge(t.acct.books.lateHist)
 		}
 		if late.TotalCount() > 0 {
 			ll := latencyOf(late)
@@ -323,7 +323,7 @@ func (c *collector) result(cpuEnd time.Duration, interrupted bool) *result.Resul
 	if r.checks != nil {
 		failed := newHistogram()
 		for _, t := range r.threads {
-			failed.Merge(t.books.failedHist)
+			failed.Merge(t.acct.books.failedHist)
 		}
 		res.SetFailedHistogram(failed)
 	}
@@ -381,7 +381,7 @@ func (c *collector) tlsResult() *result.TLSInfo {
 	h := newHistogram()
 	info.SetHistogram(h)
 	for _, t := range c.r.threads {
-		if tb := t.books.tls; tb != nil {
+		if tb := t.acct.books.tls; tb != nil {
 			h.Merge(tb.hist)
 			info.Handshakes += tb.handshakes
 			info.Resumed += tb.resumed
@@ -405,13 +405,13 @@ func (c *collector) vegetaResults(res *result.Result) *result.VegetaRun {
 		v.URLs, v.Methods = append(v.URLs, cfg.TargetURL()), append(v.Methods, k.Method)
 	}
 	for _, t := range r.threads {
-		v.Every = max(v.Every, t.books.samples.stride)
-		v.Offered += t.books.samples.seen
+		v.Every = max(v.Every, t.acct.books.samples.stride)
+		v.Offered += t.acct.books.samples.seen
 	}
 	var kept []sample
 	for _, t := range r.threads {
-		t.books.samples.thin(v.Every)
-		kept = append(kept, t.books.samples.kept...)
+		t.acct.books.samples.thin(v.Every)
+		kept = append(kept, t.acct.books.samples.kept...)
 	}
 	sort.Slice(kept, func(i, j int) bool { return kept[i].start < kept[j].start })
 	v.Kept = make([]result.VegetaSample, len(kept))

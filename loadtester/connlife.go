@@ -7,12 +7,12 @@ import "golang.org/x/sys/unix"
 // retired, failed or timed out, closed and replaced after a back-off.
 //
 // Who owns what: loop thread only, like the rest of a conn; the books
-// are written under netThread.mu, which the loop holds.
+// are written under accounts.mu, which the loop holds.
 
 // adopt puts a handed-off connection in the table, then registers it
 // (hazard #3: ADD reports readiness that already exists).
 func (t *netThread) adopt(h handoff) {
-	t.books.measured.bookBackoff(h.backoff)
+	t.acct.books.measured.bookBackoff(h.backoff)
 	if h.err != nil {
 		t.connError(t.now(), connectErrorKind(h.err))
 		t.r.requestConn(h.connSlot, h.failures+1)
@@ -37,7 +37,7 @@ func (t *netThread) adopt(h handoff) {
 	if t.mode.paced() {
 		c.sentAt = make([]int64, ring)
 	}
-	if t.kb != nil {
+	if t.acct.kb != nil {
 		c.kinds = make([]uint8, ring)
 	}
 	for _, k := range t.r.kinds {
@@ -48,9 +48,9 @@ func (t *netThread) adopt(h handoff) {
 	}
 	c.quota = t.r.cfg.RequestsPerConn
 	c.proto = t.protocolFor(c, ring)
-	c.io = t.chooseTransport(c, h)
+	c.io = t.transports.choose(c, h)
 	if h.tls != nil { // the handshake, done on the connect thread, is booked here
-		tb := t.books.tls
+		tb := t.acct.books.tls
 		tb.hist.RecordValue(max(1, int64(h.handshake)))
 		tb.handshakes++
 		if h.resumed {
@@ -59,7 +59,7 @@ func (t *netThread) adopt(h handoff) {
 	}
 	t.conns[slot] = c
 	if err := t.eng.add(c); err != nil {
-		t.books.measured.errors[errConnect]++
+		t.acct.books.measured.errors[errConnect]++
 		t.closeConn(c, true)
 	}
 }
@@ -77,8 +77,8 @@ func (t *netThread) finishConnect(c *conn) {
 		return
 	}
 	c.state = connActive
-	t.books.measured.connsOpened++
-	t.books.open++
+	t.acct.books.measured.connsOpened++
+	t.acct.books.open++
 	c.proto.start(t, c)
 	if c.state != connActive {
 		return
@@ -145,17 +145,17 @@ func (t *netThread) loseHead(c *conn, now int64, kind errorKind) {
 // HTTP/2's streams, which fail out of order: h2Fail).
 func (t *netThread) failEntry(c *conn, i int, now int64, kind errorKind) {
 	start := c.sendTimes[i]
-	t.phase(start).failedBy[kind]++
-	if start >= t.win.start {
+	t.acct.phase(start).failedBy[kind]++
+	if start >= t.acct.win.start {
 		var reqKind uint8
 		if c.kinds != nil {
 			reqKind = c.kinds[i]
-			t.kb[reqKind].failed++
+			t.acct.kb[reqKind].failed++
 		}
-		if t.sb != nil {
-			t.sb[t.stageOf(start)].failed++
+		if t.acct.sb != nil {
+			t.acct.sb[t.acct.stageOf(start)].failed++
 		}
-		t.sampleRequestError(now, start, kind, reqKind)
+		t.acct.sampleRequestError(now, start, kind, reqKind)
 	}
 }
 
@@ -163,7 +163,7 @@ func (t *netThread) failEntry(c *conn, i int, now int64, kind errorKind) {
 // a back-off if c failed or never got a response (retryFailures).
 func (t *netThread) closeConn(c *conn, failed bool) {
 	if c.state == connActive {
-		t.books.open--
+		t.acct.books.open--
 	}
 	c.state = connClosed
 	t.eng.remove(c)
@@ -173,7 +173,7 @@ func (t *netThread) closeConn(c *conn, failed bool) {
 	// While draining, a connection is still replaced when requests due in
 	// the window wait for one (a --requests-per-conn quota, a reset):
 	// they are owed a send before the drain ends.
-	if !t.stopping.Load() && (!t.win.closing || t.backlog()) {
+	if !t.stopping.Load() && (!t.acct.win.closing || t.backlog()) {
 		t.r.reconnect(c.connSlot, c.retryFailures(failed))
 	}
 }
@@ -232,13 +232,13 @@ func (t *netThread) shutdown() {
 			unix.Close(h.fd)
 		}
 	}
-	t.mu.Lock()
+	t.acct.mu.Lock()
 	for _, c := range t.conns { // books.open keeps the count at the end, for the last interval
 		if c != nil {
 			unix.Close(c.fd)
 		}
 	}
 	t.conns = nil
-	t.mu.Unlock()
+	t.acct.mu.Unlock()
 	t.eng.close()
 }

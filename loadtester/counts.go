@@ -7,7 +7,7 @@ import (
 )
 
 // A network thread's books. Ownership: the loop writes measured, warm and
-// open while it holds netThread.mu (for one batch of events at a time); the
+// open while it holds accounts.mu (for one batch of events at a time); the
 // collector takes them under the same lock between batches (take), so the
 // load goes on while an interval is collected. Each phaseStats' spare is the
 // collector's alone. svc and samples are the loop's until it has exited,

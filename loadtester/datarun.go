@@ -25,9 +25,9 @@ var errRowsOut = errors.New("the data file has no row left (--data-policy once)"
 
 // rowsOut ends this thread's window at due, the due time of a request its
 // data file had no row for, and the run's with it.
-func (t *netThread) rowsOut(due int64) {
-	t.win.closeAt = min(t.win.closeAt, due)
-	t.r.endAt(due)
+func (a *accounts) rowsOut(due int64) {
+	a.win.closeAt = min(a.win.closeAt, due)
+	a.r.endAt(due)
 }
 
 // endAt moves the window's end back to at (never later) and wakes

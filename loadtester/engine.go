@@ -56,7 +56,7 @@ type engine interface {
 	// or timeout ns passed (0: does not block); it reports whether it
 	// returned a full batch (more is ready).
 	wait(timeout int64) (full bool)
-	// dispatch handles what the last wait returned, under netThread.mu.
+	// dispatch handles what the last wait returned, under accounts.mu.
 	dispatch()
 	// add starts watching a connection just put in the table: its
 	// connect's end, then its input.
@@ -74,7 +74,7 @@ type engine interface {
 }
 
 // newEngine is t's engine: the one choice of it in the thread's life.
-func (t *netThread) newEngine(backend string) (engine, error) {
+func newEngine(t *netThread, backend string) (engine, error) {
 	if backend == IOBackendIOUring {
 		return newUringEngine(t)
 	}

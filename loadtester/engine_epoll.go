@@ -10,58 +10,82 @@ import (
 // The epoll engine (engine.go): an edge-triggered epoll set of the
 // thread's eventfd, the open loop's timerfd where epoll_pwait2 is missing,
 // and every connection, whose sockets the thread reads and writes itself
-// with raw system calls (socket.go). Its wait and dispatch are loop.go's.
+// with raw system calls (socket.go). It owns the epoll set and the event
+// batch; the thread it serves owns the eventfd and the pacer's timerfd
+// (closeFds), which the engine only registers.
 //
-// Who owns what: the loop's alone, like the rest of a netThread; the
-// descriptors and the event batch are netThread's fields (epfd, evs,
-// pwait2, timeout), where the tests that drive a thread by hand find them.
+// Who owns what: the loop's alone, like the rest of a netThread.
 type epollEngine struct {
-	t *netThread
-	n int // events the last wait returned
+	t       *netThread
+	epfd    int
+	evs     []unix.EpollEvent // the last wait's events
+	n       int               // how many of evs the last wait returned
+	pwait2  bool              // the kernel has epoll_pwait2: waits time out in ns (else ms, and a timerfd paces)
+	timeout unix.Timespec     // epoll_pwait2's timeout, kept off the stack for the raw syscall
 }
 
 // newEpollEngine creates t's epoll set and registers the wake eventfd (and
 // the pacer's timerfd, where the kernel lacks epoll_pwait2).
+// On an error nothing of the engine's stays open.
 func newEpollEngine(t *netThread) (*epollEngine, error) {
-	var err error
-	if t.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
 		return nil, wrapErr("epoll_create1", err)
 	}
-	t.evs = make([]unix.EpollEvent, eventBatch)
-	if err = t.addFd(t.evfd, wakeSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+	e := &epollEngine{t: t, epfd: epfd, evs: make([]unix.EpollEvent, eventBatch)}
+	if err = e.register(); err != nil {
+		unix.Close(epfd)
 		return nil, err
 	}
-	t.pwait2 = probePwait2(t.epfd)
-	if t.r.cfg.OpenLoop() && !t.pwait2 { // a millisecond timeout is too coarse to pace by: a timerfd wakes the loop
-		if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
-			return nil, wrapErr("timerfd_create", err)
-		}
-		if err = t.addFd(t.pace.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
-			return nil, err
-		}
+	return e, nil
+}
+
+// register adds the thread's eventfd and, where epoll_pwait2 is missing
+// and the loop is open, the pacer's timerfd, which it creates.
+func (e *epollEngine) register() error {
+	t := e.t
+	if err := e.addFd(t.evfd, wakeSlot, 0, unix.EPOLLIN|unix.EPOLLET); err != nil {
+		return err
 	}
-	return &epollEngine{t: t}, nil
+	e.pwait2 = probePwait2(e.epfd)
+	if !t.r.cfg.OpenLoop() || e.pwait2 {
+		return nil
+	}
+	// A millisecond timeout is too coarse to pace by: a timerfd wakes the loop.
+	var err error
+	if t.pace.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+		return wrapErr("timerfd_create", err)
+	}
+	return e.addFd(t.pace.tfd, timerSlot, 0, unix.EPOLLIN|unix.EPOLLET)
+}
+
+// addFd registers fd with its slot and generation in the epoll data word.
+func (e *epollEngine) addFd(fd int, slot, gen int32, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: slot, Pad: gen}
+	if err := unix.EpollCtl(e.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return wrapErr("epoll_ctl add", err)
+	}
+	return nil
 }
 
 func (e *epollEngine) start() error { return nil }
 
 func (e *epollEngine) wait(timeout int64) bool {
-	e.n = e.t.epollWait(timeout)
-	return e.n == len(e.t.evs)
+	e.n = e.epollWait(timeout)
+	return e.n == len(e.evs)
 }
 
 func (e *epollEngine) dispatch() {
-	t := e.t
 	for i := range e.n {
-		t.dispatch(&t.evs[i])
+		e.dispatchEvent(&e.evs[i])
 	}
 }
 
 // add registers c (hazard #3: ADD reports readiness that already exists).
-func (e *epollEngine) add(c *conn) error { return e.t.addFd(c.fd, c.slot, c.gen, connInterest) }
+func (e *epollEngine) add(c *conn) error { return e.addFd(c.fd, c.slot, c.gen, connInterest) }
 
 func (e *epollEngine) remove(c *conn) {
-	unix.EpollCtl(e.t.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	unix.EpollCtl(e.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)
 }
 
@@ -72,11 +96,11 @@ func (e *epollEngine) read(c *conn, p []byte) (int, int64, unix.Errno) {
 
 func (e *epollEngine) write(c *conn, p []byte) (int, unix.Errno) { return rawWrite(c.fd, p) }
 
-func (e *epollEngine) close() { e.t.closeFds() }
-
-// wait is one epoll wait on the loop's own timeout, for the tests that
-// drive a thread's events by hand.
-func (t *netThread) wait() int { return t.epollWait(t.waitTimeout()) }
+// close closes the epoll set, then the thread's descriptors it watched.
+func (e *epollEngine) close() {
+	unix.Close(e.epfd)
+	e.t.closeFds()
+}
 
 // epollWait returns the next batch of events, blocking at most timeout
 // ns (waitTimeout). One epoll wait per turn: a non-blocking poll before
@@ -93,23 +117,24 @@ func (t *netThread) wait() int { return t.epollWait(t.waitTimeout()) }
 // here, 4000 fewer sysmon wake-ups per second and about 15% less CPU per
 // request. A stop-the-world or a preemption signal interrupts the wait with
 // EINTR, so the runtime is never kept waiting longer than a signal delivery.
-func (t *netThread) epollWait(timeout int64) int {
-	if t.lazySleep(timeout) { // responses wait, stamped; this wait collects them
+func (e *epollEngine) epollWait(timeout int64) int {
+	t := e.t
+	if e.lazySleep(timeout) { // responses wait, stamped; this wait collects them
 		timeout = 0
 	}
-	evs := t.evs
+	evs := e.evs
 	var n uintptr
 	var errno unix.Errno
-	if t.pwait2 {
-		t.timeout = unix.NsecToTimespec(timeout)
-		n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(t.epfd),
-			uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(unsafe.Pointer(&t.timeout)), 0, 0)
+	if e.pwait2 {
+		e.timeout = unix.NsecToTimespec(timeout)
+		n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(e.epfd),
+			uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(unsafe.Pointer(&e.timeout)), 0, 0)
 	} else {
 		if t.pace.tfd >= 0 {
 			t.pace.arm(t.pace.wakeAt, t.now())
 		}
 		ms := (timeout + int64(time.Millisecond) - 1) / int64(time.Millisecond)
-		n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(t.epfd),
+		n, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(e.epfd),
 			uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(ms), 0, 0)
 	}
 	if errno != 0 { // EINTR is routine (the runtime's signals): poll again
@@ -132,7 +157,10 @@ func havePwait2(epfd int) bool {
 	return errno != unix.ENOSYS
 }
 
-func (t *netThread) dispatch(ev *unix.EpollEvent) {
+// dispatchEvent hands one event to the thread: a wake, the pacer's timer,
+// or a connection's readiness.
+func (e *epollEngine) dispatchEvent(ev *unix.EpollEvent) {
+	t := e.t
 	slot, gen := ev.Fd, ev.Pad
 	switch slot {
 	case wakeSlot:
@@ -166,4 +194,20 @@ func (t *netThread) dispatch(ev *unix.EpollEvent) {
 	if c.state == connActive && ev.Events&unix.EPOLLOUT != 0 && (len(c.pending) > 0 || c.io.owes()) {
 		t.flush(c)
 	}
+}
+
+// lazySleep sleeps for timeout ns without waking for responses, when the
+// thread may (rxstamp.go): the next wait then only collects what arrived.
+// It reports whether it slept. The io_uring engine defers its reads its
+// own way (engine_uring_open.go).
+func (e *epollEngine) lazySleep(timeout int64) bool {
+	rx := &e.t.rx
+	if !rx.on || rx.full || !e.t.mayDeferReads(timeout) {
+		return false
+	}
+	rx.sleep = unix.NsecToTimespec(timeout)
+	// EINTR (the runtime's signals) ends the sleep early: the loop just
+	// turns once more.
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&rx.sleep)), 0, 0)
+	return true
 }

@@ -36,7 +36,7 @@ func TestUringWaitWakesOncePerBatchOfResponses(t *testing.T) {
 		{"next send beyond the lazy reads' bound", nil, maxLazyRead + 1, 5, 2, 1},
 		{"no send pending", func(th *netThread) { th.pace.wakeAt = 0 }, near, 5, 2, 1},
 		{"no connection free", func(th *netThread) { th.pace.free = nil }, near, 5, 2, 1},
-		{"window closing", func(th *netThread) { th.win.closing = true }, near, 5, 2, 1},
+		{"window closing", func(th *netThread) { th.acct.win.closing = true }, near, 5, 2, 1},
 		{"a connection owed reads", func(th *netThread) { th.ready = append(th.ready, th.conns[0]) }, near, 5, 2, 1},
 	}
 	for _, tt := range tests {

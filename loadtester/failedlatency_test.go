@@ -115,17 +115,17 @@ func TestRecordFailedLatencyAllocatesNothing(t *testing.T) {
 	cfg.Checks = []string{"status == 201"}
 	th, c := newH2RenderThread(t, cfg)
 	now := th.now()
-	th.consume(c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) { fr.WriteSettings() }), now)
+	feed(th, c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) { fr.WriteSettings() }), now)
 	th.topUp(c, now)
-	if c.inflight == 0 || th.books.failedHist == nil {
-		t.Fatalf("in flight %d, failed histogram %t: want a request and the histogram", c.inflight, th.books.failedHist != nil)
+	if c.inflight == 0 || th.acct.books.failedHist == nil {
+		t.Fatalf("in flight %d, failed histogram %t: want a request and the histogram", c.inflight, th.acct.books.failedHist != nil)
 	}
-	th.win.start = 0
-	before := th.books.failedHist.TotalCount()
-	if allocs := testing.AllocsPerRun(1000, func() { th.recordFailedLatency(c, c.head, now+1000) }); allocs != 0 {
+	th.acct.win.start = 0
+	before := th.acct.books.failedHist.TotalCount()
+	if allocs := testing.AllocsPerRun(1000, func() { th.acct.recordFailedLatency(c, c.head, now+1000) }); allocs != 0 {
 		t.Errorf("%.1f allocations per failed request", allocs)
 	}
-	if th.books.failedHist.TotalCount() <= before {
+	if th.acct.books.failedHist.TotalCount() <= before {
 		t.Error("nothing recorded")
 	}
 }

@@ -377,7 +377,7 @@ func TestH2ChecksJudgeEachStream(t *testing.T) {
 			cfg.Checks = []string{`header[X-A] == "one"`, `body contains "tail"`, "status == 200"}
 			th, c := newH2RenderThread(t, cfg)
 			now := th.now()
-			th.consume(c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
+			feed(th, c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
 				fr.WriteSettings()
 			}), now)
 			th.topUp(c, now)
@@ -386,10 +386,10 @@ func TestH2ChecksJudgeEachStream(t *testing.T) {
 			}
 			var out bytes.Buffer
 			tc.write(http2.NewFramer(&out, nil))
-			if !th.consume(c, out.Bytes(), now) {
+			if !feed(th, c, out.Bytes(), now) {
 				t.Fatal("the connection closed")
 			}
-			b := &th.books
+			b := &th.acct.books
 			if b.checkPass == nil {
 				t.Fatal("no check judged")
 			}

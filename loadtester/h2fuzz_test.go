@@ -90,12 +90,12 @@ func FuzzH2Consume(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		th, c := newH2TestConn(t, 3000)
 		now := th.now()
-		if !th.consume(c, settings, now) {
+		if !feed(th, c, settings, now) {
 			t.Fatalf("the server's SETTINGS closed the connection")
 		}
 		th.topUp(c, now)
 		checkH2Invariants(t, c)
-		if th.consume(c, data, now) {
+		if feed(th, c, data, now) {
 			th.topUp(c, now)
 		}
 		checkH2Invariants(t, c)
@@ -114,7 +114,7 @@ func TestH2AllocsPerRequest(t *testing.T) {
 		th, c := newH2TestConn(t, body)
 		th.r.cfg.Pipeline = 1 // one request at a time: each turn sends one, reads one
 		now := th.now()
-		th.consume(c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
+		feed(th, c, h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
 			fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30})
 			fr.WriteWindowUpdate(0, 1<<30)
 		}), now)
@@ -127,7 +127,7 @@ func TestH2AllocsPerRequest(t *testing.T) {
 			out.Reset()
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true})
 			fr.WriteData(id, true, []byte("ok"))
-			th.consume(c, out.Bytes(), now)
+			feed(th, c, out.Bytes(), now)
 			th.topUp(c, now)
 			c.pending = c.pending[:0] // the peer never reads: forget what the socket did not take
 			id += 2

@@ -246,7 +246,7 @@ func (c *collector) gatherKinds() {
 		}
 	}
 	for _, t := range r.threads {
-		mergeGroups(c.kinds, t.kb)
+		mergeGroups(c.kinds, t.acct.kb)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 //
 // Who owns what: everything here runs on the loop's locked OS thread and
 // touches only what thread.go says is the loop's; the books are written
-// under netThread.mu, which loop holds for one batch of events.
+// under accounts.mu, which loop holds for one batch of events.
 
 // loop runs the thread until stop. It locks its OS thread so the loop
 // keeps one thread (an io_uring ring takes submissions from it alone) and
@@ -51,10 +51,10 @@ func (t *netThread) loop() {
 		t.shutdown()
 	}()
 	nextSweep := t.now() + t.sweepEvery
-	for !t.win.finished {
+	for !t.acct.win.finished {
 		full := t.eng.wait(t.waitTimeout())
 		t.rx.turn(t.base, full)
-		t.mu.Lock()
+		t.acct.mu.Lock()
 		t.eng.dispatch()
 		t.serveReady()
 		now := t.now()
@@ -63,10 +63,10 @@ func (t *netThread) loop() {
 			t.sweep(now)
 			nextSweep = now + t.sweepEvery
 		}
-		if now >= t.win.closeAt || t.stopping.Load() {
+		if now >= t.acct.win.closeAt || t.stopping.Load() {
 			t.closeWindow(now)
 		}
-		t.mu.Unlock()
+		t.acct.mu.Unlock()
 	}
 }
 
@@ -82,13 +82,13 @@ func (t *netThread) waitTimeout() int64 {
 	if len(t.ready) > 0 {
 		return 0
 	}
-	if wake := t.pace.wakeAt; wake != 0 || t.win.closing {
+	if wake := t.pace.wakeAt; wake != 0 || t.acct.win.closing {
 		now := t.now()
 		if wake != 0 {
 			timeout = min(timeout, max(wake-now, 0))
 		}
-		if t.win.closing {
-			timeout = min(timeout, max(t.win.drainEnd-now, 0))
+		if t.acct.win.closing {
+			timeout = min(timeout, max(t.acct.win.drainEnd-now, 0))
 		}
 	}
 	return timeout
@@ -100,7 +100,7 @@ func (t *netThread) onWake() {
 	var buf [8]byte
 	rawRead(t.evfd, buf[:])
 	t.wakePending.Store(false)
-	t.win.closeAt = t.r.windowEnd.Load() // an interrupt moves the window's end
+	t.acct.win.closeAt = t.r.windowEnd.Load() // an interrupt moves the window's end
 	for _, h := range t.inbox.take() {
 		t.adopt(h)
 	}
@@ -138,7 +138,7 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		off := copy(t.rbuf, c.partial)
-		n, stamp, errno := c.io.read(t.eng, c, t.rbuf[off:])
+		n, stamp, errno := c.io.read(c, t.rbuf[off:])
 		if errno == unix.EAGAIN {
 			return
 		}
@@ -155,7 +155,7 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 		c.partial = c.partial[:0]
-		t.books.measured.bytesIn += int64(n)
+		t.acct.books.measured.bytesIn += int64(n)
 		at := now // when the response arrived: the kernel's stamp (stampedIO), or now
 		if stamp > 0 {
 			at = min(stamp, now)
@@ -170,10 +170,4 @@ func (t *netThread) onReadable(c *conn) {
 			return
 		}
 	}
-}
-
-// consume hands data to c's protocol as a read would (a test feeds a
-// connection through it); false means the connection closed.
-func (t *netThread) consume(c *conn, data []byte, now int64) bool {
-	return c.proto.consume(t, c, data, now)
 }

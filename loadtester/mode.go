@@ -23,7 +23,7 @@ type loadMode interface {
 	connUp(c *conn, now int64)
 	// served runs once responses were read on c at now.
 	served(c *conn, now int64)
-	// turn runs once a loop turn, under netThread.mu, at now.
+	// turn runs once a loop turn, under accounts.mu, at now.
 	turn(now int64)
 }
 

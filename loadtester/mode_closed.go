@@ -26,7 +26,7 @@ func (l *closedLoop) topUp(c *conn, now int64) { l.served(c, now) }
 // only when all 16 are answered).
 func (l *closedLoop) served(c *conn, now int64) {
 	t := l.t
-	if now >= t.win.closeAt { // the window has closed: nothing new is sent
+	if now >= t.acct.win.closeAt { // the window has closed: nothing new is sent
 		return
 	}
 	if c.noNew { // its protocol sends nothing new on it (the response being read ends it, a GOAWAY)
@@ -52,11 +52,11 @@ func (l *closedLoop) served(c *conn, now int64) {
 		c.inflight++
 	}
 	c.sent += n
-	t.phase(now).sent += int64(n)
+	t.acct.phase(now).sent += int64(n)
 	if len(out) > 0 {
 		t.write(c, out)
 	}
 	if n < want {
-		t.rowsOut(now)
+		t.acct.rowsOut(now)
 	}
 }

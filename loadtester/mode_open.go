@@ -22,7 +22,7 @@ func (o *openLoop) paced() bool { return true }
 // dropped (countDropped).
 func (o *openLoop) connUp(c *conn, now int64) {
 	t := o.t
-	if !t.pace.scheduling && !t.win.closing && now < t.win.closeAt {
+	if !t.pace.scheduling && !t.acct.win.closing && now < t.acct.win.closeAt {
 		t.pace.begin(now)
 	}
 	o.offerFree(c)
@@ -91,7 +91,7 @@ func (o *openLoop) pickFree() *conn {
 func (o *openLoop) schedule(now int64) {
 	t := o.t
 	p := &t.pace
-	closeAt := t.win.closeAt
+	closeAt := t.acct.win.closeAt
 	p.wakeAt = 0
 	for !t.stopping.Load() {
 		due := p.dueAt(p.k)
@@ -113,18 +113,18 @@ func (o *openLoop) schedule(now int64) {
 			}
 			break
 		}
-		st := t.phase(due)
+		st := t.acct.phase(due)
 		if due <= p.lastNoConn {
 			st.waitedForConn++
 		} else if now-due > lateSendThreshold {
 			st.lateSends++
-			if due >= t.win.start {
-				t.books.lateHist.RecordValue(now - due)
+			if due >= t.acct.win.start {
+				t.acct.books.lateHist.RecordValue(now - due)
 			}
 		}
 		if !t.enqueue(c, p.k, due, now) {
-			t.rowsOut(due)
-			closeAt = t.win.closeAt
+			t.acct.rowsOut(due)
+			closeAt = t.acct.win.closeAt
 			continue // the window now closes at due: the loop's next turn sees it
 		}
 		p.k++
@@ -150,12 +150,12 @@ func (o *openLoop) enqueue(c *conn, k uint64, due, now int64) bool {
 	if c.pending, ok = c.proto.appendScheduled(&t.requests, c, c.pending, k); !ok {
 		return false
 	}
-	t.books.measured.bytesOut += int64(len(c.pending) - before)
+	t.acct.books.measured.bytesOut += int64(len(c.pending) - before)
 	c.sendTimes[i] = due
 	c.sentAt[i] = now
 	c.inflight++
 	c.sent++
-	t.phase(due).sent++
+	t.acct.phase(due).sent++
 	if !c.dirty {
 		c.dirty = true
 		t.pace.dirty = append(t.pace.dirty, c)
@@ -169,7 +169,7 @@ func (o *openLoop) enqueue(c *conn, k uint64, due, now int64) bool {
 // window closed) has none to send; its share is dropped (countDropped).
 func (o *openLoop) backlog() bool {
 	t := o.t
-	return t.pace.on() && t.pace.scheduling && t.pace.dueAt(t.pace.k) < t.win.closeAt
+	return t.pace.on() && t.pace.scheduling && t.pace.dueAt(t.pace.k) < t.acct.win.closeAt
 }
 
 // countDropped finds the open-loop requests due before the window's end
@@ -177,7 +177,7 @@ func (o *openLoop) backlog() bool {
 // at or after the end.
 func (o *openLoop) countDropped() {
 	t := o.t
-	p, w := &t.pace, &t.win
+	p, w := &t.pace, &t.acct.win
 	if !p.scheduling { // never had a connection: its whole share of the window went unsent
 		p.begin(w.start)
 	}

@@ -17,7 +17,7 @@ func (l *rampedLoop) served(c *conn, now int64) { l.fill(c, now) }
 // fill tops c up as the closed loop does while its slot is wanted.
 func (l *rampedLoop) fill(c *conn, now int64) {
 	t := l.t
-	if now >= t.win.closeAt || c.noNew {
+	if now >= t.acct.win.closeAt || c.noNew {
 		return
 	}
 	if l.unwanted(c) { // the ramp went below its slot: it closes once nothing is in flight

@@ -29,6 +29,19 @@ func newTestThread(t *testing.T) *netThread {
 	return th
 }
 
+// feed hands data to c's protocol as a read on th would; false means the
+// connection closed.
+func feed(th *netThread, c *conn, data []byte, now int64) bool {
+	return c.proto.consume(th, c, data, now)
+}
+
+// completeHead books the response at the head of c's pipeline (in
+// order, as HTTP/1.1's) and moves the head past it.
+func completeHead(th *netThread, c *conn, now int64) {
+	status, _, _ := c.proto.response(c.head)
+	th.answer(c, c.popHead(), now, status)
+}
+
 // socketPair returns a non-blocking end for the thread and the peer's end.
 func socketPair(t testing.TB) (mine, peer int) {
 	t.Helper()
@@ -56,13 +69,14 @@ func TestStaleEventIsDropped(t *testing.T) {
 	}
 	unix.Write(peerB, []byte("garbage that would fail the parser\r\n\r\n"))
 	stale := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLHUP, Fd: old.slot, Pad: old.gen}
-	th.dispatch(&stale)
-	if cur.state == connClosed || th.books.measured.errors[errParse]+th.books.measured.failedBy[errParse] != 0 {
+	e := th.eng.(*epollEngine)
+	e.dispatchEvent(&stale)
+	if cur.state == connClosed || th.acct.books.measured.errors[errParse]+th.acct.books.measured.failedBy[errParse] != 0 {
 		t.Fatalf("a stale event closed the slot's new connection")
 	}
 	fresh := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: cur.slot, Pad: cur.gen}
-	th.dispatch(&fresh)
-	if cur.state != connClosed || th.books.measured.errors[errParse]+th.books.measured.failedBy[errParse] != 1 {
+	e.dispatchEvent(&fresh)
+	if cur.state != connClosed || th.acct.books.measured.errors[errParse]+th.acct.books.measured.failedBy[errParse] != 1 {
 		t.Fatalf("the current generation's event was not handled (state %v)", cur.state)
 	}
 }
@@ -74,17 +88,18 @@ func TestReadinessBeforeRegistration(t *testing.T) {
 	mine, peer := socketPair(t)
 	unix.Write(peer, []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	th.adopt(handoff{fd: mine, connSlot: 0})
+	e := th.eng.(*epollEngine)
 	deadline := time.Now().Add(5 * time.Second)
-	for th.books.measured.requests == 0 && time.Now().Before(deadline) {
-		n, err := unix.EpollWait(th.epfd, th.evs, 100)
+	for th.acct.books.measured.requests == 0 && time.Now().Before(deadline) {
+		n, err := unix.EpollWait(e.epfd, e.evs, 100)
 		if err != nil && err != unix.EINTR {
 			t.Fatal(err)
 		}
 		for i := range n {
-			th.dispatch(&th.evs[i])
+			e.dispatchEvent(&e.evs[i])
 		}
 	}
-	if th.books.measured.requests != 1 {
+	if th.acct.books.measured.requests != 1 {
 		t.Fatalf("the response written before registration was not read")
 	}
 }
@@ -114,17 +129,16 @@ func TestReadBudgetRequeues(t *testing.T) {
 			}
 		}
 	}()
+	e := th.eng.(*epollEngine)
 	sawReady := false
 	deadline := time.Now().Add(5 * time.Second)
-	for th.books.measured.requests == 0 && time.Now().Before(deadline) {
-		n := th.wait()
-		for i := range n {
-			th.dispatch(&th.evs[i])
-		}
+	for th.acct.books.measured.requests == 0 && time.Now().Before(deadline) {
+		e.wait(th.waitTimeout())
+		e.dispatch()
 		sawReady = sawReady || len(th.ready) > 0
 		th.serveReady()
 	}
-	if th.books.measured.requests != 1 {
+	if th.acct.books.measured.requests != 1 {
 		t.Fatalf("the large response was not completed")
 	}
 	if !sawReady {

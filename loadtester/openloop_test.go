@@ -43,7 +43,7 @@ func TestPacerBatchesWithinTheSlack(t *testing.T) {
 				th.adopt(handoff{fd: mine, connSlot: i})
 				c := th.conns[i]
 				c.state = connActive
-				th.books.open++
+				th.acct.books.open++
 				th.offerFree(c)
 				conns = append(conns, c)
 			}
@@ -64,7 +64,7 @@ func TestPacerBatchesWithinTheSlack(t *testing.T) {
 						}
 					}
 					for c.inflight > 0 {
-						th.complete(c, now)
+						completeHead(th, c, now)
 					}
 					th.offerFree(c)
 				}
@@ -113,7 +113,7 @@ func TestPacerBursts(t *testing.T) {
 	th.adopt(handoff{fd: mine, connSlot: 0})
 	c := th.conns[0]
 	c.state = connActive
-	th.books.open++
+	th.acct.books.open++
 	th.offerFree(c)
 	th.pace.begin(0)
 	interval := int64(1e9 / rate)
@@ -136,7 +136,7 @@ func TestPacerBursts(t *testing.T) {
 			t.Fatalf("pass %d: the first read holds %d requests, want all %d (one write)", pass, got, burst)
 		}
 		for c.inflight > 0 {
-			th.complete(c, now)
+			completeHead(th, c, now)
 		}
 		th.offerFree(c)
 		now = th.pace.wakeAt

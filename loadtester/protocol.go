@@ -5,7 +5,7 @@ import "golang.org/x/sys/unix"
 // The protocol seam: what a network thread's loop asks of a connection,
 // modelled on the server's I/O backends (server/eventloop/backend.go). A
 // connection has two parts, each chosen once, when its thread adopts it
-// (chooseTransport, requests.protocolFor), and never tested again on the hot
+// (transports.choose, requests.protocolFor), and never tested again on the hot
 // path:
 //
 //   - its transport: how bytes move. A plain socket (socket.go), a socket
@@ -31,23 +31,25 @@ import "golang.org/x/sys/unix"
 // their network thread's loop's alone (thread.go).
 
 // transport moves a connection's bytes through the thread's engine. A
-// write or flush that fails reports it to ev (writeFailed), which fails
-// the connection.
+// write or flush that fails reports it to the thread's connEvents
+// (writeFailed), which fails the connection. A transport is given the
+// engine and the events when it is chosen (transports.choose), so no
+// read or write passes them.
 type transport interface {
 	// read reads into p: n > 0 bytes, with the kernel's arrival stamp on
 	// the run's clock (0: none); or EAGAIN (nothing until the next edge)
 	// or EINTR; or n == 0 and no errno at the end of the stream; or
 	// another errno, which failure names.
-	read(eng engine, c *conn, p []byte) (n int, stamp int64, errno unix.Errno)
+	read(c *conn, p []byte) (n int, stamp int64, errno unix.Errno)
 	// shortReadDrains reports whether a read shorter than its buffer
 	// found the socket empty (a TLS read returns one record and does not).
 	shortReadDrains() bool
 	// failure is the error kind of a read's errno.
 	failure(errno unix.Errno) errorKind
 	// write sends out; what the socket does not take waits for EPOLLOUT.
-	write(eng engine, ev connEvents, c *conn, out []byte)
+	write(c *conn, out []byte)
 	// flush writes what is owed (c.pending, and the transport's own).
-	flush(eng engine, ev connEvents, c *conn)
+	flush(c *conn)
 	// owes reports bytes of its own waiting for the socket, past c.pending.
 	owes() bool
 	// buffered reports whether input may already wait in the transport,
@@ -124,19 +126,37 @@ type connEvents interface {
 	writeFailed(c *conn, kind errorKind)
 }
 
-// chooseTransport is h's connection's transport: its TLS state, or the
-// socket read with receive stamps while the thread takes them and the
-// kernel agrees, or the plain socket.
-func (t *netThread) chooseTransport(c *conn, h handoff) transport {
+// transports are a thread's transports of its plain sockets, made once
+// with the thread's engine and events (init), so that a read or a write
+// passes neither: two interface arguments fewer on every response's
+// path. They are the thread's loop's alone.
+type transports struct {
+	plain   plainIO
+	stamped stampedIO
+}
+
+// init gives the transports eng and ev; stamped reads keep their stamps
+// in rx, and turn them off for conns when the kernel stamps nothing.
+func (ts *transports) init(eng engine, ev connEvents, rx *rxStamps, conns *[]*conn) {
+	ts.plain = plainIO{eng: eng, ev: ev}
+	ts.stamped = stampedIO{plainIO: &ts.plain, rx: rx, conns: conns}
+}
+
+// choose is h's connection c's transport: its TLS state, or the socket
+// read with receive stamps while the thread takes them and the kernel
+// agrees, or the plain socket.
+func (ts *transports) choose(c *conn, h handoff) transport {
+	rx := ts.stamped.rx
 	switch {
 	case h.tls != nil:
-		h.tls.tr.eng, h.tls.tr.c = t.eng, c // its ciphertext moves through the thread's engine
+		h.tls.tr.eng, h.tls.tr.c = ts.plain.eng, c // its ciphertext moves through the thread's engine
+		h.tls.ev = ts.plain.ev
 		return h.tls
-	case !t.rx.on:
-		return plainIO{}
-	case t.rx.enable(h.fd):
-		return stampedIO{t: t}
+	case !rx.on:
+		return &ts.plain
+	case rx.enable(h.fd):
+		return &ts.stamped
 	}
-	t.stopStamps() // the kernel refuses to stamp: none of the thread's reads are
-	return plainIO{}
+	rx.stop(*ts.stamped.conns, &ts.plain) // the kernel refuses to stamp: none of the thread's reads are
+	return &ts.plain
 }

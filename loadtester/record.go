@@ -5,14 +5,7 @@ package loadtester
 // protocol books through these.
 //
 // Who owns what: loop thread only; the books are written under
-// netThread.mu, which the loop holds for a batch of events.
-
-// complete books the response at the head of the connection's pipeline
-// (HTTP/1.1's, in order) and moves the head past it.
-func (t *netThread) complete(c *conn, now int64) {
-	status, _, _ := c.proto.response(c.head)
-	t.answer(c, c.popHead(), now, status)
-}
+// accounts.mu, which the loop holds for a batch of events.
 
 // answer books ring entry i's response, status, in the warm-up's books or
 // the measured window's by when it was due; when a check refuses it (the
@@ -21,19 +14,19 @@ func (t *netThread) complete(c *conn, now int64) {
 func (t *netThread) answer(c *conn, i int, now int64, status int) bool {
 	if t.r.checks != nil {
 		st, head, body := c.proto.response(i)
-		if !t.judge(c, i, st, head, body) {
+		if !t.acct.judge(c, i, st, head, body) {
 			c.received++ // a response all the same (--requests-per-conn)
-			t.recordFailedLatency(c, i, now)
+			t.acct.recordFailedLatency(c, i, now)
 			t.failEntry(c, i, now, errCheck)
 			return false
 		}
 	}
-	t.record(c, i, now, status)
+	t.acct.record(c, i, now, status)
 	return true
 }
 
 // record books ring entry i's response (status) at now.
-func (t *netThread) record(c *conn, head int, now int64, status int) {
+func (a *accounts) record(c *conn, head int, now int64, status int) {
 	start := c.sendTimes[head]
 	c.received++
 	latency := now - start
@@ -42,11 +35,11 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 	if c.kinds != nil {
 		kind = c.kinds[head]
 	}
-	if c.seqs != nil && status >= 200 && status < 300 && t.r.kinds[kind].referred {
-		t.rend.answered[kind], t.rend.hasAnswered[kind] = c.seqs[head], true
+	if c.seqs != nil && status >= 200 && status < 300 && a.r.kinds[kind].referred {
+		a.rend.answered[kind], a.rend.hasAnswered[kind] = c.seqs[head], true
 	}
-	b := &t.books
-	if start < t.win.start {
+	b := &a.books
+	if start < a.win.start {
 		b.warm.requests++
 		b.warm.status[status]++
 		b.warm.hist.RecordValue(latency)
@@ -63,8 +56,8 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 		svc = now - c.sentAt[head]
 		b.svc.RecordValue(svc)
 	}
-	if t.kb != nil {
-		kb := &t.kb[kind]
+	if a.kb != nil {
+		kb := &a.kb[kind]
 		kb.hist.RecordValue(latency)
 		kb.answered++
 		kb.status[status]++
@@ -72,8 +65,8 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 			kb.svc.RecordValue(svc)
 		}
 	}
-	if t.sb != nil {
-		t.bookStageAnswer(start, latency, status)
+	if a.sb != nil {
+		a.bookStageAnswer(start, latency, status)
 	}
 	if b.samples != nil {
 		b.samples.add(sample{start: start, latency: latency, code: uint16(status), kind: kind})
@@ -84,31 +77,31 @@ func (t *netThread) record(c *conn, head int, now int64, status int) {
 // got a response (a check refused it), in the measured window's failed
 // histograms: the run's, its kind's and its stage's. It allocates nothing
 // (the histograms exist whenever there are checks, the only way here).
-func (t *netThread) recordFailedLatency(c *conn, i int, now int64) {
+func (a *accounts) recordFailedLatency(c *conn, i int, now int64) {
 	start := c.sendTimes[i]
-	if start < t.win.start {
+	if start < a.win.start {
 		return
 	}
 	latency := now - start
-	t.books.failedHist.RecordValue(latency)
-	if t.kb != nil {
+	a.books.failedHist.RecordValue(latency)
+	if a.kb != nil {
 		var kind uint8
 		if c.kinds != nil {
 			kind = c.kinds[i]
 		}
-		t.kb[kind].failedHist.RecordValue(latency)
+		a.kb[kind].failedHist.RecordValue(latency)
 	}
-	if t.sb != nil {
-		t.sb[t.stageOf(start)].failedHist.RecordValue(latency)
+	if a.sb != nil {
+		a.sb[a.stageOf(start)].failedHist.RecordValue(latency)
 	}
 }
 
 // phase is the books of the phase a request due at due belongs to.
-func (t *netThread) phase(due int64) *phaseStats {
-	if due < t.win.start {
-		return &t.books.warm
+func (a *accounts) phase(due int64) *phaseStats {
+	if due < a.win.start {
+		return &a.books.warm
 	}
-	return &t.books.measured
+	return &a.books.measured
 }
 
 // connError books a failure of a connection itself, with no request to
@@ -116,22 +109,22 @@ func (t *netThread) phase(due int64) *phaseStats {
 // in flight, h2 SETTINGS that refuse every request), and keeps it for
 // --vegeta.
 func (t *netThread) connError(now int64, kind errorKind) {
-	t.books.measured.errors[kind]++
-	t.sampleRequestError(now, 0, kind, 0)
+	t.acct.books.measured.errors[kind]++
+	t.acct.sampleRequestError(now, 0, kind, 0)
 }
 
 // sampleRequestError keeps a failed request of kind reqKind (start: when
 // it was due) or, with start 0, a failure of the connection itself, for
 // --vegeta; only what belongs to the measured window.
-func (t *netThread) sampleRequestError(now, start int64, kind errorKind, reqKind uint8) {
-	if t.books.samples == nil {
+func (a *accounts) sampleRequestError(now, start int64, kind errorKind, reqKind uint8) {
+	if a.books.samples == nil {
 		return
 	}
 	if start == 0 {
-		if now < t.win.start || now >= t.win.closeAt {
+		if now < a.win.start || now >= a.win.closeAt {
 			return
 		}
 		start = now
 	}
-	t.books.samples.add(sample{start: start, latency: now - start, errKind: kind + 1, kind: reqKind})
+	a.books.samples.add(sample{start: start, latency: now - start, errKind: kind + 1, kind: reqKind})
 }

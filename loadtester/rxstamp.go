@@ -143,65 +143,51 @@ func parseStamp(oob []byte) (int64, bool) {
 	return 0, false
 }
 
-// lazySleep sleeps for timeout ns without waking for responses, when the
-// thread may (above): the next wait then only collects what arrived. It
-// reports whether it slept.
-func (t *netThread) lazySleep(timeout int64) bool {
-	if !t.rx.on || t.rx.full || !t.mayDeferReads(timeout) {
-		return false
-	}
-	t.rx.sleep = unix.NsecToTimespec(timeout)
-	// EINTR (the runtime's signals) ends the sleep early: the loop just
-	// turns once more.
-	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&t.rx.sleep)), 0, 0)
-	return true
-}
-
 // mayDeferReads reports whether the thread may sleep timeout ns through
 // the responses that arrive (either engine's lazy reads): the next send is
 // near (at most maxLazyRead), inside the open window, with a connection
 // free to take it, and no connection is owed a read.
 func (t *netThread) mayDeferReads(timeout int64) bool {
 	p := &t.pace
-	return timeout > 0 && timeout <= maxLazyRead && p.wakeAt != 0 && p.wakeAt < t.win.closeAt &&
-		!t.win.closing && len(t.ready) == 0 && len(p.free) > 0
+	return timeout > 0 && timeout <= maxLazyRead && p.wakeAt != 0 && p.wakeAt < t.acct.win.closeAt &&
+		!t.acct.win.closing && len(t.ready) == 0 && len(p.free) > 0
 }
 
 // stampedIO is the transport of a socket whose reads carry the kernel's
 // receive stamps (recvmsg); chosen at adopt while the thread takes stamps
-// (chooseTransport), so a plain socket never pays for recvmsg or asks
-// whether stamps are on.
+// (transports.choose), so a plain socket never pays for recvmsg or asks
+// whether stamps are on. One a thread; it writes as the plain socket does.
 type stampedIO struct {
-	plainIO
-	t *netThread // its stamps' state
+	*plainIO
+	rx    *rxStamps // the thread's stamps
+	conns *[]*conn  // the thread's connections, made plain when stamps stop
 }
 
 // read reads with recvmsg. Data without a stamp is timed by the loop's
 // clock; a kernel that stamps nothing turns stamps off (noStamp).
-func (s stampedIO) read(_ engine, c *conn, p []byte) (int, int64, unix.Errno) {
-	t := s.t
-	n, stamp, errno := t.rx.read(c.fd, p)
+func (s *stampedIO) read(c *conn, p []byte) (int, int64, unix.Errno) {
+	n, stamp, errno := s.rx.read(c.fd, p)
 	switch {
 	case n == 0:
 	case stamp > 0:
-		t.rx.stamped = true
-	case !t.rx.noStamp():
-		t.stopStamps()
+		s.rx.stamped = true
+	case !s.rx.noStamp():
+		s.rx.stop(*s.conns, s.plainIO)
 	}
 	return n, stamp, errno
 }
 
-// stopStamps turns receive stamps off for the thread: no more lazy reads,
-// and every connection reads its socket plainly from now on. Once a run
-// at most: a kernel that will not stamp.
-func (t *netThread) stopStamps() {
-	t.rx.on = false
-	for _, c := range t.conns {
+// stop turns receive stamps off for the thread: no more lazy reads, and
+// every connection of conns reads its socket through plain from now on.
+// Once a run at most: a kernel that will not stamp.
+func (s *rxStamps) stop(conns []*conn, plain transport) {
+	s.on = false
+	for _, c := range conns {
 		if c == nil {
 			continue
 		}
-		if _, ok := c.io.(stampedIO); ok {
-			c.io = plainIO{}
+		if _, ok := c.io.(*stampedIO); ok {
+			c.io = plain
 		}
 	}
 }

@@ -174,3 +174,34 @@ func TestNoStamp(t *testing.T) {
 		}
 	}
 }
+
+// A kernel that stamps none of a thread's reads turns stamps off for the
+// whole thread: every connection that read through the stamped transport
+// reads through the plain one from then on, and the loop stops sleeping
+// through responses.
+func TestUnstampedReadsMakeEveryConnectionPlain(t *testing.T) {
+	th := newTestThread(t)
+	th.rx.on = true
+	var peers []int
+	for slot := range 2 {
+		mine, peer := socketPair(t)
+		th.adopt(handoff{fd: mine, connSlot: slot})
+		th.conns[slot].io = &th.transports.stamped // a unix socket may refuse SO_TIMESTAMPNS: stamped all the same
+		peers = append(peers, peer)
+	}
+	c, buf := th.conns[0], make([]byte, 16)
+	for i := 0; i < unstampedLimit && th.rx.on; i++ {
+		unix.Write(peers[0], []byte{'x'})
+		if n, stamp, errno := c.io.read(c, buf); n != 1 || stamp != 0 || errno != 0 {
+			t.Fatalf("read %d: n %d, stamp %d, errno %v; want one unstamped byte", i, n, stamp, errno)
+		}
+	}
+	if th.rx.on {
+		t.Fatalf("stamps still on after %d unstamped reads", unstampedLimit)
+	}
+	for slot, c := range th.conns {
+		if c.io != transport(&th.transports.plain) {
+			t.Errorf("connection %d reads through %T after stamps stopped, want the plain socket", slot, c.io)
+		}
+	}
+}

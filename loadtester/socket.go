@@ -46,31 +46,35 @@ func errnoKind(errno unix.Errno) errorKind {
 	return errIO
 }
 
-// plainIO is the transport of a plain socket, HTTP/1.1's or h2c's.
-type plainIO struct{}
-
-func (plainIO) read(eng engine, c *conn, p []byte) (int, int64, unix.Errno) {
-	return eng.read(c, p)
+// plainIO is the transport of a plain socket, HTTP/1.1's or h2c's: one
+// a thread (transports), holding the thread's engine and events.
+type plainIO struct {
+	eng engine     // the thread's engine, which moves the bytes
+	ev  connEvents // the thread, told of a failed write
 }
 
-func (plainIO) shortReadDrains() bool              { return true }
-func (plainIO) failure(errno unix.Errno) errorKind { return errnoKind(errno) }
-func (plainIO) owes() bool                         { return false }
-func (plainIO) buffered() bool                     { return false }
-func (plainIO) cut() bool                          { return false }
+func (s *plainIO) read(c *conn, p []byte) (int, int64, unix.Errno) {
+	return s.eng.read(c, p)
+}
+
+func (*plainIO) shortReadDrains() bool              { return true }
+func (*plainIO) failure(errno unix.Errno) errorKind { return errnoKind(errno) }
+func (*plainIO) owes() bool                         { return false }
+func (*plainIO) buffered() bool                     { return false }
+func (*plainIO) cut() bool                          { return false }
 
 // write keeps what the socket does not take in c.pending for EPOLLOUT.
-func (plainIO) write(eng engine, ev connEvents, c *conn, out []byte) {
+func (s *plainIO) write(c *conn, out []byte) {
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, out...)
 		return
 	}
-	n, errno := eng.write(c, out)
+	n, errno := s.eng.write(c, out)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		n = 0
 	case errno != 0:
-		ev.writeFailed(c, errnoKind(errno))
+		s.ev.writeFailed(c, errnoKind(errno))
 		return
 	}
 	if n < len(out) {
@@ -79,13 +83,13 @@ func (plainIO) write(eng engine, ev connEvents, c *conn, out []byte) {
 }
 
 // flush writes c.pending after EPOLLOUT or for an open-loop turn.
-func (plainIO) flush(eng engine, ev connEvents, c *conn) {
-	n, errno := eng.write(c, c.pending)
+func (s *plainIO) flush(c *conn) {
+	n, errno := s.eng.write(c, c.pending)
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return
 	case errno != 0:
-		ev.writeFailed(c, errnoKind(errno))
+		s.ev.writeFailed(c, errnoKind(errno))
 		return
 	}
 	rest := copy(c.pending, c.pending[n:])

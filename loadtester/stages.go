@@ -61,33 +61,33 @@ func newStagePlan(cfg *Config) (plan *stagePlan, skipped string) {
 
 // stageOf is the stage a request due at due (the loop's clock) was due in:
 // the last stage for anything due after the ramp's end.
-func (t *netThread) stageOf(due int64) int {
-	ends := t.r.stagePlan.ends
-	rel := due - t.stageClock()
+func (a *accounts) stageOf(due int64) int {
+	ends := a.r.stagePlan.ends
+	rel := due - a.stageClock()
 	i := sort.Search(len(ends), func(i int) bool { return rel < ends[i] })
 	return min(i, len(ends)-1)
 }
 
 // bookStageAnswer books a measured answer of latency with status in its
 // stage (a stage reports no service time: none is kept).
-func (t *netThread) bookStageAnswer(due, latency int64, status int) {
-	sb := &t.sb[t.stageOf(due)]
+func (a *accounts) bookStageAnswer(due, latency int64, status int) {
+	sb := &a.sb[a.stageOf(due)]
 	sb.hist.RecordValue(latency)
 	sb.answered++
 	sb.status[status]++
 }
 
-// stageEndAbs is where stage i ends on thread t's clock.
-func (t *netThread) stageEndAbs(i int) int64 { return t.stageClock() + t.r.stagePlan.ends[i] }
+// stageEndAbs is where stage i ends on the thread's clock.
+func (a *accounts) stageEndAbs(i int) int64 { return a.stageClock() + a.r.stagePlan.ends[i] }
 
 // stageClock is where the stages start on the loop's clock: the open
 // loop's schedule starts with the thread's first connection, the closed
 // loop's ramp with the load.
-func (t *netThread) stageClock() int64 {
-	if t.pace.on() {
-		return t.pace.start
+func (a *accounts) stageClock() int64 {
+	if a.pace.on() {
+		return a.pace.start
 	}
-	return t.r.startNs
+	return a.r.startNs
 }
 
 // gatherStages adds every thread's stage books into the collector's
@@ -102,7 +102,7 @@ func (c *collector) gatherStages() {
 		c.stages[i].hist = newHistogram()
 	}
 	for _, t := range c.r.threads {
-		mergeGroups(c.stages, t.sb)
+		mergeGroups(c.stages, t.acct.sb)
 	}
 }
 

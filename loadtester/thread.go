@@ -14,10 +14,10 @@ import (
 // parsing responses without allocating. The hazards below are the epoll
 // engine's; the io_uring engine's are in engine_uring.go.
 //
-// Who owns what: a netThread's connections, pacer (openloop.go) and window
-// (window.go) are its loop's alone; its books (counts.go) are shared with the
-// collector under netThread.mu, which the loop holds for one batch of events
-// at a time; its inbox is filled by the connect threads (connect.go) under
+// Who owns what: a netThread's connections, pacer (openloop.go) and engine
+// are its loop's alone; its accounting (accounts.go: the books and the
+// window) is shared with the collector under accounts.mu, which the loop
+// holds for one batch of events at a time; its inbox is filled by the connect threads (connect.go) under
 // the inbox's lock and drained by the loop; wakePending and stopping are
 // atomics any goroutine may touch. What the loop leaves on exit (its tail,
 // service histogram, samples, CPU, per-kind books and whether it kept its
@@ -28,7 +28,8 @@ import (
 // its protocol seam (protocol.go: transport and protocol, chosen once at
 // adopt), HTTP/1.1 (http1.go), HTTP/2 (h2conn.go, h2send.go, h2headers.go),
 // the plain socket (socket.go), receive stamps (rxstamp.go), TLS
-// (tlsconn.go), sending (write.go, openloop.go), booking (record.go).
+// (tlsconn.go), sending (write.go, openloop.go), the accounting
+// (accounts.go; booking: record.go).
 //
 // Hazards handled (numbered as in docs/epoll_hazards.md): the epoll data word carries a slot
 // and a generation, so an event for a closed connection whose slot was reused
@@ -67,30 +68,24 @@ const (
 type netThread struct {
 	id       int
 	r        *runner
-	epfd     int
-	evfd     int
+	evfd     int // the connect threads' and the collector's wake-up (wake); the engine watches it
 	conns    []*conn
 	gens     []int32
 	free     []int32
 	rbuf     []byte
-	requests              // what its protocols frame (requests.go)
-	kb       []groupBooks // workload: each kind's measured counts (kinds.go; the loop's until it exits)
-	sb       []groupBooks // --stages: each stage's measured counts (stages.go; the loop's until it exits)
-	base     time.Time    // the run's clock origin: times are ns since base
-	eng      engine       // the kernel interface, chosen once (engine.go)
-	evs      []unix.EpollEvent
+	requests           // what its protocols frame (requests.go)
+	base     time.Time // the run's clock origin: times are ns since base
+	eng      engine    // the kernel interface, chosen once (engine.go)
+	// transports: its plain sockets' transports, holding eng (protocol.go)
+	transports transports
 
-	mu    sync.Mutex // held by the loop for one batch of events, by the collector to take the books
-	books books      // guarded by mu (counts.go)
+	acct accounts // its books, their lock and its view of the window (accounts.go)
 
-	win        window   // the measured window and its drain (window.go)
 	mode       loadMode // what sends the requests (mode.go): &closedLoop, &openLoop or a ramp
 	closedLoop          // the closed loop's sends (mode_closed.go)
 	openLoop            // the open loop's pacer and sends (mode_open.go); pace.on() is false in the closed loop
 	sweepEvery int64
-	pwait2     bool          // the kernel has epoll_pwait2: waits time out in ns (else ms, and a timerfd paces)
-	rx         rxStamps      // open loop over TCP: responses stamped by the kernel, read on the loop's wakes (rxstamp.go)
-	timeout    unix.Timespec // epoll_pwait2's timeout, kept off the stack for the raw syscall
+	rx         rxStamps // open loop over TCP: responses stamped by the kernel, read on the loop's wakes (rxstamp.go)
 
 	inbox       inbox
 	wakePending atomic.Bool
@@ -154,17 +149,15 @@ func (b *inbox) close() []handoff {
 }
 
 func newNetThread(r *runner, id int) (*netThread, error) {
-	t := &netThread{id: id, r: r, epfd: -1, evfd: -1, base: r.base,
+	t := &netThread{id: id, r: r, evfd: -1, base: r.base,
 		rbuf:       make([]byte, readBufSize),
-		books:      books{measured: newPhaseStats(), warm: newPhaseStats()},
-		win:        window{start: r.mStart, closeAt: r.windowEnd.Load(), drainFor: int64(r.cfg.drain())},
 		openLoop:   openLoop{pace: pacer{tfd: -1}},
 		sweepEvery: int64(r.cfg.sweepEvery())}
 	var err error
 	if t.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return nil, wrapErr("eventfd", err)
 	}
-	if t.eng, err = t.newEngine(r.ioBackend); err != nil {
+	if t.eng, err = newEngine(t, r.ioBackend); err != nil {
 		t.closeFds()
 		return nil, err
 	}
@@ -172,45 +165,18 @@ func newNetThread(r *runner, id int) (*netThread, error) {
 		prof, kind := r.cfg.schedule()
 		t.pace.init(prof, kind, r.cfg.Seed, r.cfg.NetworkThreads, id, int64(r.cfg.SendSlack), r.cfg.Burst)
 		t.rx.on = stampsWanted(&r.cfg) && r.ioBackend != IOBackendIOUring // io_uring stamps each completion as it is reaped
-		t.books.svc = newHistogram()
-		t.books.lateHist = newHistogram()
 	}
+	t.transports.init(t.eng, t, &t.rx, &t.conns)
 	t.requests = newRequests(r, id)
+	t.acct.init(r, &t.pace, t.rend)
 	t.mode = newLoadMode(t)
-	if r.cfg.Workload != nil {
-		t.kb = make([]groupBooks, len(r.kinds))
-		for i := range t.kb {
-			t.kb[i] = newGroupBooks(r.cfg.OpenLoop(), r.checks != nil)
-		}
-	}
-	if r.stagePlan != nil {
-		t.sb = make([]groupBooks, len(r.stagePlan.stages))
-		for i := range t.sb {
-			t.sb[i] = newGroupBooks(false, r.checks != nil)
-		}
-	}
-	if r.checks != nil {
-		t.books.failedHist = newHistogram()
-	}
-	if r.cfg.VegetaMax > 0 {
-		t.books.samples = newSampler(max(1, r.cfg.VegetaMax/r.cfg.NetworkThreads))
-	}
-	if r.cfg.TLS != nil {
-		t.books.tls = &tlsBooks{hist: newHistogram()}
-	}
 	return t, nil
 }
 
-func (t *netThread) addFd(fd int, slot, gen int32, events uint32) error {
-	ev := unix.EpollEvent{Events: events, Fd: slot, Pad: gen}
-	if err := unix.EpollCtl(t.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return wrapErr("epoll_ctl add", err)
-	}
-	return nil
-}
-
+// closeFds closes the descriptors the thread owns: the wake eventfd and
+// the pacer's timerfd (the engine closes its own and then calls this).
 func (t *netThread) closeFds() {
-	for _, fd := range []int{t.pace.tfd, t.evfd, t.epfd} {
+	for _, fd := range []int{t.pace.tfd, t.evfd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}

@@ -90,7 +90,8 @@ func (o *TLSOptions) tlsConfig(host string, http2 bool) (*tls.Config, error) {
 type tlsConn struct {
 	tc  *tls.Conn
 	tr  *fdTransport
-	eof bool // the tls.Conn returned data with io.EOF: the next read reports the end
+	ev  connEvents // the thread, told of a failed write (transports.choose)
+	eof bool       // the tls.Conn returned data with io.EOF: the next read reports the end
 	// cutShort: the stream ended without the server's close_notify (the
 	// socket's end came first), so what it delimited may be cut short.
 	cutShort bool
@@ -117,7 +118,7 @@ func (wouldBlock) Temporary() bool { return true }
 type fdTransport struct {
 	nc      net.Conn // during the handshake only
 	fd      int
-	eng     engine // after it: the thread's engine moves the bytes (chooseTransport)
+	eng     engine // after it: the thread's engine moves the bytes (transports.choose)
 	c       *conn
 	out     []byte // ciphertext the socket has not taken yet
 	drained bool   // the last read was short: the socket is empty until the next edge
@@ -358,7 +359,7 @@ func (c *tlsConn) encrypt(p []byte) (errno unix.Errno, tlsErr bool) {
 // The transport (protocol.go) of a TLS connection.
 
 // read decrypts into p; a TLS failure reads as EIO, which failure names.
-func (c *tlsConn) read(_ engine, cn *conn, p []byte) (int, int64, unix.Errno) {
+func (c *tlsConn) read(cn *conn, p []byte) (int, int64, unix.Errno) {
 	n, errno, tlsErr := c.decrypt(p, cn.peerClosed)
 	if tlsErr {
 		c.broken = true
@@ -387,25 +388,25 @@ func (c *tlsConn) cut() bool { return c.cutShort }
 func (c *tlsConn) owes() bool { return len(c.tr.out) > 0 }
 
 // write encrypts out and sends it.
-func (c *tlsConn) write(_ engine, ev connEvents, cn *conn, out []byte) {
+func (c *tlsConn) write(cn *conn, out []byte) {
 	if kind, failed := encryptFailure(c.encrypt(out)); failed {
-		ev.writeFailed(cn, kind)
+		c.ev.writeFailed(cn, kind)
 	}
 }
 
 // flush encrypts the requests the open loop queued in cn.pending, then
 // writes what ciphertext the socket will take.
-func (c *tlsConn) flush(_ engine, ev connEvents, cn *conn) {
+func (c *tlsConn) flush(cn *conn) {
 	if len(cn.pending) > 0 {
 		kind, failed := encryptFailure(c.encrypt(cn.pending))
 		cn.pending = cn.pending[:0]
 		if failed {
-			ev.writeFailed(cn, kind)
+			c.ev.writeFailed(cn, kind)
 			return
 		}
 	}
 	if errno := c.tr.flush(); errno != 0 {
-		ev.writeFailed(cn, errnoKind(errno))
+		c.ev.writeFailed(cn, errnoKind(errno))
 	}
 }
 

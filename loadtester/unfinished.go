@@ -34,7 +34,7 @@ func (c *collector) accountTails() {
 		return h
 	}
 	for _, t := range c.r.threads {
-		tl := &t.win.tail
+		tl := &t.acct.win.tail
 		c.warmUnfinished += tl.warmUnfinished
 		c.warmDropped += tl.warmDropped
 		c.scheduled += tl.scheduled
@@ -46,14 +46,14 @@ func (c *collector) accountTails() {
 			c.intervals[i].Unfinished++
 			c.unfinished++
 			c.recordBound(tl.endNs-p.due, 1, ivHist(i))
-			if b := &t.books; b.svc != nil {
+			if b := &t.acct.books; b.svc != nil {
 				b.svc.RecordValue(tl.endNs - p.sent)
 			}
 			c.kindBound(p.kind, tl.endNs-p.due, tl.endNs-p.sent, 1, true)
-			if t.sb != nil {
-				c.stageBound(t.stageOf(p.due), tl.endNs-p.due, 1, true)
+			if t.acct.sb != nil {
+				c.stageBound(t.acct.stageOf(p.due), tl.endNs-p.due, 1, true)
 			}
-			if s := t.books.samples; s != nil {
+			if s := t.acct.books.samples; s != nil {
 				s.add(sample{start: p.due, latency: tl.endNs - p.due, errKind: sampleUnfinished, kind: p.kind})
 			}
 		}
@@ -71,7 +71,7 @@ func (c *collector) accountTails() {
 
 // accountDropped records a thread's dropped requests, interval by interval.
 func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.Histogram) {
-	tl, p, samples := &t.win.tail, &t.pace, t.books.samples
+	tl, p, samples := &t.acct.win.tail, &t.pace, t.acct.books.samples
 	for k := tl.dropFrom; k < tl.dropTo; {
 		i := c.intervalOf(p.dueAt(k))
 		end := tl.dropTo
@@ -79,10 +79,10 @@ func (c *collector) accountDropped(t *netThread, ivHist func(int) *hdrhistogram.
 			end = min(end, max(p.firstDueAtOrAfter(c.ivRecs[i].endNs), k+1))
 		}
 		stage := -1
-		if t.sb != nil { // a run of drops stays within one stage too
-			stage = t.stageOf(p.dueAt(k))
-			if stage+1 < len(t.sb) {
-				end = min(end, max(p.firstDueAtOrAfter(t.stageEndAbs(stage)), k+1))
+		if t.acct.sb != nil { // a run of drops stays within one stage too
+			stage = t.acct.stageOf(p.dueAt(k))
+			if stage+1 < len(t.acct.sb) {
+				end = min(end, max(p.firstDueAtOrAfter(t.acct.stageEndAbs(stage)), k+1))
 			}
 		}
 		n := end - k

@@ -55,7 +55,7 @@ type pending struct {
 // closeWindow runs on every loop turn at or after the window's end. The
 // first closes the window; the last, once the drain is over, finishes.
 func (t *netThread) closeWindow(now int64) {
-	w := &t.win
+	w := &t.acct.win
 	if !w.closing {
 		w.closing = true
 		w.drainEnd = w.closeAt + w.drainFor
@@ -76,7 +76,7 @@ func (t *netThread) anyInFlight() bool {
 
 // finish counts what never finished and ends the loop.
 func (t *netThread) finish(now int64) {
-	w := &t.win
+	w := &t.acct.win
 	w.closing = true
 	w.tail.endNs = now
 	for _, c := range t.conns {
