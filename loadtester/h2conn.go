@@ -45,6 +45,7 @@ const (
 type h2Conn struct {
 	fr      *http2.Framer // writes the client's frames into out
 	in      h2FrameReader // reads the server's
+	frame   h2InFrame     // the frame being handled
 	out     bytes.Buffer  // frames written, for the next write
 	dec     *hpack.Decoder
 	hb      headerBlock // the response header block being read (h2headers.go)
@@ -219,13 +220,12 @@ func (h *h2Conn) consume(ev connEvents, c *conn, data []byte, now int64) bool {
 		if !ok {
 			break
 		}
-		f, err := h.in.read(data[:total])
-		if err != nil {
+		if err := h.in.read(data[:total], &h.frame); err != nil {
 			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		data = data[total:]
-		if !h.h2Frame(c, &f, now) {
+		if !h.h2Frame(c, &h.frame, now) {
 			return false
 		}
 	}

@@ -102,27 +102,24 @@ type h2FrameReader struct {
 	block uint32 // the stream whose header block awaits a CONTINUATION (0: none)
 }
 
-// read reads the one whole frame in p (as h2FrameSpan cut it).
-func (r *h2FrameReader) read(p []byte) (h2InFrame, error) {
+// read reads the one whole frame in p (as h2FrameSpan cut it) into f
+// (filled in place: the hot path copies no frame around).
+func (r *h2FrameReader) read(p []byte, f *h2InFrame) error {
 	if len(p) < 9 {
-		return h2InFrame{}, errH2FrameShort
+		return errH2FrameShort
 	}
 	length := uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
 	if length > h2MaxFrame {
-		return h2InFrame{}, errH2FrameTooLarge
+		return errH2FrameTooLarge
 	}
 	if int(length) != len(p)-9 {
-		return h2InFrame{}, errH2FrameShort
+		return errH2FrameShort
 	}
-	f := h2InFrame{typ: http2.FrameType(p[3]), flags: p[4], stream: binary.BigEndian.Uint32(p[5:]) & (1<<31 - 1),
-		length: length, body: p[9:]}
-	if err := r.order(&f); err != nil {
-		return h2InFrame{}, err
+	f.typ, f.flags, f.stream, f.length, f.body = http2.FrameType(p[3]), p[4], binary.BigEndian.Uint32(p[5:])&(1<<31-1), length, p[9:]
+	if err := r.order(f); err != nil {
+		return err
 	}
-	if err := f.check(); err != nil {
-		return h2InFrame{}, err
-	}
-	return f, nil
+	return f.check()
 }
 
 // order holds a header block together: once a HEADERS or CONTINUATION
@@ -221,8 +218,11 @@ func (f *h2InFrame) checkFixed(stream bool, length int) error {
 // stream) after its optional pad length; the body keeps what is between
 // them and the padding.
 func (f *h2InFrame) checkPadded(padded bool, skip int) error {
-	if err := f.needStream(true); err != nil {
-		return err
+	if f.stream == 0 {
+		return errH2StreamZero
+	}
+	if !padded && skip == 0 { // most frames: the body is the payload
+		return nil
 	}
 	pad := 0
 	if padded {

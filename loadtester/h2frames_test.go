@@ -137,7 +137,8 @@ func FuzzH2FrameReader(f *testing.F) {
 		var r h2FrameReader
 		x := newFramerLike()
 		for i, p := range compactFrames(data) {
-			g, gerr := r.read(p)
+			var g h2InFrame
+			gerr := r.read(p, &g)
 			xf, xerr := x.read(p)
 			if (gerr != nil) != (xerr != nil) {
 				t.Fatalf("frame %d %x: reader says %v, Framer %v", i, p, gerr, xerr)
@@ -203,14 +204,14 @@ func TestH2FrameReaderRejects(t *testing.T) {
 			var r h2FrameReader
 			x := newFramerLike()
 			for _, p := range tc.before {
-				if _, err := r.read(p); err != nil {
+				if err := r.read(p, new(h2InFrame)); err != nil {
 					t.Fatalf("reader rejects %x: %v", p, err)
 				}
 				if _, err := x.read(p); err != nil {
 					t.Fatalf("Framer rejects %x: %v", p, err)
 				}
 			}
-			if _, err := r.read(tc.frame); !errors.Is(err, tc.want) {
+			if err := r.read(tc.frame, new(h2InFrame)); !errors.Is(err, tc.want) {
 				t.Errorf("reader: %v, want %v", err, tc.want)
 			}
 			if _, err := x.read(tc.frame); err == nil {
@@ -258,8 +259,8 @@ func TestH2FrameReaderReads(t *testing.T) {
 			tc.write()
 			p := bytes.Clone(out.Bytes())
 			var r h2FrameReader
-			g, err := r.read(p)
-			if err != nil {
+			var g h2InFrame
+			if err := r.read(p, &g); err != nil {
 				t.Fatal(err)
 			}
 			xf, err := newFramerLike().read(p)
@@ -284,9 +285,10 @@ func TestH2FrameReaderAllocatesNothing(t *testing.T) {
 		rawFrame(http2.FramePing, 0, 0, make([]byte, 7)),
 	}
 	var r h2FrameReader
+	var f h2InFrame
 	if n := testing.AllocsPerRun(100, func() {
 		for _, p := range frames {
-			r.read(p)
+			r.read(p, &f)
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocations a run", n)
