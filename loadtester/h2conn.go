@@ -15,10 +15,10 @@ import (
 )
 
 // HTTP/2 (--http2): h2 over TLS by ALPN, h2c by prior knowledge on
-// plaintext. Framing and HPACK are golang.org/x/net/http2's Framer and
-// hpack; this file gathers whole frames for the Framer (the loop's reads
-// end anywhere), one at a time, and maps streams to the connection's
-// ring. Response header blocks are h2headers.go's; what the client sends,
+// plaintext. The server's frames are read in place (h2frames.go), the
+// client's written by golang.org/x/net/http2's Framer, and HPACK is its
+// hpack; this file gathers whole frames (the loop's reads end anywhere),
+// reads them one at a time, and maps streams to the connection's ring. Response header blocks are h2headers.go's; what the client sends,
 // within the server's windows and SETTINGS, is h2send.go's; the requests
 // themselves, static or rendered, h2render.go's.
 //
@@ -43,9 +43,10 @@ const (
 
 // h2Conn is a connection's HTTP/2 state.
 type h2Conn struct {
-	fr      *http2.Framer
-	rd      bytes.Reader // the one frame ReadFrame is given
-	out     bytes.Buffer // frames written, for the next write
+	fr      *http2.Framer // writes the client's frames into out
+	in      h2FrameReader // reads the server's
+	frame   h2InFrame     // the frame being handled
+	out     bytes.Buffer  // frames written, for the next write
 	dec     *hpack.Decoder
 	hb      headerBlock // the response header block being read (h2headers.go)
 	done    []bool      // ring: the stream ended (recorded or failed), not yet passed by the head
@@ -81,8 +82,7 @@ func newH2Conn(ring int, needs check.Needs) *h2Conn {
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
 	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring, send: newH2Send(ring),
 		keepHead: needs.Header, keepBody: needs.Body, heads: make([][]byte, ring), bodies: make([][]byte, ring)}
-	h.fr = http2.NewFramer(&h.out, &h.rd)
-	h.fr.SetReuseFrames()
+	h.fr = http2.NewFramer(&h.out, nil)
 	h.dec = newH2Decoder(&h.hb, needs.Header)
 	return h
 }
@@ -220,14 +220,12 @@ func (h *h2Conn) consume(ev connEvents, c *conn, data []byte, now int64) bool {
 		if !ok {
 			break
 		}
-		h.rd.Reset(data[:total])
-		f, err := h.fr.ReadFrame()
-		if err != nil {
+		if err := h.in.read(data[:total], &h.frame); err != nil {
 			h.ev.failConn(c, now, errParse)
 			return false
 		}
 		data = data[total:]
-		if !h.h2Frame(c, f, now) {
+		if !h.h2Frame(c, &h.frame, now) {
 			return false
 		}
 	}
@@ -270,61 +268,76 @@ func h2FrameSpan(data []byte) (total int, ok bool) {
 
 // h2Frame handles one frame from the server; false means the connection
 // closed.
-func (h *h2Conn) h2Frame(c *conn, f http2.Frame, now int64) bool {
-	switch f := f.(type) {
-	case *http2.HeadersFrame:
+func (h *h2Conn) h2Frame(c *conn, f *h2InFrame, now int64) bool {
+	switch f.typ {
+	case http2.FrameHeaders:
 		return h.h2HeadersFrame(c, f, now)
-	case *http2.ContinuationFrame: // the Framer checks it follows its HEADERS
-		return h.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
-	case *http2.DataFrame:
-		if h.unacked += int64(f.Length); h.unacked >= h2WindowRefill {
-			h.fr.WriteWindowUpdate(0, uint32(h.unacked))
-			h.unacked = 0
-		}
-		i, st := h.h2Entry(c, f.StreamID)
-		switch st {
-		case streamIdle:
-			h.ev.failConn(c, now, errParse)
-			return false
-		case streamOpen:
-			if h.keepBody {
-				h.keepData(i, f.Data())
-			}
-			if f.StreamEnded() {
-				h.h2End(c, i, now)
-			}
-		}
-	case *http2.RSTStreamFrame:
-		if i, st := h.h2Entry(c, f.StreamID); st == streamOpen {
+	case http2.FrameContinuation: // the reader checks it follows its HEADERS
+		return h.h2Fragment(c, f.body, f.endHeaders(), now)
+	case http2.FrameData:
+		return h.h2Data(c, f, now)
+	case http2.FrameRSTStream:
+		if i, st := h.h2Entry(c, f.stream); st == streamOpen {
 			h.h2Fail(c, i, now, errReset)
 		}
-	case *http2.SettingsFrame:
-		if f.IsAck() {
+	case http2.FrameSettings:
+		if f.ack() {
 			return true
 		}
 		return h.h2Settings(c, f, now)
-	case *http2.WindowUpdateFrame:
-		return h.h2WindowUpdate(c, f, now)
-	case *http2.PingFrame:
-		if !f.IsAck() {
-			h.fr.WritePing(true, f.Data)
+	case http2.FrameWindowUpdate:
+		return h.h2WindowUpdate(c, f.stream, f.increment(), now)
+	case http2.FramePing:
+		if !f.ack() {
+			h.fr.WritePing(true, f.pingData())
 		}
-	case *http2.GoAwayFrame:
-		c.noNew = true // no new stream on this connection (topUp, hasRoom)
-		// From the newest down: failing the head moves it past the done
-		// entries above, which must all be done by then.
-		for n := c.sent - 1; n >= c.sent-c.inflight; n-- {
-			if id := uint32(2*n + 1); id > f.LastStreamID {
-				if i := n & c.mask; !h.done[i] {
-					h.h2Fail(c, i, now, errEOF) // never processed: the server says so
-				}
-			}
-		}
-	case *http2.PushPromiseFrame:
+	case http2.FrameGoAway:
+		last, _ := f.goAway()
+		h.h2GoAway(c, last, now)
+	case http2.FramePushPromise:
 		h.ev.failConn(c, now, errParse) // push is off (our SETTINGS)
 		return false
 	}
 	return true
+}
+
+// h2Data handles a DATA frame: flow control, the body's bytes for the
+// checks, the stream's end; false means the connection closed (a frame on
+// a stream never opened).
+func (h *h2Conn) h2Data(c *conn, f *h2InFrame, now int64) bool {
+	if h.unacked += int64(f.length); h.unacked >= h2WindowRefill {
+		h.fr.WriteWindowUpdate(0, uint32(h.unacked))
+		h.unacked = 0
+	}
+	i, st := h.h2Entry(c, f.stream)
+	switch st {
+	case streamIdle:
+		h.ev.failConn(c, now, errParse)
+		return false
+	case streamOpen:
+		if h.keepBody {
+			h.keepData(i, f.body)
+		}
+		if f.endStream() {
+			h.h2End(c, i, now)
+		}
+	}
+	return true
+}
+
+// h2GoAway: no new stream on this connection (topUp, hasRoom), and the
+// streams past last failed: the server never processed them.
+func (h *h2Conn) h2GoAway(c *conn, last uint32, now int64) {
+	c.noNew = true
+	// From the newest down: failing the head moves it past the done
+	// entries above, which must all be done by then.
+	for n := c.sent - 1; n >= c.sent-c.inflight; n-- {
+		if id := uint32(2*n + 1); id > last {
+			if i := n & c.mask; !h.done[i] {
+				h.h2Fail(c, i, now, errEOF)
+			}
+		}
+	}
 }
 
 // h2Preflight checks, before any load, that the target speaks HTTP/2:

@@ -11,7 +11,7 @@ import (
 
 // Response header blocks (RFC 9113 §4.3, §6.2, §6.10): a HEADERS frame
 // and any number of CONTINUATION frames, each handled as it arrives (the
-// Framer checks that nothing comes between them). The block is decoded
+// frame reader checks that nothing comes between them: h2frames.go). The block is decoded
 // fragment by fragment into the connection's one HPACK decoder, keeping
 // only :status and the size of the header list.
 //
@@ -71,9 +71,9 @@ func newH2Decoder(hb *headerBlock, keepHead bool) *hpack.Decoder {
 }
 
 // h2HeadersFrame starts a header block.
-func (h *h2Conn) h2HeadersFrame(c *conn, f *http2.HeadersFrame, now int64) bool {
-	h.hb = headerBlock{stream: f.StreamID, ends: f.StreamEnded(), lines: h.hb.lines[:0]}
-	return h.h2Fragment(c, f.HeaderBlockFragment(), f.HeadersEnded(), now)
+func (h *h2Conn) h2HeadersFrame(c *conn, f *h2InFrame, now int64) bool {
+	h.hb = headerBlock{stream: f.stream, ends: f.endStream(), lines: h.hb.lines[:0]}
+	return h.h2Fragment(c, f.body, f.endHeaders(), now)
 }
 
 // h2Fragment decodes one fragment of the block; end: the block is whole.

@@ -131,10 +131,10 @@ func (h *h2Conn) h2WriteWaiting(c *conn) {
 // h2WindowUpdate adds a server's WINDOW_UPDATE to its window; false means
 // the connection closed. A window past 2^31-1 is a flow-control error:
 // the connection's fails the connection, a stream's the stream.
-func (h *h2Conn) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) bool {
+func (h *h2Conn) h2WindowUpdate(c *conn, stream, increment uint32, now int64) bool {
 	s := &h.send
-	inc := int64(f.Increment)
-	if f.StreamID == 0 {
+	inc := int64(increment)
+	if stream == 0 {
 		if s.connWin += inc; s.connWin > h2MaxWindow {
 			h.ev.failConn(c, now, errParse)
 			return false
@@ -142,7 +142,7 @@ func (h *h2Conn) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) 
 		h.h2WriteWaiting(c)
 		return true
 	}
-	i, st := h.h2Entry(c, f.StreamID)
+	i, st := h.h2Entry(c, stream)
 	switch st {
 	case streamIdle:
 		h.ev.failConn(c, now, errParse)
@@ -151,7 +151,7 @@ func (h *h2Conn) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) 
 		return true
 	}
 	if s.win[i] += inc; s.win[i] > h2MaxWindow {
-		h.fr.WriteRSTStream(f.StreamID, http2.ErrCodeFlowControl)
+		h.fr.WriteRSTStream(stream, http2.ErrCodeFlowControl)
 		h.h2Fail(c, i, now, errParse)
 		return true
 	}
@@ -163,15 +163,16 @@ func (h *h2Conn) h2WindowUpdate(c *conn, f *http2.WindowUpdateFrame, now int64) 
 
 // h2Settings applies the server's SETTINGS and acknowledges them before
 // any DATA they allow; false means the connection closed.
-func (h *h2Conn) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool {
+func (h *h2Conn) h2Settings(c *conn, f *h2InFrame, now int64) bool {
 	if h.max == 0 {
 		h.max = h.ring
 	}
 	ok := true
-	f.ForeachSetting(func(st http2.Setting) error {
+	for n := range f.settings() {
+		st := f.setting(n)
 		if st.Valid() != nil {
 			ok = false
-			return nil
+			continue
 		}
 		switch st.ID {
 		case http2.SettingMaxConcurrentStreams:
@@ -183,8 +184,7 @@ func (h *h2Conn) h2Settings(c *conn, f *http2.SettingsFrame, now int64) bool {
 		case http2.SettingMaxHeaderListSize:
 			h.maxList = st.Val
 		}
-		return nil
-	})
+	}
 	if !ok {
 		h.ev.failConn(c, now, errParse)
 		return false

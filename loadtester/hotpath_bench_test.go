@@ -20,7 +20,7 @@ import (
 
 // newBenchThread is a thread on cfg with one connection over a socket
 // pair, up; the peer's end is returned.
-func newBenchThread(b *testing.B, cfg Config) (*netThread, *conn, int) {
+func newBenchThread(b testing.TB, cfg Config) (*netThread, *conn, int) {
 	b.Helper()
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
@@ -94,9 +94,17 @@ func BenchmarkHotPathHTTP1(b *testing.B) {
 }
 
 func BenchmarkHotPathH2(b *testing.B) {
+	th, c, peer, k, answer := newH2HotPath(b)
+	hotPathTurns(b, th, c, peer, k, func(int) []byte { return answer(k) })
+}
+
+// newH2HotPath is a thread with one h2 connection, 10 streams deep, past
+// the server's SETTINGS and its first answers: each turn from now on
+// answers k streams (answer(k): their HEADERS and DATA frames).
+func newH2HotPath(tb testing.TB) (th *netThread, c *conn, peer, k int, answer func(k int) []byte) {
 	cfg := DefaultConfig()
 	cfg.HTTP2, cfg.Streams, cfg.Pipeline = true, 10, 10 // as a run sets Pipeline from Streams
-	th, c, peer := newBenchThread(b, cfg)
+	th, c, peer = newBenchThread(tb, cfg)
 	var out, block bytes.Buffer
 	fr := http2.NewFramer(&out, nil)
 	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 100})
@@ -104,7 +112,7 @@ func BenchmarkHotPathH2(b *testing.B) {
 	th.onReadable(c) // the server's SETTINGS: the first streams go out
 	hpack.NewEncoder(&block).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
 	id := uint32(1)
-	answer := func(k int) []byte {
+	answer = func(k int) []byte {
 		out.Reset()
 		for range k {
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true})
@@ -113,11 +121,33 @@ func BenchmarkHotPathH2(b *testing.B) {
 		}
 		return out.Bytes()
 	}
-	k := c.inflight / 2
+	k = c.inflight / 2
 	if k == 0 {
-		b.Fatalf("%d streams in flight after the server's SETTINGS", c.inflight)
+		tb.Fatalf("%d streams in flight after the server's SETTINGS", c.inflight)
 	}
 	unix.Write(peer, answer(c.inflight-k))
 	th.onReadable(c)
-	hotPathTurns(b, th, c, peer, k, func(int) []byte { return answer(k) })
+	return th, c, peer, k, answer
+}
+
+// TestH2HotPathAllocatesNothing: a turn of the h2 hot path (k responses
+// read, their streams' successors sent) allocates nothing once warm.
+func TestH2HotPathAllocatesNothing(t *testing.T) {
+	th, c, peer, k, answer := newH2HotPath(t)
+	buf := make([]byte, 1<<20)
+	turn := func() {
+		unix.Read(peer, buf)
+		unix.Write(peer, answer(k))
+		th.onReadable(c)
+	}
+	for range 10 { // the rings' buffers grow to their size
+		turn()
+	}
+	received := c.received
+	if n := testing.AllocsPerRun(100, turn); n != 0 {
+		t.Errorf("%v allocations a turn of %d responses", n, k)
+	}
+	if c.state != connActive || c.received != received+101*k {
+		t.Fatalf("state %v, %d answered in 101 turns of %d", c.state, c.received-received, k)
+	}
 }
