@@ -25,6 +25,7 @@ type h2Server struct {
 	url            string
 	h2, other      atomic.Int64
 	open, mostOpen atomic.Int64
+	conns          atomic.Int64 // connections accepted
 	handle         func(w http.ResponseWriter, r *http.Request) // nil: "ok" after 0..1ms
 	maxStreams     uint32
 	tls, noH2      bool
@@ -51,6 +52,11 @@ func startH2Server(t *testing.T, s *h2Server) *h2Server {
 	})
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
 	srv.Config.Protocols = new(http.Protocols)
 	srv.Config.Protocols.SetHTTP1(true)
 	srv.Config.Protocols.SetHTTP2(s.tls && !s.noH2)
@@ -134,6 +140,26 @@ func TestHTTP2Run(t *testing.T) {
 				t.Errorf("%d requests open at once at the server, want at most %d", most, cfg.Streams*cfg.Concurrency)
 			}
 		})
+	}
+}
+
+// A connection whose stream identifiers run out (2^30 streams: the last
+// odd 31-bit identifier) opens no new stream, is retired once its streams
+// end, and a fresh connection goes on (RFC 9113 §5.1.1); here it runs out
+// after 5 streams. Nothing is lost or failed on the way.
+func TestHTTP2StreamIDsRunOut(t *testing.T) {
+	defer func(n int) { h2StreamIDs = n }(h2StreamIDs)
+	h2StreamIDs = 5
+	s := startH2Server(t, &h2Server{})
+	cfg := h2Config(t, s)
+	cfg.Concurrency, cfg.Streams = 1, 2
+	_, res, out := runJudged(t, cfg, "")
+	checkAccounting(t, res)
+	if res.Answered < 20 || res.Errors != 0 || res.Unfinished+res.Dropped != 0 {
+		t.Fatalf("answered %d, errors %v, unfinished %d, dropped %d\n%s", res.Answered, res.ErrorsByKind, res.Unfinished, res.Dropped, out)
+	}
+	if n := s.conns.Load(); n < res.Answered/5 {
+		t.Errorf("%d connections for %d answered: want a new one at least every 5 streams", n, res.Answered)
 	}
 }
 

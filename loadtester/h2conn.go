@@ -41,6 +41,13 @@ const (
 	h2MaxPartial   = 32 << 10 // bytes of an incomplete frame kept between reads (one frame: at most 9 + h2MaxFrame)
 )
 
+// h2StreamIDs is how many streams a client may open on one connection:
+// its identifiers are the odd ones of 31 bits, 1 to 2^31-1 (RFC 9113
+// §5.1.1). A connection that used them all opens no new stream and is
+// retired once its streams end; a fresh connection goes on. A variable so
+// a test can run out of them in a few requests.
+var h2StreamIDs = 1 << 30
+
 // h2Conn is a connection's HTTP/2 state.
 type h2Conn struct {
 	fr      *http2.Framer // writes the client's frames into out
@@ -53,6 +60,7 @@ type h2Conn struct {
 	final   []uint16    // ring: the stream's final status
 	open    int         // streams open
 	max     int         // streams the server allows: 0 until its first SETTINGS, then its SETTINGS_MAX_CONCURRENT_STREAMS (at most the ring's size)
+	idsLeft int         // stream identifiers not yet used (h2StreamIDs)
 	ring    int
 	unacked int64  // connection bytes received since the last WINDOW_UPDATE
 	send    h2Send // what the server's windows and SETTINGS allow (h2send.go)
@@ -81,7 +89,8 @@ func newH2Conn(ring int, needs check.Needs) *h2Conn {
 	// No stream before the server's SETTINGS: streams past its limit would
 	// be refused (RST_STREAM), and it sends its SETTINGS first thing.
 	h := &h2Conn{done: make([]bool, ring), final: make([]uint16, ring), ring: ring, send: newH2Send(ring),
-		keepHead: needs.Header, keepBody: needs.Body, heads: make([][]byte, ring), bodies: make([][]byte, ring)}
+		keepHead: needs.Header, keepBody: needs.Body, heads: make([][]byte, ring), bodies: make([][]byte, ring),
+		idsLeft: h2StreamIDs}
 	h.fr = http2.NewFramer(&h.out, nil)
 	h.dec = newH2Decoder(&h.hb, needs.Header)
 	return h
@@ -99,7 +108,7 @@ func (h *h2Conn) writePreface() {
 }
 
 // room is how many more streams the server allows now.
-func (h *h2Conn) room() int { return h.max - h.open }
+func (h *h2Conn) room() int { return min(h.max-h.open, h.idsLeft) }
 
 // HTTP/2 behind the protocol seam (protocol.go): an h2Conn is its
 // connection's protocol.
@@ -243,7 +252,7 @@ func (h *h2Conn) consume(ev connEvents, c *conn, data []byte, now int64) bool {
 			return false
 		}
 	}
-	if h.open == 0 && (c.noNew || c.quota > 0 && c.sent >= c.quota) { // GOAWAY, or the quota sent and answered
+	if h.open == 0 && (c.noNew || c.quota > 0 && c.sent >= c.quota || h.idsLeft == 0) { // GOAWAY, the quota or the stream identifiers used up, and answered
 		h.ev.retire(c, now)
 		return false
 	}

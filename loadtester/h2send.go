@@ -56,6 +56,7 @@ func newH2Send(ring int) h2Send {
 // reports whether some of the body waits for a window (then body must
 // stay as it is, or be kept: keepWaiting).
 func (h *h2Conn) writeRequest(i int, id uint32, block, body []byte) bool {
+	h.idsLeft--
 	h.writeBlock(id, block, len(body) == 0)
 	s := &h.send
 	s.ids[i], s.win[i], s.sent[i], s.body[i] = id, s.initWin, 0, body
