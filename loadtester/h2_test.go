@@ -25,7 +25,7 @@ type h2Server struct {
 	url            string
 	h2, other      atomic.Int64
 	open, mostOpen atomic.Int64
-	conns          atomic.Int64 // connections accepted
+	conns          atomic.Int64                                 // connections accepted
 	handle         func(w http.ResponseWriter, r *http.Request) // nil: "ok" after 0..1ms
 	maxStreams     uint32
 	tls, noH2      bool
