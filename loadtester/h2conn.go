@@ -56,6 +56,7 @@ type h2Conn struct {
 	out     bytes.Buffer  // frames written, for the next write
 	dec     *hpack.Decoder
 	hb      headerBlock // the response header block being read (h2headers.go)
+	memo    h2BlockMemo // the last block decoded, while it left the table alone (h2blockmemo.go)
 	done    []bool      // ring: the stream ended (recorded or failed), not yet passed by the head
 	final   []uint16    // ring: the stream's final status
 	open    int         // streams open

@@ -72,6 +72,11 @@ func newH2Decoder(hb *headerBlock, keepHead bool) *hpack.Decoder {
 // h2HeadersFrame starts a header block.
 func (h *h2Conn) h2HeadersFrame(c *conn, f *h2InFrame, now int64) bool {
 	h.hb = headerBlock{stream: f.stream, ends: f.endStream(), lines: h.hb.lines[:0]}
+	if f.endHeaders() && h.memo.hit(f.body) {
+		h.memo.restore(&h.hb)
+		return h.h2Headers(c, now)
+	}
+	h.memo.forget()
 	return h.h2Fragment(c, f.body, f.endHeaders(), now)
 }
 
@@ -96,6 +101,9 @@ func (h *h2Conn) h2Fragment(c *conn, frag []byte, end bool, now int64) bool {
 	if err := h.dec.Close(); err != nil {
 		h.ev.failConn(c, now, decodeErrorKind(err))
 		return false
+	}
+	if h.hb.bytes == len(frag) { // the whole block came in its HEADERS frame
+		h.memo.remember(frag, &h.hb)
 	}
 	return h.h2Headers(c, now)
 }
