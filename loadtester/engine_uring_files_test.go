@@ -47,6 +47,39 @@ func TestUringClosedConnectionLeavesNoFileInItsSlot(t *testing.T) {
 	}
 }
 
+// Where the kernel gave no file table, or the connection's slot lies past
+// it, the connection's operations name its descriptor, and it works the
+// same: its requests go out, and closing it closes its socket.
+func TestUringConnectionWithoutFileSlotUsesItsDescriptor(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files uint32 // the table's size as the engine sees it
+	}{
+		{"no table", 0},
+		{"slot past the table", 1}, // slot 0 is the harness's connection
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			th, e, _ := newUringTestThread(t)
+			e.files = tt.files
+			fd, peer := socketPair(t)
+			c := adoptUp(t, th, e, fd)
+			if c.fileFlags != 0 || c.file != int32(fd) {
+				t.Fatalf("connection in slot %d names file %d, flags %#x: want its descriptor %d", c.slot, c.file, c.fileFlags, fd)
+			}
+			got := make([]byte, 4)
+			turnUntil(t, e, "the peer to read the first request", func() bool {
+				n, _ := unix.Read(peer, got)
+				return n > 0
+			})
+			th.closeConn(c, false)
+			turnUntil(t, e, "the peer to read its end of stream", func() bool {
+				n, err := unix.Read(peer, got)
+				return n == 0 && err == nil
+			})
+		})
+	}
+}
+
 // adoptUp adopts fd on th and brings it up as its connect's completion
 // would.
 func adoptUp(t *testing.T, th *netThread, e *uringEngine, fd int) *conn {
