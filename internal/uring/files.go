@@ -15,6 +15,14 @@ import (
 // SQEFixedFile names an index in the ring's own file table instead, which
 // holds its reference for as long as the slot is set. The same goes for
 // io_uring_enter on the ring's own descriptor (RegisterRingFd).
+//
+// These registrations are raw system calls: none of them blocks, and a
+// loop locked to its thread that makes them (one per connection it
+// adopts or closes) keeps its P through them, as through its raw
+// io_uring_enter (SetRawEnter). Through the scheduler's system-call
+// bookkeeping, a thread descheduled inside the call on a busy machine
+// could find its P given away on return and wait for one while its
+// connections and schedule wait too.
 
 // SQEFixedFile (IOSQE_FIXED_FILE): the SQE's Fd is an index in the ring's
 // registered file table (RegisterFilesSparse, UpdateFile), not a
@@ -61,7 +69,7 @@ type rsrcUpdate struct {
 // the submitting thread once the ring is enabled.
 func (r *Ring) RegisterFilesSparse(n uint32) error {
 	reg := rsrcRegister{nr: n, flags: rsrcRegisterSparse}
-	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFiles2,
+	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFiles2,
 		uintptr(unsafe.Pointer(&reg)), unsafe.Sizeof(reg), 0, 0)
 	if errno != 0 {
 		return fmt.Errorf("register a file table of %d slots: %w", n, errno)
@@ -77,7 +85,7 @@ func (r *Ring) RegisterFilesSparse(n uint32) error {
 func (r *Ring) UpdateFile(index uint32, fd int) error {
 	fds := [1]int32{int32(fd)}
 	up := filesUpdate{offset: index, fds: uint64(uintptr(unsafe.Pointer(&fds[0])))}
-	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFilesUpdate,
+	n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFilesUpdate,
 		uintptr(unsafe.Pointer(&up)), 1, 0, 0)
 	if errno != 0 {
 		return fmt.Errorf("set file slot %d to descriptor %d: %w", index, fd, errno)
@@ -98,7 +106,7 @@ func (r *Ring) UpdateFile(index uint32, fd int) error {
 // thread).
 func (r *Ring) RegisterRingFd() error {
 	up := rsrcUpdate{offset: ^uint32(0), data: uint64(r.fd)} // offset -1: any free registration
-	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerRingFds,
+	n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerRingFds,
 		uintptr(unsafe.Pointer(&up)), 1, 0, 0)
 	if errno != 0 {
 		return fmt.Errorf("register the ring's descriptor: %w", errno)
@@ -118,7 +126,7 @@ func (r *Ring) unregisterRingFd() error {
 	}
 	up := rsrcUpdate{offset: uint32(r.enterFd)}
 	r.enterFd, r.enterFlags = r.fd, 0
-	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), unregisterRingFds,
+	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), unregisterRingFds,
 		uintptr(unsafe.Pointer(&up)), 1, 0, 0)
 	if errno != 0 {
 		return fmt.Errorf("unregister the ring's descriptor: %w", errno)
