@@ -13,6 +13,9 @@
 # of the CPU. With SYSCALLS=1, one more run per engine and
 # mode under `strace -c -f` gives system calls per answered request
 # (strace slows the run: its CPU figures are not used).
+# With BEFORE_REF=<git ref>, the two contenders are instead one engine
+# (ENGINE, default io_uring) in two builds: "before", load_tester built at
+# the ref, and "after", the working tree's; the last column is after/before.
 #
 # Usage: scripts/compare_engines.sh [ROUNDS] [SECONDS] [RATE]
 #   ROUNDS   interleaved rounds (default 5)
@@ -36,6 +39,16 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$ROOT" && go build -trimpath -o "$WORK/lt" ./cmd/load_tester && go build -trimpath -o "$WORK/weaseldb" ./cmd/weaseldb)
+# contenders: NAME=BINARY:ENGINE, the first the reference of the ratio
+if [ -n "${BEFORE_REF:-}" ]; then
+    # shellcheck source=lib/build_ref.sh
+    . "$ROOT/scripts/lib/build_ref.sh"
+    build_at_ref "$BEFORE_REF" "$WORK/before_src" -trimpath -o "$WORK/lt_before" ./cmd/load_tester
+    echo "before: $(describe_ref "$BEFORE_REF"); after: $(describe_tree cmd loadtester internal); engine ${ENGINE:-io_uring}"
+    contenders=("before=$WORK/lt_before:${ENGINE:-io_uring}" "after=$WORK/lt:${ENGINE:-io_uring}")
+else
+    contenders=("epoll=$WORK/lt:epoll" "io_uring=$WORK/lt:io_uring")
+fi
 
 # shellcheck source=lib/cpus.sh
 . "$ROOT/scripts/lib/cpus.sh"
@@ -62,16 +75,18 @@ RUNS=$WORK/runs.jsonl
 : >"$RUNS"
 modes=(1 16 "r$RATE")
 for ((round = 1; round <= ROUNDS; round++)); do
-    engines=(epoll io_uring)
-    ((round % 2 == 0)) && engines=(io_uring epoll)
+    order=("${contenders[@]}")
+    ((round % 2 == 0)) && order=("${contenders[1]}" "${contenders[0]}")
     for mode in "${modes[@]}"; do
-        for eng in "${engines[@]}"; do
+        for contender in "${order[@]}"; do
+            name=${contender%%=*} bin=${contender#*=}
+            eng=${bin##*:} bin=${bin%:*}
             rm -f "$WORK/r.json"
             # shellcheck disable=SC2046
-            "${CLIENT_ON[@]}" /usr/bin/time -o "$WORK/time" -f '%w' "$WORK/lt" --port "$PORT" --concurrency $CONNS --network-threads 1 --warmup 0.5 \
+            "${CLIENT_ON[@]}" /usr/bin/time -o "$WORK/time" -f '%w' "$bin" --port "$PORT" --concurrency $CONNS --network-threads 1 --warmup 0.5 \
                 --duration "$SECS" --io-backend "$eng" $(args "$mode") --quiet --json "$WORK/r.json" >"$WORK/out" 2>&1 || true
-            [ -s "$WORK/r.json" ] || { echo "round $round $eng $mode: no result: $(tail -1 "$WORK/out")" >&2; continue; }
-            python3 - "$WORK/r.json" "$eng" "$mode" "$round" "$WORK/time" >>"$RUNS" <<'PY'
+            [ -s "$WORK/r.json" ] || { echo "round $round $name $mode: no result: $(tail -1 "$WORK/out")" >&2; continue; }
+            python3 - "$WORK/r.json" "$name" "$mode" "$round" "$WORK/time" >>"$RUNS" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 n = r["answered"] + ((r.get("warmup") or {}).get("answered", 0))
@@ -86,18 +101,25 @@ PY
     done
 done 2>&1
 
-python3 - "$RUNS" <<'PY'
+python3 - "$RUNS" "${contenders[0]%%=*}" "${contenders[1]%%=*}" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+first, second = sys.argv[2], sys.argv[3]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 print("\nmedians: CPU ns per request, context switches per request, p99 and service p99 (ns)")
 for mode in dict.fromkeys(r["mode"] for r in rows):
     # a run with no answers (the server or the machine stalled) has no CPU per request
     of = lambda eng, key: med([r[key] for r in rows if r["mode"] == mode and r["engine"] == eng and r["cpu_ns"] > 0])
-    e, u = of("epoll", "cpu_ns"), of("io_uring", "cpu_ns")
-    print("%-8s epoll %6.0f (%.3f cs, p99 %.0f, svc %.0f)  io_uring %6.0f (%.3f cs, p99 %.0f, svc %.0f)  io_uring/epoll %.3f" % (
-        mode, e, of("epoll", "cs"), of("epoll", "p99"), of("epoll", "svc99"),
-        u, of("io_uring", "cs"), of("io_uring", "p99"), of("io_uring", "svc99"), u / e if e else float("nan")))
+    e, u = of(first, "cpu_ns"), of(second, "cpu_ns")
+    # each round's ratio too: the two ran back to back, so drift cancels
+    rounds = {r["round"] for r in rows if r["mode"] == mode}
+    ratios = [b / a for n in rounds for a, b in [(
+        med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["round"] == n and r["engine"] == first and r["cpu_ns"] > 0]),
+        med([r["cpu_ns"] for r in rows if r["mode"] == mode and r["round"] == n and r["engine"] == second and r["cpu_ns"] > 0]))]
+        if a == a and b == b]
+    print("%-8s %s %6.0f (%.3f cs, p99 %.0f, svc %.0f)  %s %6.0f (%.3f cs, p99 %.0f, svc %.0f)  %s/%s %.3f (median of rounds' ratios %.3f)" % (
+        mode, first, e, of(first, "cs"), of(first, "p99"), of(first, "svc99"),
+        second, u, of(second, "cs"), of(second, "p99"), of(second, "svc99"), second, first, u / e if e else float("nan"), med(ratios)))
 PY
 
 if [ "${SYSCALLS:-0}" = 1 ]; then

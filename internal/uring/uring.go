@@ -2,7 +2,8 @@
 // completion queues mapped into this process, the operations an event loop
 // of network connections needs (multishot accept and receive into a
 // provided-buffer ring, poll, send, writev, shutdown, close, cancel, nop),
-// and submit-and-wait with a timeout.
+// submit-and-wait with a timeout, and registered files and ring descriptor
+// (files.go).
 //
 // It is hand-written on golang.org/x/sys/unix because the pure-Go io_uring
 // packages found (giouring, iouring-go) are unmaintained, and an event loop
@@ -163,6 +164,11 @@ type Ring struct {
 
 	// rawEnter: io_uring_enter is a raw system call (SetRawEnter).
 	rawEnter bool
+	// enterFd and enterFlags are what io_uring_enter names the ring by:
+	// its descriptor, or its registration with enterRegisteredRng
+	// (RegisterRingFd).
+	enterFd    int
+	enterFlags uint32
 }
 
 // SetRawEnter makes every io_uring_enter a raw system call, without the
@@ -201,7 +207,7 @@ func New(entries uint32, flags uint32) (*Ring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: io_uring_setup: %w", ErrUnsupported, err)
 	}
-	r := &Ring{fd: fd, flags: p.flags, features: p.features}
+	r := &Ring{fd: fd, flags: p.flags, features: p.features, enterFd: fd}
 	if err := r.mapRings(&p); err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -271,11 +277,13 @@ func (r *Ring) Features() uint32 { return r.features }
 func (r *Ring) Fd() int { return r.fd }
 
 // Close unmaps the rings and closes the descriptor; the kernel cancels
-// what is still in flight.
+// what is still in flight. A ring whose descriptor was registered
+// (RegisterRingFd) is closed from the registering thread.
 func (r *Ring) Close() error {
 	if r.fd < 0 {
 		return nil
 	}
+	r.unregisterRingFd() // an error leaves the registration to the thread's exit
 	unix.Munmap(r.sqeMem)
 	unix.Munmap(r.sqMem)
 	err := unix.Close(r.fd)
@@ -353,11 +361,11 @@ func (r *Ring) enter(minComplete uint32, flags uint32, timeout time.Duration) (i
 	var n uintptr
 	var errno unix.Errno
 	if r.rawEnter {
-		n, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete),
-			uintptr(flags), uintptr(argp), argsz)
+		n, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(toSubmit), uintptr(minComplete),
+			uintptr(flags|r.enterFlags), uintptr(argp), argsz)
 	} else {
-		n, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete),
-			uintptr(flags), uintptr(argp), argsz)
+		n, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(toSubmit), uintptr(minComplete),
+			uintptr(flags|r.enterFlags), uintptr(argp), argsz)
 	}
 	if errno != 0 {
 		if errno == unix.EINTR || errno == unix.ETIME || errno == unix.EBUSY {
