@@ -89,11 +89,6 @@ type uringConn struct {
 	sendOff  int    // how much of sendBuf the kernel took so far
 	sending  bool
 	awaiting bool // its bytes went out and no input came since: a response is due (uringEngine.awaiting)
-	// file and fileFlags are how its SQEs name its socket: its slot in
-	// the ring's registered file table with uring.SQEFixedFile, or its
-	// descriptor (0) where the table has no room (uring_files.go).
-	file      int32
-	fileFlags uint8
 }
 
 // uringEngine is a network thread's ring.
@@ -119,9 +114,6 @@ type uringEngine struct {
 	stamping bool
 	msg      unix.Msghdr
 	at       int64 // when the last wait's completions were reaped
-	// files is the size of the ring's registered file table (0: none, the
-	// kernel refused it), indexed by connection slot (uring_files.go).
-	files uint32
 }
 
 func newUringEngine(t *netThread) (*uringEngine, error) {
@@ -149,7 +141,6 @@ func (e *uringEngine) start() error {
 			return err
 		}
 	}
-	e.registerFiles()
 	e.armWake()
 	return nil
 }
@@ -206,9 +197,7 @@ func (e *uringEngine) flushSends() {
 }
 
 func (e *uringEngine) prepSend(c *conn) {
-	s := e.sqe()
-	s.PrepSend(int(c.file), c.sendBuf[c.sendOff:], uringData(uopSend, c.slot, c.gen))
-	s.Flags |= c.fileFlags
+	e.sqe().PrepSend(c.fd, c.sendBuf[c.sendOff:], uringData(uopSend, c.slot, c.gen))
 	e.expect++
 }
 
@@ -362,13 +351,11 @@ func (e *uringEngine) buried(ud uint64) {
 }
 
 func (e *uringEngine) armRecv(c *conn) {
-	s := e.sqe()
 	if e.stamps {
-		s.PrepRecvMsgMultishot(int(c.file), &e.msg, uringBgid, uringData(uopRecv, c.slot, c.gen))
+		e.sqe().PrepRecvMsgMultishot(c.fd, &e.msg, uringBgid, uringData(uopRecv, c.slot, c.gen))
 	} else {
-		s.PrepRecvMultishot(int(c.file), uringBgid, uringData(uopRecv, c.slot, c.gen))
+		e.sqe().PrepRecvMultishot(c.fd, uringBgid, uringData(uopRecv, c.slot, c.gen))
 	}
-	s.Flags |= c.fileFlags
 	c.recvOn = true
 }
 
@@ -378,10 +365,7 @@ func (e *uringEngine) add(c *conn) error {
 	if e.stamps { // refused: its reads come unstamped, timed as reaped
 		unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	}
-	e.adoptFile(c)
-	s := e.sqe()
-	s.PrepPollOnce(int(c.file), unix.POLLOUT, uringData(uopConnect, c.slot, c.gen))
-	s.Flags |= c.fileFlags
+	e.sqe().PrepPollOnce(c.fd, unix.POLLOUT, uringData(uopConnect, c.slot, c.gen))
 	c.polling = true
 	return nil
 }
@@ -410,7 +394,6 @@ func (e *uringEngine) remove(c *conn) {
 		e.bufs.Recycle(b.id, false)
 	}
 	c.rxq, c.rxHead, c.out = c.rxq[:0], 0, nil
-	e.dropFile(c)
 	unix.Close(c.fd)
 }
 
