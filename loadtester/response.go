@@ -59,7 +59,18 @@ type headerMemo struct {
 	close     bool
 	state     parseState
 	remaining int64
+	// misses counts the blocks in a row that differed from the one before;
+	// at memoMisses the memo rests for memoSkip responses (a server whose
+	// every block differs, a request id in it, would otherwise pay the
+	// comparison and the copy, about 200 instructions, for nothing).
+	misses uint8
+	skip   uint16
 }
+
+const (
+	memoMisses = 4
+	memoSkip   = 256
+)
 
 // maxMemoBlock bounds the header block kept: a longer one is parsed each
 // time (its copy and comparison would cost more than they save).
@@ -167,12 +178,18 @@ func (p *respParser) finishAtEOF() bool {
 // parseHeader parses a complete status line and header block at the start of
 // data, returning the bytes used (0: incomplete) and setting the body state.
 func (p *respParser) parseHeader(data []byte) (int, error) {
-	if m := &p.memo; len(m.block) > 0 && len(data) >= len(m.block) && bytes.Equal(data[:len(m.block)], m.block) {
+	m := &p.memo
+	if m.skip > 0 { // the blocks kept changing: parse without the memo for a while
+		m.skip--
+		return p.parseHeaderLines(data)
+	}
+	if len(m.block) > 0 && len(data) >= len(m.block) && bytes.Equal(data[:len(m.block)], m.block) {
 		p.status, p.close, p.state, p.remaining = m.status, m.close, m.state, m.remaining
 		p.body = p.body[:0]
 		if p.keepHead {
 			p.head = append(p.head[:0], data[m.headStart:len(m.block)]...)
 		}
+		m.misses = 0
 		return len(m.block), nil
 	}
 	n, err := p.parseHeaderLines(data)
@@ -185,6 +202,9 @@ func (p *respParser) parseHeader(data []byte) (int, error) {
 // remember keeps block, just parsed whole, and what the parser made of it.
 func (p *respParser) remember(block []byte) {
 	m := &p.memo
+	if m.misses++; m.misses >= memoMisses {
+		m.misses, m.skip = 0, memoSkip
+	}
 	m.block = append(m.block[:0], block...)
 	m.headStart = bytes.IndexByte(block, '\n') + 1
 	m.status, m.close, m.state, m.remaining = p.status, p.close, p.state, p.remaining

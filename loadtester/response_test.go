@@ -2,6 +2,8 @@ package loadtester
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -187,6 +189,13 @@ func TestResponseParserMemo(t *testing.T) {
 			false, []parsed{{200, false}, {200, true}}, nil},
 		{"another header value", ok15 + "HTTP/1.1 200 OK\r\nX-Id: 8\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}", false,
 			[]parsed{{200, false}, {200, false}}, []string{"X-Id: 7\r\nContent-Length: 15\r\n\r\n", "X-Id: 8\r\nContent-Length: 15\r\n\r\n"}},
+		{"blocks that keep changing, then repeat", func() string {
+			var b strings.Builder
+			for i := range 2*memoMisses + 3 {
+				fmt.Fprintf(&b, "HTTP/1.1 200 OK\r\nX-Id: %d\r\nContent-Length: 1\r\n\r\nx", i)
+			}
+			return b.String() + ok15 + ok15
+		}(), false, nil, nil},
 		{"HEAD: no body either time", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true,
 			[]parsed{{200, false}, {200, false}}, nil},
 	}
@@ -218,6 +227,12 @@ func TestResponseParserMemo(t *testing.T) {
 					}
 				}
 			}
+			if c.want == nil { // every response a 200 that stays open
+				c.want = make([]parsed, strings.Count(c.stream, "HTTP/1.1 200"))
+				for i := range c.want {
+					c.want[i] = parsed{200, false}
+				}
+			}
 			if !equalParsed(got, c.want) {
 				t.Errorf("%s/chunk %d: %v, want %v", c.name, chunk, got, c.want)
 			}
@@ -237,5 +252,21 @@ func BenchmarkResponseParser(b *testing.B) {
 	b.SetBytes(int64(len(resp)))
 	for b.Loop() {
 		p.feed(resp)
+	}
+}
+
+// BenchmarkResponseParserChanging: every response's header block differs
+// from the last (a request id), so the memo never hits: what it costs
+// where it cannot help.
+func BenchmarkResponseParserChanging(b *testing.B) {
+	resps := [][]byte{
+		[]byte("HTTP/1.1 200 OK\r\nX-Request-Id: 1\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"),
+		[]byte("HTTP/1.1 200 OK\r\nX-Request-Id: 2\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"),
+	}
+	p := respParser{}
+	i := 0
+	for b.Loop() {
+		p.feed(resps[i&1])
+		i++
 	}
 }
