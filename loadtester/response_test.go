@@ -2,6 +2,8 @@ package loadtester
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +16,13 @@ type parsed struct {
 // does (keeping an incomplete head and extending it), and returns the
 // responses it completed, whether it ended mid-response, and any error.
 func parseAll(p *respParser, stream []byte, chunk int) (out []parsed, err error) {
+	return parseAllMemo(p, stream, chunk, true)
+}
+
+// parseAllMemo is parseAll; without memo the parser forgets the last
+// header block before every feed, so each is parsed line by line (the
+// reference the memo must agree with).
+func parseAllMemo(p *respParser, stream []byte, chunk int, memo bool) (out []parsed, err error) {
 	var partial []byte
 	for len(stream) > 0 {
 		n := min(chunk, len(stream))
@@ -21,6 +30,9 @@ func parseAll(p *respParser, stream []byte, chunk int) (out []parsed, err error)
 		stream = stream[n:]
 		partial = nil
 		for len(data) > 0 {
+			if !memo {
+				p.memo = headerMemo{}
+			}
 			used, done, err := p.feed(data)
 			if err != nil {
 				return out, err
@@ -144,7 +156,94 @@ func FuzzResponseParser(f *testing.F) {
 		if errWhole == nil && errSplit == nil && !equalParsed(whole, split) {
 			t.Fatalf("whole %v, split by %d %v", whole, int(chunk)+1, split)
 		}
+		// The last header block's memo changes nothing: the stream read
+		// with it (twice over, so every block repeats) parses as without.
+		twice := append(append([]byte(nil), stream...), stream...)
+		for _, c := range []int{len(twice) + 1, int(chunk) + 1} {
+			with, errWith := parseAllMemo(&respParser{}, twice, c, true)
+			without, errWithout := parseAllMemo(&respParser{}, twice, c, false)
+			if (errWith == nil) != (errWithout == nil) || !equalParsed(with, without) {
+				t.Fatalf("split by %d: with the memo %v (%v), without %v (%v)", c, with, errWith, without, errWithout)
+			}
+		}
 	})
+}
+
+// A header block that repeats the last one is reused (the memo), and one
+// that differs in any byte, or came cut short, is parsed anew: what the
+// checks read (the header lines) and the body's framing follow each block.
+func TestResponseParserMemo(t *testing.T) {
+	const ok15 = "HTTP/1.1 200 OK\r\nX-Id: 7\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"
+	cases := []struct {
+		name     string
+		stream   string
+		headOnly bool
+		want     []parsed
+		heads    []string // the header lines the checks saw, per response
+	}{
+		{"the same block three times", ok15 + ok15 + ok15, false, []parsed{{200, false}, {200, false}, {200, false}},
+			[]string{"X-Id: 7\r\nContent-Length: 15\r\n\r\n", "X-Id: 7\r\nContent-Length: 15\r\n\r\n", "X-Id: 7\r\nContent-Length: 15\r\n\r\n"}},
+		{"a longer length after a shorter", ok15 + "HTTP/1.1 200 OK\r\nX-Id: 7\r\nContent-Length: 150\r\n\r\n" + string(bytes.Repeat([]byte("x"), 150)) + ok15,
+			false, []parsed{{200, false}, {200, false}, {200, false}}, nil},
+		{"a close after the same status", ok15 + "HTTP/1.1 200 OK\r\nX-Id: 7\r\nContent-Length: 15\r\nConnection: close\r\n\r\n{\"status\":\"ok\"}",
+			false, []parsed{{200, false}, {200, true}}, nil},
+		{"another header value", ok15 + "HTTP/1.1 200 OK\r\nX-Id: 8\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}", false,
+			[]parsed{{200, false}, {200, false}}, []string{"X-Id: 7\r\nContent-Length: 15\r\n\r\n", "X-Id: 8\r\nContent-Length: 15\r\n\r\n"}},
+		{"blocks that keep changing, then repeat", func() string {
+			var b strings.Builder
+			for i := range 2*memoMisses + 3 {
+				fmt.Fprintf(&b, "HTTP/1.1 200 OK\r\nX-Id: %d\r\nContent-Length: 1\r\n\r\nx", i)
+			}
+			return b.String() + ok15 + ok15
+		}(), false, nil, nil},
+		{"HEAD: no body either time", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true,
+			[]parsed{{200, false}, {200, false}}, nil},
+	}
+	for _, c := range cases {
+		for _, chunk := range []int{1, 5, 1 << 20} {
+			p := respParser{headOnly: c.headOnly, keepHead: true}
+			var heads []string
+			var got []parsed
+			data := []byte(c.stream)
+			var partial []byte
+			for len(data) > 0 {
+				n := min(chunk, len(data))
+				buf := append(partial, data[:n]...)
+				data, partial = data[n:], nil
+				for len(buf) > 0 {
+					used, done, err := p.feed(buf)
+					if err != nil {
+						t.Fatalf("%s/chunk %d: %v", c.name, chunk, err)
+					}
+					buf = buf[used:]
+					if done {
+						got = append(got, parsed{p.status, p.close})
+						heads = append(heads, string(p.head))
+						continue
+					}
+					if used == 0 {
+						partial = append([]byte(nil), buf...)
+						break
+					}
+				}
+			}
+			if c.want == nil { // every response a 200 that stays open
+				c.want = make([]parsed, strings.Count(c.stream, "HTTP/1.1 200"))
+				for i := range c.want {
+					c.want[i] = parsed{200, false}
+				}
+			}
+			if !equalParsed(got, c.want) {
+				t.Errorf("%s/chunk %d: %v, want %v", c.name, chunk, got, c.want)
+			}
+			for i, h := range c.heads {
+				if i >= len(heads) || heads[i] != h {
+					t.Errorf("%s/chunk %d: the checks saw header lines %q, want %q at %d", c.name, chunk, heads, h, i)
+					break
+				}
+			}
+		}
+	}
 }
 
 func BenchmarkResponseParser(b *testing.B) {
@@ -153,5 +252,21 @@ func BenchmarkResponseParser(b *testing.B) {
 	b.SetBytes(int64(len(resp)))
 	for b.Loop() {
 		p.feed(resp)
+	}
+}
+
+// BenchmarkResponseParserChanging: every response's header block differs
+// from the last (a request id), so the memo never hits: what it costs
+// where it cannot help.
+func BenchmarkResponseParserChanging(b *testing.B) {
+	resps := [][]byte{
+		[]byte("HTTP/1.1 200 OK\r\nX-Request-Id: 1\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"),
+		[]byte("HTTP/1.1 200 OK\r\nX-Request-Id: 2\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"),
+	}
+	p := respParser{}
+	i := 0
+	for b.Loop() {
+		p.feed(resps[i&1])
+		i++
 	}
 }
