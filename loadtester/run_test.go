@@ -197,7 +197,10 @@ func TestRateModeChargesStallToLatency(t *testing.T) {
 	cfg.Concurrency = 20
 	cfg.Duration = 2 * time.Second
 	go func() {
-		time.Sleep(500 * time.Millisecond)
+		// A quarter of the run in (its ~1000 requests), whenever it started.
+		for deadline := time.Now().Add(10 * time.Second); s.requests.Load() < 250 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		s.stallUntil.Store(time.Now().Add(stall).UnixNano())
 	}()
 	res := runOK(t, cfg)

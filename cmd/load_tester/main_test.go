@@ -66,6 +66,17 @@ func waitForPreflight(t *testing.T, s *okServer) {
 	}
 }
 
+// waitForRequests waits until s has been asked n requests: with at most
+// the run's connections in flight, the client has answers to report.
+func waitForRequests(t *testing.T, s *okServer, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); s.requests.Load() < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests of %d within 10 s", s.requests.Load(), n)
+		}
+	}
+}
+
 // An error's exit status: an interruption before the window opened exits
 // 130 like one during the run, however deeply it is wrapped.
 func TestExitStatus(t *testing.T) {
@@ -304,7 +315,7 @@ func TestBinarySIGINTWritesWhatWasMeasured(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	waitForRequests(t, s, 50) // measured requests to write, however slow the start
 	cmd.Process.Signal(syscall.SIGINT)
 	start := time.Now()
 	err := cmd.Wait()
