@@ -26,10 +26,6 @@ type h2BlockMemo struct {
 	lines  []byte
 }
 
-// maxMemoHeaderBlock bounds the block kept (a response's is tens of
-// bytes once its fields are indexed).
-const maxMemoHeaderBlock = 512
-
 // hit reports whether frag is the block remembered.
 func (m *h2BlockMemo) hit(frag []byte) bool {
 	return len(m.block) > 0 && bytes.Equal(frag, m.block)
@@ -49,7 +45,7 @@ func (m *h2BlockMemo) forget() { m.block = m.block[:0] }
 // remember keeps block, just decoded whole into hb, when its decoding is
 // a function of its bytes and of a table it left unchanged.
 func (m *h2BlockMemo) remember(block []byte, hb *headerBlock) {
-	if len(block) > maxMemoHeaderBlock || hb.size > h2MaxHeaderList || !hpackKeepsTable(block) {
+	if len(block) > maxMemoBlock || hb.size > h2MaxHeaderList || !hpackKeepsTable(block) {
 		return
 	}
 	m.block = append(m.block[:0], block...)

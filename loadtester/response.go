@@ -72,8 +72,10 @@ const (
 	memoSkip   = 256
 )
 
-// maxMemoBlock bounds the header block kept: a longer one is parsed each
-// time (its copy and comparison would cost more than they save).
+// maxMemoBlock bounds the header block a memo keeps, HTTP/1.1's here and
+// HPACK's (h2blockmemo.go, where a response's block is tens of bytes once
+// its fields are indexed): a longer one is parsed each time (its copy and
+// comparison would cost more than they save).
 const maxMemoBlock = 512
 
 // maxCheckedBody bounds the body a check reads (the rest is not kept).
