@@ -1,22 +1,38 @@
 package loadtester
 
-import "bytes"
+import (
+	"bytes"
+
+	"golang.org/x/net/http2/hpack"
+)
 
 // h2BlockMemo is the last response header block a connection decoded, as
-// one HEADERS frame, and what it said, while that block left HPACK's
-// dynamic table as it found it. A server answers a run's requests with
-// the same block, byte for byte, for a second at least (nginx's changes
-// with its date line): such a block is recognised by one comparison and
-// its outcome reused, where decoding it again costs about 450
-// instructions a response, a third of the client's own work on h2.
+// one HEADERS frame, and what it said. A server answers a run's requests
+// with the same block, byte for byte, for a second at least (nginx's
+// changes with its date line): such a block is recognised by one
+// comparison and its outcome reused, where decoding it again costs about
+// 450 instructions a response, a third of the client's own work on h2,
+// and several times that when its literals are Huffman-coded.
 //
-// The reuse is exact: a block whose representations are all indexed
-// fields or literals that are not indexed (hpackKeepsTable) decodes to a
-// function of its bytes and the dynamic table, and the table changes
-// only when a block adds to it or resizes it; any block decoded in full
-// forgets the memo first, so the table is the one the memo's block was
-// decoded against. A block too large, over the header list's limit, or
-// split over CONTINUATION frames is decoded every time.
+// The reuse is exact, for two kinds of block (hpackReuse):
+//
+//   - a block that leaves HPACK's dynamic table alone (indexed fields,
+//     literals not indexed) decodes to a function of its bytes and of the
+//     table, and the table changes only when a block adds to it or
+//     resizes it, which is then decoded in full;
+//   - a block that adds to the table but reads nothing of it (every index
+//     in the static table) decodes to a function of its bytes alone. Its
+//     effect on the table is the same each time: the entries it adds,
+//     kept as plain literals (adds). Each reuse owes the table those
+//     entries; the debt is paid before the next block decoded in full
+//     (settle), by decoding the entries again, without Huffman coding and
+//     with nothing emitted. nginx is the server this is for: it sends
+//     server, date, content-type and content-length as literals with
+//     incremental indexing in every response and never refers to them.
+//
+// A block too large, over the header list's limit, split over
+// CONTINUATION frames, or that both reads and adds to the table is
+// decoded every time.
 //
 // Who owns what: its h2Conn's, so the connection's loop's alone.
 type h2BlockMemo struct {
@@ -24,11 +40,30 @@ type h2BlockMemo struct {
 	status string
 	size   uint32
 	lines  []byte
+	// adds: the entries the block adds to the table, as literals with
+	// incremental indexing and plain strings, nAdds of them; owed: the
+	// times the block was reused since the table last had them.
+	adds   []byte
+	nAdds  int
+	owed   int
+	replay []byte // settle's scratch
 }
 
-// hit reports whether frag is the block remembered.
+// h2TableSize is the dynamic table size the client's decoder allows (the
+// SETTINGS_HEADER_TABLE_SIZE it leaves at its initial value, RFC 9113
+// §6.5.2): a server's table size updates can only lower it.
+const h2TableSize = 4096
+
+// hit reports whether frag is the block remembered; a hit owes the table
+// the block's entries.
 func (m *h2BlockMemo) hit(frag []byte) bool {
-	return len(m.block) > 0 && bytes.Equal(frag, m.block)
+	if len(m.block) == 0 || !bytes.Equal(frag, m.block) {
+		return false
+	}
+	if m.nAdds > 0 && m.owed < h2TableSize {
+		m.owed++
+	}
+	return true
 }
 
 // restore sets hb as decoding the block would have (its stream, end and
@@ -38,77 +73,40 @@ func (m *h2BlockMemo) restore(hb *headerBlock) {
 	hb.lines = append(hb.lines, m.lines...)
 }
 
-// forget drops the block: one is about to be decoded, which may change
-// the dynamic table.
-func (m *h2BlockMemo) forget() { m.block = m.block[:0] }
+// settle pays the table what the block's reuses owe it, then drops the
+// block: one is about to be decoded in full, against the table as
+// decoding every block would have left it. The table after n copies of
+// the same entries is its longest suffix that fits, so no more copies are
+// decoded than fill the largest table (an entry takes at least 32 bytes).
+func (m *h2BlockMemo) settle(dec *hpack.Decoder) error {
+	defer func() { m.block, m.owed = m.block[:0], 0 }()
+	if m.owed == 0 {
+		return nil
+	}
+	m.replay = m.replay[:0]
+	for range min(m.owed, h2TableSize/(32*m.nAdds)+1) {
+		m.replay = append(m.replay, m.adds...)
+	}
+	dec.SetEmitEnabled(false)
+	defer dec.SetEmitEnabled(true)
+	if _, err := dec.Write(m.replay); err != nil {
+		return err
+	}
+	return dec.Close()
+}
 
-// remember keeps block, just decoded whole into hb, when its decoding is
-// a function of its bytes and of a table it left unchanged.
+// remember keeps block, just decoded whole into hb, when its decoding can
+// be reused (hpackReuse).
 func (m *h2BlockMemo) remember(block []byte, hb *headerBlock) {
-	if len(block) > maxMemoBlock || hb.size > h2MaxHeaderList || !hpackKeepsTable(block) {
+	if len(block) > maxMemoBlock || hb.size > h2MaxHeaderList {
+		return
+	}
+	adds, n, ok := hpackReuse(block, m.adds[:0])
+	if !ok {
 		return
 	}
 	m.block = append(m.block[:0], block...)
 	m.status, m.size = hb.status, hb.size
 	m.lines = append(m.lines[:0], hb.lines...)
-}
-
-// hpackKeepsTable reports whether an HPACK block (RFC 7541 §6) holds only
-// indexed fields and literals without indexing or never indexed: none
-// adds to the dynamic table or resizes it. A block it cannot walk is
-// reported as changing it.
-func hpackKeepsTable(b []byte) bool {
-	for len(b) > 0 {
-		var ok bool
-		switch c := b[0]; {
-		case c&0x80 != 0: // indexed field (§6.1)
-			_, b, ok = hpackInt(b, 7)
-		case c&0xc0 == 0x40, c&0xe0 == 0x20: // literal with incremental indexing (§6.2.1), table size update (§6.3)
-			return false
-		default: // literal without indexing or never indexed (§6.2.2, §6.2.3)
-			var index uint64
-			if index, b, ok = hpackInt(b, 4); ok && index == 0 {
-				b, ok = hpackSkipString(b)
-			}
-			if ok {
-				b, ok = hpackSkipString(b)
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// hpackInt reads an integer with an n-bit prefix (§5.1) from b's start.
-func hpackInt(b []byte, n uint) (uint64, []byte, bool) {
-	mask := uint64(1)<<n - 1
-	v := uint64(b[0]) & mask
-	b = b[1:]
-	if v < mask {
-		return v, b, true
-	}
-	for shift := uint(0); len(b) > 0 && shift < 56; shift += 7 {
-		c := b[0]
-		b = b[1:]
-		v += uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v, b, true
-		}
-	}
-	return 0, nil, false
-}
-
-// hpackSkipString skips a string literal (§5.2): a length with a 7-bit
-// prefix, then that many bytes.
-func hpackSkipString(b []byte) ([]byte, bool) {
-	if len(b) == 0 {
-		return nil, false
-	}
-	n, rest, ok := hpackInt(b, 7)
-	if !ok || n > uint64(len(rest)) {
-		return nil, false
-	}
-	return rest[n:], true
+	m.adds, m.nAdds, m.owed = adds, n, 0
 }

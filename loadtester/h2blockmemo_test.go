@@ -3,39 +3,84 @@ package loadtester
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
-func TestHPACKKeepsTable(t *testing.T) {
-	enc := func(f hpack.HeaderField) []byte {
+// hpackReuse tells the blocks whose decoding can be reused, and replays
+// what one adds to the table: decoded into a fresh table, the block and
+// its additions leave the same entries.
+func TestHPACKReuse(t *testing.T) {
+	enc := func(fs ...hpack.HeaderField) []byte {
 		var b bytes.Buffer
-		hpack.NewEncoder(&b).WriteField(f)
+		e := hpack.NewEncoder(&b)
+		for _, f := range fs {
+			e.WriteField(f)
+		}
 		return b.Bytes()
 	}
+	xa := hpack.HeaderField{Name: "x-a", Value: "1"}
+	long := hpack.HeaderField{Name: "x-long", Value: "a value long enough to be Huffman-coded"}
 	cases := []struct {
 		name  string
 		block []byte
-		want  bool
+		ok    bool
+		n     int // entries added, when ok
 	}{
-		{"empty", nil, true},
-		{":status 200, static", []byte{0x88}, true},
-		{"indexed dynamic entry", []byte{0x88, 0xbe}, true},
-		{"incrementally indexed literal", enc(hpack.HeaderField{Name: "x-a", Value: "1"}), false},
-		{"never indexed literal", enc(hpack.HeaderField{Name: "x-a", Value: "1", Sensitive: true}), true},
-		{"without indexing, indexed name", append([]byte{0x0f, 0x10, 0x03}, "abc"...), true}, // index 31 (4-bit prefix continued)
-		{"table size update", []byte{0x3f, 0xe1, 0x1f, 0x88}, false},
-		{"string cut short", []byte{0x00, 0x05, 'a'}, false},
-		{"integer cut short", []byte{0xff}, false},
-		{"huge integer", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, false},
+		{"empty", nil, true, 0},
+		{":status 200, static", []byte{0x88}, true, 0},
+		{"indexed dynamic entry", []byte{0x88, 0xbe}, true, 0},
+		{"never indexed literal", enc(hpack.HeaderField{Name: "x-a", Value: "1", Sensitive: true}), true, 0},
+		{"without indexing, indexed name", append([]byte{0x0f, 0x10, 0x03}, "abc"...), true, 0}, // index 31 (4-bit prefix continued)
+		{"incrementally indexed literal", enc(xa), true, 1},
+		{"Huffman-coded name and value", enc(long, xa), true, 2},
+		{"a value of 200 bytes", enc(hpack.HeaderField{Name: "x-b", Value: string(bytes.Repeat([]byte{'~'}, 200))}), true, 1},
+		{"nginx's block", nginxBlock, true, 4},
+		{"adds and reads the table", append([]byte{0xbe}, enc(xa)...), false, 0},
+		{"adds with a dynamic name", []byte{0x7e, 0x01, '1'}, false, 0},
+		{"index 0", []byte{0x80}, false, 0},
+		{"table size update", []byte{0x3f, 0xe1, 0x1f, 0x88}, false, 0},
+		{"string cut short", []byte{0x00, 0x05, 'a'}, false, 0},
+		{"added string cut short", []byte{0x40, 0x05, 'a'}, false, 0},
+		{"bad Huffman code", []byte{0x40, 0x01, 'a', 0x81, 0xff}, false, 0},
+		{"integer cut short", []byte{0xff}, false, 0},
+		{"huge integer", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, false, 0},
 	}
 	for _, c := range cases {
-		if got := hpackKeepsTable(c.block); got != c.want {
-			t.Errorf("%s (% x): %v, want %v", c.name, c.block, got, c.want)
+		adds, n, ok := hpackReuse(c.block, nil)
+		if ok != c.ok || ok && n != c.n {
+			t.Errorf("%s (% x): reusable %v adding %d, want %v adding %d", c.name, c.block, ok, n, c.ok, c.n)
+			continue
+		}
+		if !ok || n == 0 {
+			continue
+		}
+		if got, want := tableAfter(t, adds, n), tableAfter(t, c.block, n); got != want {
+			t.Errorf("%s: its additions replayed leave %s, the block %s", c.name, got, want)
 		}
 	}
+}
+
+// tableAfter decodes block into a fresh table, then reads its n newest
+// entries (indexed fields 62 on), and says what they hold.
+func tableAfter(t *testing.T, block []byte, n int) string {
+	t.Helper()
+	var got []string
+	d := hpack.NewDecoder(4096, func(f hpack.HeaderField) { got = append(got, f.Name+": "+f.Value) })
+	if _, err := d.Write(block); err != nil {
+		t.Fatalf("% x: %v", block, err)
+	}
+	got = got[:0]
+	for i := range n {
+		if _, err := d.Write([]byte{0x80 | byte(hpackStaticEntries+1+i)}); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+	}
+	return fmt.Sprint(got)
 }
 
 // The memo never changes what a block says: blocks decoded with it and
@@ -67,6 +112,46 @@ func TestH2BlockMemoAgreesWithDecoding(t *testing.T) {
 	}
 }
 
+// A block that adds to the table without reading it, reused many times
+// over (as nginx's is), owes the table its entries: blocks that read the
+// table afterwards, at its newest entry, its oldest, one past it, and an
+// entry from before the reuses, decode as if every copy had been decoded.
+func TestH2BlockMemoPaysWhatReusesAdd(t *testing.T) {
+	var b bytes.Buffer
+	e := hpack.NewEncoder(&b)
+	block := func(fs ...hpack.HeaderField) []byte {
+		b.Reset()
+		for _, f := range fs {
+			e.WriteField(f)
+		}
+		return append([]byte(nil), b.Bytes()...)
+	}
+	status := hpack.HeaderField{Name: ":status", Value: "200"}
+	// 36 and 37 bytes an entry: 56 pairs fill the table, 112 entries
+	// (indices 62 to 173); 4096/(32×2)+1 = 65 copies are replayed at most.
+	pair := block(status, hpack.HeaderField{Name: "x-a", Value: "1"}, hpack.HeaderField{Name: "x-b", Value: "22"})
+	old := block(status, hpack.HeaderField{Name: "x-old", Value: "kept"})
+	read := func(index int) []byte { return append([]byte{0x88, 0xff}, byte(index-127)) } // :status 200, entry index (7-bit prefix continued)
+	copies := func(n int) [][]byte { return slices.Repeat([][]byte{pair}, n) }
+	scenarios := map[string][][]byte{
+		"200 copies, newest and oldest": slices.Concat(copies(200), [][]byte{{0x88, 0xbe, 0xbf}, read(173)}),
+		"200 copies, one past the end":  slices.Concat(copies(200), [][]byte{read(174)}),
+		"3 copies after an older entry": slices.Concat([][]byte{old}, copies(3), [][]byte{{0x88, 0xc4}}), // index 68: x-old
+		"a copy between reads":          slices.Concat(copies(2), [][]byte{{0x88, 0xbe}}, copies(2), [][]byte{{0x88, 0xbf}}),
+	}
+	for name, blocks := range scenarios {
+		for _, keepHead := range []bool{false, true} {
+			with, without := decodeBlocks(t, blocks, keepHead, true), decodeBlocks(t, blocks, keepHead, false)
+			if fmt.Sprint(with) != fmt.Sprint(without) {
+				t.Errorf("%s, keepHead %v: with the memo %q, without %q", name, keepHead, with[len(with)-2:], without[len(without)-2:])
+			}
+			if keepHead && name == "3 copies after an older entry" && !strings.Contains(with[len(with)-1], "x-old: kept") {
+				t.Errorf("%s: the last block reads %q", name, with[len(with)-1])
+			}
+		}
+	}
+}
+
 // decodeBlocks feeds each block as a response's HEADERS frame (END_HEADERS,
 // END_STREAM) on a fresh connection's streams in turn, and returns what
 // each said (:status, the kept lines, the list's size); without memo the
@@ -84,7 +169,9 @@ func decodeBlocks(t *testing.T, blocks [][]byte, keepHead, memo bool) []string {
 	var got []string
 	for i, b := range blocks {
 		if !memo {
-			h.memo.forget()
+			if err := h.memo.settle(h.dec); err != nil {
+				t.Fatal(err)
+			}
 		}
 		frame := h2Frames(func(fr *http2.Framer, _ *hpack.Encoder, _ *bytes.Buffer) {
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: uint32(2*i + 1), BlockFragment: b, EndHeaders: true, EndStream: true})
@@ -104,6 +191,7 @@ func decodeBlocks(t *testing.T, blocks [][]byte, keepHead, memo bool) []string {
 func FuzzH2BlockMemo(f *testing.F) {
 	f.Add([]byte{0x88, 0xff, 0x00, 0x40, 0x03, 'x', '-', 'a', 0x01, '1', 0xff, 0x00, 0x88, 0xbe})
 	f.Add([]byte{0x0f, 0x10, 0x01, 'z', 0xff, 0x00, 0x3f, 0xe1, 0x1f, 0x88})
+	f.Add(slices.Concat(nginxBlock, []byte{0xff, 0x00}, nginxBlock, []byte{0xff, 0x00, 0x88, 0xbe, 0xbf, 0xc0, 0xc1})) // reused additions, then read
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var blocks [][]byte
 		for _, b := range bytes.Split(data, []byte{0xff, 0x00}) {

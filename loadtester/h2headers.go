@@ -76,7 +76,10 @@ func (h *h2Conn) h2HeadersFrame(c *conn, f *h2InFrame, now int64) bool {
 		h.memo.restore(&h.hb)
 		return h.h2Headers(c, now)
 	}
-	h.memo.forget()
+	if err := h.memo.settle(h.dec); err != nil {
+		h.ev.failConn(c, now, decodeErrorKind(err))
+		return false
+	}
 	return h.h2Fragment(c, f.body, f.endHeaders(), now)
 }
 
